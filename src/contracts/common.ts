@@ -1,0 +1,31 @@
+// Schemas shared by every area: the error body and path parameters.
+import { Type, type Static } from 'typebox';
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'One clear sentence about what went wrong.' }),
+    code: Type.String({ description: 'Stable machine-readable code; see docs/errors.md.' }),
+    details: Type.Optional(
+      Type.Array(
+        Type.Object({
+          message: Type.String(),
+          path: Type.Optional(Type.String({ description: 'JSON pointer of the offending input, e.g. /body/prompt.' })),
+        }),
+      ),
+    ),
+  },
+  { $id: 'Error', title: 'Error' },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+export const ProjectId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'The project identifier, shown on the API keys page of the dashboard and by `folio project list`.',
+});
+
+export const ProjectParams = Type.Object({ projectId: ProjectId });
+
+/** Response map entry for error statuses. */
+export const errorResponses = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')])) as Record<number, ReturnType<typeof Type.Ref>>;

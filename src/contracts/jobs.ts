@@ -1,0 +1,92 @@
+// Agent-job schemas: one source for validation, TypeScript types, OpenAPI and the typed client.
+import { Type, type Static } from 'typebox';
+import { ProjectId } from './common.ts';
+
+export const JobStatus = Type.Union(
+  [Type.Literal('active'), Type.Literal('completed'), Type.Literal('archived'), Type.Literal('failed')],
+  { description: 'active → completed | failed; completed/failed → active on a follow-up; any → archived (terminal).' },
+);
+
+export const Job = Type.Object(
+  {
+    id: Type.String({ description: 'Opaque, URL-safe, sortable by creation time (job_…).' }),
+    status: JobStatus,
+    source: Type.Object({
+      repository: Type.String({ description: 'The repository URL configured on the project.' }),
+      ref: Type.String({ description: 'The branch the agent works on (its own branch).' }),
+      baseRef: Type.String({ description: 'The branch the job started from.' }),
+    }),
+    model: Type.String({ description: 'provider/model-id, e.g. anthropic/claude-sonnet-4-5.' }),
+    prLink: Type.Union([Type.String({ format: 'uri' }), Type.Null()], {
+      description: 'Pull request opened by the agent; null while active (unless an earlier turn opened one) or if nothing changed.',
+    }),
+    createdAt: Type.String({ format: 'date-time' }),
+    updatedAt: Type.String({ format: 'date-time' }),
+    archivedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
+      description: 'Why the job failed; null otherwise.',
+    }),
+  },
+  { $id: 'AgentJob', title: 'AgentJob' },
+);
+export type Job = Static<typeof Job>;
+
+export const Prompt = Type.String({ minLength: 1, maxLength: 100_000, description: 'The instruction for the agent.' });
+
+export const CreateJobBody = Type.Object(
+  {
+    prompt: Prompt,
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'One of the server\'s allowed models; the project default otherwise.' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateJobBody = Static<typeof CreateJobBody>;
+
+export const MessageBody = Type.Object({ prompt: Prompt }, { additionalProperties: false });
+export type MessageBody = Static<typeof MessageBody>;
+
+export const JobParams = Type.Object({
+  projectId: ProjectId,
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The job id.' }),
+});
+
+export const ListJobsQuery = Type.Object(
+  {
+    status: Type.Optional(JobStatus),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: 'nextCursor of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+export type ListJobsQuery = Static<typeof ListJobsQuery>;
+
+export const JobList = Type.Object({
+  jobs: Type.Array(Type.Ref('AgentJob')),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+  hasMore: Type.Boolean(),
+});
+
+export const JobEvent = Type.Object(
+  {
+    id: Type.Integer({ description: 'Sequence number within the job; pass as `after` or Last-Event-ID to resume.' }),
+    at: Type.String({ format: 'date-time' }),
+    type: Type.String(),
+    data: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: 'JobEvent', title: 'JobEvent' },
+);
+export type JobEvent = Static<typeof JobEvent>;
+
+export const JobEventsQuery = Type.Object(
+  {
+    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Return events with id greater than this.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+export const JobEventPage = Type.Object({
+  events: Type.Array(Type.Ref('JobEvent')),
+  hasMore: Type.Boolean(),
+  nextAfter: Type.Integer(),
+});

@@ -1,0 +1,171 @@
+// The Fastify application: validation, errors, docs, metrics and every area's routes. Not listening;
+// see server.ts.
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Services } from '../services.ts';
+import { ApiError, type ErrorBody, type ErrorDetail } from '../errors.ts';
+import { ErrorBody as ErrorSchema } from '../contracts/common.ts';
+import { Job, JobEvent } from '../contracts/jobs.ts';
+import { isReady } from '../store/database.ts';
+import { registerMetrics } from './metrics.ts';
+import { jobRoutes } from './routes/jobs.ts';
+import { jobEventRoutes } from './routes/job-events.ts';
+import { analyticsRoutes } from './routes/analytics.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export interface AppOptions {
+  /** Log every request (off in tests and benchmarks). */
+  logRequests?: boolean;
+}
+
+/** Bodies are validated strictly (no coercion, unknown fields refused); query and path values are coerced. */
+function validators() {
+  const common = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false } as const;
+  const body = addFormats(new Ajv({ ...common, coerceTypes: false }));
+  const query = addFormats(new Ajv({ ...common, coerceTypes: true }));
+  return { body, query };
+}
+
+function detailsOf(err: FastifyError): ErrorDetail[] {
+  const context = (err as { validationContext?: string }).validationContext ?? 'body';
+  return (err.validation ?? []).map((v) => {
+    const where = `/${context}${v.instancePath}`;
+    if (v.keyword === 'additionalProperties') {
+      const field = (v.params as { additionalProperty?: string }).additionalProperty;
+      return { message: `unknown field "${field}"`, path: `${where}/${field}` };
+    }
+    if (v.keyword === 'required') {
+      const field = (v.params as { missingProperty?: string }).missingProperty;
+      return { message: `"${field}" is required`, path: `${where}/${field}` };
+    }
+    return { message: `${v.instancePath ? v.instancePath.slice(1) : context} ${v.message ?? 'is invalid'}`, path: where };
+  });
+}
+
+function validationError(err: FastifyError): ApiError {
+  const details = detailsOf(err);
+  const first = details[0]?.message ?? 'the request is invalid';
+  const context = (err as { validationContext?: string }).validationContext ?? 'body';
+  const where = context === 'querystring' ? 'query parameter' : context === 'params' ? 'path parameter' : context === 'headers' ? 'header' : 'body';
+  return new ApiError(400, 'invalid_request', `Invalid ${where}: ${first}.`, { details });
+}
+
+/** Maps anything thrown in a request to the API's error body. */
+export function toApiError(err: FastifyError | ApiError | Error): ApiError {
+  if (err instanceof ApiError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) return validationError(fe);
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError(413, 'payload_too_large', 'The request body is larger than this server accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError(400, 'invalid_json', 'The body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ApiError(400, 'invalid_request', 'The Content-Length header does not match the body.');
+  }
+  if (fe.statusCode === 400 && err instanceof SyntaxError) {
+    return new ApiError(400, 'invalid_json', 'The body is not valid JSON.');
+  }
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new ApiError(fe.statusCode, 'bad_request', 'The request could not be processed as sent.');
+  }
+  return new ApiError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
+}
+
+/** Route patterns seen at registration, to tell 405 (known path, other method) from 404. */
+function methodIndex(app: FastifyInstance) {
+  const routes: { re: RegExp; methods: Set<string> }[] = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = '^' + route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+').replace(/\*/g, '.*') + '/?$';
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    let entry = routes.find((r) => r.re.source === pattern);
+    if (!entry) routes.push((entry = { re: new RegExp(pattern), methods: new Set() }));
+    for (const m of methods) entry.methods.add(m);
+  });
+  return (path: string): string[] => {
+    const allowed = new Set<string>();
+    for (const r of routes) if (r.re.test(path)) for (const m of r.methods) allowed.add(m);
+    return [...allowed];
+  };
+}
+
+export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const { config, log } = services;
+  const app = Fastify({
+    loggerInstance: log as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: !opts.logRequests }),
+    bodyLimit: config.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    trustProxy: true,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  });
+
+  const { body, query } = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : query.compile(schema)));
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const allowedMethods = methodIndex(app);
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const apiErr = toApiError(err);
+    if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
+    reply.headers(apiErr.headers).code(apiErr.status).send(apiErr.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = allowedMethods(path).filter((m) => m !== request.method);
+    if (allowed.length > 0) {
+      const body: ErrorBody = { error: `${request.method} is not supported here; use ${allowed.join(' or ')}.`, code: 'method_not_allowed' };
+      return reply.code(405).header('allow', allowed.join(', ')).send(body);
+    }
+    const body: ErrorBody = { error: `There is no route ${request.method} ${path}.`, code: 'route_not_found' };
+    return reply.code(404).send(body);
+  });
+
+  app.addSchema(ErrorSchema);
+  app.addSchema(Job);
+  app.addSchema(JobEvent);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Folio API',
+        version: '1.0.0',
+        description: 'Agent jobs on your docs repository, and visitor analytics that tell humans from AI. Errors are `{error, code, details?}`; see docs/errors.md.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An admin API key: folio_…' } } },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerMetrics(app, services);
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    if (await isReady(services.store.dialect)) return { status: 'ready' };
+    return reply.code(503).send({ error: 'The store is not reachable or not migrated yet.', code: 'not_ready' } satisfies ErrorBody);
+  });
+
+  await app.register(jobRoutes, { services });
+  await app.register(jobEventRoutes, { services });
+  await app.register(analyticsRoutes, { services });
+  return app;
+}

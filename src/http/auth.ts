@@ -1,0 +1,40 @@
+// Bearer API keys: 401 for a missing, unknown, revoked or expired key; 403 for a key of another
+// project or without the needed scope.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyStore, ApiKeyRow } from '../store/api-keys.ts';
+import { forbidden, unauthorized } from '../errors.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey?: ApiKeyRow;
+  }
+}
+
+const REASONS: Record<string, [string, string]> = {
+  missing: ['missing_api_key', 'Send an API key in the Authorization header: "Authorization: Bearer folio_…".'],
+  malformed: ['invalid_api_key', 'The API key is not a Folio key; keys start with "folio_".'],
+  unknown: ['invalid_api_key', 'The API key is not known to this server.'],
+  revoked: ['revoked_api_key', 'The API key has been revoked.'],
+  expired: ['expired_api_key', 'The API key has expired.'],
+};
+
+export type Scope = 'read' | 'write';
+
+/** A preHandler that admits a key of the path's project with at least `scope`. */
+export function requireKey(keys: ApiKeyStore, scope: Scope) {
+  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw unauthorized(...REASONS.missing);
+    const check = await keys.verify(match[1]);
+    if (!check.ok) throw unauthorized(...REASONS[check.reason]);
+    const projectId = (request.params as { projectId?: string }).projectId;
+    if (projectId !== undefined && check.key.project_id !== projectId) {
+      throw forbidden('wrong_project', 'This API key belongs to another project.');
+    }
+    if (scope === 'write' && check.key.scope !== 'write') {
+      throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
+    }
+    request.apiKey = check.key;
+  };
+}

@@ -1,0 +1,141 @@
+// The agent-job API: create, get, follow up, archive, list.
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Services } from '../../services.ts';
+import { badRequest, rateLimitHeaders } from '../../errors.ts';
+import { errorResponses, ProjectParams } from '../../contracts/common.ts';
+import { CreateJobBody, JobList, JobParams, ListJobsQuery, MessageBody, type ListJobsQuery as ListQuery } from '../../contracts/jobs.ts';
+import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
+import type { WriteResult } from '../../jobs/service.ts';
+import { requireKey } from '../auth.ts';
+
+const JobRef = Type.Ref('AgentJob');
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The Idempotency-Key of a POST, bound to what the request asks for. */
+export function idempotencyOf(request: FastifyRequest): IdempotencyRequest | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', [
+      { message: 'invalid Idempotency-Key', path: '/headers/idempotency-key' },
+    ]);
+  }
+  return { key, hash: requestHash(request.method, request.routeOptions.url ?? request.url, { params: request.params, body: request.body }) };
+}
+
+function sendWrite(reply: FastifyReply, result: WriteResult) {
+  if (result.rate) reply.headers(rateLimitHeaders(result.rate));
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(result.statusCode).send(result.job);
+}
+
+export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { jobs, keys } = services;
+  const read = requireKey(keys, 'read');
+  const write = requireKey(keys, 'write');
+  const tags = ['Agent jobs'];
+
+  app.post<{ Params: { projectId: string }; Body: CreateJobBody }>(
+    '/v2/agent/:projectId/job',
+    {
+      schema: {
+        tags,
+        summary: 'Create agent job',
+        description: 'Creates a job that runs in the background. Poll the job until it is completed, archived or failed; `prLink` holds the pull request.',
+        params: ProjectParams,
+        body: CreateJobBody,
+        response: { 201: JobRef, ...errorResponses(400, 401, 403, 404, 413, 415, 422, 429) },
+      },
+      preHandler: write,
+    },
+    async (request, reply) => sendWrite(reply, await jobs.create(request.params.projectId, request.body, idempotencyOf(request))),
+  );
+
+  app.get<{ Params: { projectId: string; id: string } }>(
+    '/v2/agent/:projectId/job/:id',
+    {
+      schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
+      preHandler: read,
+    },
+    async (request) => jobs.get(request.params.projectId, request.params.id),
+  );
+
+  app.post<{ Params: { projectId: string; id: string }; Body: { prompt: string } }>(
+    '/v2/agent/:projectId/job/:id/message',
+    {
+      schema: {
+        tags,
+        summary: 'Send follow-up message',
+        description: 'Queues a follow-up instruction. The job becomes active again if it had finished. At most 100 per project per hour.',
+        params: JobParams,
+        body: MessageBody,
+        response: { 200: JobRef, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+      },
+      preHandler: write,
+    },
+    async (request, reply) =>
+      sendWrite(reply, await jobs.sendMessage(request.params.projectId, request.params.id, request.body.prompt, idempotencyOf(request))),
+  );
+
+  app.post<{ Params: { projectId: string; id: string } }>(
+    '/v2/agent/:projectId/job/:id/archive',
+    {
+      schema: {
+        tags,
+        summary: 'Archive agent job',
+        description: 'Archives the job (terminal). Stops a running job. Idempotent.',
+        params: JobParams,
+        response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) },
+      },
+      preHandler: write,
+    },
+    async (request) => jobs.archive(request.params.projectId, request.params.id),
+  );
+
+  app.get<{ Params: { projectId: string }; Querystring: ListQuery }>(
+    '/v2/agent/:projectId/jobs',
+    {
+      schema: {
+        tags,
+        summary: 'List agent jobs',
+        description: 'Newest first. Pass `nextCursor` as `cursor` while `hasMore` is true.',
+        params: ProjectParams,
+        querystring: ListJobsQuery,
+        response: { 200: JobList, ...errorResponses(400, 401, 403) },
+      },
+      preHandler: read,
+    },
+    async (request) => jobs.list(request.params.projectId, request.query),
+  );
+
+  app.get<{ Params: { projectId: string; id: string } }>(
+    '/v2/agent/:projectId/job/:id/messages',
+    {
+      schema: {
+        tags,
+        summary: 'List a job\'s messages',
+        description: 'The prompt and every follow-up in order, with when each was handled and the agent\'s summary.',
+        params: JobParams,
+        response: {
+          200: Type.Object({
+            messages: Type.Array(
+              Type.Object({
+                seq: Type.Integer(),
+                prompt: Type.String(),
+                createdAt: Type.String({ format: 'date-time' }),
+                handledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+                outcome: Type.Union([Type.String(), Type.Null()]),
+                title: Type.Union([Type.String(), Type.Null()]),
+                summary: Type.Union([Type.String(), Type.Null()]),
+              }),
+            ),
+          }),
+          ...errorResponses(401, 403, 404),
+        },
+      },
+      preHandler: read,
+    },
+    async (request) => ({ messages: await jobs.messages(request.params.projectId, request.params.id) }),
+  );
+};

@@ -1,0 +1,62 @@
+// Job events: every step of a job, stored in order and published in-process for live streams.
+import { EventEmitter } from 'node:events';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.ts';
+import type { JobEvent } from '../contracts/jobs.ts';
+
+/** Emits `job:<id>` with a JobEvent whenever this process records one. */
+export const jobEventBus = new EventEmitter();
+jobEventBus.setMaxListeners(0);
+
+/** Event data is clipped so one event never bloats the store. */
+const MAX_EVENT_BYTES = 16_384;
+
+function clipData(data: Record<string, unknown>): string {
+  const json = JSON.stringify(data);
+  if (json.length <= MAX_EVENT_BYTES) return json;
+  return JSON.stringify({ clipped: true, preview: json.slice(0, MAX_EVENT_BYTES - 100) });
+}
+
+export async function appendJobEvent(
+  db: Kysely<Database>,
+  jobId: string,
+  type: string,
+  data: Record<string, unknown>,
+  isUniqueViolation: (err: unknown) => boolean,
+): Promise<JobEvent> {
+  const body = clipData(data);
+  for (let attempt = 0; ; attempt++) {
+    const at = Date.now();
+    try {
+      const seq = await db.transaction().execute(async (trx) => {
+        const { max } = await trx
+          .selectFrom('job_events')
+          .select((eb) => eb.fn.max<number>('seq').as('max'))
+          .where('job_id', '=', jobId)
+          .executeTakeFirstOrThrow();
+        const next = Number(max ?? 0) + 1;
+        await trx.insertInto('job_events').values({ job_id: jobId, seq: next, at, type, data: body }).execute();
+        return next;
+      });
+      const event: JobEvent = { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) };
+      jobEventBus.emit(`job:${jobId}`, event);
+      return event;
+    } catch (err) {
+      // Two writers raced for the same seq (PostgreSQL); take the next one.
+      if (attempt < 5 && isUniqueViolation(err)) continue;
+      throw err;
+    }
+  }
+}
+
+export async function listJobEvents(db: Kysely<Database>, jobId: string, after: number, limit: number): Promise<JobEvent[]> {
+  const rows = await db
+    .selectFrom('job_events')
+    .selectAll()
+    .where('job_id', '=', jobId)
+    .where('seq', '>', after)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: Number(r.seq), at: new Date(Number(r.at)).toISOString(), type: r.type, data: JSON.parse(r.data) }));
+}

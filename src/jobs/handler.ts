@@ -1,0 +1,71 @@
+// What a worker runs for each queued message of a job. The agent (src/agent) supplies the real one;
+// tests supply their own. A handler never touches the store: it gets what it needs here.
+import type { CodeHostKind } from '../store/schema.ts';
+
+export interface TurnMessage {
+  /** 1 is the job's prompt; follow-ups count up from 2. */
+  seq: number;
+  prompt: string;
+  /** The agent's title and summary, once the message is handled. */
+  title: string | null;
+  summary: string | null;
+  handled: boolean;
+}
+
+export interface JobContext {
+  job: {
+    id: string;
+    projectId: string;
+    model: string;
+    repository: string;
+    /** The job's own branch, e.g. folio/job_…; pushed to the code host. */
+    ref: string;
+    /** The project's base branch the job started from. */
+    baseRef: string;
+    /** Set when an earlier turn (or a run that died) already opened a pull request. */
+    prLink: string | null;
+  };
+  project: {
+    id: string;
+    name: string;
+    repositoryUrl: string;
+    baseBranch: string;
+    codeHost: CodeHostKind;
+    draftPrs: boolean;
+    /** Per-project repository token; null means use the configured GITHUB_TOKEN / GITLAB_TOKEN. Never shown to the model. */
+    repoToken: string | null;
+  };
+  /** Every message of the job in order, including `message`. */
+  history: TurnMessage[];
+  /** The message this turn handles. */
+  message: TurnMessage;
+  /** Aborted when the job is archived, the lease is lost or the process shuts down; `signal.reason` is an AbortReason. */
+  signal: AbortSignal;
+  /** Records a job event (secrets must already be redacted). */
+  emit(type: string, data: Record<string, unknown>): Promise<void>;
+  /** Persists the pull request link as soon as it exists, so a resumed run reuses it. */
+  setPrLink(url: string): Promise<void>;
+}
+
+export type AbortReason = 'archived' | 'lease_lost' | 'shutdown';
+
+export interface TurnResult {
+  title: string;
+  summary: string;
+  /** The pull request of the job, if one exists after this turn. */
+  prLink: string | null;
+}
+
+/** A failure that ends the job `failed` with this code and message (e.g. model_error, step_limit). */
+export class JobFailure extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = 'JobFailure';
+    this.code = code;
+  }
+}
+
+export interface JobHandler {
+  runTurn(ctx: JobContext): Promise<TurnResult>;
+}

@@ -1,0 +1,272 @@
+// Job lifecycle through the API: create, follow up, archive, read. Each write is one transaction that
+// also takes the rate-limit slot and the idempotency record, so nothing is done twice or half.
+import type { Kysely, Transaction } from 'kysely';
+import type { Config } from '../config.ts';
+import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors.ts';
+import type { Job } from '../contracts/jobs.ts';
+import type { StoreDialect } from '../store/dialect.ts';
+import type { Database, JobStatus } from '../store/schema.ts';
+import { newId } from '../store/ids.ts';
+import { RateLimitedError, takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
+import { IdempotencyMismatchError, findStoredResponse, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
+import { appendJobEvent } from './events.ts';
+import { jobView, type JobRow } from './view.ts';
+
+export interface WriteResult {
+  job: Job;
+  statusCode: number;
+  rate: RateInfo | null;
+  /** True when an Idempotency-Key replayed an earlier response. */
+  replayed: boolean;
+}
+
+export interface JobsServiceDeps {
+  db: Kysely<Database>;
+  dialect: StoreDialect;
+  config: Config;
+  /** A sentence naming the missing setting when a model cannot be used; null when it can. */
+  modelConfigError: (modelId: string) => string | null;
+}
+
+type StatusListener = (job: Job, projectId: string) => void;
+
+const CURSOR_PREFIX = 'c1.';
+
+export class JobsService {
+  private readonly deps: JobsServiceDeps;
+  private readonly statusListeners: StatusListener[] = [];
+  private readonly workListeners: (() => void)[] = [];
+  private readonly archiveListeners: ((jobId: string) => void)[] = [];
+
+  constructor(deps: JobsServiceDeps) {
+    this.deps = deps;
+  }
+
+  /** Called after every committed status change (webhooks, metrics). */
+  onStatusChange(fn: StatusListener): void {
+    this.statusListeners.push(fn);
+  }
+  /** Called after new work was queued (wakes idle workers at once). */
+  onWork(fn: () => void): void {
+    this.workListeners.push(fn);
+  }
+  /** Called after a job was archived (stops its run in this process). */
+  onArchive(fn: (jobId: string) => void): void {
+    this.archiveListeners.push(fn);
+  }
+
+  statusChanged(row: JobRow): void {
+    const job = jobView(row);
+    for (const fn of this.statusListeners) fn(job, row.project_id);
+  }
+
+  private workQueued(): void {
+    for (const fn of this.workListeners) fn();
+    void this.deps.dialect.notify('folio_jobs').catch(() => {});
+  }
+
+  private resolveModel(requested: string | undefined, projectDefault: string | null): string {
+    const { models } = this.deps.config;
+    if (requested !== undefined && !models.allowed.includes(requested)) {
+      throw badRequest('model_not_allowed', `Model "${requested}" is not allowed on this server; allowed: ${models.allowed.join(', ')}.`, [
+        { message: 'not an allowed model', path: '/body/model' },
+      ]);
+    }
+    const model = requested ?? projectDefault ?? models.defaultModel;
+    const problem = this.deps.modelConfigError(model);
+    if (problem) throw badRequest('model_not_configured', problem);
+    return model;
+  }
+
+  /** Runs `fn` in a project-serialised transaction with idempotency and rate limiting. */
+  private async write(
+    projectId: string,
+    idem: IdempotencyRequest | undefined,
+    rate: { bucket: string; limit: number; what: string } | null,
+    fn: (trx: Transaction<Database>, takeSlot: () => Promise<RateInfo | null>) => Promise<{ row: JobRow; statusCode: number; changed: boolean }>,
+  ): Promise<WriteResult & { changed: boolean; row?: JobRow }> {
+    try {
+      return await this.deps.db.transaction().execute(async (trx) => {
+        await this.deps.dialect.lockProject(trx, projectId);
+        if (idem) {
+          const stored = await findStoredResponse(trx, projectId, idem);
+          if (stored) return { job: JSON.parse(stored.body) as Job, statusCode: stored.statusCode, rate: null, replayed: true, changed: false };
+        }
+        let rateInfo: RateInfo | null = null;
+        const takeSlot = async () => (rateInfo = rate ? await takeRateSlot(trx, projectId, rate.bucket, rate.limit, rate.what) : null);
+        const { row, statusCode, changed } = await fn(trx, takeSlot);
+        const job = jobView(row);
+        if (idem) await storeResponse(trx, projectId, idem, { statusCode, body: JSON.stringify(job) });
+        return { job, statusCode, rate: rateInfo, replayed: false, changed, row };
+      });
+    } catch (err) {
+      if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
+      if (err instanceof IdempotencyMismatchError) throw new ApiError(422, 'idempotency_key_reused', err.message);
+      throw err;
+    }
+  }
+
+  async create(projectId: string, body: { prompt: string; model?: string }, idem?: IdempotencyRequest): Promise<WriteResult> {
+    const { db, config } = this.deps;
+    const project = await db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+    if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
+    const model = this.resolveModel(body.model, project.default_model);
+    const result = await this.write(
+      projectId,
+      idem,
+      { bucket: 'create', limit: config.rateLimits.createJobPerHour, what: 'job creations' },
+      async (trx, takeSlot) => {
+        await takeSlot();
+        const now = Date.now();
+        const id = newId('job');
+        const row: JobRow = {
+          id,
+          project_id: projectId,
+          status: 'active',
+          model,
+          repository: project.repository_url,
+          ref: `${config.agent.branchPrefix}${id}`,
+          base_ref: project.base_branch,
+          pr_link: null,
+          error_code: null,
+          error_message: null,
+          created_at: now,
+          updated_at: now,
+          archived_at: null,
+          lease_owner: null,
+          lease_expires_at: null,
+          lost_leases: 0,
+        };
+        await trx.insertInto('jobs').values(row).execute();
+        await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt: body.prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
+        return { row, statusCode: 201, changed: true };
+      },
+    );
+    if (result.changed && result.row) {
+      await this.event(result.row.id, 'job.created', { model, ref: result.row.ref, baseRef: result.row.base_ref });
+      this.workQueued();
+      this.statusChanged(result.row);
+    }
+    return result;
+  }
+
+  async sendMessage(projectId: string, jobId: string, prompt: string, idem?: IdempotencyRequest): Promise<WriteResult> {
+    let seq = 0;
+    let reopened = false;
+    const result = await this.write(
+      projectId,
+      idem,
+      { bucket: 'follow_up', limit: this.deps.config.rateLimits.followUpPerHour, what: 'follow-up messages' },
+      async (trx, takeSlot) => {
+        const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId).executeTakeFirst();
+        if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
+        if (job.status === 'archived') throw conflict('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
+        await takeSlot();
+        const { max } = await trx
+          .selectFrom('job_messages')
+          .select((eb) => eb.fn.max<number>('seq').as('max'))
+          .where('job_id', '=', jobId)
+          .executeTakeFirstOrThrow();
+        seq = Number(max ?? 0) + 1;
+        const now = Date.now();
+        await trx.insertInto('job_messages').values({ job_id: jobId, seq, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
+        reopened = job.status !== 'active';
+        const updated: JobRow = { ...job, status: 'active', updated_at: now, error_code: null, error_message: null };
+        await trx
+          .updateTable('jobs')
+          .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
+          .where('id', '=', jobId)
+          .execute();
+        return { row: updated, statusCode: 200, changed: true };
+      },
+    );
+    if (result.changed && result.row) {
+      await this.event(jobId, 'message.queued', { seq });
+      this.workQueued();
+      if (reopened) this.statusChanged(result.row);
+    }
+    return result;
+  }
+
+  async archive(projectId: string, jobId: string): Promise<Job> {
+    const { db } = this.deps;
+    let changed = false;
+    const row = await db.transaction().execute(async (trx) => {
+      const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId).executeTakeFirst();
+      if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
+      if (job.status === 'archived') return job;
+      const now = Date.now();
+      await trx.updateTable('jobs').set({ status: 'archived', archived_at: now, updated_at: now }).where('id', '=', jobId).execute();
+      await trx
+        .updateTable('job_messages')
+        .set({ handled_at: now, outcome: 'archived' })
+        .where('job_id', '=', jobId)
+        .where('handled_at', 'is', null)
+        .execute();
+      changed = true;
+      return { ...job, status: 'archived' as JobStatus, archived_at: now, updated_at: now };
+    });
+    if (changed) {
+      await this.event(jobId, 'job.archived', {});
+      for (const fn of this.archiveListeners) fn(jobId);
+      void this.deps.dialect.notify('folio_archive').catch(() => {});
+      this.statusChanged(row);
+    }
+    return jobView(row);
+  }
+
+  async get(projectId: string, jobId: string): Promise<Job> {
+    const row = await this.deps.db.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId).executeTakeFirst();
+    if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
+    return jobView(row);
+  }
+
+  async list(projectId: string, q: { status?: JobStatus; limit?: number; cursor?: string }): Promise<{ jobs: Job[]; nextCursor: string | null; hasMore: boolean }> {
+    const limit = q.limit ?? 20;
+    let after: string | undefined;
+    if (q.cursor !== undefined) {
+      after = decodeCursor(q.cursor);
+      if (after === undefined) throw badRequest('invalid_cursor', 'The cursor is not one this server returned; start again without it.', [{ message: 'invalid cursor', path: '/query/cursor' }]);
+    }
+    let query = this.deps.db.selectFrom('jobs').selectAll().where('project_id', '=', projectId);
+    if (q.status) query = query.where('status', '=', q.status);
+    if (after) query = query.where('id', '<', after);
+    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+    const hasMore = rows.length > limit;
+    const page = rows.slice(0, limit);
+    return {
+      jobs: page.map(jobView),
+      hasMore,
+      nextCursor: hasMore ? encodeCursor(page[page.length - 1].id) : null,
+    };
+  }
+
+  /** Messages of a job in order (dashboard, CLI). */
+  async messages(projectId: string, jobId: string) {
+    await this.get(projectId, jobId);
+    const rows = await this.deps.db.selectFrom('job_messages').selectAll().where('job_id', '=', jobId).orderBy('seq').execute();
+    return rows.map((m) => ({
+      seq: Number(m.seq),
+      prompt: m.prompt,
+      createdAt: new Date(Number(m.created_at)).toISOString(),
+      handledAt: m.handled_at === null ? null : new Date(Number(m.handled_at)).toISOString(),
+      outcome: m.outcome,
+      title: m.title,
+      summary: m.summary,
+    }));
+  }
+
+  event(jobId: string, type: string, data: Record<string, unknown>) {
+    return appendJobEvent(this.deps.db, jobId, type, data, this.deps.dialect.isUniqueViolation);
+  }
+}
+
+function encodeCursor(id: string): string {
+  return CURSOR_PREFIX + Buffer.from(id).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string | undefined {
+  if (!cursor.startsWith(CURSOR_PREFIX)) return undefined;
+  const id = Buffer.from(cursor.slice(CURSOR_PREFIX.length), 'base64url').toString();
+  return /^job_[0-9a-z]{26}$/.test(id) ? id : undefined;
+}

@@ -1,0 +1,234 @@
+// Agent workers: each loop claims a job, runs its queued messages in order through the handler while
+// heartbeating the lease, and records the outcome. Never two runs of one job at once: the lease says who.
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/schema.ts';
+import { JobFailure, type AbortReason, type JobContext, type JobHandler, type TurnMessage } from './handler.ts';
+import type { JobQueue } from './queue.ts';
+import type { JobsService } from './service.ts';
+import type { JobRow } from './view.ts';
+
+/** How long a stopped run may take to wind down before the worker moves on. */
+const ABORT_GRACE_MS = 5_000;
+
+export interface WorkerPoolDeps {
+  db: Kysely<Database>;
+  config: Config;
+  queue: JobQueue;
+  jobs: JobsService;
+  handler: JobHandler;
+  log: Logger;
+}
+
+export class WorkerPool {
+  readonly owner: string;
+  private readonly deps: WorkerPoolDeps;
+  private readonly running = new Map<string, AbortController>();
+  private readonly loops: Promise<void>[] = [];
+  private stopping = false;
+  private wakeWaiters: (() => void)[] = [];
+
+  constructor(deps: WorkerPoolDeps) {
+    this.deps = deps;
+    this.owner = `${os.hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  }
+
+  start(count: number): void {
+    for (let i = 0; i < count; i++) this.loops.push(this.loop(i));
+  }
+
+  /** Wakes idle workers at once (new job or follow-up). */
+  wake(): void {
+    const waiters = this.wakeWaiters;
+    this.wakeWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Stops a run of this job in this process, if any. */
+  abort(jobId: string, reason: AbortReason): void {
+    this.running.get(jobId)?.abort(reason);
+  }
+
+  get activeRuns(): number {
+    return this.running.size;
+  }
+
+  /** Graceful stop: abort runs with reason `shutdown`, wait for them, release their leases. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const c of this.running.values()) c.abort('shutdown');
+    this.wake();
+    await Promise.allSettled(this.loops);
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, this.deps.config.queue.pollMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeWaiters.push(done);
+    });
+  }
+
+  private async loop(index: number): Promise<void> {
+    const { queue, log } = this.deps;
+    while (!this.stopping) {
+      let row: JobRow | undefined;
+      try {
+        row = await queue.claim(this.owner);
+      } catch (err) {
+        log.error({ err, worker: index }, 'claiming a job failed');
+      }
+      if (!row) {
+        await this.idle();
+        continue;
+      }
+      await this.run(row).catch((err) => log.error({ err, jobId: row.id }, 'job run crashed'));
+    }
+  }
+
+  private async run(row: JobRow): Promise<void> {
+    const { queue, jobs, handler, db, log, config } = this.deps;
+    const controller = new AbortController();
+    this.running.set(row.id, controller);
+    const heartbeat = setInterval(() => {
+      queue
+        .heartbeat(row.id, this.owner)
+        .then(async (ok) => {
+          if (!ok && !controller.signal.aborted) controller.abort(await this.reasonFromStore(row.id));
+        })
+        .catch((err) => log.warn({ err, jobId: row.id }, 'heartbeat failed'));
+    }, config.queue.heartbeatMs);
+    const jobLog = log.child({ jobId: row.id });
+    jobLog.info({ lostLeases: row.lost_leases }, 'job run started');
+    await jobs.event(row.id, 'run.started', { worker: this.owner, resumed: row.lost_leases > 0 });
+    try {
+      let prLink = row.pr_link;
+      for (;;) {
+        const messages = await db.selectFrom('job_messages').selectAll().where('job_id', '=', row.id).orderBy('seq').execute();
+        const history: TurnMessage[] = messages.map((m) => ({
+          seq: Number(m.seq),
+          prompt: m.prompt,
+          title: m.title,
+          summary: m.summary,
+          handled: m.handled_at !== null,
+        }));
+        const message = history.find((m) => !m.handled);
+        if (!message) {
+          // Nothing left (e.g. resumed after the last turn was recorded): finish the job.
+          const done = await queue.completeTurn(row.id, this.owner, -1, { title: '', summary: '', prLink });
+          if (done && !done.more) jobs.statusChanged(done.row);
+          return;
+        }
+        const ctx: JobContext = {
+          job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink },
+          project: await this.projectOf(row.project_id),
+          history,
+          message,
+          signal: controller.signal,
+          emit: async (type, data) => {
+            await jobs.event(row.id, type, data);
+          },
+          setPrLink: async (url) => {
+            prLink = url;
+            await queue.setPrLink(row.id, this.owner, url);
+          },
+        };
+        const result = await this.raceAbort(handler.runTurn(ctx), controller.signal);
+        if (controller.signal.aborted) throw new Aborted(controller.signal.reason as AbortReason);
+        prLink = result.prLink ?? prLink;
+        await jobs.event(row.id, 'turn.completed', { seq: message.seq, title: result.title, summary: result.summary, prLink });
+        const after = await queue.completeTurn(row.id, this.owner, message.seq, { ...result, prLink });
+        if (!after) throw new Aborted(await this.reasonFromStore(row.id));
+        if (!after.more) {
+          jobLog.info({ prLink }, 'job completed');
+          jobs.statusChanged(after.row);
+          return;
+        }
+      }
+    } catch (err) {
+      await this.settleFailure(row, err, jobLog);
+    } finally {
+      clearInterval(heartbeat);
+      this.running.delete(row.id);
+    }
+  }
+
+  private async settleFailure(row: JobRow, err: unknown, jobLog: Logger): Promise<void> {
+    const { queue, jobs } = this.deps;
+    const reason = err instanceof Aborted ? err.reason : undefined;
+    if (reason === 'shutdown') {
+      await queue.release(row.id, this.owner);
+      jobLog.info('job run stopped for shutdown; lease released');
+      return;
+    }
+    if (reason === 'archived' || reason === 'lease_lost') {
+      jobLog.info({ reason }, 'job run stopped');
+      await jobs.event(row.id, 'run.stopped', { reason });
+      return;
+    }
+    const code = err instanceof JobFailure ? err.code : 'internal_error';
+    const message = err instanceof JobFailure ? err.message : 'The agent stopped on an internal error; see the server log.';
+    if (!(err instanceof JobFailure)) jobLog.error({ err }, 'job run failed on an internal error');
+    else jobLog.warn({ code, message }, 'job failed');
+    await jobs.event(row.id, 'error', { code, message });
+    const failed = await queue.fail(row.id, this.owner, code, message);
+    if (failed) jobs.statusChanged(failed);
+  }
+
+  /** Why the store says we may not go on: archived, or someone else holds the lease. */
+  private async reasonFromStore(jobId: string): Promise<AbortReason> {
+    const job = await this.deps.db.selectFrom('jobs').select(['status']).where('id', '=', jobId).executeTakeFirst();
+    return job?.status === 'archived' ? 'archived' : 'lease_lost';
+  }
+
+  private async projectOf(projectId: string): Promise<JobContext['project']> {
+    const p = await this.deps.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirstOrThrow();
+    return {
+      id: p.id,
+      name: p.name,
+      repositoryUrl: p.repository_url,
+      baseBranch: p.base_branch,
+      codeHost: p.code_host,
+      draftPrs: p.draft_prs === 1,
+      repoToken: p.repo_token,
+    };
+  }
+
+  /** Waits for the turn, but once the run is aborted waits at most the grace period. */
+  private raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        timer = setTimeout(() => reject(new Aborted(signal.reason as AbortReason)), ABORT_GRACE_MS);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      p.then(
+        (v) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (e) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+          reject(signal.aborted ? new Aborted(signal.reason as AbortReason) : e);
+        },
+      );
+    });
+  }
+}
+
+class Aborted extends Error {
+  readonly reason: AbortReason;
+  constructor(reason: AbortReason) {
+    super(`run stopped: ${reason}`);
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,247 @@
+// The `folio` command: server, workers, migrations and administration of projects and keys.
+import { Command, Option, CommanderError } from 'commander';
+import { ConfigError, loadConfig, parseDuration, type Config } from './config.ts';
+import { openStore, migrate } from './store/database.ts';
+import { ProjectInputError, ProjectStore, projectView, type ProjectInput } from './store/projects.ts';
+import { ApiKeyStore, apiKeyView } from './store/api-keys.ts';
+import { closeOnSignals, startServer } from './http/server.ts';
+import { createServices } from './services.ts';
+import type { CodeHostKind, KeyScope } from './store/schema.ts';
+
+/** A failure the user can fix: printed as one line on stderr, exit code 1. */
+class UsageError extends Error {}
+
+function config(): Config {
+  return loadConfig();
+}
+
+function print(json: boolean, value: unknown, human: () => string): void {
+  process.stdout.write((json ? JSON.stringify(value, null, 2) : human()) + '\n');
+}
+
+function table(rows: Record<string, string>[]): string {
+  if (rows.length === 0) return '(none)';
+  const cols = Object.keys(rows[0]);
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(width[i])).join('  ').trimEnd();
+  return [line(cols), ...rows.map((r) => line(cols.map((c) => r[c])))].join('\n');
+}
+
+async function withStore<T>(fn: (s: { projects: ProjectStore; keys: ApiKeyStore }) => Promise<T>): Promise<T> {
+  const store = await openStore(config());
+  try {
+    return await fn({ projects: new ProjectStore(store.db), keys: new ApiKeyStore(store.db) });
+  } finally {
+    await store.close();
+  }
+}
+
+const bool = (v: string) => {
+  if (v === 'true' || v === 'yes' || v === '1') return true;
+  if (v === 'false' || v === 'no' || v === '0') return false;
+  throw new UsageError(`Expected true or false, got "${v}".`);
+};
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function buildCli(): Command {
+  const program = new Command('folio')
+    .description('Folio: LLM agent jobs on your docs repository, and visitor analytics that tell humans from AI.')
+    .showHelpAfterError()
+    .exitOverride();
+
+  program
+    .command('serve')
+    .description('Run the HTTP API (and agent workers unless --no-workers).')
+    .option('--no-workers', 'run the API only; start workers with `folio worker`')
+    .action(async (opts: { workers: boolean }) => {
+      const server = await startServer(config(), { workers: opts.workers ? undefined : 0, logRequests: true });
+      server.services.log.info({ url: server.url, workers: opts.workers ? server.services.config.workers : 0 }, 'Folio is listening');
+      closeOnSignals(server);
+    });
+
+  program
+    .command('worker')
+    .description('Run agent workers only (no HTTP API).')
+    .action(async () => {
+      const cfg = config();
+      const services = await createServices(cfg, { workers: Math.max(1, cfg.workers) });
+      services.log.info({ workers: Math.max(1, cfg.workers) }, 'Folio workers running');
+      const stop = () => void services.close().then(() => process.exit(0));
+      process.on('SIGTERM', stop);
+      process.on('SIGINT', stop);
+    });
+
+  program
+    .command('migrate')
+    .description('Apply pending database migrations.')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const store = await openStore(config(), { migrate: false });
+      try {
+        const applied = await migrate(store.dialect);
+        print(!!opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Already up to date.'));
+      } finally {
+        await store.close();
+      }
+    });
+
+  const project = program.command('project').description('Manage projects.');
+  project
+    .command('create')
+    .description('Create a project.')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--repository <url>', 'git URL of the docs repository')
+    .option('--branch <branch>', 'base branch', 'main')
+    .addOption(new Option('--code-host <kind>', 'where pull requests are opened (inferred from the URL)').choices(['github', 'gitlab', 'none']))
+    .option('--model <model>', 'default model, provider/model-id')
+    .option('--draft-prs', 'open pull requests as drafts')
+    .option('--webhook-url <url>', 'POSTed on every job status change')
+    .option('--webhook-secret <secret>', 'HMAC-SHA256 key for webhook signatures')
+    .option('--site-origin <origin>', 'origin allowed to send browser analytics (repeatable)', collect)
+    .option('--json', 'machine-readable output')
+    .action(async (o: { name: string; repository: string; branch: string; codeHost?: CodeHostKind; model?: string; draftPrs?: boolean; webhookUrl?: string; webhookSecret?: string; siteOrigin?: string[]; json?: boolean }) => {
+      const row = await withStore(({ projects }) =>
+        projects.create({
+          name: o.name,
+          repositoryUrl: o.repository,
+          baseBranch: o.branch,
+          codeHost: o.codeHost,
+          defaultModel: o.model ?? null,
+          draftPrs: o.draftPrs,
+          webhookUrl: o.webhookUrl ?? null,
+          webhookSecret: o.webhookSecret ?? null,
+          siteOrigins: o.siteOrigin ?? [],
+        }),
+      );
+      const view = projectView(row);
+      print(!!o.json, view, () => `Created project ${view.id} (${view.name}, ${view.codeHost}, base ${view.baseBranch}).`);
+    });
+
+  project
+    .command('update <projectId>')
+    .description('Change a project\'s settings.')
+    .option('--name <name>')
+    .option('--repository <url>')
+    .option('--branch <branch>')
+    .addOption(new Option('--code-host <kind>').choices(['github', 'gitlab', 'none']))
+    .option('--model <model>')
+    .option('--draft-prs <bool>', 'true or false', bool)
+    .option('--webhook-url <url>', 'empty string removes it')
+    .option('--webhook-secret <secret>', 'empty string removes it')
+    .option('--repo-token-env <name>', 'read a per-project repository token from this environment variable')
+    .option('--site-origin <origin>', 'replaces the allowed origins (repeatable)', collect)
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, o: Record<string, unknown>) => {
+      const input: Partial<ProjectInput> = {};
+      if (o.name !== undefined) input.name = o.name as string;
+      if (o.repository !== undefined) input.repositoryUrl = o.repository as string;
+      if (o.branch !== undefined) input.baseBranch = o.branch as string;
+      if (o.codeHost !== undefined) input.codeHost = o.codeHost as CodeHostKind;
+      if (o.model !== undefined) input.defaultModel = (o.model as string) || null;
+      if (o.draftPrs !== undefined) input.draftPrs = o.draftPrs as boolean;
+      if (o.webhookUrl !== undefined) input.webhookUrl = (o.webhookUrl as string) || null;
+      if (o.webhookSecret !== undefined) input.webhookSecret = (o.webhookSecret as string) || null;
+      if (o.siteOrigin !== undefined) input.siteOrigins = o.siteOrigin as string[];
+      if (o.repoTokenEnv !== undefined) {
+        const token = process.env[o.repoTokenEnv as string];
+        if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);
+        input.repoToken = token;
+      }
+      const row = await withStore(async ({ projects }) => {
+        if (!(await projects.get(id))) throw new UsageError(`Project "${id}" does not exist.`);
+        return projects.update(id, input);
+      });
+      const view = projectView(row!);
+      print(!!o.json, view, () => `Updated project ${view.id}.`);
+    });
+
+  project
+    .command('list')
+    .description('List projects.')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { json?: boolean }) => {
+      const rows = (await withStore(({ projects }) => projects.list())).map(projectView);
+      print(!!o.json, rows, () =>
+        table(rows.map((p) => ({ ID: p.id, NAME: p.name, REPOSITORY: p.repositoryUrl, BRANCH: p.baseBranch, HOST: p.codeHost, MODEL: p.defaultModel ?? '(server default)' }))),
+      );
+    });
+
+  const key = program.command('key').description('Manage admin API keys.');
+  key
+    .command('create')
+    .description('Create an API key; the full key is printed once.')
+    .requiredOption('--project <id>', 'project the key belongs to')
+    .option('--name <name>', 'what the key is for', 'API key')
+    .addOption(new Option('--scope <scope>', 'read (GET only) or write (everything)').choices(['read', 'write']).default('write'))
+    .option('--expires-in <duration>', 'e.g. 90d, 12h')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { project: string; name: string; scope: KeyScope; expiresIn?: string; json?: boolean }) => {
+      let expiresAt: number | null = null;
+      if (o.expiresIn !== undefined) {
+        const ms = parseDuration(o.expiresIn);
+        if (!ms) throw new UsageError(`--expires-in must be a duration such as 90d or 12h, got "${o.expiresIn}".`);
+        expiresAt = Date.now() + ms;
+      }
+      const created = await withStore(async ({ projects, keys }) => {
+        if (!(await projects.get(o.project))) throw new UsageError(`Project "${o.project}" does not exist.`);
+        return keys.create({ projectId: o.project, name: o.name, scope: o.scope, expiresAt });
+      });
+      const view = { ...apiKeyView(created.row), key: created.key };
+      print(!!o.json, view, () => `${created.key}\n\nKey ${view.id} (${view.scope}) for project ${view.projectId}. This is the only time the key is shown: store it now.`);
+    });
+
+  key
+    .command('list')
+    .description('List a project\'s API keys (prefixes only).')
+    .requiredOption('--project <id>', 'project')
+    .option('--json', 'machine-readable output')
+    .action(async (o: { project: string; json?: boolean }) => {
+      const rows = (await withStore(({ keys }) => keys.list(o.project))).map(apiKeyView);
+      print(!!o.json, rows, () =>
+        table(
+          rows.map((k) => ({
+            ID: k.id,
+            NAME: k.name,
+            PREFIX: k.prefix + '…',
+            SCOPE: k.scope,
+            CREATED: k.createdAt,
+            'LAST USED': k.lastUsedAt ?? 'never',
+            EXPIRES: k.expiresAt ?? 'never',
+            STATE: k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? 'expired' : 'active',
+          })),
+        ),
+      );
+    });
+
+  key
+    .command('revoke <keyId>')
+    .description('Revoke an API key at once.')
+    .option('--json', 'machine-readable output')
+    .action(async (id: string, o: { json?: boolean }) => {
+      const row = await withStore(({ keys }) => keys.revoke(id));
+      if (!row) throw new UsageError(`API key "${id}" does not exist.`);
+      const view = apiKeyView(row);
+      print(!!o.json, view, () => `Revoked ${view.id} (${view.prefix}…).`);
+    });
+
+  return program;
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode;
+      return;
+    }
+    if (err instanceof UsageError || err instanceof ConfigError || err instanceof ProjectInputError) {
+      process.stderr.write(`folio: ${err.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    throw err;
+  }
+}
+
+await runCli(process.argv);

@@ -1,0 +1,99 @@
+// Builds everything a Folio process runs from one Config: store, services, workers.
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openStore, type Store } from './store/database.ts';
+import { ProjectStore } from './store/projects.ts';
+import { ApiKeyStore } from './store/api-keys.ts';
+import { pruneIdempotency } from './store/idempotency.ts';
+import { JobsService } from './jobs/service.ts';
+import { JobQueue } from './jobs/queue.ts';
+import { WorkerPool } from './jobs/worker.ts';
+import type { JobHandler } from './jobs/handler.ts';
+import { modelConfigError } from './agent/models.ts';
+import { createAnalytics, type Analytics } from './analytics/index.ts';
+
+export interface ServicesOptions {
+  /** Replaces the agent (tests, benchmarks). */
+  jobHandler?: JobHandler;
+  /** Agent workers in this process; defaults to config.workers. */
+  workers?: number;
+  log?: Logger;
+}
+
+export interface Services {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly store: Store;
+  readonly projects: ProjectStore;
+  readonly keys: ApiKeyStore;
+  readonly jobs: JobsService;
+  readonly queue: JobQueue;
+  readonly workers: WorkerPool | null;
+  readonly analytics: Analytics;
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.logLevel,
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.token', '*.secret'], censor: '[redacted]' },
+  });
+}
+
+export async function createServices(config: Config, opts: ServicesOptions = {}): Promise<Services> {
+  const log = opts.log ?? createLogger(config);
+  const store = await openStore(config);
+  const projects = new ProjectStore(store.db);
+  const keys = new ApiKeyStore(store.db);
+  const jobs = new JobsService({
+    db: store.db,
+    dialect: store.dialect,
+    config,
+    modelConfigError: (model) => modelConfigError(config.models, model),
+  });
+  const queue = new JobQueue(store.dialect, config.queue, {
+    onWorkerLost: (row) => {
+      log.warn({ jobId: row.id }, 'job failed: worker lost too often');
+      void jobs.event(row.id, 'error', { code: 'worker_lost', message: row.error_message }).catch(() => {});
+      jobs.statusChanged(row);
+    },
+  });
+
+  const workerCount = opts.workers ?? config.workers;
+  let workers: WorkerPool | null = null;
+  const cleanups: (() => Promise<void>)[] = [];
+  if (workerCount > 0) {
+    const handler = opts.jobHandler ?? (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log);
+    const pool = new WorkerPool({ db: store.db, config, queue, jobs, handler, log });
+    workers = pool;
+    jobs.onWork(() => pool.wake());
+    jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
+    cleanups.push(await store.dialect.listen('folio_jobs', () => pool.wake()));
+    cleanups.push(await store.dialect.listen('folio_archive', () => pool.wake()));
+    pool.start(workerCount);
+  }
+
+  const analytics = await createAnalytics({ config, log, db: store.db, dialect: store.dialect });
+
+  const pruner = setInterval(() => void pruneIdempotency(store.db).catch(() => {}), 3_600_000);
+  pruner.unref();
+
+  return {
+    config,
+    log,
+    store,
+    projects,
+    keys,
+    jobs,
+    queue,
+    workers,
+    analytics,
+    async close() {
+      clearInterval(pruner);
+      await workers?.stop();
+      await analytics.close();
+      for (const c of cleanups) await c();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,120 @@
+// Admin API keys: `folio_` + 40 random base62 characters, stored only as a SHA-256 hash and a display prefix.
+import { createHash, randomInt } from 'node:crypto';
+import type { Kysely, Selectable } from 'kysely';
+import type { ApiKeysTable, Database, KeyScope } from './schema.ts';
+import { newId } from './ids.ts';
+
+export const KEY_PREFIX = 'folio_';
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const SECRET_LENGTH = 40;
+const DISPLAY_LENGTH = KEY_PREFIX.length + 6;
+/** lastUsedAt is written at most this often per key. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+export interface ApiKeyView {
+  id: string;
+  projectId: string;
+  name: string;
+  prefix: string;
+  scope: KeyScope;
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export type KeyCheck =
+  | { ok: true; key: ApiKeyRow }
+  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+export function apiKeyView(row: ApiKeyRow): ApiKeyView {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    name: row.name,
+    prefix: row.prefix,
+    scope: row.scope,
+    createdAt: new Date(row.created_at).toISOString(),
+    expiresAt: iso(row.expires_at),
+    revokedAt: iso(row.revoked_at),
+    lastUsedAt: iso(row.last_used_at),
+  };
+}
+
+export function generateKey(): string {
+  let s = KEY_PREFIX;
+  for (let i = 0; i < SECRET_LENGTH; i++) s += BASE62[randomInt(BASE62.length)];
+  return s;
+}
+
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+const WELL_FORMED = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9]{32,128}$`);
+
+export class ApiKeyStore {
+  private readonly db: Kysely<Database>;
+  private readonly lastUsedWritten = new Map<string, number>();
+  constructor(db: Kysely<Database>) {
+    this.db = db;
+  }
+
+  /** Creates a key and returns it in full: the only time it is ever shown. */
+  async create(input: { projectId: string; name?: string; scope?: KeyScope; expiresAt?: number | null }): Promise<{ key: string; row: ApiKeyRow }> {
+    const key = generateKey();
+    const row: ApiKeyRow = {
+      id: newId('key'),
+      project_id: input.projectId,
+      name: input.name?.trim() || 'API key',
+      prefix: key.slice(0, DISPLAY_LENGTH),
+      hash: hashKey(key),
+      scope: input.scope ?? 'write',
+      created_at: Date.now(),
+      expires_at: input.expiresAt ?? null,
+      revoked_at: null,
+      last_used_at: null,
+    };
+    await this.db.insertInto('api_keys').values(row).execute();
+    return { key, row };
+  }
+
+  list(projectId: string): Promise<ApiKeyRow[]> {
+    return this.db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
+  }
+
+  get(id: string): Promise<ApiKeyRow | undefined> {
+    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** Revokes a key; idempotent. Returns the row, or undefined for an unknown id. */
+  async revoke(id: string): Promise<ApiKeyRow | undefined> {
+    await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    return this.get(id);
+  }
+
+  async verify(presented: string, now = Date.now()): Promise<KeyCheck> {
+    if (!WELL_FORMED.test(presented)) return { ok: false, reason: 'malformed' };
+    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hashKey(presented)).executeTakeFirst();
+    if (!row) return { ok: false, reason: 'unknown' };
+    if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
+    if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
+    this.touch(row, now);
+    return { ok: true, key: row };
+  }
+
+  /** Records use at most once a minute per key, off the request's critical path. */
+  private touch(row: ApiKeyRow, now: number): void {
+    const last = Math.max(row.last_used_at ?? 0, this.lastUsedWritten.get(row.id) ?? 0);
+    if (now - last < LAST_USED_RESOLUTION_MS) return;
+    this.lastUsedWritten.set(row.id, now);
+    void this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', row.id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_RESOLUTION_MS)]))
+      .execute()
+      .catch(() => this.lastUsedWritten.delete(row.id));
+  }
+}

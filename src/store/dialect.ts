@@ -1,0 +1,153 @@
+// Every difference between SQLite and PostgreSQL lives in this file.
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import path from 'node:path';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type CreateTableBuilder,
+  type DatabaseConnection,
+  type Driver,
+  type SelectQueryBuilder,
+  type SqliteDialectConfig,
+  type Transaction,
+} from 'kysely';
+import pg from 'pg';
+import type { Config } from '../config.ts';
+import type { Database } from './schema.ts';
+
+export type DialectKind = 'sqlite' | 'postgres';
+
+export interface StoreDialect {
+  readonly kind: DialectKind;
+  readonly db: Kysely<Database>;
+  /** Serialises writers of one project inside a transaction (exact rate limits, idempotency). */
+  lockProject(trx: Transaction<Database>, projectId: string): Promise<void>;
+  /** Row locking for queue claims: other claimers skip rows this transaction holds. */
+  forClaim<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
+  /** An auto-incrementing integer primary key column named `id`. */
+  idColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
+  isUniqueViolation(err: unknown): boolean;
+  /** Cross-process wake-up: notify listeners on `channel`. In-process wake-ups do not need this. */
+  notify(channel: string): Promise<void>;
+  /** Subscribes to notifications from other processes; returns an unsubscribe function. */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+export function createStoreDialect(config: Config): StoreDialect {
+  return config.databaseUrl ? postgresDialect(config.databaseUrl, config.databasePoolSize) : sqliteDialect(config.dataDir);
+}
+
+// ---------------------------------------------------------------- SQLite
+
+/** Adapts node:sqlite to the statement shape Kysely's SqliteDialect expects, caching prepared statements. */
+function nodeSqliteAdapter(file: string) {
+  const db = new DatabaseSync(file);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA busy_timeout = 10000');
+  db.exec('PRAGMA foreign_keys = ON');
+  const cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  const prepare = (sql: string) => {
+    let hit = cache.get(sql);
+    if (!hit) {
+      const stmt = db.prepare(sql);
+      hit = { stmt, reader: stmt.columns().length > 0 };
+      if (cache.size > 500) cache.clear();
+      cache.set(sql, hit);
+    }
+    return hit;
+  };
+  return {
+    close: () => db.close(),
+    prepare(sql: string) {
+      const { stmt, reader } = prepare(sql);
+      return {
+        reader,
+        all: (params: readonly unknown[]) => stmt.all(...(params as never[])),
+        run: (params: readonly unknown[]) => {
+          const r = stmt.run(...(params as never[]));
+          return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
+        },
+        iterate: (params: readonly unknown[]) => stmt.iterate(...(params as never[])),
+      };
+    },
+  };
+}
+
+/** SQLite transactions take the write lock up front so read-then-write never deadlocks across processes. */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #driverConfig: SqliteDialectConfig;
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#driverConfig = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#driverConfig);
+  }
+}
+
+function sqliteDialect(dataDir: string): StoreDialect {
+  const adapter = nodeSqliteAdapter(path.join(dataDir, 'folio.db'));
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: adapter as never }) });
+  return {
+    kind: 'sqlite',
+    db,
+    // A SQLite write transaction already holds the whole database (BEGIN IMMEDIATE).
+    lockProject: async () => {},
+    forClaim: (qb) => qb,
+    idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
+    isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
+    // One process owns a SQLite file's queue; other processes fall back to polling.
+    notify: async () => {},
+    listen: async () => async () => {},
+    close: () => db.destroy(),
+  };
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+// BIGINT (epoch milliseconds, counts) comes back as a JS number; values stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+function postgresDialect(url: string, poolSize: number): StoreDialect {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  pool.on('error', () => {
+    /* idle client errors are surfaced on the next query */
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kind: 'postgres',
+    db,
+    lockProject: async (trx, projectId) => {
+      await trx.executeQuery(CompiledQuery.raw('select pg_advisory_xact_lock(hashtext($1))', [projectId]));
+    },
+    forClaim: (qb) => qb.forUpdate().skipLocked(),
+    idColumn: (t) => t.addColumn('id', 'bigserial', (c) => c.primaryKey()),
+    isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
+    notify: async (channel) => {
+      await pool.query('select pg_notify($1, $2)', [channel, '']);
+    },
+    listen: async (channel, onNotify) => {
+      const client = await pool.connect();
+      client.on('notification', (n) => {
+        if (n.channel === channel) onNotify();
+      });
+      await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        await client.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => {});
+        client.release();
+      };
+    },
+    close: () => db.destroy(),
+  };
+}

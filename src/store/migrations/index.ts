@@ -1,0 +1,12 @@
+// Migrations in order. Add a new file and list it here; never edit one that has shipped.
+import type { Kysely } from 'kysely';
+import type { StoreDialect } from '../dialect.ts';
+import * as m001 from './001_core.ts';
+
+export interface FolioMigration {
+  up(db: Kysely<unknown>, dialect: StoreDialect): Promise<void>;
+}
+
+export const migrations: Record<string, FolioMigration> = {
+  '001_core': m001,
+};
