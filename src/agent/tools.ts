@@ -1,0 +1,229 @@
+// The agent's tools, with exactly these names: list_files, read_file, search, write_file, edit_file,
+// delete_file, move_file, finish. Every tool returns text to the model; bad input and refused paths
+// come back as "Error: …" results, never as exceptions.
+import { promises as fs } from 'node:fs';
+import { tool, type ToolSet } from 'ai';
+import { z } from 'zod';
+import { clip, WorkspaceError, type Workspace } from './workspace.ts';
+
+export const TOOL_NAMES = [
+  'list_files',
+  'read_file',
+  'search',
+  'write_file',
+  'edit_file',
+  'delete_file',
+  'move_file',
+  'finish',
+] as const;
+
+export interface FinishState {
+  finished: { title: string; summary: string } | null;
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof WorkspaceError) return `Error: ${err.message}`;
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EACCES' || code === 'EPERM') return 'Error: permission denied.';
+  if (code === 'EISDIR') return 'Error: that path is a directory.';
+  if (code === 'ENOENT') return 'Error: no such file or directory.';
+  return `Error: ${(err as Error)?.message ?? String(err)}`;
+}
+
+async function guard(fn: () => Promise<string>, maxChars: number): Promise<string> {
+  try {
+    return clip(await fn(), maxChars);
+  } catch (err) {
+    return errorText(err);
+  }
+}
+
+// ---------------------------------------------------------------- implementations (also used by tests)
+
+export async function listFiles(ws: Workspace, input: { path?: string; glob?: string }): Promise<string> {
+  const { files, truncated } = await ws.listFiles(input.path ?? '.', { glob: input.glob });
+  if (files.length === 0) return input.glob ? `No files match "${input.glob}".` : 'No files.';
+  return files.join('\n') + (truncated ? `\n… [more files not listed: narrow with path or glob]` : '');
+}
+
+export async function readFile(
+  ws: Workspace,
+  input: { path: string; start_line?: number; end_line?: number },
+): Promise<string> {
+  const text = await ws.readText(input.path);
+  const lines = text.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  const total = lines.length;
+  const start = Math.max(1, input.start_line ?? 1);
+  const end = Math.min(total, input.end_line ?? total);
+  if (text === '') return `(${input.path} is empty)`;
+  if (start > total) throw new WorkspaceError(`start_line ${start} is past the end of "${input.path}" (${total} lines).`);
+  if (end < start) throw new WorkspaceError(`end_line ${end} is before start_line ${start}.`);
+  const width = String(end).length;
+  const body = lines
+    .slice(start - 1, end)
+    .map((l, i) => `${String(start + i).padStart(width)}\t${l}`)
+    .join('\n');
+  const header = `${input.path} (lines ${start}-${end} of ${total}; the number and tab before each line are not part of the file)`;
+  const full = `${header}\n${body}`;
+  if (full.length > ws.limits.maxOutputChars) {
+    return `${clip(full, ws.limits.maxOutputChars)}\nUse start_line and end_line to read the rest.`;
+  }
+  return full;
+}
+
+export async function searchFiles(
+  ws: Workspace,
+  input: { pattern: string; glob?: string; path?: string; ignore_case?: boolean },
+): Promise<string> {
+  let re: RegExp;
+  try {
+    re = new RegExp(input.pattern, input.ignore_case ? 'i' : '');
+  } catch (err) {
+    throw new WorkspaceError(`Invalid regular expression: ${(err as Error).message}`);
+  }
+  const { files } = await ws.listFiles(input.path ?? '.', { glob: input.glob, limit: Number.MAX_SAFE_INTEGER });
+  const out: string[] = [];
+  let truncated = false;
+  for (const rel of files) {
+    if (out.length >= ws.limits.maxSearchMatches) {
+      truncated = true;
+      break;
+    }
+    const abs = await ws.resolve(rel).catch(() => null);
+    if (!abs) continue;
+    const st = await fs.stat(abs).catch(() => null);
+    if (!st || !st.isFile() || st.size > ws.limits.maxReadBytes) continue;
+    const buf = await fs.readFile(abs);
+    if (buf.includes(0)) continue;
+    const lines = buf.toString('utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      if (re.test(lines[i])) {
+        out.push(`${rel}:${i + 1}: ${lines[i].length > 300 ? lines[i].slice(0, 300) + '…' : lines[i]}`);
+        if (out.length >= ws.limits.maxSearchMatches) {
+          truncated = i < lines.length - 1 || rel !== files[files.length - 1];
+          break;
+        }
+      }
+    }
+  }
+  if (out.length === 0) return `No matches for /${input.pattern}/.`;
+  return out.join('\n') + (truncated ? `\n… [stopped at ${ws.limits.maxSearchMatches} matches: narrow the pattern or glob]` : '');
+}
+
+export async function writeFile(ws: Workspace, input: { path: string; content: string }): Promise<string> {
+  const { created } = await ws.writeText(input.path, input.content);
+  return `${created ? 'Created' : 'Overwrote'} ${input.path} (${Buffer.byteLength(input.content, 'utf8')} bytes).`;
+}
+
+export async function editFile(
+  ws: Workspace,
+  input: { path: string; old_string: string; new_string: string; replace_all?: boolean },
+): Promise<string> {
+  if (typeof input.old_string !== 'string' || input.old_string === '') {
+    throw new WorkspaceError('old_string must not be empty; use write_file to create a file.');
+  }
+  if (input.old_string === input.new_string) throw new WorkspaceError('old_string and new_string are the same: nothing to change.');
+  const text = await ws.readText(input.path);
+  let count = 0;
+  for (let i = text.indexOf(input.old_string); i !== -1; i = text.indexOf(input.old_string, i + input.old_string.length)) {
+    count++;
+  }
+  if (count === 0) {
+    throw new WorkspaceError(
+      `old_string was not found in "${input.path}". It must match the file exactly, including whitespace and line breaks; read the file again and copy the text.`,
+    );
+  }
+  if (count > 1 && !input.replace_all) {
+    throw new WorkspaceError(
+      `old_string occurs ${count} times in "${input.path}". Include more surrounding text so it matches exactly once, or set replace_all to true.`,
+    );
+  }
+  const next = input.replace_all
+    ? text.split(input.old_string).join(input.new_string)
+    : text.replace(input.old_string, () => input.new_string);
+  await ws.writeText(input.path, next);
+  return `Edited ${input.path}: replaced ${count} occurrence${count === 1 ? '' : 's'}.`;
+}
+
+export async function deleteFile(ws: Workspace, input: { path: string }): Promise<string> {
+  await ws.remove(input.path);
+  return `Deleted ${input.path}.`;
+}
+
+export async function moveFile(ws: Workspace, input: { from: string; to: string }): Promise<string> {
+  await ws.move(input.from, input.to);
+  return `Moved ${input.from} to ${input.to}.`;
+}
+
+// ---------------------------------------------------------------- the tool set
+
+export function createTools(ws: Workspace, state: FinishState): ToolSet {
+  const max = ws.limits.maxOutputChars;
+  return {
+    list_files: tool({
+      description:
+        'List files in the repository (recursive, sorted; skips .git and node_modules). Optional folder `path` and a glob such as "**/*.mdx".',
+      inputSchema: z.object({
+        path: z.string().optional().describe('Folder relative to the repository root; default the root.'),
+        glob: z.string().optional().describe('Glob filter, e.g. "docs/**/*.md" or "*.json".'),
+      }),
+      execute: (input) => guard(() => listFiles(ws, input), max),
+    }),
+    read_file: tool({
+      description:
+        'Read a text file, with line numbers. Use start_line/end_line (1-based, inclusive) for large files; long output is clipped.',
+      inputSchema: z.object({
+        path: z.string(),
+        start_line: z.number().int().min(1).optional(),
+        end_line: z.number().int().min(1).optional(),
+      }),
+      execute: (input) => guard(() => readFile(ws, input), max + 200),
+    }),
+    search: tool({
+      description: 'Search file contents with a JavaScript regular expression. Returns path:line: text. Optional glob filter.',
+      inputSchema: z.object({
+        pattern: z.string().min(1),
+        glob: z.string().optional(),
+        path: z.string().optional(),
+        ignore_case: z.boolean().optional(),
+      }),
+      execute: (input) => guard(() => searchFiles(ws, input), max),
+    }),
+    write_file: tool({
+      description: 'Create a file or replace its whole content. Creates missing folders.',
+      inputSchema: z.object({ path: z.string(), content: z.string() }),
+      execute: (input) => guard(() => writeFile(ws, input), max),
+    }),
+    edit_file: tool({
+      description:
+        'Replace an exact string in a file. old_string must match exactly once (including whitespace) unless replace_all is true.',
+      inputSchema: z.object({
+        path: z.string(),
+        old_string: z.string(),
+        new_string: z.string(),
+        replace_all: z.boolean().optional(),
+      }),
+      execute: (input) => guard(() => editFile(ws, input), max),
+    }),
+    delete_file: tool({
+      description: 'Delete a file.',
+      inputSchema: z.object({ path: z.string() }),
+      execute: (input) => guard(() => deleteFile(ws, input), max),
+    }),
+    move_file: tool({
+      description: 'Move or rename a file. The destination must not exist.',
+      inputSchema: z.object({ from: z.string(), to: z.string() }),
+      execute: (input) => guard(() => moveFile(ws, input), max),
+    }),
+    finish: tool({
+      description:
+        'End your turn. `title` is a short pull-request title (under 72 characters); `summary` explains what you changed and why (or why nothing needed changing).',
+      inputSchema: z.object({ title: z.string().min(1).max(200), summary: z.string().min(1).max(20_000) }),
+      execute: async (input) => {
+        state.finished = { title: input.title.trim(), summary: input.summary.trim() };
+        return 'Turn finished.';
+      },
+    }),
+  };
+}

@@ -1,0 +1,59 @@
+// One small interface over code hosts: find or open the pull request of a job branch, and keep its
+// description up to date.
+export interface PullRequestInput {
+  /** The job branch (head). */
+  branch: string;
+  /** The branch the pull request merges into. */
+  baseBranch: string;
+  title: string;
+  body: string;
+  draft: boolean;
+}
+
+export interface PullRequestRef {
+  url: string;
+  number: number;
+  /** True when this call opened it; false when an open one from the branch was reused. */
+  created: boolean;
+}
+
+export interface CodeHost {
+  readonly kind: 'github' | 'gitlab' | 'none';
+  /** The open pull request from `branch`, or null. */
+  findOpen(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestRef | null>;
+  /** Reuses the open pull request from the branch (updating its description) or opens one. Null for push-only. */
+  upsert(input: PullRequestInput, signal?: AbortSignal): Promise<PullRequestRef | null>;
+}
+
+export class CodeHostError extends Error {
+  readonly code = 'code_host_error';
+  readonly status: number | null;
+  constructor(message: string, status: number | null = null) {
+    super(message);
+    this.name = 'CodeHostError';
+    this.status = status;
+  }
+}
+
+export interface RepoLocation {
+  /** `https://host[:port]` */
+  origin: string;
+  /** Path of the repository without leading slash or `.git`, e.g. `acme/docs` or `group/sub/docs`. */
+  fullPath: string;
+}
+
+/** Parses https://host/owner/repo(.git) and git@host:owner/repo(.git). */
+export function parseRepositoryUrl(url: string): RepoLocation {
+  const scp = /^[\w.-]+@([^:/]+):(.+?)(?:\.git)?\/?$/.exec(url);
+  if (scp) return { origin: `https://${scp[1]}`, fullPath: scp[2] };
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new CodeHostError(`The repository URL "${url}" is not a URL a code host can be derived from.`);
+  }
+  const fullPath = u.pathname.replace(/^\/+/, '').replace(/\/+$/, '').replace(/\.git$/, '');
+  if (!fullPath.includes('/')) throw new CodeHostError(`The repository URL "${url}" does not name an owner and a repository.`);
+  const origin = u.protocol === 'ssh:' ? `https://${u.hostname}` : `${u.protocol}//${u.host}`;
+  return { origin, fullPath };
+}

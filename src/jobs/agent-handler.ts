@@ -1,0 +1,181 @@
+// The real job handler: prepares the job's worktree, runs the agent's tool loop, validates, commits,
+// pushes and opens (or updates) the pull request. Every step becomes a job event, secrets redacted.
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { AgentFailure, runAgent } from '../agent/loop.ts';
+import { createModel, ModelConfigError } from '../agent/models.ts';
+import { conversation, detectDocs, systemPrompt } from '../agent/prompts.ts';
+import { openWorkspace } from '../agent/workspace.ts';
+import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
+import { GitError, Repo, type GitCredentials } from '../git/git.ts';
+import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
+
+export interface AgentHandlerOptions {
+  /** First retry delay after a provider 429/5xx (doubles per retry). */
+  retryBaseMs?: number;
+}
+
+function credentialsFor(config: Config, project: JobContext['project']): GitCredentials | null {
+  const token =
+    project.repoToken ??
+    (project.codeHost === 'gitlab' ? config.agent.gitlabToken : project.codeHost === 'github' ? config.agent.githubToken : null);
+  if (!token) return null;
+  return { token, username: project.codeHost === 'gitlab' ? 'oauth2' : 'x-access-token' };
+}
+
+function secretsOf(config: Config, project: JobContext['project']): string[] {
+  return [
+    project.repoToken,
+    config.agent.githubToken,
+    config.agent.gitlabToken,
+    config.models.anthropic.apiKey,
+    config.models.openai.apiKey,
+    config.models.openaiCompatible.apiKey,
+  ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
+}
+
+export function redactDeep<T>(value: T, secrets: string[]): T {
+  if (secrets.length === 0) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      let out = v;
+      for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[redacted]');
+      return out;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
+}
+
+/** The pull request description: every turn's title and summary, oldest first. */
+export function pullRequestBody(jobId: string, turns: { prompt: string; title: string | null; summary: string | null }[]): string {
+  const parts = turns
+    .filter((t) => t.summary || t.title)
+    .map((t, i) => `### ${i === 0 ? '' : `Follow-up ${i}: `}${t.title ?? ''}\n\n${t.summary ?? ''}`);
+  return `${parts.join('\n\n')}\n\n---\nOpened by Folio for agent job \`${jobId}\`. Follow-up instructions to the job add commits to this branch.`;
+}
+
+export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions = {}): JobHandler {
+  return {
+    async runTurn(ctx: JobContext): Promise<TurnResult> {
+      const { job, project, message, signal } = ctx;
+      const secrets = secretsOf(config, project);
+      const emit = (type: string, data: Record<string, unknown>) => ctx.emit(type, redactDeep(data, secrets));
+      const jobLog = log.child({ jobId: job.id, seq: message.seq });
+
+      let model;
+      try {
+        model = createModel(config.models, job.model);
+      } catch (err) {
+        if (err instanceof ModelConfigError) throw new JobFailure('model_not_configured', err.message);
+        throw err;
+      }
+
+      const repo = new Repo({
+        dataDir: config.dataDir,
+        repositoryUrl: project.repositoryUrl,
+        credentials: credentialsFor(config, project),
+        author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
+      });
+      const host: CodeHost = createCodeHost({
+        kind: project.codeHost,
+        repositoryUrl: project.repositoryUrl,
+        token: credentialsFor(config, project)?.token ?? null,
+        githubApiUrl: config.agent.githubApiUrl,
+        gitlabApiUrl: config.agent.gitlabApiUrl,
+      });
+      const dir = path.join(config.dataDir, 'worktrees', job.id);
+
+      try {
+        const started = Date.now();
+        const wt = await repo.prepareWorktree(dir, job.ref, job.baseRef, signal);
+        await emit('workspace', { branch: job.ref, baseRef: job.baseRef, startSha: wt.startSha, resumed: wt.resumed, ms: Date.now() - started });
+
+        const ws = await openWorkspace(dir);
+        const profile = await detectDocs(ws);
+        await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
+        const prior = ctx.history.filter((m) => m.seq < message.seq);
+        const result = await runAgent({
+          model,
+          workspace: ws,
+          system: systemPrompt(profile, { maxSteps: config.agent.maxSteps }),
+          messages: conversation(prior, message.prompt),
+          limits: {
+            maxSteps: config.agent.maxSteps,
+            maxWallClockMs: config.agent.maxWallClockMs,
+            maxTokens: config.agent.maxTokens,
+            maxRepeatedCalls: config.agent.maxRepeatedCalls,
+            maxValidationRounds: config.agent.maxValidationRounds,
+            maxRetries: config.models.maxRetries,
+            retryBaseMs: opts.retryBaseMs,
+          },
+          signal,
+          emit,
+          mdFormat: profile.mdFormat,
+        });
+        await emit('agent_finished', { title: result.title, summary: result.summary, steps: result.steps, usage: result.usage });
+
+        const commit = await repo.commitAll(dir, `${result.title}\n\n${result.summary}\n\nFolio-Job: ${job.id}\n`);
+        let pushedSomething = wt.resumed;
+        if (commit) {
+          await emit('commit', { sha: commit.sha, files: commit.files.slice(0, 200), fileCount: commit.files.length });
+          if (signal.aborted) throw abortError(signal);
+          const sha = await repo.push(dir, job.ref, signal);
+          await emit('push', { branch: job.ref, sha });
+          pushedSomething = true;
+        } else {
+          await emit('no_changes', { message: 'The agent changed no files in this turn.' });
+        }
+
+        let prLink = job.prLink;
+        // Open or update the pull request whenever the branch carries the job's work: after a commit,
+        // and also when an earlier run pushed but died before the pull request existed.
+        if (pushedSomething && host.kind !== 'none' && (commit || !prLink)) {
+          const turns: Pick<TurnMessage, 'prompt' | 'title' | 'summary'>[] = [
+            ...prior,
+            { prompt: message.prompt, title: result.title, summary: result.summary },
+          ];
+          const firstTitle = turns.find((t) => t.title)?.title ?? result.title;
+          const pr = await host.upsert(
+            { branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body: pullRequestBody(job.id, turns), draft: project.draftPrs },
+            signal,
+          );
+          if (pr) {
+            if (pr.url !== prLink) await ctx.setPrLink(pr.url);
+            prLink = pr.url;
+            await emit('pull_request', { url: pr.url, number: pr.number, created: pr.created, updated: !pr.created });
+          }
+        }
+        jobLog.info({ prLink, committed: commit !== null, steps: result.steps }, 'agent turn finished');
+        return { title: result.title, summary: result.summary, prLink };
+      } catch (err) {
+        if (signal.aborted) throw abortError(signal);
+        if (err instanceof JobFailure) throw err;
+        const failure =
+          err instanceof AgentFailure
+            ? new JobFailure(err.code, err.message)
+            : err instanceof GitError
+              ? new JobFailure(err.code, err.message)
+              : err instanceof CodeHostError
+                ? new JobFailure(err.code, err.message)
+                : null;
+        if (failure) {
+          const redacted = redactDeep({ m: failure.message }, secrets).m;
+          throw new JobFailure(failure.code, redacted);
+        }
+        throw err;
+      } finally {
+        await repo.removeWorktree(dir, job.ref).catch((e) => jobLog.warn({ err: e }, 'removing the worktree failed'));
+      }
+    },
+  };
+}
+
+function abortError(signal: AbortSignal): Error {
+  const err = new Error(`Run aborted: ${String(signal.reason)}`);
+  err.name = 'AbortError';
+  return err;
+}
