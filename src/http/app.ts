@@ -15,6 +15,7 @@ import { registerMetrics } from './metrics.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { dashboardRoutes } from './routes/dashboard.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -65,6 +66,8 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
       return new ApiError(413, 'payload_too_large', 'The request body is larger than this server accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError(415, 'unsupported_media_type', 'Send the body as JSON with "Content-Type: application/json".');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError(400, 'invalid_json', 'The body is not valid JSON.');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError(400, 'invalid_json', 'The body is empty; send a JSON object.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -167,5 +170,6 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(jobRoutes, { services });
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });
+  await app.register(dashboardRoutes, { services });
   return app;
 }

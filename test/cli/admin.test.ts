@@ -1,0 +1,88 @@
+// The folio CLI for projects and keys, as a user runs it (a real process, real SQLite).
+import { afterAll, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { runCli } from '../helpers/process.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const dir = tempDir();
+const env = { FOLIO_DATA_DIR: dir };
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('folio project / key', () => {
+  let projectId = '';
+  let keyId = '';
+
+  it('creates a project, inferring the code host', async () => {
+    const r = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://gitlab.com/acme/docs.git', '--branch', 'trunk', '--json'], env);
+    expect(r.code).toBe(0);
+    const p = JSON.parse(r.stdout);
+    expect(p).toMatchObject({ name: 'Docs', codeHost: 'gitlab', baseBranch: 'trunk', defaultModel: null });
+    expect(p.id).toMatch(/^prj_/);
+    projectId = p.id;
+    const gh = JSON.parse((await runCli(['project', 'create', '--name', 'G', '--repository', 'git@github.com:acme/docs.git', '--json'], env)).stdout);
+    expect(gh.codeHost).toBe('github');
+    const other = JSON.parse((await runCli(['project', 'create', '--name', 'O', '--repository', 'https://git.example.com/docs.git', '--json'], env)).stdout);
+    expect(other.codeHost).toBe('none');
+  });
+
+  it('lists projects as a table and as JSON', async () => {
+    const human = await runCli(['project', 'list'], env);
+    expect(human.stdout).toMatch(/^ID\s+NAME\s+REPOSITORY/);
+    expect(human.stdout).toContain(projectId);
+    expect(JSON.parse((await runCli(['project', 'list', '--json'], env)).stdout)).toHaveLength(3);
+  });
+
+  it('updates settings', async () => {
+    const r = await runCli(['project', 'update', projectId, '--draft-prs', 'true', '--site-origin', 'https://docs.acme.dev', '--webhook-url', 'https://hooks.acme.dev/folio', '--json'], env);
+    expect(JSON.parse(r.stdout)).toMatchObject({ draftPrs: true, siteOrigins: ['https://docs.acme.dev'], webhookUrl: 'https://hooks.acme.dev/folio' });
+  });
+
+  it('creates a key once, lists prefixes only, revokes', async () => {
+    const r = await runCli(['key', 'create', '--project', projectId, '--name', 'CI', '--scope', 'read', '--expires-in', '90d', '--json'], env);
+    expect(r.code).toBe(0);
+    const k = JSON.parse(r.stdout);
+    expect(k.key).toMatch(/^folio_[A-Za-z0-9]{40}$/);
+    expect(k.scope).toBe('read');
+    expect(Date.parse(k.expiresAt) - Date.now()).toBeGreaterThan(89 * 86_400_000);
+    keyId = k.id;
+    const human = await runCli(['key', 'create', '--project', projectId], env);
+    expect(human.stdout).toMatch(/^folio_[A-Za-z0-9]{40}\n/);
+    expect(human.stdout).toContain('only time');
+    const list = await runCli(['key', 'list', '--project', projectId, '--json'], env);
+    expect(list.stdout).not.toContain(k.key);
+    const rows = JSON.parse(list.stdout);
+    expect(rows).toHaveLength(2);
+    expect(rows[0].prefix).toBe(k.key.slice(0, 12));
+    const revoked = JSON.parse((await runCli(['key', 'revoke', keyId, '--json'], env)).stdout);
+    expect(revoked.revokedAt).not.toBeNull();
+    expect((await runCli(['key', 'list', '--project', projectId], env)).stdout).toContain('revoked');
+  });
+
+  it.each([
+    [['project', 'create', '--name', 'X', '--repository', 'not a url'], /not a git URL/],
+    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--branch', 'bad..branch'], /not a valid branch/],
+    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--code-host', 'bitbucket'], /Allowed choices/],
+    [['project', 'update', 'prj_missing', '--name', 'x'], /does not exist/],
+    [['key', 'create', '--project', 'prj_missing'], /does not exist/],
+    [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
+    [['key', 'revoke', 'key_missing'], /does not exist/],
+    [['project', 'create', '--name', 'X'], /required option/],
+  ])('fails clearly: %j', async (args, message) => {
+    const r = await runCli(args as string[], env);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/at .*\.ts:\d+/); // no stack traces
+  });
+
+  it('migrate is idempotent', async () => {
+    const r = await runCli(['migrate', '--json'], env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ applied: [] });
+  });
+
+  it('reports a bad setting before doing anything', async () => {
+    const r = await runCli(['project', 'list'], { ...env, PORT: 'eighty' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('PORT must be a whole number');
+  });
+});

@@ -1,0 +1,58 @@
+// Configuration: defaults, validation messages, the generated secret.
+import { describe, expect, it } from 'vitest';
+import { readFileSync, statSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig, parseDuration } from '../../src/config.ts';
+import { tempDir } from '../helpers/server.ts';
+
+describe('config', () => {
+  it('has the documented defaults', () => {
+    const dir = tempDir();
+    const c = loadConfig({ FOLIO_DATA_DIR: dir });
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.workers).toBe(2);
+    expect(c.rateLimits).toMatchObject({ createJobPerHour: 100, followUpPerHour: 100, analyticsReadsPerHour: 1000 });
+    expect(c.bodyLimitBytes).toBe(1024 * 1024);
+    expect(c.models.allowed).toContain(c.models.defaultModel);
+    expect(Object.isFrozen(c.rateLimits)).toBe(true);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('generates the secret once and keeps it private in the data dir', () => {
+    const dir = tempDir();
+    const a = loadConfig({ FOLIO_DATA_DIR: dir });
+    const b = loadConfig({ FOLIO_DATA_DIR: dir });
+    expect(a.secret).toBe(b.secret);
+    expect(a.secret.length).toBeGreaterThanOrEqual(32);
+    const file = path.join(dir, 'secret');
+    expect(readFileSync(file, 'utf8').trim()).toBe(a.secret);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    rmSync(dir, { recursive: true });
+  });
+
+  it.each([
+    [{ PORT: '-1' }, /PORT must be a whole number/],
+    [{ PORT: '70000' }, /PORT must be between/],
+    [{ FOLIO_WORKERS: 'two' }, /FOLIO_WORKERS/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ FOLIO_SECRET: 'short' }, /at least 16/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ CLICKHOUSE_URL: 'tcp://x' }, /CLICKHOUSE_URL/],
+    [{ FOLIO_MODEL: 'gpt-5' }, /not a model id/],
+    [{ FOLIO_MODELS: 'openai/gpt-5,llama' }, /FOLIO_MODELS/],
+    [{ FOLIO_LEASE: 'forever' }, /FOLIO_LEASE must be a duration/],
+  ])('refuses %j with a clear message', (env, message) => {
+    const dir = tempDir();
+    expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(message);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('parses durations', () => {
+    expect(parseDuration('90d')).toBe(90 * 86_400_000);
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('250')).toBe(250);
+    expect(parseDuration('1.5h')).toBeNull();
+  });
+});
