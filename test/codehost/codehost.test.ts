@@ -1,0 +1,107 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodeHost, CodeHostError, parseRepositoryUrl } from '../../src/codehost/index.ts';
+import { githubApiBase } from '../../src/codehost/github.ts';
+import { gitlabApiBase } from '../../src/codehost/gitlab.ts';
+import { startCodeHost, gitSync, type CodeHostServer } from '../fixtures/git-server.ts';
+import path from 'node:path';
+
+const TOKEN = 'tok_codehost_0123456789';
+let host: CodeHostServer;
+
+beforeAll(async () => {
+  host = await startCodeHost({ token: TOKEN });
+});
+afterAll(async () => host.close());
+
+function branch(fullPath: string, name: string) {
+  gitSync(['branch', name, 'main'], path.join(host.root, `${fullPath}.git`));
+}
+
+describe('repository URLs and API bases', () => {
+  it('parses https, ssh and scp-like URLs', () => {
+    expect(parseRepositoryUrl('https://github.com/acme/docs.git')).toEqual({ origin: 'https://github.com', fullPath: 'acme/docs' });
+    expect(parseRepositoryUrl('git@gitlab.example.com:group/sub/docs.git')).toEqual({ origin: 'https://gitlab.example.com', fullPath: 'group/sub/docs' });
+    expect(parseRepositoryUrl('ssh://git@github.com/acme/docs')).toEqual({ origin: 'https://github.com', fullPath: 'acme/docs' });
+    expect(() => parseRepositoryUrl('https://github.com/onlyowner')).toThrow(CodeHostError);
+    expect(() => parseRepositoryUrl('not a url')).toThrow(/not a URL/);
+  });
+  it('derives the GitHub API for github.com and GHES, with an override', () => {
+    expect(githubApiBase('https://github.com/acme/docs')).toBe('https://api.github.com');
+    expect(githubApiBase('https://ghe.corp.example/acme/docs.git')).toBe('https://ghe.corp.example/api/v3');
+    expect(githubApiBase('https://github.com/acme/docs', 'http://127.0.0.1:9/api/')).toBe('http://127.0.0.1:9/api');
+    expect(gitlabApiBase('https://gitlab.com/g/docs')).toBe('https://gitlab.com/api/v4');
+    expect(gitlabApiBase('https://git.corp.example:8443/g/docs')).toBe('https://git.corp.example:8443/api/v4');
+  });
+});
+
+describe('GitHub (GHES layout on the local host)', () => {
+  it('opens once, then reuses and updates the description', async () => {
+    const url = host.createRepo('acme/gh1', { 'a.md': 'a\n' });
+    branch('acme/gh1', 'folio/job_a');
+    const gh = createCodeHost({ kind: 'github', repositoryUrl: url, token: TOKEN, githubApiUrl: null, gitlabApiUrl: null });
+    const input = { branch: 'folio/job_a', baseBranch: 'main', title: 'T', body: 'first', draft: false };
+    expect(await gh.findOpen('folio/job_a', 'main')).toBeNull();
+    const a = await gh.upsert(input);
+    expect(a).toEqual({ url: `${host.origin}/acme/gh1/pull/1`, number: 1, created: true });
+    const b = await gh.upsert({ ...input, body: 'second' });
+    expect(b).toEqual({ url: a!.url, number: 1, created: false });
+    const mine = host.github.pulls.filter((p) => p.repo === 'gh1');
+    expect(mine).toHaveLength(1);
+    expect(mine[0].body).toBe('second');
+    expect(host.github.invalid()).toEqual([]);
+  });
+
+  it('opens drafts when asked', async () => {
+    const url = host.createRepo('acme/gh2', { 'a.md': 'a\n' });
+    branch('acme/gh2', 'folio/job_b');
+    const gh = createCodeHost({ kind: 'github', repositoryUrl: url, token: TOKEN, githubApiUrl: `${host.origin}/api/v3`, gitlabApiUrl: null });
+    await gh.upsert({ branch: 'folio/job_b', baseBranch: 'main', title: 'Draft it', body: 'b', draft: true });
+    expect(host.github.pulls.find((p) => p.repo === 'gh2')?.draft).toBe(true);
+  });
+
+  it('reports API failures with the status and GitHub message', async () => {
+    const url = host.createRepo('acme/gh3', { 'a.md': 'a\n' });
+    const bad = createCodeHost({ kind: 'github', repositoryUrl: url, token: 'wrong', githubApiUrl: null, gitlabApiUrl: null });
+    const err = await bad.upsert({ branch: 'x', baseBranch: 'main', title: 'T', body: 'b', draft: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CodeHostError);
+    expect((err as CodeHostError).status).toBe(401);
+    expect((err as Error).message).toContain('Bad credentials');
+    const gh = createCodeHost({ kind: 'github', repositoryUrl: url, token: TOKEN, githubApiUrl: null, gitlabApiUrl: null });
+    const missing = await gh.upsert({ branch: 'no-such-branch', baseBranch: 'main', title: 'T', body: 'b', draft: false }).catch((e: unknown) => e);
+    expect((missing as CodeHostError).status).toBe(422);
+    host.github.failNext(502);
+    const down = await gh.findOpen('x', 'main').catch((e: unknown) => e);
+    expect((down as CodeHostError).message).toMatch(/HTTP 502/);
+  });
+});
+
+describe('GitLab merge requests', () => {
+  it('opens once (draft by title), then reuses and updates the description', async () => {
+    const url = host.createRepo('grp/sub/gl1', { 'a.md': 'a\n' });
+    const gl = createCodeHost({ kind: 'gitlab', repositoryUrl: url, token: TOKEN, githubApiUrl: null, gitlabApiUrl: null });
+    const input = { branch: 'folio/job_c', baseBranch: 'main', title: 'T', body: 'first', draft: true };
+    const a = await gl.upsert(input);
+    expect(a).toEqual({ url: `${host.origin}/grp/sub/gl1/-/merge_requests/1`, number: 1, created: true });
+    const b = await gl.upsert({ ...input, body: 'second' });
+    expect(b?.created).toBe(false);
+    const mrs = host.gitlab.mergeRequests.filter((m) => m.project === 'grp/sub/gl1');
+    expect(mrs).toHaveLength(1);
+    expect(mrs[0]).toMatchObject({ title: 'Draft: T', description: 'second' });
+    expect(host.gitlab.invalid()).toEqual([]);
+  });
+  it('reports failures', async () => {
+    const url = host.createRepo('grp/gl2', { 'a.md': 'a\n' });
+    const gl = createCodeHost({ kind: 'gitlab', repositoryUrl: url, token: 'nope', githubApiUrl: null, gitlabApiUrl: null });
+    const err = await gl.upsert({ branch: 'b', baseBranch: 'main', title: 'T', body: 'x', draft: false }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CodeHostError);
+    expect((err as CodeHostError).status).toBe(401);
+  });
+});
+
+describe('push-only', () => {
+  it('never opens anything', async () => {
+    const none = createCodeHost({ kind: 'none', repositoryUrl: '/tmp/x.git', token: null, githubApiUrl: null, gitlabApiUrl: null });
+    expect(await none.upsert({ branch: 'b', baseBranch: 'main', title: 'T', body: 'x', draft: false })).toBeNull();
+    expect(await none.findOpen('b', 'main')).toBeNull();
+  });
+});
