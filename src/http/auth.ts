@@ -1,8 +1,10 @@
 // Bearer API keys: 401 for a missing, unknown, revoked or expired key; 403 for a key of another
-// project or without the needed scope.
+// project or without the needed scope. Without an Authorization header, a dashboard operator's
+// session cookie is accepted instead (every project, every scope; changes need the CSRF token).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyStore, ApiKeyRow } from '../store/api-keys.ts';
 import { forbidden, unauthorized } from '../errors.ts';
+import { sessionsFor } from './session.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,10 +22,18 @@ const REASONS: Record<string, [string, string]> = {
 
 export type Scope = 'read' | 'write';
 
-/** A preHandler that admits a key of the path's project with at least `scope`. */
+/** A preHandler that admits a key of the path's project with at least `scope`, or an operator's session. */
 export function requireKey(keys: ApiKeyStore, scope: Scope) {
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
+    if (header === undefined) {
+      const sessions = sessionsFor(keys);
+      const operator = sessions ? await sessions.fromRequest(request) : undefined;
+      if (sessions && operator) {
+        sessions.checkCsrf(request, operator.session);
+        return;
+      }
+    }
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw unauthorized(...REASONS.missing);
     const check = await keys.verify(match[1]);

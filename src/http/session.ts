@@ -1,0 +1,184 @@
+// Operator sessions for the dashboard: an httpOnly cookie holding a random token (stored hashed),
+// SameSite=Lax, Secure when the request came over HTTPS (trustProxy is on), a synchronizer CSRF
+// token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyStore } from '../store/api-keys.ts';
+import type { SessionRow, UserRow, UserStore } from '../store/users.ts';
+import { ApiError, forbidden, tooManyRequests } from '../errors.ts';
+
+export const SESSION_COOKIE = 'folio_session';
+export const CSRF_HEADER = 'x-csrf-token';
+
+export interface SessionOptions {
+  /** Sliding lifetime of a session. */
+  ttlMs: number;
+  /** Failed sign-ins allowed per email, and per client IP, within the window. */
+  maxFailuresPerEmail: number;
+  maxFailuresPerIp: number;
+  failureWindowMs: number;
+}
+
+export const DEFAULT_SESSION_OPTIONS: SessionOptions = {
+  ttlMs: 7 * 24 * 3_600_000,
+  maxFailuresPerEmail: 5,
+  maxFailuresPerIp: 20,
+  failureWindowMs: 15 * 60_000,
+};
+
+export interface Operator {
+  user: UserRow;
+  session: SessionRow;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set when the request is authenticated by an operator's session cookie. */
+    operator?: Operator;
+  }
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export function parseCookies(header: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!header) return out;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (!name || name in out) continue;
+    try {
+      out[name] = decodeURIComponent(value);
+    } catch {
+      out[name] = value;
+    }
+  }
+  return out;
+}
+
+function sameToken(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export class SessionManager {
+  readonly users: UserStore;
+  readonly options: SessionOptions;
+  constructor(users: UserStore, options: Partial<SessionOptions> = {}) {
+    this.users = users;
+    this.options = { ...DEFAULT_SESSION_OPTIONS, ...options };
+  }
+
+  /** The operator of the request's session cookie, or undefined (no cookie, unknown, expired). Cached per request. */
+  async fromRequest(request: FastifyRequest): Promise<Operator | undefined> {
+    if (request.operator) return request.operator;
+    const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
+    if (!token) return undefined;
+    const found = await this.users.findSession(token, this.options.ttlMs);
+    if (!found) return undefined;
+    request.operator = found;
+    return found;
+  }
+
+  /** Throws 403 unless a state-changing request carries the session's CSRF token. */
+  checkCsrf(request: FastifyRequest, session: SessionRow): void {
+    if (SAFE_METHODS.has(request.method)) return;
+    const sent = request.headers[CSRF_HEADER];
+    if (typeof sent !== 'string' || sent === '') {
+      throw forbidden('csrf_token_missing', 'Send the X-CSRF-Token header of your session with every change (reload the dashboard to get one).');
+    }
+    if (!sameToken(sent, session.csrf_token)) {
+      throw forbidden('csrf_token_invalid', 'The X-CSRF-Token header does not match your session; reload the dashboard and try again.');
+    }
+  }
+
+  /** Refuses sign-in and setup requests posted from another site (login CSRF). */
+  checkSameOrigin(request: FastifyRequest): void {
+    const origin = request.headers.origin;
+    if (origin === undefined || origin === '') return;
+    let host: string | null = null;
+    try {
+      host = new URL(origin).host;
+    } catch {}
+    if (host === null || host !== request.host) {
+      throw forbidden('cross_origin_request', 'This request must come from the dashboard itself, not from another site.');
+    }
+  }
+
+  /** Signs the user in: a new session, its cookie on the reply. */
+  async start(request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<SessionRow> {
+    const { token, row } = await this.users.createSession(user.id, this.options.ttlMs);
+    reply.header('set-cookie', this.cookie(request, token, Math.floor(this.options.ttlMs / 1000)));
+    request.operator = { user, session: row };
+    void this.users.pruneSessions().catch(() => {});
+    return row;
+  }
+
+  async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const op = await this.fromRequest(request);
+    if (op) await this.users.deleteSession(op.session.id);
+    reply.header('set-cookie', this.cookie(request, '', 0));
+    request.operator = undefined;
+  }
+
+  cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
+    const parts = [`${SESSION_COOKIE}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
+    if (request.protocol === 'https') parts.push('Secure');
+    return parts.join('; ');
+  }
+
+  private buckets(request: FastifyRequest, email: string): string[] {
+    return [`email:${email.trim().toLowerCase()}`, `ip:${request.ip}`];
+  }
+
+  /** Throws 429 when this email or this client has failed to sign in too often recently. */
+  async checkRateLimit(request: FastifyRequest, email: string): Promise<void> {
+    const now = Date.now();
+    const [emailBucket, ipBucket] = this.buckets(request, email);
+    const limits: [string, number][] = [
+      [emailBucket, this.options.maxFailuresPerEmail],
+      [ipBucket, this.options.maxFailuresPerIp],
+    ];
+    for (const [bucket, limit] of limits) {
+      const { count, oldestAt } = await this.users.failures(bucket, this.options.failureWindowMs, now);
+      if (count >= limit) {
+        const resetSeconds = Math.ceil(((oldestAt ?? now) + this.options.failureWindowMs - now) / 1000);
+        throw tooManyRequests('Too many failed sign-ins; wait a few minutes and try again.', { limit, remaining: 0, resetSeconds });
+      }
+    }
+  }
+
+  async recordFailure(request: FastifyRequest, email: string): Promise<void> {
+    await this.users.recordFailure(this.buckets(request, email));
+    void this.users.pruneFailures(this.options.failureWindowMs).catch(() => {});
+  }
+
+  async clearFailures(email: string): Promise<void> {
+    await this.users.clearFailures(`email:${email.trim().toLowerCase()}`);
+  }
+
+  /** For /api routes: the signed-in operator (401 otherwise), with the CSRF check on changes. */
+  async require(request: FastifyRequest): Promise<Operator> {
+    const op = await this.fromRequest(request);
+    if (!op) throw new ApiError(401, 'not_signed_in', 'Sign in to the dashboard first.');
+    this.checkCsrf(request, op.session);
+    return op;
+  }
+}
+
+/**
+ * Which session manager serves the API keys of one set of services. requireKey() looks it up so the
+ * job and analytics routes also admit an operator's session, without changing their registration.
+ */
+const managers = new WeakMap<ApiKeyStore, SessionManager>();
+
+export function attachSessions(keys: ApiKeyStore, manager: SessionManager): void {
+  managers.set(keys, manager);
+}
+
+export function sessionsFor(keys: ApiKeyStore): SessionManager | undefined {
+  return managers.get(keys);
+}

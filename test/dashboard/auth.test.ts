@@ -1,0 +1,158 @@
+// First-run setup, sign-in, sessions, CSRF, logout and the sign-in rate limit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { Browser, OWNER } from './session.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ workers: 0 });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const expectError = (res: { status: number; body: any }, status: number, code: string) => {
+  expect(res.status).toBe(status);
+  expect(res.body.code).toBe(code);
+  expect(typeof res.body.error).toBe('string');
+  expect(res.body.error.length).toBeGreaterThan(10);
+};
+
+describe('first-run setup', () => {
+  it('reports that setup is required while there is no user', async () => {
+    const res = await new Browser(server).req('GET', '/api/setup');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ setupRequired: true });
+  });
+
+  it('refuses bad input with 4xx and a clear error, creating nothing', async () => {
+    const b = new Browser(server);
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'not-an-email', password: 'long enough password' } }), 400, 'invalid_user');
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'a@example.com', password: 'short' } }), 400, 'invalid_user');
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'a@example.com' } }), 400, 'invalid_request');
+    expectError(await b.req('POST', '/api/setup', { body: { ...OWNER, role: 'owner' } }), 400, 'invalid_request');
+    expectError(await b.req('POST', '/api/setup', { body: '{"email":' }), 400, 'invalid_json');
+    expectError(await b.req('POST', '/api/setup', { body: 'email=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    expectError(await b.req('POST', '/api/setup', { body: OWNER, headers: { origin: 'https://evil.example' } }), 403, 'cross_origin_request');
+    expect(b.cookie).toBeNull();
+    expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: true });
+  });
+
+  it('creates the owner, signs them in with a hardened cookie, and only once', async () => {
+    const b = new Browser(server);
+    const res = await b.req('POST', '/api/setup', { body: { ...OWNER, email: '  Owner@Example.com ' } });
+    expect(res.status).toBe(201);
+    expect(res.body.user).toMatchObject({ email: OWNER.email, role: 'owner' });
+    expect(res.body.csrfToken).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const cookie = res.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^folio_session=[A-Za-z0-9_-]{40,};/);
+    expect(cookie).toContain('HttpOnly');
+    expect(cookie).toContain('SameSite=Lax');
+    expect(cookie).toContain('Path=/');
+    expect(cookie).not.toContain('Secure'); // plain HTTP here
+
+    const session = await b.req('GET', '/api/session');
+    expect(session.status).toBe(200);
+    expect(session.body.user.email).toBe(OWNER.email);
+    expect(session.body.csrfToken).toBe(res.body.csrfToken);
+    expect(session.body.models.allowed).toContain(session.body.models.default);
+
+    expectError(await new Browser(server).req('POST', '/api/setup', { body: { email: 'second@example.com', password: 'another long password' } }), 409, 'already_set_up');
+    expect((await new Browser(server).req('GET', '/api/setup')).body).toEqual({ setupRequired: false });
+  });
+
+  it('stores only a scrypt hash of the password', async () => {
+    const rows = await server.services.store.db.withTables<{ users: { email: string; password_hash: string } }>().selectFrom('users').selectAll().execute();
+    expect(rows).toHaveLength(1);
+    expect(rows[0].password_hash).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/);
+    expect(rows[0].password_hash).not.toContain(OWNER.password);
+  });
+});
+
+describe('sign-in and sessions', () => {
+  it('signs in with the right password and refuses a wrong one', async () => {
+    const b = new Browser(server);
+    expectError(await b.req('GET', '/api/session'), 401, 'not_signed_in');
+    expectError(await b.req('POST', '/api/login', { body: { email: OWNER.email, password: 'wrong password!' } }), 401, 'invalid_credentials');
+    expectError(await b.req('POST', '/api/login', { body: { email: 'nobody@example.com', password: 'wrong password!' } }), 401, 'invalid_credentials');
+    expectError(await b.req('POST', '/api/login', { body: { email: OWNER.email } }), 400, 'invalid_request');
+    expectError(await b.req('POST', '/api/login', { body: OWNER, headers: { origin: 'http://attacker.test' } }), 403, 'cross_origin_request');
+    const ok = await b.req('POST', '/api/login', { body: { email: 'OWNER@example.com', password: OWNER.password } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.user.email).toBe(OWNER.email);
+    expect((await b.req('GET', '/api/session')).status).toBe(200);
+  });
+
+  it('accepts a same-origin Origin header on sign-in', async () => {
+    const b = new Browser(server);
+    const res = await b.req('POST', '/api/login', { body: OWNER, headers: { origin: server.url } });
+    expect(res.status).toBe(200);
+  });
+
+  it('marks the cookie Secure when the request came over HTTPS through a proxy', async () => {
+    const res = await new Browser(server).req('POST', '/api/login', { body: OWNER, headers: { 'x-forwarded-proto': 'https' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('set-cookie')).toContain('Secure');
+  });
+
+  it('ignores unknown or tampered session cookies', async () => {
+    const b = new Browser(server);
+    b.cookie = 'folio_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    expectError(await b.req('GET', '/api/session'), 401, 'not_signed_in');
+    expectError(await b.req('GET', '/api/projects'), 401, 'not_signed_in');
+    b.cookie = 'folio_session=../../etc';
+    expectError(await b.req('GET', '/api/session'), 401, 'not_signed_in');
+  });
+
+  it('requires the CSRF token on every state change', async () => {
+    const b = new Browser(server);
+    await b.req('POST', '/api/login', { body: OWNER });
+    const body = { name: 'Docs', repositoryUrl: 'https://github.com/acme/docs' };
+    expectError(await b.req('POST', '/api/projects', { body, csrf: false }), 403, 'csrf_token_missing');
+    expectError(await b.req('POST', '/api/projects', { body, headers: { 'x-csrf-token': 'x'.repeat(43) } }), 403, 'csrf_token_invalid');
+    // Another session's token does not work either.
+    const other = new Browser(server);
+    await other.req('POST', '/api/login', { body: OWNER });
+    expectError(await b.req('POST', '/api/projects', { body, headers: { 'x-csrf-token': other.csrf! } }), 403, 'csrf_token_invalid');
+    expect((await b.req('GET', '/api/projects')).body.projects).toEqual([]);
+    expect((await b.req('POST', '/api/projects', { body })).status).toBe(201);
+  });
+
+  it('logs out: needs CSRF, clears the cookie, and the old cookie stops working', async () => {
+    const b = new Browser(server);
+    await b.req('POST', '/api/login', { body: OWNER });
+    const oldCookie = b.cookie;
+    expectError(await b.req('POST', '/api/logout', { csrf: false }), 403, 'csrf_token_missing');
+    const res = await b.req('POST', '/api/logout');
+    expect(res.status).toBe(204);
+    expect(res.headers.get('set-cookie')).toMatch(/^folio_session=;.*Max-Age=0/);
+    const replay = new Browser(server);
+    replay.cookie = oldCookie;
+    expectError(await replay.req('GET', '/api/session'), 401, 'not_signed_in');
+    expectError(await replay.req('POST', '/api/logout'), 401, 'not_signed_in');
+  });
+});
+
+describe('sign-in rate limit', () => {
+  it('locks an email out after 5 failures, even with the right password, with Retry-After', async () => {
+    const email = 'victim@example.com';
+    const b = new Browser(server);
+    for (let i = 0; i < 5; i++) {
+      expectError(await b.req('POST', '/api/login', { body: { email, password: `guess number ${i}` } }), 401, 'invalid_credentials');
+    }
+    const limited = await b.req('POST', '/api/login', { body: { email, password: 'guess number 6' } });
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(15 * 60);
+    // Another email is unaffected.
+    expect((await b.req('POST', '/api/login', { body: OWNER })).status).toBe(200);
+  });
+
+  it('a success clears the email\'s earlier failures', async () => {
+    const b = new Browser(server);
+    for (let i = 0; i < 4; i++) await b.req('POST', '/api/login', { body: { email: OWNER.email, password: `nope nope ${i}` } });
+    expect((await b.req('POST', '/api/login', { body: OWNER })).status).toBe(200);
+    for (let i = 0; i < 4; i++) await b.req('POST', '/api/login', { body: { email: OWNER.email, password: `nope nope ${i}` } });
+    expect((await b.req('POST', '/api/login', { body: OWNER })).status).toBe(200);
+  });
+});

@@ -1,0 +1,79 @@
+// `folio user create|list|set-password` against a real data directory, then sign-in with the result.
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir } from '../helpers/server.ts';
+import { Browser } from './session.ts';
+
+const NODE = path.resolve('node_modules/.bin/node');
+const dataDir = tempDir('folio-usercli-');
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const SCRIPT = `
+import { Command } from 'commander';
+import { registerUserCommands } from './src/user-cli.ts';
+const program = new Command('folio').exitOverride();
+registerUserCommands(program);
+await program.parseAsync(process.argv.slice(1), { from: 'user' });
+`;
+
+function folio(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(NODE, ['--input-type=module', '-e', SCRIPT, '--', ...args], {
+      env: { ...process.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin);
+  });
+}
+
+describe('folio user', () => {
+  it('creates the owner from stdin, refuses bad input, generates a password, lists, and the users can sign in', async () => {
+    const created = await folio(['user', 'create', '--email', 'Ops@Example.com', '--password-stdin'], 'a very long password\n');
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^Created owner ops@example.com \(usr_[a-z0-9]+\)\.$/m);
+
+    const dup = await folio(['user', 'create', '--email', 'ops@example.com', '--password-stdin'], 'another long password');
+    expect(dup.code).toBe(1);
+    expect(dup.stderr).toBe('folio: A user with the email ops@example.com already exists.\n');
+    const weak = await folio(['user', 'create', '--email', 'weak@example.com', '--password-stdin'], 'short');
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toContain('at least 10 characters');
+    const badEmail = await folio(['user', 'create', '--email', 'nope', '--password-stdin'], 'a very long password');
+    expect(badEmail.code).toBe(1);
+    expect(badEmail.stderr).toContain('is not an email address');
+
+    const generated = await folio(['user', 'create', '--email', 'second@example.com', '--json']);
+    expect(generated.code).toBe(0);
+    const second = JSON.parse(generated.stdout);
+    expect(second).toMatchObject({ email: 'second@example.com', role: 'operator' });
+    expect(second.password).toMatch(/^[A-Za-z0-9_-]{24}$/);
+
+    const list = await folio(['user', 'list', '--json']);
+    expect(JSON.parse(list.stdout).map((u: { email: string }) => u.email)).toEqual(['ops@example.com', 'second@example.com']);
+
+    const changed = await folio(['user', 'set-password', '--email', 'second@example.com'], 'changed password 123');
+    expect(changed.code).toBe(0);
+    const unknown = await folio(['user', 'set-password', '--email', 'ghost@example.com'], 'changed password 123');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('There is no user');
+
+    const server = await startTestServer({ dataDir, workers: 0 });
+    try {
+      const b = new Browser(server);
+      expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: false });
+      expect((await b.req('POST', '/api/login', { body: { email: 'ops@example.com', password: 'a very long password' } })).status).toBe(200);
+      expect((await b.req('POST', '/api/login', { body: { email: 'second@example.com', password: second.password } })).status).toBe(401);
+      expect((await b.req('POST', '/api/login', { body: { email: 'second@example.com', password: 'changed password 123' } })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
