@@ -1,0 +1,607 @@
+// FolioClient: a typed client of the Folio API (and of any server with the same operations).
+// Platform fetch only: runs in Node 20+, Deno, Bun and browsers.
+import { codeForStatus, FolioError, type FolioErrorDetail } from './errors.ts';
+import { parseSse } from './sse.ts';
+import {
+  TERMINAL_STATUSES,
+  type AnalyticsEvent,
+  type AnalyticsQuery,
+  type IngestResult,
+  type Job,
+  type JobEvent,
+  type JobEventPage,
+  type JobPage,
+  type JobStatus,
+  type ViewsPage,
+  type VisitorsPage,
+} from './types.ts';
+import { backoffDelay, isAbortError, linkedSignal, parseRetryAfter, randomId, sleep } from './util.ts';
+
+export const CLIENT_VERSION = '0.1.0';
+
+/** What `onResponse` sees for every HTTP response the client receives (including ones it retries). */
+export interface ResponseInfo {
+  method: string;
+  url: string;
+  status: number;
+  headers: Headers;
+  /** 0 for the first try, 1 for the first retry… */
+  attempt: number;
+}
+
+export interface FolioClientOptions {
+  /** Where the API lives, e.g. https://folio.example.com (a path prefix is kept). */
+  baseUrl: string;
+  /** An admin API key; sent as `Authorization: Bearer …`. */
+  apiKey: string;
+  /** Default project of every call; a call's own `projectId` wins. */
+  projectId?: string;
+  /** A fetch implementation (tests, proxies, custom agents); the platform's by default. */
+  fetch?: typeof fetch;
+  /** How many times a safe request is retried after a 429, a 5xx or a network error (default 3). */
+  retries?: number;
+  /** Sent as User-Agent where the platform allows it (default folio-client/<version> outside browsers). */
+  userAgent?: string;
+  /** Time limit of one attempt until the whole response is read; 0 disables (default 30 s). */
+  timeoutMs?: number;
+  /** First backoff step of retries (default 500 ms); doubles each retry, jittered. */
+  retryBaseMs?: number;
+  /** Longest backoff step (default 10 s). */
+  retryMaxMs?: number;
+  /** A 429 whose Retry-After is longer than this is not waited for but thrown at once (default 60 s). */
+  maxRetryAfterMs?: number;
+  /** Called for every response, before it is handled (logging, metrics, tests). */
+  onResponse?: (info: ResponseInfo) => void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Overrides the client's projectId for this call. */
+  projectId?: string;
+}
+
+export interface WriteOptions extends CallOptions {
+  /**
+   * Idempotency-Key of this logical call, reused across its retries. A random UUID by default;
+   * pass your own to make a call safe to repeat across processes, or `false` to send none (then it
+   * is not retried).
+   */
+  idempotencyKey?: string | false;
+}
+
+export interface CreateJobInput {
+  prompt: string;
+  /** provider/model-id; must be one of the server's allowed models. */
+  model?: string;
+}
+
+export interface ListJobsQuery {
+  status?: JobStatus;
+  /** Jobs per page, 1 to 100 (server default 20). */
+  limit?: number;
+  cursor?: string;
+}
+
+/** Iterates jobs newest first across every page; `pages()` iterates the pages themselves. */
+export interface JobIterable extends AsyncIterable<Job> {
+  pages(): AsyncGenerator<JobPage, void, undefined>;
+}
+
+export interface JobEventsOptions extends CallOptions {
+  /** Start after this event id (0 = from the beginning). */
+  after?: number;
+  /** Keep the connection open and yield events live (Server-Sent Events), resuming after drops. */
+  follow?: boolean;
+  /**
+   * With `follow`: end once the job is no longer active (completed, failed or archived) and every
+   * event up to then was yielded. Default true; false streams until aborted or the loop breaks.
+   */
+  untilDone?: boolean;
+  /** With `follow` and `untilDone`: how often the job's status is checked while the stream is quiet (default 2 s). */
+  statusIntervalMs?: number;
+  /** Consecutive failed connections before giving up (default 10). */
+  maxReconnects?: number;
+}
+
+export interface WaitForJobOptions extends CallOptions {
+  /** Give up after this long with a FolioError `timeout` (default: wait forever). */
+  timeoutMs?: number;
+  /** First polling interval (default 1 s); grows by half each quiet poll up to `maxIntervalMs`. */
+  intervalMs?: number;
+  /** Longest polling interval (default 10 s). */
+  maxIntervalMs?: number;
+  /** Called with the job on the first poll and whenever its status, PR link or update time changes. */
+  onUpdate?: (job: Job) => void;
+}
+
+export interface IngestOptions extends WriteOptions {
+  /** Events per request (the server takes at most 1,000). */
+  batchSize?: number;
+}
+
+interface RequestOptions {
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+const RETRYABLE_STATUS = new Set([408, 429, 500, 502, 503, 504]);
+/** Events after which the job may have left `active`. */
+const SETTLING_EVENTS = new Set(['turn.completed', 'error', 'job.archived', 'run.stopped']);
+const MAX_INGEST_BATCH = 1_000;
+
+export class FolioClient {
+  readonly baseUrl: string;
+  readonly projectId: string | undefined;
+  private readonly apiKey: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly retries: number;
+  private readonly userAgent: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly retryBaseMs: number;
+  private readonly retryMaxMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly onResponse: ((info: ResponseInfo) => void) | undefined;
+
+  constructor(options: FolioClientOptions) {
+    if (!options || typeof options.baseUrl !== 'string' || options.baseUrl === '') throw new TypeError('FolioClient: baseUrl is required.');
+    if (typeof options.apiKey !== 'string' || options.apiKey === '') throw new TypeError('FolioClient: apiKey is required.');
+    let base: URL;
+    try {
+      base = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError(`FolioClient: baseUrl "${options.baseUrl}" is not an absolute URL.`);
+    }
+    this.baseUrl = base.href.endsWith('/') ? base.href : base.href + '/';
+    this.apiKey = options.apiKey;
+    this.projectId = options.projectId;
+    const f = options.fetch ?? globalThis.fetch;
+    if (typeof f !== 'function') throw new TypeError('FolioClient: no fetch on this platform; pass options.fetch.');
+    this.fetchImpl = options.fetch ? options.fetch : (input, init) => globalThis.fetch(input, init);
+    this.retries = Math.max(0, Math.floor(options.retries ?? 3));
+    const inBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+    this.userAgent = options.userAgent ?? (inBrowser ? undefined : `folio-client/${CLIENT_VERSION}`);
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.retryBaseMs = options.retryBaseMs ?? 500;
+    this.retryMaxMs = options.retryMaxMs ?? 10_000;
+    this.maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+    this.onResponse = options.onResponse;
+  }
+
+  // ---- Agent jobs -------------------------------------------------------------------------
+
+  /** POST /v2/agent/{projectId}/job → the new job (status `active`). */
+  async createJob(input: string | CreateJobInput, opts: WriteOptions = {}): Promise<Job> {
+    const body = typeof input === 'string' ? { prompt: input } : { prompt: input.prompt, ...(input.model !== undefined ? { model: input.model } : {}) };
+    return this.request<Job>('POST', `v2/agent/${seg(this.project(opts))}/job`, { body, idempotencyKey: this.idemKey(opts), signal: opts.signal });
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}. */
+  async getJob(id: string, opts: CallOptions = {}): Promise<Job> {
+    return this.request<Job>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}`, { signal: opts.signal });
+  }
+
+  /** POST /v2/agent/{projectId}/job/{id}/message: queues a follow-up; the job becomes active again. */
+  async sendMessage(id: string, prompt: string, opts: WriteOptions = {}): Promise<Job> {
+    return this.request<Job>('POST', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/message`, {
+      body: { prompt },
+      idempotencyKey: this.idemKey(opts),
+      signal: opts.signal,
+    });
+  }
+
+  /** POST /v2/agent/{projectId}/job/{id}/archive: archives the job (final), stopping a running one. */
+  async archiveJob(id: string, opts: WriteOptions = {}): Promise<Job> {
+    // Archiving is idempotent on the server, so the key only marks the call as safe to retry.
+    return this.request<Job>('POST', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/archive`, {
+      idempotencyKey: this.idemKey(opts),
+      signal: opts.signal,
+    });
+  }
+
+  /** GET /v2/agent/{projectId}/jobs: one page, newest first. */
+  async listJobsPage(query: ListJobsQuery = {}, opts: CallOptions = {}): Promise<JobPage> {
+    return this.request<JobPage>('GET', `v2/agent/${seg(this.project(opts))}/jobs`, {
+      query: { status: query.status, limit: query.limit, cursor: query.cursor },
+      signal: opts.signal,
+    });
+  }
+
+  /** Every job, newest first, fetching pages as the loop asks for them. */
+  listJobs(query: ListJobsQuery = {}, opts: CallOptions = {}): JobIterable {
+    const pages = async function* (this: FolioClient): AsyncGenerator<JobPage, void, undefined> {
+      let cursor = query.cursor;
+      for (;;) {
+        const page = await this.listJobsPage({ ...query, cursor }, opts);
+        yield page;
+        if (!page.hasMore || !page.nextCursor || page.nextCursor === cursor) return;
+        cursor = page.nextCursor;
+      }
+    }.bind(this);
+    return {
+      pages,
+      async *[Symbol.asyncIterator]() {
+        for await (const page of pages()) yield* page.jobs;
+      },
+    };
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}/events: one page of events after `after`. */
+  async jobEventsPage(id: string, query: { after?: number; limit?: number } = {}, opts: CallOptions = {}): Promise<JobEventPage> {
+    return this.request<JobEventPage>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/events`, {
+      query: { after: query.after, limit: query.limit },
+      signal: opts.signal,
+    });
+  }
+
+  /**
+   * The job's events in order. Without `follow`: every event recorded so far. With `follow`: then
+   * live over Server-Sent Events, reconnecting with `Last-Event-ID` after a dropped connection so no
+   * event is lost or repeated; ends when the job leaves `active` (unless `untilDone: false`).
+   */
+  async *jobEvents(id: string, opts: JobEventsOptions = {}): AsyncGenerator<JobEvent, void, undefined> {
+    const projectId = this.project(opts);
+    let last = opts.after ?? 0;
+    const drain = async function* (this: FolioClient): AsyncGenerator<JobEvent, void, undefined> {
+      for (;;) {
+        const page = await this.jobEventsPage(id, { after: last, limit: 500 }, { ...opts, projectId });
+        for (const event of page.events) {
+          if (event.id <= last) continue;
+          last = event.id;
+          yield event;
+        }
+        if (!page.hasMore || page.events.length === 0) return;
+      }
+    }.bind(this);
+
+    if (!opts.follow) {
+      yield* drain();
+      return;
+    }
+
+    const untilDone = opts.untilDone ?? true;
+    const statusEvery = opts.statusIntervalMs ?? 2_000;
+    const maxReconnects = opts.maxReconnects ?? 10;
+    const isDone = async () => untilDone && (await this.getJob(id, { ...opts, projectId })).status !== 'active';
+    let reconnectMs = 1_000;
+    let failures = 0;
+
+    for (;;) {
+      if (await isDone()) {
+        yield* drain();
+        return;
+      }
+      const url = this.url(`v2/agent/${seg(projectId)}/job/${seg(id)}/events`, { after: last });
+      const conn = linkedSignal(opts.signal, this.timeoutMs);
+      let body: ReadableStream<Uint8Array>;
+      try {
+        const res = await this.fetchImpl(url, {
+          method: 'GET',
+          headers: this.headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
+          signal: conn.signal,
+        });
+        conn.clearTimer();
+        this.onResponse?.({ method: 'GET', url, status: res.status, headers: res.headers, attempt: failures });
+        if (!res.ok) {
+          const error = errorFromResponse(res, await res.text().catch(() => ''));
+          if (!RETRYABLE_STATUS.has(res.status)) throw error;
+          throw new RetryableStreamError(error, error.retryAfter);
+        }
+        const type = res.headers.get('content-type') ?? '';
+        if (!type.includes('text/event-stream') || !res.body) {
+          throw new FolioError(res.status, 'invalid_response', `Expected an event stream from ${url}, got "${type || 'no content type'}".`);
+        }
+        body = res.body;
+      } catch (err) {
+        conn.dispose();
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (err instanceof FolioError) throw err;
+        failures++;
+        const cause = err instanceof RetryableStreamError ? err.error : networkError(err, url, conn.timedOut, this.timeoutMs);
+        if (failures > maxReconnects) throw cause;
+        const wait = err instanceof RetryableStreamError && err.retryAfter !== undefined ? err.retryAfter * 1000 : backoffDelay(failures - 1, reconnectMs, 30_000);
+        await sleep(wait, opts.signal);
+        continue;
+      }
+
+      const messages = parseSse(body, (ms) => {
+        reconnectMs = Math.min(Math.max(ms, 100), 30_000);
+      });
+      let pending = messages.next();
+      let gotEvent = false;
+      let finished = false;
+      try {
+        for (;;) {
+          let step: IteratorResult<{ id: string | undefined; event: string; data: string }, void> | typeof TICK;
+          if (untilDone) {
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            const tick = new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), statusEvery)));
+            try {
+              step = await Promise.race([pending, tick]);
+            } finally {
+              clearTimeout(timer);
+            }
+          } else {
+            step = await pending;
+          }
+          if (step === TICK) {
+            if (await isDone()) {
+              finished = true;
+              break;
+            }
+            continue;
+          }
+          if (step.done) break;
+          pending = messages.next();
+          const msg = step.value;
+          let event: JobEvent;
+          try {
+            event = JSON.parse(msg.data) as JobEvent;
+          } catch (err) {
+            throw new FolioError(200, 'invalid_response', `An event of job ${id} is not JSON.`, { cause: err });
+          }
+          const eventId = msg.id !== undefined && /^\d+$/.test(msg.id) ? Number(msg.id) : event.id;
+          if (typeof eventId !== 'number' || eventId <= last) continue;
+          last = eventId;
+          gotEvent = true;
+          failures = 0;
+          yield event;
+          if (untilDone && SETTLING_EVENTS.has(event.type) && (await isDone())) {
+            finished = true;
+            break;
+          }
+        }
+      } catch (err) {
+        if (opts.signal?.aborted) throw opts.signal.reason;
+        if (err instanceof FolioError) throw err;
+        // The connection broke mid-stream: fall through and reconnect from `last`.
+      } finally {
+        conn.abort(new DOMException('Event stream closed.', 'AbortError'));
+        pending.catch(() => {});
+        conn.dispose();
+      }
+      if (finished) {
+        yield* drain();
+        return;
+      }
+      if (!gotEvent) failures++;
+      if (failures > maxReconnects) {
+        throw new FolioError(0, 'network_error', `The event stream of job ${id} keeps closing; gave up after ${maxReconnects} reconnects.`);
+      }
+      await sleep(failures === 0 ? reconnectMs : backoffDelay(failures - 1, reconnectMs, 30_000), opts.signal);
+    }
+  }
+
+  /**
+   * Polls the job until it is completed, archived or failed and returns it. Throws a FolioError with
+   * code `timeout` after `timeoutMs`, or the signal's reason when aborted.
+   */
+  async waitForJob(id: string, opts: WaitForJobOptions = {}): Promise<Job> {
+    const first = opts.intervalMs ?? 1_000;
+    const max = Math.max(first, opts.maxIntervalMs ?? 10_000);
+    const deadline = linkedSignal(opts.signal, opts.timeoutMs);
+    let interval = first;
+    let seen: string | undefined;
+    let latest: Job | undefined;
+    try {
+      for (;;) {
+        const job = await this.getJob(id, { projectId: opts.projectId, signal: deadline.signal });
+        latest = job;
+        const fingerprint = `${job.status}|${job.prLink}|${job.updatedAt}|${job.archivedAt}`;
+        if (fingerprint !== seen) {
+          seen = fingerprint;
+          interval = first;
+          opts.onUpdate?.(job);
+        }
+        if (TERMINAL_STATUSES.includes(job.status)) return job;
+        await sleep(interval * (0.8 + Math.random() * 0.4), deadline.signal);
+        interval = Math.min(max, interval * 1.5);
+      }
+    } catch (err) {
+      if (deadline.timedOut && !opts.signal?.aborted) {
+        const state = latest ? `is still ${latest.status}` : 'did not answer';
+        throw new FolioError(0, 'timeout', `Job ${id} ${state} after ${Math.round(opts.timeoutMs! / 1000)} s of waiting.`, { cause: err });
+      }
+      throw err;
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  // ---- Analytics -------------------------------------------------------------------------
+
+  /** GET /v1/analytics/{projectId}/visitors: one page of unique visitors per path, with site-wide totals. */
+  async visitors(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<VisitorsPage> {
+    return this.request<VisitorsPage>('GET', `v1/analytics/${seg(this.project(opts))}/visitors`, { query: analyticsQuery(query), signal: opts.signal });
+  }
+
+  /** Every page of visitors from `offset` on (page size `limit`, default 250), one page per iteration. */
+  allVisitors(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<VisitorsPage, void, undefined> {
+    return this.allPages((q) => this.visitors(q, opts), (p) => p.visitors.length, query);
+  }
+
+  /** GET /v1/analytics/{projectId}/views: one page of view counts per path, with site-wide totals. */
+  async views(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<ViewsPage> {
+    return this.request<ViewsPage>('GET', `v1/analytics/${seg(this.project(opts))}/views`, { query: analyticsQuery(query), signal: opts.signal });
+  }
+
+  /** Every page of views from `offset` on, one page per iteration. */
+  allViews(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<ViewsPage, void, undefined> {
+    return this.allPages((q) => this.views(q, opts), (p) => p.views.length, query);
+  }
+
+  /**
+   * POST /v1/analytics/{projectId}/events. More than `batchSize` (1,000) events are sent in several
+   * requests; the result adds them up, with `rejected[].index` counted over the whole input.
+   */
+  async ingestEvents(events: AnalyticsEvent[], opts: IngestOptions = {}): Promise<IngestResult> {
+    const size = Math.min(MAX_INGEST_BATCH, Math.max(1, Math.floor(opts.batchSize ?? MAX_INGEST_BATCH)));
+    const baseKey = this.idemKey(opts);
+    const project = this.project(opts);
+    const result: IngestResult = { accepted: 0, rejected: [] };
+    const batches = Math.max(1, Math.ceil(events.length / size));
+    for (let b = 0; b < batches; b++) {
+      const slice = events.slice(b * size, (b + 1) * size).map((e) => ({
+        ...e,
+        ...(e.timestamp instanceof Date ? { timestamp: e.timestamp.toISOString() } : {}),
+      }));
+      const key = baseKey === undefined ? undefined : batches === 1 ? baseKey : `${baseKey}.${b}`;
+      const res = await this.request<IngestResult>('POST', `v1/analytics/${seg(project)}/events`, { body: { events: slice }, idempotencyKey: key, signal: opts.signal });
+      result.accepted += res.accepted;
+      for (const r of res.rejected ?? []) result.rejected.push({ ...r, index: r.index + b * size });
+    }
+    return result;
+  }
+
+  // ---- Plumbing --------------------------------------------------------------------------
+
+  private async *allPages<P extends { hasMore: boolean }>(
+    fetchPage: (q: AnalyticsQuery) => Promise<P>,
+    rows: (p: P) => number,
+    query: AnalyticsQuery,
+  ): AsyncGenerator<P, void, undefined> {
+    const limit = query.limit ?? 250;
+    let offset = query.offset ?? 0;
+    for (;;) {
+      const page = await fetchPage({ ...query, limit, offset });
+      yield page;
+      if (!page.hasMore || rows(page) === 0) return;
+      offset += limit;
+    }
+  }
+
+  private project(opts: CallOptions): string {
+    const id = opts.projectId ?? this.projectId;
+    if (!id) throw new FolioError(0, 'missing_project', 'No project: pass projectId to the FolioClient or to the call.');
+    return id;
+  }
+
+  private idemKey(opts: WriteOptions): string | undefined {
+    if (opts.idempotencyKey === false) return undefined;
+    return opts.idempotencyKey ?? randomId();
+  }
+
+  private url(path: string, query?: Record<string, string | number | undefined>): string {
+    const u = new URL(path, this.baseUrl);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    return u.href;
+  }
+
+  private headers(extra: Record<string, string>): Record<string, string> {
+    const h: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, ...extra };
+    if (this.userAgent) h['user-agent'] = this.userAgent;
+    return h;
+  }
+
+  /** One logical call: retried after 429/5xx/network errors only when safe (GET, or POST with an Idempotency-Key). */
+  private async request<T>(method: 'GET' | 'POST', path: string, o: RequestOptions): Promise<T> {
+    const url = this.url(path, o.query);
+    const extra: Record<string, string> = { accept: 'application/json' };
+    let body: string | undefined;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      extra['content-type'] = 'application/json';
+    }
+    if (o.idempotencyKey !== undefined) extra['idempotency-key'] = o.idempotencyKey;
+    const headers = this.headers(extra);
+    const safe = method === 'GET' || o.idempotencyKey !== undefined;
+
+    for (let attempt = 0; ; attempt++) {
+      o.signal?.throwIfAborted();
+      const canRetry = safe && attempt < this.retries;
+      const conn = linkedSignal(o.signal, this.timeoutMs);
+      let res: Response;
+      let text: string;
+      try {
+        res = await this.fetchImpl(url, { method, headers, body, signal: conn.signal });
+        this.onResponse?.({ method, url, status: res.status, headers: res.headers, attempt });
+        text = await res.text();
+      } catch (err) {
+        if (o.signal?.aborted) throw o.signal.reason;
+        if (err instanceof FolioError) throw err;
+        const error = networkError(err, url, conn.timedOut, this.timeoutMs);
+        if (!canRetry) throw error;
+        await sleep(backoffDelay(attempt, this.retryBaseMs, this.retryMaxMs), o.signal);
+        continue;
+      } finally {
+        conn.dispose();
+      }
+
+      if (res.ok) {
+        if (text === '') return undefined as T;
+        try {
+          return JSON.parse(text) as T;
+        } catch (err) {
+          throw new FolioError(res.status, 'invalid_response', `${method} ${url} answered ${res.status} with a body that is not JSON.`, {
+            cause: err,
+            requestId: res.headers.get('x-request-id') ?? undefined,
+          });
+        }
+      }
+
+      const error = errorFromResponse(res, text);
+      if (!canRetry || !RETRYABLE_STATUS.has(res.status)) throw error;
+      let wait = backoffDelay(attempt, this.retryBaseMs, this.retryMaxMs);
+      if (error.retryAfter !== undefined) {
+        const asked = error.retryAfter * 1000;
+        if (asked > this.maxRetryAfterMs) throw error;
+        // What the server asked for, plus a little jitter so many clients do not return together.
+        wait = asked + Math.random() * Math.min(1_000, this.retryBaseMs);
+      }
+      await sleep(wait, o.signal);
+    }
+  }
+}
+
+const TICK = Symbol('tick');
+
+class RetryableStreamError extends Error {
+  readonly error: FolioError;
+  readonly retryAfter: number | undefined;
+  constructor(error: FolioError, retryAfter: number | undefined) {
+    super(error.message);
+    this.error = error;
+    this.retryAfter = retryAfter;
+  }
+}
+
+function seg(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function analyticsQuery(q: AnalyticsQuery): Record<string, string | number | undefined> {
+  const date = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
+  return { dateFrom: date(q.dateFrom), dateTo: date(q.dateTo), limit: q.limit, offset: q.offset };
+}
+
+function networkError(err: unknown, url: string, timedOut: boolean, timeoutMs: number): FolioError {
+  const origin = new URL(url).origin;
+  if (timedOut) return new FolioError(0, 'timeout', `No complete answer from ${origin} within ${timeoutMs} ms.`, { cause: err });
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  const why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+  if (isAbortError(err)) return new FolioError(0, 'network_error', `The request to ${origin} was aborted.`, { cause: err });
+  return new FolioError(0, 'network_error', `Could not reach ${origin} (${why}).`, { cause: err });
+}
+
+function errorFromResponse(res: Response, text: string): FolioError {
+  const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
+  const requestId = res.headers.get('x-request-id') ?? undefined;
+  let message = `${res.status} ${res.statusText || 'error'}`.trim();
+  let code = codeForStatus(res.status);
+  let details: FolioErrorDetail[] | undefined;
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown; message?: unknown; code?: unknown; details?: unknown };
+    if (typeof parsed.error === 'string' && parsed.error) message = parsed.error;
+    else if (typeof parsed.message === 'string' && parsed.message) message = parsed.message;
+    if (typeof parsed.code === 'string' && parsed.code) code = parsed.code;
+    if (Array.isArray(parsed.details)) {
+      details = parsed.details
+        .filter((d): d is { message: string; path?: unknown } => typeof d === 'object' && d !== null && typeof (d as { message?: unknown }).message === 'string')
+        .map((d) => (typeof d.path === 'string' ? { message: d.message, path: d.path } : { message: d.message }));
+    }
+  } catch {
+    // Not JSON (a proxy's HTML page, an empty body): the status says enough.
+  }
+  return new FolioError(res.status, code, message, { details, retryAfter, requestId });
+}

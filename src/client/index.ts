@@ -1,0 +1,30 @@
+// folio/client: the typed client of the Folio API. No dependencies beyond the platform's fetch.
+export { FolioClient, CLIENT_VERSION } from './client.ts';
+export type {
+  CallOptions,
+  CreateJobInput,
+  FolioClientOptions,
+  IngestOptions,
+  JobEventsOptions,
+  JobIterable,
+  ListJobsQuery,
+  ResponseInfo,
+  WaitForJobOptions,
+  WriteOptions,
+} from './client.ts';
+export { FolioError, type ClientErrorCode, type FolioErrorDetail } from './errors.ts';
+export { TERMINAL_STATUSES } from './types.ts';
+export type {
+  AnalyticsEvent,
+  AnalyticsQuery,
+  IngestResult,
+  Job,
+  JobEvent,
+  JobEventPage,
+  JobPage,
+  JobStatus,
+  PathCounts,
+  TrafficCounts,
+  ViewsPage,
+  VisitorsPage,
+} from './types.ts';

@@ -1,0 +1,75 @@
+// Wire types of the API. Job types come from the server's TypeBox schemas (type-only imports, so the
+// compiled client has no runtime dependency); analytics types follow the published upstream shapes.
+import type { Static } from 'typebox';
+import type { Job as JobSchema, JobEvent as JobEventSchema, JobStatus as JobStatusSchema } from '../contracts/jobs.ts';
+
+export type Job = Static<typeof JobSchema>;
+export type JobStatus = Static<typeof JobStatusSchema>;
+export type JobEvent = Static<typeof JobEventSchema>;
+
+/** Statuses after which a job needs a follow-up to do anything again (`archived` is final). */
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'archived', 'failed'];
+
+export interface JobPage {
+  jobs: Job[];
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+export interface JobEventPage {
+  events: JobEvent[];
+  hasMore: boolean;
+  nextAfter: number;
+}
+
+export interface TrafficCounts {
+  human: number;
+  ai: number;
+  total: number;
+}
+
+export interface PathCounts extends TrafficCounts {
+  path: string;
+}
+
+/** GET /v1/analytics/{projectId}/visitors: unique visitors, site-wide and per path. */
+export interface VisitorsPage {
+  totals: TrafficCounts;
+  visitors: PathCounts[];
+  hasMore: boolean;
+}
+
+/** GET /v1/analytics/{projectId}/views: content view events, site-wide and per path. */
+export interface ViewsPage {
+  totals: TrafficCounts;
+  views: PathCounts[];
+  hasMore: boolean;
+}
+
+export interface AnalyticsQuery {
+  /** Inclusive start: `YYYY-MM-DD` (00:00 UTC), an ISO 8601 date-time, or a Date. */
+  dateFrom?: string | Date;
+  /** Exclusive end, same formats. */
+  dateTo?: string | Date;
+  /** Rows per page, 1 to 250 (server default 50). */
+  limit?: number;
+  offset?: number;
+}
+
+/** One page view for POST /v1/analytics/{projectId}/events. */
+export interface AnalyticsEvent {
+  /** When the view happened (ISO 8601 or a Date); the server's clock when omitted. */
+  timestamp?: string | Date;
+  path: string;
+  userAgent: string;
+  ip?: string;
+  visitorId?: string;
+  referrer?: string;
+  /** The request's Accept header (Markdown-preferring views count as AI). */
+  accept?: string;
+}
+
+export interface IngestResult {
+  accepted: number;
+  rejected: { index: number; code: string; error: string }[];
+}
