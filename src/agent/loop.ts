@@ -43,6 +43,8 @@ export interface AgentRunInput {
   mdFormat?: 'mdx' | 'md';
   /** Characters of a tool result recorded in events. */
   eventClipChars?: number;
+  /** Resolves when the workspace folder is checked out; tools wait for it (the first model call does not). */
+  workspaceReady?: Promise<unknown>;
 }
 
 export interface AgentRunResult {
@@ -115,7 +117,7 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   const { model, workspace, limits, signal, emit } = input;
   const clipChars = input.eventClipChars ?? 2000;
   const state: FinishState = { finished: null };
-  const tools = createTools(workspace, state);
+  const tools = createTools(workspace, state, input.workspaceReady);
   const messages: ModelMessage[] = [...input.messages];
   const started = Date.now();
   const deadline = started + limits.maxWallClockMs;

@@ -20,33 +20,48 @@ export interface DocsProfile {
   markdownFiles: number;
 }
 
-async function readIfExists(ws: Workspace, rel: string): Promise<string | null> {
-  try {
-    return await fs.readFile(path.join(ws.root, rel), 'utf8');
-  } catch {
-    return null;
-  }
+/** Where docs detection reads the repository from: a worktree, or a git tree before checkout. */
+export interface DocsSource {
+  /** Every file path (relative, POSIX). */
+  files: string[];
+  /** Contents of the given files that exist. */
+  readMany(paths: string[]): Promise<Map<string, string>>;
 }
 
-async function firstExisting(ws: Workspace, candidates: string[]): Promise<string | null> {
-  for (const c of candidates) {
-    if ((await readIfExists(ws, c)) !== null) return c;
-  }
-  return null;
+/** A DocsSource over a workspace folder. */
+export async function workspaceSource(ws: Workspace): Promise<DocsSource> {
+  const { files } = await ws.listFiles('.', { limit: 20_000 });
+  return {
+    files,
+    async readMany(paths) {
+      const out = new Map<string, string>();
+      for (const p of paths) {
+        try {
+          out.set(p, await fs.readFile(path.join(ws.root, p), 'utf8'));
+        } catch {
+          // missing
+        }
+      }
+      return out;
+    },
+  };
 }
 
 /** Looks at the repository and works out its docs framework and conventions. */
-export async function detectDocs(ws: Workspace): Promise<DocsProfile> {
-  const { files } = await ws.listFiles('.', { limit: 20_000 });
+export async function detectDocs(input: Workspace | DocsSource): Promise<DocsProfile> {
+  const src = 'readMany' in input ? input : await workspaceSource(input);
+  const files = src.files;
+  const fileSet = new Set(files);
   const md = files.filter((f) => /\.mdx?$/i.test(f));
   const conventions: string[] = [];
   let framework: DocsFramework = 'markdown';
   let configFile: string | null = null;
   let docsRoot = '';
 
-  const mint = await firstExisting(ws, ['docs.json', 'mint.json', 'docs/docs.json', 'docs/mint.json']);
+  const mint = ['docs.json', 'mint.json', 'docs/docs.json', 'docs/mint.json'].find((f) => fileSet.has(f)) ?? null;
   const docusaurus = files.find((f) => /(^|\/)docusaurus\.config\.(js|mjs|cjs|ts)$/.test(f) && f.split('/').length <= 2);
   const mkdocs = files.find((f) => /(^|\/)mkdocs\.ya?ml$/.test(f) && f.split('/').length <= 2);
+  const configs = await src.readMany([mint, mkdocs].filter((x): x is string => !!x));
 
   if (mint) {
     framework = 'mintlify';
@@ -57,7 +72,7 @@ export async function detectDocs(ws: Workspace): Promise<DocsProfile> {
       'Pages start with YAML front matter holding at least `title` (and usually `description`).',
       'Mintlify components (<Note>, <Warning>, <Tip>, <CodeGroup>, <Card>, <Steps>…) are available in MDX without imports.',
     );
-    const text = await readIfExists(ws, mint);
+    const text = configs.get(mint);
     if (text && /"navigation"\s*:/.test(text)) conventions.push(`${mint} has a "navigation" section.`);
   } else if (docusaurus) {
     framework = 'docusaurus';
@@ -75,7 +90,7 @@ export async function detectDocs(ws: Workspace): Promise<DocsProfile> {
   } else if (mkdocs) {
     framework = 'mkdocs';
     configFile = mkdocs;
-    const text = (await readIfExists(ws, mkdocs)) ?? '';
+    const text = configs.get(mkdocs) ?? '';
     const dir = /^docs_dir:\s*["']?([^"'\n]+)["']?/m.exec(text)?.[1]?.trim() ?? 'docs';
     const base = path.posix.dirname(mkdocs) === '.' ? '' : path.posix.dirname(mkdocs);
     docsRoot = base ? `${base}/${dir}` : dir;
@@ -96,10 +111,11 @@ export async function detectDocs(ws: Workspace): Promise<DocsProfile> {
 
   // Front matter conventions from a sample of pages.
   const sample = md.filter((f) => !docsRoot || f.startsWith(docsRoot + '/')).slice(0, 20);
+  const texts = await src.readMany(sample);
   let withFm = 0;
   const keys = new Map<string, number>();
   for (const f of sample) {
-    const text = await readIfExists(ws, f);
+    const text = texts.get(f);
     const fm = text ? /^---\r?\n([\s\S]*?)\r?\n---/.exec(text) : null;
     if (!fm) continue;
     withFm++;

@@ -30,8 +30,9 @@ function errorText(err: unknown): string {
   return `Error: ${(err as Error)?.message ?? String(err)}`;
 }
 
-async function guard(fn: () => Promise<string>, maxChars: number): Promise<string> {
+async function guardRaw(fn: () => Promise<string>, maxChars: number, ready?: Promise<unknown>): Promise<string> {
   try {
+    if (ready) await ready;
     return clip(await fn(), maxChars);
   } catch (err) {
     return errorText(err);
@@ -158,8 +159,10 @@ export async function moveFile(ws: Workspace, input: { from: string; to: string 
 
 // ---------------------------------------------------------------- the tool set
 
-export function createTools(ws: Workspace, state: FinishState): ToolSet {
+/** `ready` (optional) is awaited before any tool runs: the worktree may still be checking out. */
+export function createTools(ws: Workspace, state: FinishState, ready?: Promise<unknown>): ToolSet {
   const max = ws.limits.maxOutputChars;
+  const guard = (fn: () => Promise<string>, maxChars: number) => guardRaw(fn, maxChars, ready);
   return {
     list_files: tool({
       description:
@@ -221,6 +224,7 @@ export function createTools(ws: Workspace, state: FinishState): ToolSet {
         'End your turn. `title` is a short pull-request title (under 72 characters); `summary` explains what you changed and why (or why nothing needed changing).',
       inputSchema: z.object({ title: z.string().min(1).max(200), summary: z.string().min(1).max(20_000) }),
       execute: async (input) => {
+        if (ready) await ready.catch(() => undefined);
         state.finished = { title: input.title.trim(), summary: input.summary.trim() };
         return 'Turn finished.';
       },

@@ -84,6 +84,18 @@ export function git(args: string[], opts: RunOptions = {}): Promise<string> {
   });
 }
 
+function gitBuffer(args: string[], cwd: string, input: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.resume();
+    child.on('error', (e) => reject(new GitError('git_error', `git could not be started: ${e.message}`)));
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new GitError('git_error', `git ${args[0]} failed (exit ${code})`))));
+    child.stdin.end(input);
+  });
+}
+
 /** Rejects repository URLs that carry credentials (they would end up in process listings and logs). */
 export function checkRepositoryUrl(url: string): void {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
@@ -181,10 +193,51 @@ export class Repo {
     }
   }
 
-  /** A fresh worktree at `dir` on `branch`, from the pushed job branch if it exists, else from the base branch. */
-  async prepareWorktree(dir: string, branch: string, baseBranch: string, signal?: AbortSignal): Promise<PreparedWorktree> {
+  /** The commit a job would start from with the mirror as it is now (no fetch); null without a mirror. */
+  async currentStart(branch: string, baseBranch: string): Promise<string | null> {
+    try {
+      await fs.access(path.join(this.mirror, 'HEAD'));
+    } catch {
+      return null;
+    }
+    return (await this.revParse(`refs/remotes/origin/${branch}`)) ?? (await this.revParse(`refs/remotes/origin/${baseBranch}`));
+  }
+
+  /** Reads a commit's tree without checking it out: every path, and the contents of chosen files. */
+  async treeSource(sha: string): Promise<{ files: string[]; readMany(paths: string[]): Promise<Map<string, string>> }> {
+    const list = await git(['ls-tree', '-r', '--name-only', '-z', sha], { cwd: this.mirror });
+    const files = list.split('\0').filter(Boolean);
+    const mirror = this.mirror;
+    return {
+      files,
+      async readMany(paths) {
+        const out = new Map<string, string>();
+        if (paths.length === 0) return out;
+        const raw = await gitBuffer(['cat-file', '--batch'], mirror, paths.map((p) => `${sha}:${p}`).join('\n') + '\n');
+        let pos = 0;
+        for (const p of paths) {
+          const nl = raw.indexOf(10, pos);
+          if (nl === -1) break;
+          const header = raw.subarray(pos, nl).toString('utf8');
+          pos = nl + 1;
+          const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
+          if (!m) continue; // "<name> missing"
+          const size = Number(m[2]);
+          if (m[1] === 'blob') out.set(p, raw.subarray(pos, pos + size).toString('utf8'));
+          pos += size + 1;
+        }
+        return out;
+      },
+    };
+  }
+
+  /**
+   * A fresh worktree at `dir` on `branch`, from the pushed job branch if it exists, else from the base
+   * branch. With `keepDir`, `dir` is an empty folder the caller created (and already cleaned).
+   */
+  async prepareWorktree(dir: string, branch: string, baseBranch: string, signal?: AbortSignal, opts: { keepDir?: boolean } = {}): Promise<PreparedWorktree> {
     await this.fetch(signal);
-    await this.removeWorktree(dir);
+    if (!opts.keepDir) await this.removeWorktree(dir);
     const pushed = await this.revParse(`refs/remotes/origin/${branch}`);
     const base = await this.revParse(`refs/remotes/origin/${baseBranch}`);
     const start = pushed ?? base;

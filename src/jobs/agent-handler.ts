@@ -1,5 +1,6 @@
 // The real job handler: prepares the job's worktree, runs the agent's tool loop, validates, commits,
 // pushes and opens (or updates) the pull request. Every step becomes a job event, secrets redacted.
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -8,7 +9,7 @@ import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
 import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
-import { GitError, Repo, type GitCredentials } from '../git/git.ts';
+import { GitError, Repo, type GitCredentials, type PreparedWorktree } from '../git/git.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
 
 export interface AgentHandlerOptions {
@@ -91,31 +92,58 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
 
       try {
         const started = Date.now();
-        const wt = await repo.prepareWorktree(dir, job.ref, job.baseRef, signal);
-        await emit('workspace', { branch: job.ref, baseRef: job.baseRef, startSha: wt.startSha, resumed: wt.resumed, ms: Date.now() - started });
-
-        const ws = await openWorkspace(dir);
-        const profile = await detectDocs(ws);
+        // With a mirror already on disk, the first model call does not wait for fetch and checkout: the
+        // docs profile comes from the mirror's tree, and tools wait until the worktree is ready.
+        const warmStart = await repo.currentStart(job.ref, job.baseRef);
+        let ws;
+        let profile;
+        let prep: Promise<PreparedWorktree>;
+        const prepFailed = new AbortController();
+        if (warmStart) {
+          await repo.removeWorktree(dir);
+          await mkdir(dir, { recursive: true });
+          ws = await openWorkspace(dir);
+          prep = repo.prepareWorktree(dir, job.ref, job.baseRef, signal, { keepDir: true });
+          prep.catch((err) => prepFailed.abort(err));
+          profile = await detectDocs(await repo.treeSource(warmStart));
+        } else {
+          prep = repo.prepareWorktree(dir, job.ref, job.baseRef, signal);
+          await prep;
+          ws = await openWorkspace(dir);
+          profile = await detectDocs(ws);
+        }
+        void prep.then(
+          (wt) => emit('workspace', { branch: job.ref, baseRef: job.baseRef, startSha: wt.startSha, resumed: wt.resumed, ms: Date.now() - started }),
+          () => undefined,
+        );
         await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
         const prior = ctx.history.filter((m) => m.seq < message.seq);
-        const result = await runAgent({
-          model,
-          workspace: ws,
-          system: systemPrompt(profile, { maxSteps: config.agent.maxSteps }),
-          messages: conversation(prior, message.prompt),
-          limits: {
-            maxSteps: config.agent.maxSteps,
-            maxWallClockMs: config.agent.maxWallClockMs,
-            maxTokens: config.agent.maxTokens,
-            maxRepeatedCalls: config.agent.maxRepeatedCalls,
-            maxValidationRounds: config.agent.maxValidationRounds,
-            maxRetries: config.models.maxRetries,
-            retryBaseMs: opts.retryBaseMs,
-          },
-          signal,
-          emit,
-          mdFormat: profile.mdFormat,
-        });
+        let result;
+        try {
+          result = await runAgent({
+            model,
+            workspace: ws,
+            workspaceReady: prep,
+            system: systemPrompt(profile, { maxSteps: config.agent.maxSteps }),
+            messages: conversation(prior, message.prompt),
+            limits: {
+              maxSteps: config.agent.maxSteps,
+              maxWallClockMs: config.agent.maxWallClockMs,
+              maxTokens: config.agent.maxTokens,
+              maxRepeatedCalls: config.agent.maxRepeatedCalls,
+              maxValidationRounds: config.agent.maxValidationRounds,
+              maxRetries: config.models.maxRetries,
+              retryBaseMs: opts.retryBaseMs,
+            },
+            signal: AbortSignal.any([signal, prepFailed.signal]),
+            emit,
+            mdFormat: profile.mdFormat,
+          });
+        } catch (err) {
+          if (prepFailed.signal.aborted && !signal.aborted) throw prepFailed.signal.reason;
+          throw err;
+        }
+        const wt = await prep;
         await emit('agent_finished', { title: result.title, summary: result.summary, steps: result.steps, usage: result.usage });
 
         const commit = await repo.commitAll(dir, `${result.title}\n\n${result.summary}\n\nFolio-Job: ${job.id}\n`);
