@@ -1,5 +1,375 @@
-// Analytics routes: built by the analytics work (issue 4).
-import type { FastifyPluginAsync } from 'fastify';
+// Visitor analytics API: server-side events, the browser script and its collect endpoint, bulk log
+// import, and the visitors / views / timeseries / agents queries.
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
+import { ApiError, badRequest, notFound, rateLimitHeaders, tooManyRequests } from '../../errors.ts';
+import { errorResponses, ProjectParams } from '../../contracts/common.ts';
+import {
+  AgentsResponse,
+  CollectBody,
+  EventsBody,
+  EventsResponse,
+  ImportResponse,
+  PagedQuery,
+  RangeQuery,
+  TimeseriesQuery,
+  TimeseriesResponse,
+  ViewsResponse,
+  VisitorsResponse,
+  type ImportResponse as ImportResult,
+} from '../../contracts/analytics.ts';
+import { RateLimitedError, takeRateSlot, type RateInfo } from '../../store/rate-limits.ts';
+import { parseRange, DAY_MS, type Range } from '../../analytics/dates.ts';
+import { classify } from '../../analytics/classify.ts';
+import { CLS, SOURCE } from '../../analytics/engine.ts';
+import { normalizePath } from '../../analytics/identity.ts';
+import { MAX_EVENTS_PER_REQUEST } from '../../analytics/ingest.ts';
+import { prepareImportRecord, RecordRejected } from '../../analytics/import.ts';
+import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
+import type { PendingEvent } from '../../analytics/writer.ts';
+import { requireKey } from '../auth.ts';
 
-export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async () => {};
+type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { projectId: string }; Querystring: Q; Body: B }>;
+
+const COLLECT_BODY_LIMIT = 4 * 1024;
+const IMPORT_BATCH = 20_000;
+const MAX_HOUR_RANGE_MS = 31 * DAY_MS;
+
+/** Fixed one-minute windows per client IP (per process) for the keyless collect endpoint. */
+class ClientRateLimiter {
+  private windows = new Map<string, { start: number; count: number }>();
+  private readonly limit: number;
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+  take(client: string, now = Date.now()): RateInfo | null {
+    if (this.limit <= 0) return null;
+    if (this.windows.size > 100_000) for (const [k, w] of this.windows) if (now - w.start >= 60_000) this.windows.delete(k);
+    let w = this.windows.get(client);
+    if (!w || now - w.start >= 60_000) this.windows.set(client, (w = { start: now, count: 0 }));
+    const resetSeconds = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
+    if (w.count >= this.limit) {
+      throw new ApiError(429, 'rate_limited', `Rate limit exceeded: at most ${this.limit} page views per client per minute.`, {
+        headers: { 'retry-after': String(resetSeconds), ...rateLimitHeaders({ limit: this.limit, remaining: 0, resetSeconds }) },
+      });
+    }
+    w.count++;
+    return { limit: this.limit, remaining: this.limit - w.count, resetSeconds };
+  }
+}
+
+function originsOf(siteOrigins: string | null | undefined): string[] {
+  if (!siteOrigins) return [];
+  try {
+    const v = JSON.parse(siteOrigins) as unknown;
+    return Array.isArray(v) ? v.filter((o): o is string => typeof o === 'string').map((o) => o.replace(/\/+$/, '').toLowerCase()) : [];
+  } catch {
+    return [];
+  }
+}
+
+export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { keys, analytics } = services;
+  const read = requireKey(keys, 'read');
+  const write = requireKey(keys, 'write');
+  const tags = ['Analytics'];
+  const collectLimiter = new ClientRateLimiter(services.config.rateLimits.collectPerMinute);
+
+  // Browsers post page views as text/plain (a CORS "simple" request, also what sendBeacon sends).
+  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: COLLECT_BODY_LIMIT }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new ApiError(400, 'invalid_json', 'The body is not valid JSON.'), undefined);
+    }
+  });
+  // The bulk import endpoint streams NDJSON: the body is handed over as a stream, never buffered whole.
+  app.addContentTypeParser(['application/x-ndjson', 'application/jsonl'], (_req, payload, done) => done(null, payload));
+
+  /** Counts one analytics read against the project's hourly limit. */
+  async function countRead(projectId: string, reply: FastifyReply): Promise<void> {
+    const limit = services.config.rateLimits.analyticsReadsPerHour;
+    if (limit <= 0) return;
+    try {
+      const info = await services.store.db.transaction().execute(async (trx) => {
+        await services.store.dialect.lockProject(trx, projectId);
+        return takeRateSlot(trx, projectId, 'analytics_read', limit, 'analytics reads');
+      });
+      if (info) reply.headers(rateLimitHeaders(info));
+    } catch (err) {
+      if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
+      throw err;
+    }
+  }
+
+  async function rangeOf(request: { params: { projectId: string }; query: { dateFrom?: string; dateTo?: string } }, reply: FastifyReply): Promise<Range> {
+    const range = parseRange(request.query);
+    await countRead(request.params.projectId, reply);
+    return range;
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  app.get<{ Params: { projectId: string }; Querystring: PagedQuery }>(
+    '/v1/analytics/:projectId/visitors',
+    {
+      schema: {
+        tags,
+        summary: 'Get unique visitors',
+        description:
+          'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive; ordered by total descending, then path ascending.',
+        params: ProjectParams,
+        querystring: PagedQuery,
+        response: { 200: VisitorsResponse, ...errorResponses(400, 401, 403, 429) },
+      },
+      preHandler: read,
+    },
+    async (request, reply) => {
+      const range = await rangeOf(request, reply);
+      const r = await analytics.visitors(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
+      return { totals: r.totals, visitors: r.rows, hasMore: r.hasMore };
+    },
+  );
+
+  app.get<{ Params: { projectId: string }; Querystring: PagedQuery }>(
+    '/v1/analytics/:projectId/views',
+    {
+      schema: {
+        tags,
+        summary: 'Get page views',
+        description: 'Page-view counts per path and site-wide, split into human and AI. Same parameters and order as the visitors operation.',
+        params: ProjectParams,
+        querystring: PagedQuery,
+        response: { 200: ViewsResponse, ...errorResponses(400, 401, 403, 429) },
+      },
+      preHandler: read,
+    },
+    async (request, reply) => {
+      const range = await rangeOf(request, reply);
+      const r = await analytics.views(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
+      return { totals: r.totals, views: r.rows, hasMore: r.hasMore };
+    },
+  );
+
+  app.get<{ Params: { projectId: string }; Querystring: { dateFrom?: string; dateTo?: string; interval: 'day' | 'hour' } }>(
+    '/v1/analytics/:projectId/timeseries',
+    {
+      schema: {
+        tags,
+        summary: 'Visitors over time',
+        description: 'Distinct human and AI visitors and page views per UTC day or hour, for charts. `interval=hour` needs both bounds, at most 31 days apart.',
+        params: ProjectParams,
+        querystring: TimeseriesQuery,
+        response: { 200: TimeseriesResponse, ...errorResponses(400, 401, 403, 429) },
+      },
+      preHandler: read,
+    },
+    async (request, reply) => {
+      const range = parseRange(request.query);
+      if (request.query.interval === 'hour' && (range.from === null || range.to === null || range.to - range.from > MAX_HOUR_RANGE_MS)) {
+        throw badRequest('range_too_large', 'interval=hour needs dateFrom and dateTo at most 31 days apart.', [
+          { message: 'hourly series are limited to 31 days', path: '/querystring/interval' },
+        ]);
+      }
+      await countRead(request.params.projectId, reply);
+      const series = await analytics.timeseries(request.params.projectId, range, request.query.interval);
+      return { interval: request.query.interval, series: series.map((p) => ({ ...p, start: new Date(p.start).toISOString() })) };
+    },
+  );
+
+  app.get<{ Params: { projectId: string }; Querystring: { dateFrom?: string; dateTo?: string } }>(
+    '/v1/analytics/:projectId/agents',
+    {
+      schema: {
+        tags,
+        summary: 'AI agents and crawlers',
+        description: 'Distinct visitors and views per agent: AI assistants and coding agents (category ai), search and training crawlers, other bots.',
+        params: ProjectParams,
+        querystring: RangeQuery,
+        response: { 200: AgentsResponse, ...errorResponses(400, 401, 403, 429) },
+      },
+      preHandler: read,
+    },
+    async (request, reply) => {
+      const range = await rangeOf(request, reply);
+      return { agents: await analytics.agents(request.params.projectId, range) };
+    },
+  );
+
+  // ------------------------------------------------------------------ ingest
+
+  app.post<{ Params: { projectId: string }; Body: EventsBody }>(
+    '/v1/analytics/:projectId/events',
+    {
+      schema: {
+        tags,
+        summary: 'Send page views (server side)',
+        description:
+          'Up to 1,000 events per request, each `{timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?}`. Good events are stored durably before the 202, even when others are rejected.',
+        params: ProjectParams,
+        body: EventsBody,
+        response: { 202: EventsResponse, ...errorResponses(400, 401, 403, 404, 413, 415) },
+      },
+      preHandler: write,
+    },
+    async (request, reply) => {
+      const { events } = request.body;
+      if (events.length > MAX_EVENTS_PER_REQUEST) {
+        throw badRequest('too_many_events', `Send at most ${MAX_EVENTS_PER_REQUEST} events per request; this one has ${events.length}.`, [
+          { message: `at most ${MAX_EVENTS_PER_REQUEST} events`, path: '/body/events' },
+        ]);
+      }
+      const result = await analytics.ingest(request.params.projectId, events);
+      return reply.code(202).send(result);
+    },
+  );
+
+  app.post(
+    '/v1/analytics/:projectId/import',
+    {
+      schema: {
+        tags,
+        summary: 'Bulk import (NDJSON stream)',
+        description:
+          'Used by `folio analytics import`: one JSON object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Streamed; answered once every line is durable.',
+        params: ProjectParams,
+        response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 415) },
+      },
+      preHandler: write,
+      bodyLimit: Number.MAX_SAFE_INTEGER,
+    },
+    async (request: ProjectRequest, reply) => {
+      const stream = request.body as Readable | undefined;
+      if (!stream || typeof (stream as Readable).pipe !== 'function') {
+        throw new ApiError(415, 'unsupported_media_type', 'Send the body as NDJSON with "Content-Type: application/x-ndjson".');
+      }
+      const projectId = request.params.projectId;
+      const result: ImportResult = { received: 0, recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] };
+      let batch: PendingEvent[] = [];
+      let inflight: Promise<void> = Promise.resolve();
+      const flush = async () => {
+        const events = batch;
+        batch = [];
+        await inflight; // at most one batch waiting on the writer while the next is parsed
+        inflight = analytics.submit(events).then(({ duplicates }) => {
+          result.duplicates += duplicates;
+          result.recorded += events.length - duplicates;
+        });
+      };
+      const now = Date.now();
+      const lines = createInterface({ input: stream, crlfDelay: Infinity });
+      for await (const line of lines) {
+        if (line === '') continue;
+        result.received++;
+        try {
+          let raw: unknown;
+          try {
+            raw = JSON.parse(line);
+          } catch {
+            throw new RecordRejected('invalid_json', 'The line is not valid JSON.');
+          }
+          const e = prepareImportRecord(raw, projectId, analytics.ids, now);
+          if (e.cls !== CLS.human && e.cls !== CLS.ai) result.crawlers++;
+          batch.push(e);
+        } catch (err) {
+          if (!(err instanceof RecordRejected)) throw err;
+          result.rejected++;
+          if (result.errors.length < 20) result.errors.push({ line: result.received, code: err.code, error: err.message });
+        }
+        if (batch.length >= IMPORT_BATCH) await flush();
+      }
+      await flush();
+      await inflight;
+      return reply.code(200).send(result);
+    },
+  );
+
+  // ------------------------------------------------------------------ browser script and collect
+
+  app.get(
+    '/v1/analytics/script.js',
+    { schema: { tags, summary: 'Browser script', description: 'Small, dependency-free page-view script; see docs/analytics.md.', security: [] } },
+    async (request, reply) => {
+      reply
+        .header('content-type', 'text/javascript; charset=utf-8')
+        .header('cache-control', 'public, max-age=3600, stale-while-revalidate=86400')
+        .header('etag', BROWSER_SCRIPT_ETAG)
+        .header('access-control-allow-origin', '*')
+        .header('x-content-type-options', 'nosniff');
+      if (request.headers['if-none-match'] === BROWSER_SCRIPT_ETAG) return reply.code(304).send();
+      return reply.send(BROWSER_SCRIPT);
+    },
+  );
+
+  async function allowedOrigin(request: FastifyRequest<{ Params: { projectId: string } }>): Promise<string> {
+    const project = await services.projects.get(request.params.projectId);
+    if (!project) throw notFound(`Project "${request.params.projectId}" does not exist.`, 'project_not_found');
+    const origin = request.headers.origin;
+    if (typeof origin !== 'string' || origin === '' || origin === 'null') {
+      throw new ApiError(403, 'origin_not_allowed', 'Page views are accepted from the browser script only: the request has no Origin.');
+    }
+    const allowed = originsOf((project as { site_origins?: string | null }).site_origins);
+    if (!allowed.includes(origin.toLowerCase())) {
+      throw new ApiError(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} is not one of this project's site origins.`);
+    }
+    return origin;
+  }
+
+  function corsHeaders(reply: FastifyReply, origin: string) {
+    reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
+  }
+
+  app.options<{ Params: { projectId: string } }>(
+    '/v1/analytics/:projectId/collect',
+    { schema: { hide: true, params: ProjectParams } },
+    async (request, reply) => {
+      const origin = await allowedOrigin(request);
+      corsHeaders(reply, origin);
+      reply
+        .header('access-control-allow-methods', 'POST')
+        .header('access-control-allow-headers', 'content-type')
+        .header('access-control-max-age', '86400');
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { projectId: string }; Body: CollectBody }>(
+    '/v1/analytics/:projectId/collect',
+    {
+      schema: {
+        tags,
+        summary: 'Record a page view (browser script)',
+        description:
+          'No key. Accepted only from the project\'s site origins (CORS), at most 4 KB per request and a per-client rate; bots and crawlers are dropped. Body `{path, referrer?, visitorId?}` as JSON or text/plain.',
+        params: ProjectParams,
+        body: CollectBody,
+        security: [],
+        response: { ...errorResponses(400, 403, 404, 413, 415, 429) },
+      },
+      bodyLimit: COLLECT_BODY_LIMIT,
+    },
+    async (request, reply) => {
+      const origin = await allowedOrigin(request);
+      corsHeaders(reply, origin);
+      const ip = request.ip;
+      const info = collectLimiter.take(ip);
+      if (info) reply.headers(rateLimitHeaders(info));
+      const body = request.body;
+      if (!body.path.startsWith('/') || /[\u0000-\u001f\u007f]/.test(body.path)) {
+        throw badRequest('invalid_path', 'The path must start with "/" and contain no control characters.', [{ message: 'invalid path', path: '/body/path' }]);
+      }
+      const userAgent = (request.headers['user-agent'] ?? '').slice(0, 1024);
+      const path = normalizePath(body.path);
+      const c = classify(userAgent, path, request.headers.accept);
+      if (c.class !== 'human' && c.class !== 'ai') return reply.code(204).send(); // bots are dropped
+      const now = Date.now();
+      const visitor = body.visitorId ? analytics.ids.fromGiven(`browser:${body.visitorId}`) : analytics.ids.daily(ip, userAgent, now);
+      await analytics.submit([
+        { projectId: request.params.projectId, ts: now, path, visitor, cls: CLS[c.class], agent: c.agent, referrer: body.referrer ?? null, source: SOURCE.script, importKey: null },
+      ]);
+      return reply.code(204).send();
+    },
+  );
+};

@@ -1,0 +1,87 @@
+// The analytics engine interface: DuckDB (embedded, engines/duckdb.ts) today; ClickHouse can implement
+// the same interface in engines/clickhouse.ts.
+import type { Range } from './dates.ts';
+
+/** Stored traffic classes. Only HUMAN and AI count as visitors; the others are kept for the agents report. */
+export const CLS = { human: 1, ai: 2, search: 3, training: 4, bot: 5 } as const;
+export type ClsCode = (typeof CLS)[keyof typeof CLS];
+export const CLS_NAME: Record<number, string> = { 1: 'human', 2: 'ai', 3: 'search', 4: 'training', 5: 'bot' };
+
+export const SOURCE = { api: 1, script: 2, import: 3 } as const;
+
+/** One page view, classified and identified, ready to store. */
+export interface StoredEvent {
+  projectId: string;
+  /** Milliseconds since the epoch (UTC). */
+  ts: number;
+  path: string;
+  visitor: bigint;
+  cls: ClsCode;
+  agent: string | null;
+  referrer: string | null;
+  source: number;
+  /** Import dedupe key (log lines): a second event with the same key on the same day is dropped. */
+  importKey: bigint | null;
+  /** Which submission of a group commit the event came from (for per-request duplicate counts). */
+  group: number;
+}
+
+export interface WriteOutcome {
+  /** Events dropped as already imported, by group. */
+  duplicates: Map<number, number>;
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface Counts {
+  human: number;
+  ai: number;
+  total: number;
+}
+
+export interface PathCounts extends Counts {
+  path: string;
+}
+
+export interface PagedCounts {
+  totals: Counts;
+  rows: PathCounts[];
+  hasMore: boolean;
+}
+
+export interface TimeseriesPoint {
+  start: number;
+  human: number;
+  ai: number;
+  total: number;
+  views: number;
+}
+
+export interface AgentRow {
+  agent: string;
+  category: string;
+  visitors: number;
+  views: number;
+}
+
+export interface AnalyticsEngine {
+  readonly name: string;
+  /** Stores the events durably (one transaction). */
+  write(events: StoredEvent[]): Promise<WriteOutcome>;
+  /** Exact distinct visitors per path and site-wide. */
+  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
+  /** Page-view counts per path and site-wide. */
+  views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
+  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
+  agents(projectId: string, range: Range): Promise<AgentRow[]>;
+  /** Folds recently written rows into the query layout. Safe to call any time. */
+  compact(): Promise<void>;
+  /** Rows written since the last compaction. */
+  pendingRows(): number;
+  /** Deletes everything before the UTC day `day` (days since the epoch). */
+  deleteBefore(day: number): Promise<void>;
+  close(): Promise<void>;
+}

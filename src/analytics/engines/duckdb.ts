@@ -1,0 +1,500 @@
+// The embedded analytics engine: one DuckDB file owned by this process.
+//
+// Layout (designed for exact distinct counts over any day range without a big hash table):
+//   events      every stored view (raw): partial-day ranges, hourly series, the agents report, retention.
+//   recent      per-flush deduplicated (project, day, path, visitor) rows not yet compacted.
+//   daily       one row per (project, day, path, visitor) with `mask` (1 human, 2 AI) and, per key,
+//               the previous day that key was seen (prev_h / prev_a / prev_t). A key is counted in a
+//               day range [d1, d2) exactly once: on its first row in the range, i.e. the row whose
+//               previous day is before d1. So the visitors query is a filtered COUNT … GROUP BY path.
+//   daily_site  the same per (project, day, visitor), for site-wide totals.
+//   paths, projects   dictionaries: paths and projects are stored as integers.
+//   import_keys (project, day, key) of imported log lines, so importing a file twice changes nothing.
+// Rows in `recent` are folded into daily/daily_site by compact(); until then queries add them with a
+// small join, so results are exact at every moment.
+import { existsSync } from 'node:fs';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DAY_MS, HOUR_MS, type Range } from '../dates.ts';
+import type { AgentRow, AnalyticsEngine, Counts, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
+import { CLS_NAME } from '../engine.ts';
+
+export class AnalyticsLockedError extends Error {
+  constructor(file: string) {
+    super(`The analytics file ${file} is locked by another process (a running Folio server?). Send the data through the server instead (--url/--key or FOLIO_URL/FOLIO_API_KEY).`);
+    this.name = 'AnalyticsLockedError';
+  }
+}
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS projects (project_key INTEGER NOT NULL, project_id VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS paths (path_id INTEGER NOT NULL, project_key INTEGER NOT NULL, path VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS events (project_key INTEGER NOT NULL, ts BIGINT NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL,
+     visitor BIGINT NOT NULL, cls UTINYINT NOT NULL, agent VARCHAR, referrer VARCHAR, source UTINYINT NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS recent (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, visitor BIGINT NOT NULL,
+     mask UTINYINT NOT NULL, views_h INTEGER NOT NULL, views_a INTEGER NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS daily (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, visitor BIGINT NOT NULL,
+     mask UTINYINT NOT NULL, views_h INTEGER NOT NULL, views_a INTEGER NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS daily_site (project_key INTEGER NOT NULL, day INTEGER NOT NULL, visitor BIGINT NOT NULL, mask UTINYINT NOT NULL,
+     prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS import_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, k BIGINT NOT NULL)`,
+];
+
+const int = (n: number): string => {
+  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
+  return String(n);
+};
+
+interface DaySplit {
+  /** Whole UTC days [d1, d2) read from the day tables; null bounds are open. `none` when no whole day is in range. */
+  days: { d1: number | null; d2: number | null } | 'none';
+  /** Partial-day millisecond ranges [from, to) read from raw events. */
+  edges: [number, number][];
+}
+
+export function splitRange(range: Range): DaySplit {
+  const { from, to } = range;
+  const aligned = (x: number | null) => x === null || x % DAY_MS === 0;
+  if (aligned(from) && aligned(to)) {
+    return { days: { d1: from === null ? null : from / DAY_MS, d2: to === null ? null : to / DAY_MS }, edges: [] };
+  }
+  const fd1 = from === null ? null : Math.ceil(from / DAY_MS);
+  const fd2 = to === null ? null : Math.floor(to / DAY_MS);
+  if (fd1 !== null && fd2 !== null && fd1 >= fd2) return { days: 'none', edges: [[from!, to!]] };
+  const edges: [number, number][] = [];
+  if (from !== null && from % DAY_MS !== 0) edges.push([from, fd1! * DAY_MS]);
+  if (to !== null && to % DAY_MS !== 0) edges.push([fd2! * DAY_MS, to]);
+  return { days: { d1: fd1, d2: fd2 }, edges };
+}
+
+class Pool {
+  private readonly free: DuckDBConnection[];
+  private readonly waiters: ((c: DuckDBConnection) => void)[] = [];
+  constructor(conns: DuckDBConnection[]) {
+    this.free = conns;
+  }
+  async use<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+    const c = this.free.pop() ?? (await new Promise<DuckDBConnection>((r) => this.waiters.push(r)));
+    try {
+      return await fn(c);
+    } finally {
+      const w = this.waiters.shift();
+      if (w) w(c);
+      else this.free.push(c);
+    }
+  }
+}
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+export interface DuckDbOptions {
+  /** Database file, or ':memory:'. */
+  file: string;
+  readConnections?: number;
+  threads?: number;
+  memoryLimit?: string;
+}
+
+export class DuckDbEngine implements AnalyticsEngine {
+  readonly name = 'duckdb';
+  private readonly instance: DuckDBInstance;
+  private readonly writer: DuckDBConnection;
+  private readonly readers: Pool;
+  private readonly readerConns: DuckDBConnection[];
+  private readonly projectKeys = new Map<string, number>();
+  private readonly pathIds = new Map<number, Map<string, number>>();
+  private nextProjectKey = 1;
+  private nextPathId = 1;
+  private pending = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
+    this.instance = instance;
+    this.writer = writer;
+    this.readerConns = readers;
+    this.readers = new Pool([...readers]);
+  }
+
+  static async open(opts: DuckDbOptions): Promise<DuckDbEngine> {
+    const settings: Record<string, string> = {};
+    if (opts.threads) settings.threads = String(opts.threads);
+    if (opts.memoryLimit) settings.memory_limit = opts.memoryLimit;
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(opts.file, settings);
+    } catch (err) {
+      if (/lock/i.test((err as Error).message) && opts.file !== ':memory:' && existsSync(opts.file)) throw new AnalyticsLockedError(opts.file);
+      throw err;
+    }
+    const writer = await instance.connect();
+    for (const sql of SCHEMA) await writer.run(sql);
+    await writer.run(`CREATE TEMP TABLE IF NOT EXISTS stage (grp INTEGER, project_key INTEGER, ts BIGINT, day INTEGER, path_id INTEGER, visitor BIGINT,
+      cls UTINYINT, agent VARCHAR, referrer VARCHAR, source UTINYINT, ikey BIGINT)`);
+    const readers: DuckDBConnection[] = [];
+    for (let i = 0; i < (opts.readConnections ?? 4); i++) readers.push(await instance.connect());
+    const engine = new DuckDbEngine(instance, writer, readers);
+    await engine.load();
+    return engine;
+  }
+
+  private async rows(c: DuckDBConnection, sql: string): Promise<Row[]> {
+    return (await c.runAndReadAll(sql)).getRowObjectsJS() as Row[];
+  }
+
+  private async load(): Promise<void> {
+    for (const r of await this.rows(this.writer, 'SELECT project_key, project_id FROM projects')) {
+      this.projectKeys.set(String(r.project_id), num(r.project_key));
+      this.nextProjectKey = Math.max(this.nextProjectKey, num(r.project_key) + 1);
+    }
+    for (const r of await this.rows(this.writer, 'SELECT path_id, project_key, path FROM paths')) {
+      const pk = num(r.project_key);
+      let m = this.pathIds.get(pk);
+      if (!m) this.pathIds.set(pk, (m = new Map()));
+      m.set(String(r.path), num(r.path_id));
+      this.nextPathId = Math.max(this.nextPathId, num(r.path_id) + 1);
+    }
+    this.pending = num((await this.rows(this.writer, 'SELECT count(*) AS n FROM recent'))[0].n);
+  }
+
+  /** Serialises writes on the writer connection. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  pendingRows(): number {
+    return this.pending;
+  }
+
+  write(events: StoredEvent[]): Promise<WriteOutcome> {
+    return this.exclusive(() => this.writeNow(events));
+  }
+
+  private async writeNow(events: StoredEvent[]): Promise<WriteOutcome> {
+    const duplicates = new Map<number, number>();
+    if (events.length === 0) return { duplicates };
+    // 1. Dictionaries: new projects and paths are stored before the events that use them.
+    const newProjects: [number, string][] = [];
+    const newPaths: [number, number, string][] = [];
+    const localProjects = new Map<string, number>();
+    const localPaths = new Map<number, Map<string, number>>();
+    let nextProject = this.nextProjectKey;
+    let nextPath = this.nextPathId;
+    const keys = new Int32Array(events.length);
+    const pathIds = new Int32Array(events.length);
+    for (let i = 0; i < events.length; i++) {
+      const e = events[i];
+      let pk = this.projectKeys.get(e.projectId) ?? localProjects.get(e.projectId);
+      if (pk === undefined) {
+        pk = nextProject++;
+        localProjects.set(e.projectId, pk);
+        newProjects.push([pk, e.projectId]);
+      }
+      let pid = this.pathIds.get(pk)?.get(e.path) ?? localPaths.get(pk)?.get(e.path);
+      if (pid === undefined) {
+        pid = nextPath++;
+        let m = localPaths.get(pk);
+        if (!m) localPaths.set(pk, (m = new Map()));
+        m.set(e.path, pid);
+        newPaths.push([pid, pk, e.path]);
+      }
+      keys[i] = pk;
+      pathIds[i] = pid;
+    }
+    if (newProjects.length > 0) {
+      const ap = await this.writer.createAppender('projects');
+      for (const [k, id] of newProjects) {
+        ap.appendInteger(k);
+        ap.appendVarchar(id);
+        ap.endRow();
+      }
+      ap.flushSync();
+      ap.closeSync();
+    }
+    if (newPaths.length > 0) {
+      const ap = await this.writer.createAppender('paths');
+      for (const [id, pk, p] of newPaths) {
+        ap.appendInteger(id);
+        ap.appendInteger(pk);
+        ap.appendVarchar(p);
+        ap.endRow();
+      }
+      ap.flushSync();
+      ap.closeSync();
+    }
+    for (const [id, k] of localProjects) this.projectKeys.set(id, k);
+    for (const [pk, m] of localPaths) {
+      let target = this.pathIds.get(pk);
+      if (!target) this.pathIds.set(pk, (target = new Map()));
+      for (const [p, id] of m) target.set(p, id);
+    }
+    this.nextProjectKey = nextProject;
+    this.nextPathId = nextPath;
+
+    // 2. Stage the batch (connection-local temp table), then move it in one transaction.
+    let hasImportKeys = false;
+    const perGroup = new Map<number, number>();
+    try {
+      const ap = await this.writer.createAppender('stage', 'main', 'temp');
+      for (let i = 0; i < events.length; i++) {
+        const e = events[i];
+        ap.appendInteger(e.group);
+        ap.appendInteger(keys[i]);
+        ap.appendBigInt(BigInt(e.ts));
+        ap.appendInteger(Math.floor(e.ts / DAY_MS));
+        ap.appendInteger(pathIds[i]);
+        ap.appendBigInt(e.visitor);
+        ap.appendUTinyInt(e.cls);
+        if (e.agent === null) ap.appendNull();
+        else ap.appendVarchar(e.agent);
+        if (e.referrer === null) ap.appendNull();
+        else ap.appendVarchar(e.referrer);
+        ap.appendUTinyInt(e.source);
+        if (e.importKey === null) ap.appendNull();
+        else {
+          ap.appendBigInt(e.importKey);
+          hasImportKeys = true;
+          perGroup.set(e.group, (perGroup.get(e.group) ?? 0) + 1);
+        }
+        ap.endRow();
+      }
+      ap.flushSync();
+      ap.closeSync();
+      await this.writer.run('BEGIN TRANSACTION');
+      try {
+        if (hasImportKeys) {
+          // Drop lines already imported (earlier batches) and repeats inside this batch.
+          await this.writer.run(`DELETE FROM stage WHERE ikey IS NOT NULL AND rowid NOT IN
+            (SELECT min(rowid) FROM stage WHERE ikey IS NOT NULL GROUP BY project_key, day, ikey)`);
+          await this.writer.run(`DELETE FROM stage s USING import_keys k
+            WHERE s.ikey IS NOT NULL AND k.k = s.ikey AND k.project_key = s.project_key AND k.day = s.day
+              AND k.day BETWEEN (SELECT min(day) FROM stage) AND (SELECT max(day) FROM stage)`);
+          for (const r of await this.rows(this.writer, 'SELECT grp, count(*) AS n FROM stage WHERE ikey IS NOT NULL GROUP BY grp')) {
+            perGroup.set(num(r.grp), (perGroup.get(num(r.grp)) ?? 0) - num(r.n));
+          }
+          for (const [g, n] of perGroup) if (n > 0) duplicates.set(g, n);
+          await this.writer.run('INSERT INTO import_keys SELECT project_key, day, ikey FROM stage WHERE ikey IS NOT NULL');
+        }
+        await this.writer.run('INSERT INTO events SELECT project_key, ts, day, path_id, visitor, cls, agent, referrer, source FROM stage');
+        const counted = await this.rows(
+          this.writer,
+          `INSERT INTO recent SELECT project_key, day, path_id, visitor, bit_or(cls)::UTINYINT, count(*) FILTER (WHERE cls = 1), count(*) FILTER (WHERE cls = 2)
+           FROM stage WHERE cls <= 2 GROUP BY project_key, day, path_id, visitor RETURNING 1 AS x`,
+        );
+        await this.writer.run('COMMIT');
+        this.pending += counted.length;
+      } catch (err) {
+        await this.writer.run('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    } finally {
+      await this.writer.run('DELETE FROM stage');
+    }
+    return { duplicates };
+  }
+
+  compact(): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.pending === 0) return;
+      const w = this.writer;
+      await w.run('BEGIN TRANSACTION');
+      try {
+        await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT project_key, day, path_id, visitor, bit_or(mask)::UTINYINT AS mask,
+          sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a FROM recent GROUP BY ALL`);
+        // Per (path, visitor): every day row of the touched keys is rebuilt with its previous-day links.
+        await w.run('CREATE OR REPLACE TEMP TABLE c_keys AS SELECT DISTINCT project_key, path_id, visitor FROM c_new');
+        await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.project_key, d.day, d.path_id, d.visitor, d.mask, d.views_h, d.views_a
+          FROM daily d SEMI JOIN c_keys k ON d.project_key = k.project_key AND d.path_id = k.path_id AND d.visitor = k.visitor`);
+        await w.run(`DELETE FROM daily d USING c_keys k WHERE d.project_key = k.project_key AND d.path_id = k.path_id AND d.visitor = k.visitor`);
+        await w.run(`INSERT INTO daily SELECT project_key, day, path_id, visitor, mask, views_h, views_a,
+            max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
+          FROM (SELECT project_key, day, path_id, visitor, bit_or(mask)::UTINYINT AS mask, sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a
+                FROM (SELECT * FROM c_old UNION ALL SELECT * FROM c_new) GROUP BY ALL)
+          WINDOW w AS (PARTITION BY project_key, path_id, visitor ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
+        // Site-wide: the same per visitor.
+        await w.run(`CREATE OR REPLACE TEMP TABLE c_snew AS SELECT project_key, day, visitor, bit_or(mask)::UTINYINT AS mask FROM c_new GROUP BY ALL`);
+        await w.run('CREATE OR REPLACE TEMP TABLE c_skeys AS SELECT DISTINCT project_key, visitor FROM c_snew');
+        await w.run(`CREATE OR REPLACE TEMP TABLE c_sold AS SELECT d.project_key, d.day, d.visitor, d.mask
+          FROM daily_site d SEMI JOIN c_skeys k ON d.project_key = k.project_key AND d.visitor = k.visitor`);
+        await w.run(`DELETE FROM daily_site d USING c_skeys k WHERE d.project_key = k.project_key AND d.visitor = k.visitor`);
+        await w.run(`INSERT INTO daily_site SELECT project_key, day, visitor, mask,
+            max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
+          FROM (SELECT project_key, day, visitor, bit_or(mask)::UTINYINT AS mask FROM (SELECT * FROM c_sold UNION ALL SELECT * FROM c_snew) GROUP BY ALL)
+          WINDOW w AS (PARTITION BY project_key, visitor ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
+        await w.run('DELETE FROM recent');
+        await w.run('COMMIT');
+        this.pending = 0;
+      } catch (err) {
+        await w.run('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        for (const t of ['c_new', 'c_keys', 'c_old', 'c_snew', 'c_skeys', 'c_sold']) await w.run(`DROP TABLE IF EXISTS temp.${t}`).catch(() => {});
+      }
+    });
+  }
+
+  deleteBefore(day: number): Promise<void> {
+    return this.exclusive(async () => {
+      const w = this.writer;
+      const d = int(day);
+      await w.run('BEGIN TRANSACTION');
+      try {
+        for (const t of ['events', 'recent', 'daily', 'daily_site', 'import_keys']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
+        // Links to deleted days become "first seen" so ranges starting before the cut-off stay exact.
+        for (const t of ['daily', 'daily_site']) {
+          for (const c of ['prev_h', 'prev_a', 'prev_t']) await w.run(`UPDATE ${t} SET ${c} = NULL WHERE ${c} < ${d}`);
+        }
+        await w.run('COMMIT');
+        this.pending = num((await this.rows(w, 'SELECT count(*) AS n FROM recent'))[0].n);
+      } catch (err) {
+        await w.run('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  private dayCond(days: { d1: number | null; d2: number | null }): string {
+    const c: string[] = [];
+    if (days.d1 !== null) c.push(`day >= ${int(days.d1)}`);
+    if (days.d2 !== null) c.push(`day < ${int(days.d2)}`);
+    return c.length ? c.join(' AND ') : 'true';
+  }
+
+  private edgeCond(edges: [number, number][]): string {
+    return edges.length ? '(' + edges.map(([a, b]) => `(ts >= ${int(a)} AND ts < ${int(b)})`).join(' OR ') + ')' : 'false';
+  }
+
+  /** CTEs `per(path_id, h, a, t)` and `tot(h, a, t)` of exact distinct visitors. */
+  private visitorCtes(pk: number, range: Range): string {
+    const split = splitRange(range);
+    const p = `project_key = ${int(pk)}`;
+    if (split.edges.length === 0 && split.days !== 'none') {
+      const dc = this.dayCond(split.days);
+      const d1 = split.days.d1 === null ? 'NULL' : int(split.days.d1);
+      const first = (col: string) => `(${col} IS NULL OR ${col} < ${d1})`;
+      return `
+        rk AS (SELECT path_id, visitor, bit_or(mask) AS m FROM recent WHERE ${p} AND ${dc} GROUP BY ALL),
+        hit AS (SELECT d.path_id, d.visitor, bit_or(d.mask) AS m FROM daily d JOIN rk ON d.path_id = rk.path_id AND d.visitor = rk.visitor
+                WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
+        extra AS (SELECT rk.path_id, count(*) FILTER (WHERE rk.m & 1 = 1 AND coalesce(hit.m, 0) & 1 = 0) AS h,
+                         count(*) FILTER (WHERE rk.m & 2 = 2 AND coalesce(hit.m, 0) & 2 = 0) AS a, count(*) FILTER (WHERE hit.m IS NULL) AS t
+                  FROM rk LEFT JOIN hit ON rk.path_id = hit.path_id AND rk.visitor = hit.visitor GROUP BY rk.path_id),
+        base AS (SELECT path_id, count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
+                        count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
+                 FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
+        per AS (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(t)::BIGINT AS t FROM (SELECT * FROM base UNION ALL SELECT * FROM extra)
+                GROUP BY path_id HAVING sum(t) > 0),
+        srk AS (SELECT visitor, bit_or(mask) AS m FROM recent WHERE ${p} AND ${dc} GROUP BY visitor),
+        shit AS (SELECT d.visitor, bit_or(d.mask) AS m FROM daily_site d JOIN srk ON d.visitor = srk.visitor
+                 WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
+        sextra AS (SELECT count(*) FILTER (WHERE srk.m & 1 = 1 AND coalesce(shit.m, 0) & 1 = 0) AS h,
+                          count(*) FILTER (WHERE srk.m & 2 = 2 AND coalesce(shit.m, 0) & 2 = 0) AS a, count(*) FILTER (WHERE shit.m IS NULL) AS t
+                   FROM srk LEFT JOIN shit ON srk.visitor = shit.visitor),
+        sbase AS (SELECT count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
+                         count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
+                  FROM daily_site WHERE ${p} AND ${dc}),
+        tot AS (SELECT sbase.h + sextra.h AS h, sbase.a + sextra.a AS a, sbase.t + sextra.t AS t FROM sbase, sextra)`;
+    }
+    // General path (a bound inside a day): whole days from the day tables plus raw events at the edges.
+    const parts: string[] = [];
+    if (split.days !== 'none') {
+      const dc = this.dayCond(split.days);
+      parts.push(`SELECT path_id, visitor, mask FROM daily WHERE ${p} AND ${dc}`, `SELECT path_id, visitor, mask FROM recent WHERE ${p} AND ${dc}`);
+    }
+    parts.push(`SELECT path_id, visitor, cls AS mask FROM events WHERE ${p} AND cls <= 2 AND ${this.edgeCond(split.edges)}`);
+    return `
+      src AS (${parts.join(' UNION ALL ')}),
+      pv AS MATERIALIZED (SELECT path_id, visitor, bit_or(mask) AS m FROM src GROUP BY ALL),
+      per AS (SELECT path_id, count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t FROM pv GROUP BY path_id),
+      tot AS (SELECT count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t
+              FROM (SELECT visitor, bit_or(m) AS m FROM pv GROUP BY visitor))`;
+  }
+
+  private viewCtes(pk: number, range: Range): string {
+    const split = splitRange(range);
+    const p = `project_key = ${int(pk)}`;
+    const parts: string[] = [];
+    if (split.days !== 'none') {
+      const dc = this.dayCond(split.days);
+      parts.push(
+        `SELECT path_id, views_h AS h, views_a AS a FROM daily WHERE ${p} AND ${dc}`,
+        `SELECT path_id, views_h AS h, views_a AS a FROM recent WHERE ${p} AND ${dc}`,
+      );
+    }
+    if (split.edges.length) {
+      parts.push(`SELECT path_id, (cls = 1)::INTEGER AS h, (cls = 2)::INTEGER AS a FROM events WHERE ${p} AND cls <= 2 AND ${this.edgeCond(split.edges)}`);
+    }
+    return `
+      per AS (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(h + a)::BIGINT AS t FROM (${parts.join(' UNION ALL ')}) GROUP BY path_id HAVING sum(h + a) > 0),
+      tot AS (SELECT coalesce(sum(h), 0) AS h, coalesce(sum(a), 0) AS a, coalesce(sum(t), 0) AS t FROM per)`;
+  }
+
+  private async paged(projectId: string, ctes: (pk: number) => string, page: Page): Promise<PagedCounts> {
+    const pk = this.projectKeys.get(projectId);
+    if (pk === undefined) return { totals: { human: 0, ai: 0, total: 0 }, rows: [], hasMore: false };
+    const sql = `WITH ${ctes(pk)},
+      ranked AS (SELECT p.path, per.h, per.a, per.t FROM per JOIN paths p ON p.path_id = per.path_id
+                 ORDER BY per.t DESC, p.path ASC LIMIT ${int(page.limit)} OFFSET ${int(page.offset)})
+      SELECT tot.h AS th, tot.a AS ta, tot.t AS tt, (SELECT count(*) FROM per) AS n, r.path, r.h, r.a, r.t
+      FROM tot LEFT JOIN (SELECT *, row_number() OVER (ORDER BY t DESC, path ASC) AS rn FROM ranked) r ON true ORDER BY r.rn`;
+    const rows = await this.readers.use((c) => this.rows(c, sql));
+    const first = rows[0];
+    const totals: Counts = { human: num(first?.th), ai: num(first?.ta), total: num(first?.tt) };
+    const n = num(first?.n);
+    return {
+      totals,
+      rows: rows.filter((r) => r.path !== null && r.path !== undefined).map((r) => ({ path: String(r.path), human: num(r.h), ai: num(r.a), total: num(r.t) })),
+      hasMore: n > page.offset + page.limit,
+    };
+  }
+
+  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.paged(projectId, (pk) => this.visitorCtes(pk, range), page);
+  }
+
+  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.paged(projectId, (pk) => this.viewCtes(pk, range), page);
+  }
+
+  async timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
+    const pk = this.projectKeys.get(projectId);
+    if (pk === undefined) return [];
+    const size = interval === 'day' ? DAY_MS : HOUR_MS;
+    const conds = [`project_key = ${int(pk)}`, 'cls <= 2'];
+    if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
+    if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
+    const sql = `SELECT b, count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t, sum(v)::BIGINT AS v
+      FROM (SELECT ts // ${size} AS b, visitor, bit_or(cls) AS m, count(*) AS v FROM events WHERE ${conds.join(' AND ')} GROUP BY ALL)
+      GROUP BY b ORDER BY b`;
+    const rows = await this.readers.use((c) => this.rows(c, sql));
+    return rows.map((r) => ({ start: num(r.b) * size, human: num(r.h), ai: num(r.a), total: num(r.t), views: num(r.v) }));
+  }
+
+  async agents(projectId: string, range: Range): Promise<AgentRow[]> {
+    const pk = this.projectKeys.get(projectId);
+    if (pk === undefined) return [];
+    const conds = [`project_key = ${int(pk)}`, 'cls >= 2'];
+    if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
+    if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
+    const sql = `SELECT coalesce(agent, 'Other bots') AS agent, cls, count(DISTINCT visitor) AS v, count(*) AS n FROM events
+      WHERE ${conds.join(' AND ')} GROUP BY ALL ORDER BY v DESC, n DESC, agent`;
+    const rows = await this.readers.use((c) => this.rows(c, sql));
+    return rows.map((r) => ({ agent: String(r.agent), category: CLS_NAME[num(r.cls)], visitors: num(r.v), views: num(r.n) }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.chain.catch(() => {});
+    try {
+      await this.writer.run('CHECKPOINT');
+    } catch {}
+    for (const c of this.readerConns) c.closeSync();
+    this.writer.closeSync();
+    this.instance.closeSync();
+  }
+}

@@ -1,0 +1,130 @@
+// Visitor-analytics schemas: validation, types and OpenAPI. Wire-compatible with the upstream
+// `GET /v1/analytics/{projectId}/visitors` and `/views` operations.
+import { Type, type Static } from 'typebox';
+
+const DateParam = (which: 'from' | 'to') =>
+  Type.String({
+    maxLength: 64,
+    description:
+      which === 'from'
+        ? 'Inclusive start: YYYY-MM-DD (00:00 UTC) or ISO 8601 with an offset. Missing = unbounded.'
+        : 'Exclusive end: results include times before it, not on it. YYYY-MM-DD (00:00 UTC) or ISO 8601 with an offset. Missing = unbounded.',
+    examples: ['2025-01-01'],
+  });
+
+export const RangeQuery = Type.Object({
+  dateFrom: Type.Optional(DateParam('from')),
+  dateTo: Type.Optional(DateParam('to')),
+});
+
+export const PagedQuery = Type.Object({
+  dateFrom: Type.Optional(DateParam('from')),
+  dateTo: Type.Optional(DateParam('to')),
+  limit: Type.Integer({ minimum: 1, maximum: 250, default: 50, description: 'Max results per page (1–250, default 50).' }),
+  offset: Type.Integer({ minimum: 0, default: 0, description: 'Rows to skip; while hasMore is true, add limit to offset.' }),
+});
+export type PagedQuery = Static<typeof PagedQuery>;
+
+export const TimeseriesQuery = Type.Object({
+  dateFrom: Type.Optional(DateParam('from')),
+  dateTo: Type.Optional(DateParam('to')),
+  interval: Type.Union([Type.Literal('day'), Type.Literal('hour')], { default: 'day', description: 'Bucket size (UTC).' }),
+});
+export type TimeseriesQuery = Static<typeof TimeseriesQuery>;
+
+const Counts = (what: string) =>
+  Type.Object({
+    human: Type.Integer({ description: `${what} from human traffic.` }),
+    ai: Type.Integer({ description: `${what} from AI agents (assistants, coding agents, Markdown readers).` }),
+    total: Type.Integer({ description: `${what}, deduplicated across human and AI.` }),
+  });
+
+export const VisitorsResponse = Type.Object(
+  {
+    totals: Counts('Site-wide exact unique visitors'),
+    visitors: Type.Array(
+      Type.Object({
+        path: Type.String({ description: 'Page path (query and fragment stripped).' }),
+        human: Type.Integer(),
+        ai: Type.Integer(),
+        total: Type.Integer({ description: 'Distinct visitors of this path, human and AI deduplicated.' }),
+      }),
+      { description: 'Ordered by total descending, then path ascending.' },
+    ),
+    hasMore: Type.Boolean({ description: 'True exactly when more paths exist past offset + limit.' }),
+  },
+  { $id: 'VisitorsByPage', title: 'VisitorsByPage' },
+);
+export type VisitorsResponse = Static<typeof VisitorsResponse>;
+
+export const ViewsResponse = Type.Object(
+  {
+    totals: Counts('Site-wide page views'),
+    views: Type.Array(
+      Type.Object({ path: Type.String(), human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() }),
+      { description: 'Ordered by total descending, then path ascending.' },
+    ),
+    hasMore: Type.Boolean(),
+  },
+  { $id: 'ViewsByPage', title: 'ViewsByPage' },
+);
+
+export const TimeseriesResponse = Type.Object({
+  interval: Type.Union([Type.Literal('day'), Type.Literal('hour')]),
+  series: Type.Array(
+    Type.Object({
+      start: Type.String({ format: 'date-time', description: 'Start of the bucket (UTC).' }),
+      human: Type.Integer({ description: 'Distinct human visitors in the bucket.' }),
+      ai: Type.Integer({ description: 'Distinct AI visitors in the bucket.' }),
+      total: Type.Integer(),
+      views: Type.Integer({ description: 'Human and AI page views in the bucket.' }),
+    }),
+  ),
+});
+
+export const AgentsResponse = Type.Object({
+  agents: Type.Array(
+    Type.Object({
+      agent: Type.String({ description: 'Agent name from the curated list, "Markdown client", or "Other bots".' }),
+      category: Type.String({ description: 'ai (counted as AI visitors), search, training or bot (counted in neither).' }),
+      visitors: Type.Integer(),
+      views: Type.Integer(),
+    }),
+  ),
+});
+
+export const EventsBody = Type.Object(
+  {
+    events: Type.Array(Type.Unknown(), {
+      description:
+        'At most 1,000 events, each {timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?}. Bad events are rejected one by one.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type EventsBody = Static<typeof EventsBody>;
+
+export const EventsResponse = Type.Object({
+  accepted: Type.Integer({ description: 'Events stored durably.' }),
+  rejected: Type.Array(Type.Object({ index: Type.Integer(), code: Type.String(), error: Type.String() })),
+});
+
+export const CollectBody = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 2048 }),
+    referrer: Type.Optional(Type.String({ maxLength: 2048 })),
+    visitorId: Type.Optional(Type.String({ minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' })),
+  },
+  { additionalProperties: false },
+);
+export type CollectBody = Static<typeof CollectBody>;
+
+export const ImportResponse = Type.Object({
+  received: Type.Integer({ description: 'Lines received.' }),
+  recorded: Type.Integer({ description: 'Events stored (not seen before).' }),
+  duplicates: Type.Integer({ description: 'Events already imported earlier (same line), not stored again.' }),
+  crawlers: Type.Integer({ description: 'Stored events from search/training crawlers and other bots (counted in neither human nor AI).' }),
+  rejected: Type.Integer(),
+  errors: Type.Array(Type.Object({ line: Type.Integer(), code: Type.String(), error: Type.String() }), { description: 'The first 20 rejected lines.' }),
+});
+export type ImportResponse = Static<typeof ImportResponse>;

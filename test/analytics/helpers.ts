@@ -1,0 +1,68 @@
+// Shared helpers of the analytics tests: a seeded PRNG, an independent reference computed with plain
+// Sets, and validators for the upstream OpenAPI document.
+import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
+
+export const UPSTREAM = '/work/shared/reference/upstream-openapi/analytics.openapi.json';
+
+export function upstreamValidator(schemaName: string) {
+  const doc = JSON.parse(readFileSync(UPSTREAM, 'utf8'));
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addSchema({ $id: 'upstream', components: doc.components }, 'upstream');
+  const validate = ajv.compile({ $ref: `upstream#/components/schemas/${schemaName}` });
+  return (value: unknown): string | null => (validate(value) ? null : ajv.errorsText(validate.errors));
+}
+
+/** mulberry32 */
+export function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface RefEvent {
+  ts: number;
+  /** normalised path */
+  path: string;
+  visitor: string;
+  cls: 'human' | 'ai' | 'none';
+}
+
+export const utf8Compare = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** Exact reference of the visitors (or views) query with plain Sets and arrays. */
+export function reference(events: RefEvent[], from: number | null, to: number | null, mode: 'visitors' | 'views' = 'visitors') {
+  const inRange = events.filter((e) => e.cls !== 'none' && (from === null || e.ts >= from) && (to === null || e.ts < to));
+  const per = new Map<string, { h: Set<string>; a: Set<string>; t: Set<string>; vh: number; va: number }>();
+  const th = new Set<string>();
+  const ta = new Set<string>();
+  const tt = new Set<string>();
+  let vh = 0;
+  let va = 0;
+  for (const e of inRange) {
+    let p = per.get(e.path);
+    if (!p) per.set(e.path, (p = { h: new Set(), a: new Set(), t: new Set(), vh: 0, va: 0 }));
+    (e.cls === 'human' ? p.h : p.a).add(e.visitor);
+    (e.cls === 'human' ? th : ta).add(e.visitor);
+    p.t.add(e.visitor);
+    tt.add(e.visitor);
+    if (e.cls === 'human') {
+      p.vh++;
+      vh++;
+    } else {
+      p.va++;
+      va++;
+    }
+  }
+  const rows = [...per.entries()].map(([path, p]) =>
+    mode === 'visitors' ? { path, human: p.h.size, ai: p.a.size, total: p.t.size } : { path, human: p.vh, ai: p.va, total: p.vh + p.va },
+  );
+  rows.sort((x, y) => y.total - x.total || utf8Compare(x.path, y.path));
+  const totals = mode === 'visitors' ? { human: th.size, ai: ta.size, total: tt.size } : { human: vh, ai: va, total: vh + va };
+  return { totals, rows };
+}
