@@ -1,0 +1,191 @@
+// The `folio jobs …` commands as a user runs them: a child process against a real server.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { FolioClient } from '../../src/client/index.ts';
+import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const NODE = path.join(root, 'node_modules/.bin/node');
+const ENTRY = path.join(root, 'test/client/fixtures/cli.ts');
+
+let server: TestServer;
+let handler: ScriptedHandler;
+let client: FolioClient;
+let env: Record<string, string>;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runCli(args: string[], extraEnv: Record<string, string | undefined> = {}, onStderr?: (text: string) => void): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const childEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
+    for (const [k, v] of Object.entries({ ...env, ...extraEnv })) if (v !== undefined) childEnv[k] = v;
+    const child = spawn(NODE, [ENTRY, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      onStderr?.(stderr);
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  handler = new ScriptedHandler();
+  server = await startTestServer({ jobHandler: handler });
+  const projectId = await server.createProject();
+  const key = await server.createKey(projectId);
+  client = new FolioClient({ baseUrl: server.url, apiKey: key, projectId });
+  env = { FOLIO_URL: server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId };
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('folio jobs create --wait', () => {
+  it('exits 0 and prints the pull request link when the job completes', async () => {
+    const run = await runCli(['jobs', 'create', 'complete: document the --dry-run flag', '--wait']);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
+    // Not a terminal: progress is plain lines on stderr (readable in CI logs).
+    expect(run.stderr).toMatch(/Created job_\w+/);
+    expect(run.stderr).toMatch(/job_\w+: completed/);
+    expect(run.stderr).toMatch(/job_\w+: #\d+ \S+ turn\.completed/);
+  });
+
+  it('exits 1 with the reason when the job fails', async () => {
+    const run = await runCli(['jobs', 'create', 'fail: cannot be done', '--wait']);
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim()).toBe('Failed: The model gave up on this prompt. (model_error)');
+  });
+
+  it('exits 2 when the job is archived while waiting', async () => {
+    let jobId: string | undefined;
+    const running = runCli(['jobs', 'create', 'hold: archived midway', '--wait', '--json'], {}, (err) => {
+      jobId ??= /Created (job_\w+)/.exec(err)?.[1];
+    });
+    for (let i = 0; i < 200 && !jobId; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(jobId).toBeDefined();
+    await handler.whenHeld(jobId!);
+    await client.archiveJob(jobId!);
+    const run = await running;
+    expect(run.code).toBe(2);
+    expect(JSON.parse(run.stdout)).toMatchObject({ id: jobId, status: 'archived' });
+  });
+
+  it('gives up after --timeout with exit code 1 while the job is still active', async () => {
+    const job = await client.createJob('hold: slow');
+    const run = await runCli(['jobs', 'wait', job.id, '--timeout', '1s']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`Job ${job.id} is still active after 1 s of waiting. (timeout)`);
+    expect(run.stdout).toBe('');
+    await handler.finish(job.id);
+    const done = await runCli(['jobs', 'wait', job.id]);
+    expect(done.code).toBe(0);
+    expect(done.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
+  });
+});
+
+describe('folio jobs get|list|message|archive|events', () => {
+  it('creates without waiting, gets, follows up, lists and archives a job', async () => {
+    const created = await runCli(['jobs', 'create', 'complete: first turn', '--json']);
+    expect(created.code).toBe(0);
+    const job = JSON.parse(created.stdout);
+    expect(job).toMatchObject({ status: 'active', prLink: null });
+    await client.waitForJob(job.id, { intervalMs: 100 });
+
+    const human = await runCli(['jobs', 'get', job.id]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^ID\\s+${job.id}$`, 'm'));
+    expect(human.stdout).toMatch(/^STATUS\s+completed$/m);
+    expect(human.stdout).toMatch(new RegExp(`^PR\\s+${PR_LINK}$`, 'm'));
+
+    const followUp = await runCli(['jobs', 'message', job.id, 'complete: second turn', '--wait']);
+    expect(followUp.code).toBe(0);
+    expect(followUp.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
+
+    const list = await runCli(['jobs', 'list', '--json', '--limit', '100']);
+    expect(list.code).toBe(0);
+    const page = JSON.parse(list.stdout);
+    expect(page.jobs.map((j: { id: string }) => j.id)).toContain(job.id);
+    expect(page).toHaveProperty('hasMore');
+
+    const table = await runCli(['jobs', 'list', '--status', 'completed', '--all']);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+MODEL\s+CREATED\s+PR$/);
+    expect(table.stdout).toMatch(new RegExp(`^${job.id}\\s+completed\\s`, 'm'));
+
+    const archived = await runCli(['jobs', 'archive', job.id]);
+    expect(archived.code).toBe(0);
+    expect(archived.stdout.trim()).toBe(`Archived ${job.id}.`);
+    const again = await runCli(['jobs', 'message', job.id, 'one more']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('(409 job_archived)');
+  });
+
+  it('prints events as lines or NDJSON, and --follow streams until the job is done', async () => {
+    const job = await client.createJob('hold: events for the CLI');
+    await handler.emit(job.id, 'step', { n: 1, message: 'Reading docs/cli.md' });
+
+    const lines = await runCli(['jobs', 'events', job.id]);
+    expect(lines.code).toBe(0);
+    expect(lines.stdout).toMatch(/^#1 \d\d:\d\d:\d\d job\.created/m);
+    expect(lines.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d step {2}Reading docs\/cli\.md$/m);
+
+    const following = runCli(['jobs', 'events', job.id, '--follow', '--json']);
+    await new Promise((r) => setTimeout(r, 300));
+    await handler.emit(job.id, 'step', { n: 2 });
+    await handler.finish(job.id);
+    const followed = await following;
+    expect(followed.code).toBe(0);
+    const events = followed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(events.map((e: { type: string }) => e.type)).toContain('turn.completed');
+    expect(events.filter((e: { type: string }) => e.type === 'step').map((e: { data: { n: number } }) => e.data.n)).toEqual([0, 1, 2]);
+    const ids = events.map((e: { id: number }) => e.id);
+    expect(ids).toEqual([...ids].sort((a: number, b: number) => a - b));
+
+    const after = await runCli(['jobs', 'events', job.id, '--json', '--after', String(ids.at(-2))]);
+    expect(after.stdout.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([ids.at(-1)]);
+  });
+});
+
+describe('folio jobs errors', () => {
+  it('reports API errors on stderr with exit code 1 and nothing on stdout', async () => {
+    const run = await runCli(['jobs', 'get', 'job_00000000000000000000000000']);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^folio: Job "job_00000000000000000000000000" does not exist in this project\. \(404 job_not_found\)$/m);
+  });
+
+  it('takes --url/--key/--project flags over the environment and explains missing ones', async () => {
+    const missing = await runCli(['jobs', 'list'], { FOLIO_URL: undefined, FOLIO_API_KEY: undefined, FOLIO_PROJECT: undefined });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe('folio: No server: pass --url or set FOLIO_URL (e.g. https://folio.example.com).');
+
+    const flags = await runCli(['jobs', 'list', '--json', '--url', env.FOLIO_URL, '--key', env.FOLIO_API_KEY, '--project', env.FOLIO_PROJECT], {
+      FOLIO_URL: undefined,
+      FOLIO_API_KEY: undefined,
+      FOLIO_PROJECT: undefined,
+    });
+    expect(flags.code).toBe(0);
+    expect(JSON.parse(flags.stdout).jobs.length).toBeGreaterThan(0);
+
+    const badKey = await runCli(['jobs', 'list', '--key', 'folio_not_a_real_key']);
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toMatch(/\(401 \w+\)/);
+  });
+
+  it('rejects bad option values before calling the server', async () => {
+    const run = await runCli(['jobs', 'list', '--limit', '500']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("option '--limit <n>' argument '500' is invalid");
+  });
+});
