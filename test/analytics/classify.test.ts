@@ -1,0 +1,141 @@
+// The classifier: every agent-list entry with a real user-agent string, the category order, isbot for
+// other bots, the Markdown rule, path normalisation and keyed visitor ids.
+import { describe, expect, it } from 'vitest';
+import { AGENTS, classify, classifyUserAgent, isMarkdownPath, prefersMarkdown } from '../../src/analytics/classify.ts';
+import { normalizePath, VisitorIds } from '../../src/analytics/identity.ts';
+import { isDocumentPath, parseCombined, parseJsonLine, contentKey } from '../../src/analytics/import.ts';
+import { parseInstant } from '../../src/analytics/dates.ts';
+
+const HUMANS = [
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
+  'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+];
+const OTHER_BOTS = [
+  'Mozilla/5.0 (compatible; AhrefsBot/7.0; +http://ahrefs.com/robot/)',
+  'Mozilla/5.0 (compatible; SemrushBot/7~bl; +http://www.semrush.com/bot.html)',
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36',
+  'curl/8.5.0',
+  'python-requests/2.32.3',
+  '',
+];
+
+describe('agent list', () => {
+  it('covers the required companies and tools', () => {
+    const companies = new Set(AGENTS.map((a) => a.company));
+    for (const c of ['OpenAI', 'Anthropic', 'Perplexity', 'Google', 'Microsoft', 'Apple', 'Amazon', 'Meta', 'Mistral', 'Cohere', 'DuckDuckGo', 'ByteDance', 'Common Crawl']) {
+      expect(companies, c).toContain(c);
+    }
+    const names = AGENTS.map((a) => a.name);
+    for (const n of ['Cursor', 'GitHub Copilot', 'Claude Code']) expect(names).toContain(n);
+    for (const cat of ['ai_answer', 'search', 'training']) expect(AGENTS.some((a) => a.category === cat)).toBe(true);
+  });
+
+  for (const agent of AGENTS) {
+    it(`classifies ${agent.name} (${agent.category}) from a real user agent`, () => {
+      const expected = { ai_answer: 'ai', search: 'search', training: 'training' }[agent.category];
+      expect(classifyUserAgent(agent.example)).toEqual({ class: expected, agent: agent.name });
+    });
+  }
+
+  it('lets the first category win: an assistant UA that also looks like a bot is AI', () => {
+    expect(classifyUserAgent('Mozilla/5.0 (compatible; ChatGPT-User/1.0; bot; +https://openai.com/bot)').class).toBe('ai');
+  });
+});
+
+describe('humans and other bots', () => {
+  it.each(HUMANS)('human: %s', (ua) => expect(classifyUserAgent(ua)).toEqual({ class: 'human', agent: null }));
+  it.each(OTHER_BOTS)('other bot: "%s"', (ua) => expect(classifyUserAgent(ua).class).toBe('bot'));
+});
+
+describe('Markdown views', () => {
+  it('counts a human-looking client reading Markdown as AI, not crawlers', () => {
+    expect(classify(HUMANS[0], '/docs/page.md').class).toBe('ai');
+    expect(classify(HUMANS[0], '/llms.txt').class).toBe('ai');
+    expect(classify(HUMANS[0], '/docs/llms-full.txt').class).toBe('ai');
+    expect(classify(HUMANS[0], '/docs/page', 'text/markdown, text/html;q=0.9').class).toBe('ai');
+    expect(classify(HUMANS[0], '/docs/page', 'text/html,application/xhtml+xml,*/*;q=0.8').class).toBe('human');
+    expect(classify(HUMANS[0], '/docs/page.md').agent).toBe('Markdown client');
+    expect(classify('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)', '/llms.txt').class).toBe('search');
+    expect(classify('curl/8.5.0', '/llms.txt').class).toBe('bot');
+  });
+  it('reads Accept preferences', () => {
+    expect(prefersMarkdown('text/markdown')).toBe(true);
+    expect(prefersMarkdown('text/html;q=0.5, text/markdown;q=0.6')).toBe(true);
+    expect(prefersMarkdown('text/html, text/markdown')).toBe(false);
+    expect(prefersMarkdown('text/markdown;q=0, text/plain')).toBe(false);
+    expect(prefersMarkdown('*/*')).toBe(false);
+    expect(prefersMarkdown(undefined)).toBe(false);
+    expect(isMarkdownPath('/a/b.mdx')).toBe(true);
+    expect(isMarkdownPath('/a/md')).toBe(false);
+  });
+});
+
+describe('identity and paths', () => {
+  it('normalises paths by stripping only the query and fragment', () => {
+    expect(normalizePath('/docs/install?ref=nav#x')).toBe('/docs/install');
+    expect(normalizePath('/docs/install#a?b')).toBe('/docs/install');
+    expect(normalizePath('/docs/install/')).toBe('/docs/install/');
+    expect(normalizePath('/Guide/Café')).toBe('/Guide/Café');
+    expect(normalizePath('/a%20b')).toBe('/a%20b');
+  });
+  it('derives keyed, stable visitor ids that never contain the IP', () => {
+    const a = new VisitorIds('secret-one-0123456789');
+    const b = new VisitorIds('secret-two-0123456789');
+    const id = a.fromIpAndAgent('203.0.113.5', 'UA');
+    expect(a.fromIpAndAgent('203.0.113.5', 'UA')).toBe(id);
+    expect(b.fromIpAndAgent('203.0.113.5', 'UA')).not.toBe(id);
+    expect(a.fromIpAndAgent('203.0.113.6', 'UA')).not.toBe(id);
+    expect(a.fromGiven('203.0.113.5')).not.toBe(id);
+    expect(typeof id).toBe('bigint');
+    const day = Date.UTC(2025, 0, 1);
+    expect(a.daily('203.0.113.5', 'UA', day)).toBe(a.daily('203.0.113.5', 'UA', day + 3_600_000));
+    expect(a.daily('203.0.113.5', 'UA', day)).not.toBe(a.daily('203.0.113.5', 'UA', day + 86_400_000));
+  });
+});
+
+describe('dates and log lines', () => {
+  it('parses YYYY-MM-DD as UTC midnight and honours offsets', () => {
+    expect(parseInstant('2025-03-01')).toBe(Date.UTC(2025, 2, 1));
+    expect(parseInstant('2025-03-01T02:00:00+02:00')).toBe(Date.UTC(2025, 2, 1));
+    expect(parseInstant('2025-03-01T00:00:00')).toBe(Date.UTC(2025, 2, 1));
+    expect(parseInstant('2025-02-29')).toBeNull();
+    expect(parseInstant('2024-02-29')).toBe(Date.UTC(2024, 1, 29));
+  });
+  it('parses combined and JSON log lines', () => {
+    const line = '203.0.113.7 - - [10/Mar/2025:13:55:36 -0700] "GET /docs/install?x=1 HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"';
+    expect(parseCombined(line)).toEqual({
+      ts: Date.UTC(2025, 2, 10, 20, 55, 36),
+      ip: '203.0.113.7',
+      method: 'GET',
+      path: '/docs/install?x=1',
+      status: 200,
+      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0',
+      referrer: 'https://example.com/',
+      accept: null,
+    });
+    expect(parseCombined('garbage')).toBeNull();
+    expect(parseJsonLine('{"time":"2025-03-10T20:55:36Z","remote_addr":"203.0.113.7","request":"GET /a HTTP/1.1","status":200,"http_user_agent":"UA"}')).toMatchObject({
+      ts: Date.UTC(2025, 2, 10, 20, 55, 36),
+      method: 'GET',
+      path: '/a',
+      ip: '203.0.113.7',
+      userAgent: 'UA',
+    });
+    expect(parseJsonLine('{"req":{"uri":"/b"},"ts":1741640136}', { ...DEFAULTS(), path: ['req.uri'] })).toMatchObject({ path: '/b', ts: 1741640136000 });
+  });
+  it('tells documents from assets', () => {
+    for (const p of ['/', '/docs', '/docs/', '/docs/page.html', '/docs/page.md', '/llms.txt', '/v1.2/guide']) expect(isDocumentPath(p), p).toBe(true);
+    for (const p of ['/app.js', '/style.css', '/logo.svg', '/favicon.ico', '/robots.txt', '/sitemap.xml', '/fonts/a.woff2']) expect(isDocumentPath(p), p).toBe(false);
+  });
+  it('gives distinct lines distinct content keys', () => {
+    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => contentKey(`line ${i}`)));
+    expect(keys.size).toBe(20_000);
+    expect(contentKey('abc')).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
+
+function DEFAULTS() {
+  return { time: ['ts'], ip: ['ip'], method: ['method'], path: ['path'], request: ['request'], status: ['status'], userAgent: ['ua'], referrer: ['referrer'], accept: ['accept'] };
+}
