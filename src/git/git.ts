@@ -200,7 +200,12 @@ export class Repo {
     } catch {
       return null;
     }
-    return (await this.revParse(`refs/remotes/origin/${branch}`)) ?? (await this.revParse(`refs/remotes/origin/${baseBranch}`));
+    const out = await git(
+      ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${branch}`, `refs/remotes/origin/${baseBranch}`],
+      { cwd: this.mirror },
+    ).catch(() => '');
+    const refs = new Map(out.split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+    return refs.get(`refs/remotes/origin/${branch}`) ?? refs.get(`refs/remotes/origin/${baseBranch}`) ?? null;
   }
 
   /** Reads a commit's tree without checking it out: every path, and the contents of chosen files. */
@@ -253,6 +258,13 @@ export class Repo {
 
   /** Removes a job's worktree (and its branch in the mirror); safe when it does not exist. */
   async removeWorktree(dir: string, branch?: string): Promise<void> {
+    if (!branch) {
+      try {
+        await fs.access(dir);
+      } catch {
+        return; // nothing to remove, and no branch to delete
+      }
+    }
     await withLock(this.mirror, async () => {
       try {
         await git(['worktree', 'remove', '--force', '--force', dir], { cwd: this.mirror });

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { AgentFailure, runAgent } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
-import { conversation, detectDocs, systemPrompt } from '../agent/prompts.ts';
+import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
 import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
 import { GitError, Repo, type GitCredentials, type PreparedWorktree } from '../git/git.ts';
@@ -60,6 +60,8 @@ export function pullRequestBody(jobId: string, turns: { prompt: string; title: s
 }
 
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions = {}): JobHandler {
+  // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
+  const profileCache = new Map<string, DocsProfile>();
   return {
     async runTurn(ctx: JobContext): Promise<TurnResult> {
       const { job, project, message, signal } = ctx;
@@ -96,7 +98,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         // docs profile comes from the mirror's tree, and tools wait until the worktree is ready.
         const warmStart = await repo.currentStart(job.ref, job.baseRef);
         let ws;
-        let profile;
+        let profile: DocsProfile | undefined;
         let prep: Promise<PreparedWorktree>;
         const prepFailed = new AbortController();
         if (warmStart) {
@@ -105,7 +107,13 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           ws = await openWorkspace(dir);
           prep = repo.prepareWorktree(dir, job.ref, job.baseRef, signal, { keepDir: true });
           prep.catch((err) => prepFailed.abort(err));
-          profile = await detectDocs(await repo.treeSource(warmStart));
+          const cacheKey = `${repo.mirror}@${warmStart}`;
+          profile = profileCache.get(cacheKey);
+          if (!profile) {
+            profile = await detectDocs(await repo.treeSource(warmStart));
+            if (profileCache.size > 500) profileCache.clear();
+            profileCache.set(cacheKey, profile);
+          }
         } else {
           prep = repo.prepareWorktree(dir, job.ref, job.baseRef, signal);
           await prep;
