@@ -1,42 +1,18 @@
 // The `folio jobs …` commands as a user runs them: a child process against a real server.
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { FolioClient } from '../../src/client/index.ts';
 import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
-
-const root = path.resolve(import.meta.dirname, '../..');
-const NODE = path.join(root, 'node_modules/.bin/node');
-const ENTRY = path.join(root, 'test/client/fixtures/cli.ts');
+import { CLI_ENTRY, NODE, runCli as run } from './fixtures/run-cli.ts';
 
 let server: TestServer;
 let handler: ScriptedHandler;
 let client: FolioClient;
 let env: Record<string, string>;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-export function runCli(args: string[], extraEnv: Record<string, string | undefined> = {}, onStderr?: (text: string) => void): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const childEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-    for (const [k, v] of Object.entries({ ...env, ...extraEnv })) if (v !== undefined) childEnv[k] = v;
-    const child = spawn(NODE, [ENTRY, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      onStderr?.(stderr);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runCli = (args: string[], extraEnv: Record<string, string | undefined> = {}, onStderr?: (text: string) => void) =>
+  run(args, { ...env, ...extraEnv }, onStderr);
 
 beforeAll(async () => {
   handler = new ScriptedHandler();
@@ -60,6 +36,25 @@ describe('folio jobs create --wait', () => {
     expect(run.stderr).toMatch(/Created job_\w+/);
     expect(run.stderr).toMatch(/job_\w+: completed/);
     expect(run.stderr).toMatch(/job_\w+: #\d+ \S+ turn\.completed/);
+  });
+
+  it('shows a spinner with the live status on a terminal', async () => {
+    // util-linux `script` runs the command on a pseudo-terminal, as a user's shell would.
+    const run = await new Promise<{ code: number | null; out: string }>((resolve, reject) => {
+      const child = spawn('script', ['-qec', `${NODE} ${CLI_ENTRY} jobs create complete:on-a-terminal --wait`, '/dev/null'], {
+        env: { ...env, PATH: process.env.PATH ?? '', TERM: 'xterm' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    expect(run.code).toBe(0);
+    expect(run.out).toMatch(/\r\x1b\[2K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] job_\w+ · (active|completed) · 0:\d\d/);
+    expect(run.out).toContain(`Completed: ${PR_LINK}`);
+    // The spinner line is cleared before the result is printed.
+    expect(run.out.lastIndexOf('\r\x1b[2K')).toBeLessThan(run.out.indexOf('Completed:'));
   });
 
   it('exits 1 with the reason when the job fails', async () => {

@@ -1,0 +1,128 @@
+// Analytics through the client and the CLI: ingest, visitors, views, every page, CSV/JSON/table output.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { FolioClient, FolioError, type AnalyticsEvent, type PathCounts, type VisitorsPage } from '../../src/client/index.ts';
+import { runCli } from './fixtures/run-cli.ts';
+
+const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const AI_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
+
+let server: TestServer;
+let client: FolioClient;
+let cliEnv: Record<string, string>;
+
+// 12 paths; path i has i+1 human visitors and one AI visitor on even i. Day 1 is 2025-03-10,
+// plus one human visitor of /p00 on 2025-03-12 (outside --to 2025-03-11).
+const PATHS = Array.from({ length: 12 }, (_, i) => `/p${String(i).padStart(2, '0')}`);
+function events(): AnalyticsEvent[] {
+  const out: AnalyticsEvent[] = [];
+  PATHS.forEach((path, i) => {
+    for (let v = 0; v <= i; v++) out.push({ timestamp: '2025-03-10T12:00:00Z', path, userAgent: HUMAN_UA, visitorId: `human-${v}` });
+    if (i % 2 === 0) out.push({ timestamp: new Date('2025-03-10T13:00:00Z'), path, userAgent: AI_UA, visitorId: `ai-${i}` });
+  });
+  out.push({ timestamp: '2025-03-12T09:00:00Z', path: '/p00', userAgent: HUMAN_UA, visitorId: 'late-visitor' });
+  out.push({ timestamp: '2025-03-12T09:00:00Z', path: '/p,"quoted"', userAgent: HUMAN_UA, visitorId: 'late-visitor' });
+  return out;
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ workers: 0 });
+  const projectId = await server.createProject();
+  const key = await server.createKey(projectId, 'write');
+  client = new FolioClient({ baseUrl: server.url, apiKey: key, projectId });
+  cliEnv = { FOLIO_URL: server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId };
+  const sent = events();
+  // batchSize 25 sends several requests; a bad event is reported with its index in the whole input.
+  const result = await client.ingestEvents([...sent, { path: '', userAgent: HUMAN_UA }], { batchSize: 25 });
+  expect(result.accepted).toBe(sent.length);
+  expect(result.rejected).toHaveLength(1);
+  expect(result.rejected[0].index).toBe(sent.length);
+  expect(result.rejected[0].code).toBeTruthy();
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+const RANGE = { dateFrom: '2025-03-10', dateTo: '2025-03-11' };
+
+describe('client analytics', () => {
+  it('gets one page of visitors and of views, ordered by total', async () => {
+    const page = await client.visitors({ ...RANGE, limit: 5 });
+    expect(page.totals).toEqual({ human: 12, ai: 6, total: 18 });
+    expect(page.visitors.map((r) => r.path)).toEqual(['/p10', '/p11', '/p08', '/p09', '/p06']);
+    expect(page.visitors[0]).toEqual({ path: '/p10', human: 11, ai: 1, total: 12 });
+    expect(page.hasMore).toBe(true);
+
+    const views = await client.views({ dateFrom: new Date('2025-03-10T00:00:00Z'), dateTo: '2025-03-11', limit: 250 });
+    expect(views.totals).toEqual({ human: 78, ai: 6, total: 84 });
+    expect(views.views).toHaveLength(12);
+    expect(views.hasMore).toBe(false);
+  });
+
+  it('iterates every page with allVisitors, from an offset', async () => {
+    const pages: VisitorsPage[] = [];
+    for await (const page of client.allVisitors({ ...RANGE, limit: 5 })) pages.push(page);
+    expect(pages.map((p) => p.visitors.length)).toEqual([5, 5, 2]);
+    expect(pages.map((p) => p.hasMore)).toEqual([true, true, false]);
+    const rows: PathCounts[] = pages.flatMap((p) => p.visitors);
+    expect(new Set(rows.map((r) => r.path))).toEqual(new Set(PATHS));
+
+    const fromOffset: PathCounts[] = [];
+    for await (const page of client.allVisitors({ ...RANGE, limit: 4, offset: 8 })) fromOffset.push(...page.visitors);
+    expect(fromOffset).toEqual(rows.slice(8));
+
+    let viewRows = 0;
+    for await (const page of client.allViews({ limit: 250 })) viewRows += page.views.length;
+    expect(viewRows).toBe(13); // every day: the 12 paths and the quoted one
+  });
+
+  it('reports a bad date range as a FolioError with details', async () => {
+    const err = (await client.visitors({ dateFrom: 'not a date' }).catch((e: unknown) => e)) as FolioError;
+    expect(err).toBeInstanceOf(FolioError);
+    expect(err.status).toBe(400);
+    await expect(client.visitors({ limit: 500 })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('folio analytics visitors|views', () => {
+  it('writes CSV with a header and every row, quoting where needed', async () => {
+    const run = await runCli(['analytics', 'visitors', '--format', 'csv', '--all', '--limit', '5'], cliEnv);
+    expect(run.code).toBe(0);
+    const lines = run.stdout.split('\r\n');
+    expect(lines[0]).toBe('path,human,ai,total');
+    expect(lines.at(-1)).toBe('');
+    expect(lines).toHaveLength(1 + 13 + 1);
+    expect(lines).toContain('/p10,11,1,12');
+    expect(lines).toContain('/p00,2,1,3'); // one human on day 1 and one on day 3
+    expect(lines).toContain('"/p,""quoted""",1,0,1');
+
+    const ranged = await runCli(['analytics', 'views', '--format', 'csv', '--from', '2025-03-10', '--to', '2025-03-11', '--limit', '2'], cliEnv);
+    expect(ranged.stdout).toBe('path,human,ai,total\r\n/p10,11,1,12\r\n/p11,12,0,12\r\n');
+    expect(ranged.stderr).toContain('More rows: --offset 2 --limit 2, or --all');
+  });
+
+  it('prints a table with totals, and JSON of one page or of all pages', async () => {
+    const table = await runCli(['analytics', 'visitors', '--from', '2025-03-10', '--to', '2025-03-11'], cliEnv);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('Unique visitors: 18 total (12 human, 6 AI)');
+    expect(table.stdout).toMatch(/^PATH\s+HUMAN\s+AI\s+TOTAL$/m);
+    expect(table.stdout).toMatch(/^\/p10\s+11\s+1\s+12$/m);
+
+    const page = JSON.parse((await runCli(['analytics', 'visitors', '--json', '--limit', '3', '--offset', '3'], cliEnv)).stdout);
+    expect(page.visitors).toHaveLength(3);
+    expect(page.hasMore).toBe(true);
+
+    const all = JSON.parse((await runCli(['analytics', 'views', '--format', 'json', '--all', '--to', '2025-03-11'], cliEnv)).stdout);
+    expect(all.views).toHaveLength(12);
+    expect(all.totals).toEqual({ human: 78, ai: 6, total: 84 });
+    expect(all.hasMore).toBe(false);
+  });
+
+  it('reports a server-side validation error on stderr', async () => {
+    const run = await runCli(['analytics', 'visitors', '--from', 'yesterday-ish'], cliEnv);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^folio: .+\(400 \w+\)/);
+  });
+});
