@@ -12,6 +12,8 @@ export interface Config {
   /** Key for keyed hashes (visitor ids, webhook signatures are per project). Never logged. */
   readonly secret: string;
   readonly logLevel: LogLevel;
+  /** One log line per request (method, route, status, time). */
+  readonly accessLog: boolean;
   /** Agent workers in this process. 0 runs the API only. */
   readonly workers: number;
   readonly bodyLimitBytes: number;
@@ -102,6 +104,14 @@ function int(env: Env, name: string, fallback: number, min: number, max = Number
   return n;
 }
 
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${env[name]}".`);
+}
+
 /** Durations like `30s`, `20m`, `2h`, `7d`, or plain milliseconds. */
 export function parseDuration(raw: string): number | null {
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim());
@@ -177,6 +187,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     secret: loadSecret(env, dataDir),
     logLevel,
+    accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
     workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),
     bodyLimitBytes: int(env, 'FOLIO_BODY_LIMIT', 1024 * 1024, 1024),
     databaseUrl,

@@ -54,7 +54,8 @@ export function buildCli(): Command {
     .description('Run the HTTP API (and agent workers unless --no-workers).')
     .option('--no-workers', 'run the API only; start workers with `folio worker`')
     .action(async (opts: { workers: boolean }) => {
-      const server = await startServer(config(), { workers: opts.workers ? undefined : 0, logRequests: true });
+      const cfg = config();
+      const server = await startServer(cfg, { workers: opts.workers ? undefined : 0, logRequests: cfg.accessLog });
       server.services.log.info({ url: server.url, workers: opts.workers ? server.services.config.workers : 0 }, 'Folio is listening');
       closeOnSignals(server);
     });

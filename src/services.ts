@@ -11,6 +11,7 @@ import { WorkerPool } from './jobs/worker.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
 import { createAnalytics, type Analytics } from './analytics/index.ts';
+import { startWebhookDispatcher } from './jobs/webhooks.ts';
 
 export interface ServicesOptions {
   /** Replaces the agent (tests, benchmarks). */
@@ -44,13 +45,15 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
   const projects = new ProjectStore(store.db);
-  const keys = new ApiKeyStore(store.db);
+  const keys = new ApiKeyStore(store.db, store.dialect);
   const jobs = new JobsService({
     db: store.db,
     dialect: store.dialect,
     config,
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
+  const webhooks = startWebhookDispatcher({ db: store.db, config, log });
+  jobs.onStatusChange((job, projectId) => webhooks.notify({ ...job, projectId }));
   const queue = new JobQueue(store.dialect, config.queue, {
     onWorkerLost: (row) => {
       log.warn({ jobId: row.id }, 'job failed: worker lost too often');
@@ -91,6 +94,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     async close() {
       clearInterval(pruner);
       await workers?.stop();
+      await webhooks.close();
       await analytics.close();
       for (const c of cleanups) await c();
       await store.close();

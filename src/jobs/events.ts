@@ -1,6 +1,6 @@
 // Job events: every step of a job, stored in order and published in-process for live streams.
 import { EventEmitter } from 'node:events';
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/schema.ts';
 import type { JobEvent } from '../contracts/jobs.ts';
 
@@ -17,6 +17,24 @@ function clipData(data: Record<string, unknown>): string {
   return JSON.stringify({ clipped: true, preview: json.slice(0, MAX_EVENT_BYTES - 100) });
 }
 
+/** Inserts an event inside the caller's transaction; publish it with publishJobEvent after commit. */
+export async function insertJobEvent(trx: Transaction<Database>, jobId: string, type: string, data: Record<string, unknown>): Promise<JobEvent> {
+  const body = clipData(data);
+  const at = Date.now();
+  const { max } = await trx
+    .selectFrom('job_events')
+    .select((eb) => eb.fn.max<number>('seq').as('max'))
+    .where('job_id', '=', jobId)
+    .executeTakeFirstOrThrow();
+  const seq = Number(max ?? 0) + 1;
+  await trx.insertInto('job_events').values({ job_id: jobId, seq, at, type, data: body }).execute();
+  return { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) };
+}
+
+export function publishJobEvent(jobId: string, event: JobEvent): void {
+  jobEventBus.emit(`job:${jobId}`, event);
+}
+
 export async function appendJobEvent(
   db: Kysely<Database>,
   jobId: string,
@@ -24,22 +42,10 @@ export async function appendJobEvent(
   data: Record<string, unknown>,
   isUniqueViolation: (err: unknown) => boolean,
 ): Promise<JobEvent> {
-  const body = clipData(data);
   for (let attempt = 0; ; attempt++) {
-    const at = Date.now();
     try {
-      const seq = await db.transaction().execute(async (trx) => {
-        const { max } = await trx
-          .selectFrom('job_events')
-          .select((eb) => eb.fn.max<number>('seq').as('max'))
-          .where('job_id', '=', jobId)
-          .executeTakeFirstOrThrow();
-        const next = Number(max ?? 0) + 1;
-        await trx.insertInto('job_events').values({ job_id: jobId, seq: next, at, type, data: body }).execute();
-        return next;
-      });
-      const event: JobEvent = { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) };
-      jobEventBus.emit(`job:${jobId}`, event);
+      const event = await db.transaction().execute((trx) => insertJobEvent(trx, jobId, type, data));
+      publishJobEvent(jobId, event);
       return event;
     } catch (err) {
       // Two writers raced for the same seq (PostgreSQL); take the next one.

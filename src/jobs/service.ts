@@ -7,9 +7,11 @@ import type { Job } from '../contracts/jobs.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database, JobStatus } from '../store/schema.ts';
 import { newId } from '../store/ids.ts';
+import { preparedRead } from '../store/prepared.ts';
 import { RateLimitedError, takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
 import { IdempotencyMismatchError, findStoredResponse, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
-import { appendJobEvent } from './events.ts';
+import { appendJobEvent, insertJobEvent, publishJobEvent } from './events.ts';
+import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
 
 export interface WriteResult {
@@ -38,8 +40,13 @@ export class JobsService {
   private readonly workListeners: (() => void)[] = [];
   private readonly archiveListeners: ((jobId: string) => void)[] = [];
 
+  private readonly jobById;
+  private readonly projectById;
+
   constructor(deps: JobsServiceDeps) {
     this.deps = deps;
+    this.projectById = preparedRead(deps.dialect, deps.db.selectFrom('projects').selectAll().where('id', '=', ':id'), ['id']);
+    this.jobById = preparedRead(deps.dialect, deps.db.selectFrom('jobs').selectAll().where('id', '=', ':id').where('project_id', '=', ':projectId'), ['id', 'projectId']);
   }
 
   /** Called after every committed status change (webhooks, metrics). */
@@ -83,10 +90,10 @@ export class JobsService {
     projectId: string,
     idem: IdempotencyRequest | undefined,
     rate: { bucket: string; limit: number; what: string } | null,
-    fn: (trx: Transaction<Database>, takeSlot: () => Promise<RateInfo | null>) => Promise<{ row: JobRow; statusCode: number; changed: boolean }>,
+    fn: (trx: Transaction<Database>, takeSlot: () => Promise<RateInfo | null>) => Promise<{ row: JobRow; statusCode: number; changed: boolean; event?: JobEventView }>,
   ): Promise<WriteResult & { changed: boolean; row?: JobRow }> {
     try {
-      return await this.deps.db.transaction().execute(async (trx) => {
+      const result = await this.deps.db.transaction().execute(async (trx) => {
         await this.deps.dialect.lockProject(trx, projectId);
         if (idem) {
           const stored = await findStoredResponse(trx, projectId, idem);
@@ -94,11 +101,13 @@ export class JobsService {
         }
         let rateInfo: RateInfo | null = null;
         const takeSlot = async () => (rateInfo = rate ? await takeRateSlot(trx, projectId, rate.bucket, rate.limit, rate.what) : null);
-        const { row, statusCode, changed } = await fn(trx, takeSlot);
+        const { row, statusCode, changed, event } = await fn(trx, takeSlot);
         const job = jobView(row);
         if (idem) await storeResponse(trx, projectId, idem, { statusCode, body: JSON.stringify(job) });
-        return { job, statusCode, rate: rateInfo, replayed: false, changed, row };
+        return { job, statusCode, rate: rateInfo, replayed: false, changed, row, event };
       });
+      if (result.event && result.row) publishJobEvent(result.row.id, result.event);
+      return result;
     } catch (err) {
       if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
       if (err instanceof IdempotencyMismatchError) throw new ApiError(422, 'idempotency_key_reused', err.message);
@@ -108,7 +117,7 @@ export class JobsService {
 
   async create(projectId: string, body: { prompt: string; model?: string }, idem?: IdempotencyRequest): Promise<WriteResult> {
     const { db, config } = this.deps;
-    const project = await db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirst();
+    const [project] = await this.projectById({ id: projectId });
     if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
     const model = this.resolveModel(body.model, project.default_model);
     const result = await this.write(
@@ -139,11 +148,11 @@ export class JobsService {
         };
         await trx.insertInto('jobs').values(row).execute();
         await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt: body.prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
-        return { row, statusCode: 201, changed: true };
+        const event = await insertJobEvent(trx, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref });
+        return { row, statusCode: 201, changed: true, event };
       },
     );
     if (result.changed && result.row) {
-      await this.event(result.row.id, 'job.created', { model, ref: result.row.ref, baseRef: result.row.base_ref });
       this.workQueued();
       this.statusChanged(result.row);
     }
@@ -177,11 +186,11 @@ export class JobsService {
           .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
           .where('id', '=', jobId)
           .execute();
-        return { row: updated, statusCode: 200, changed: true };
+        const event = await insertJobEvent(trx, jobId, 'message.queued', { seq });
+        return { row: updated, statusCode: 200, changed: true, event };
       },
     );
     if (result.changed && result.row) {
-      await this.event(jobId, 'message.queued', { seq });
       this.workQueued();
       if (reopened) this.statusChanged(result.row);
     }
@@ -216,7 +225,7 @@ export class JobsService {
   }
 
   async get(projectId: string, jobId: string): Promise<Job> {
-    const row = await this.deps.db.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId).executeTakeFirst();
+    const [row] = await this.jobById({ id: jobId, projectId });
     if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
     return jobView(row);
   }

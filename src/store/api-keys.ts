@@ -3,6 +3,7 @@ import { createHash, randomInt } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiKeysTable, Database, KeyScope } from './schema.ts';
 import { newId } from './ids.ts';
+import { preparedRead, type ReadTarget } from './prepared.ts';
 
 export const KEY_PREFIX = 'folio_';
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -10,6 +11,11 @@ const SECRET_LENGTH = 40;
 const DISPLAY_LENGTH = KEY_PREFIX.length + 6;
 /** lastUsedAt is written at most this often per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
+/**
+ * A verified key is remembered this long, so a busy client costs no query per request. Revocation
+ * in this process takes effect at once; a revocation made by another process within this time.
+ */
+const VERIFIED_CACHE_MS = 1_000;
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -57,8 +63,12 @@ const WELL_FORMED = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9]{32,128}$`);
 export class ApiKeyStore {
   private readonly db: Kysely<Database>;
   private readonly lastUsedWritten = new Map<string, number>();
-  constructor(db: Kysely<Database>) {
+  private readonly verified = new Map<string, { row: ApiKeyRow; at: number }>();
+  private readonly byHash;
+  /** `reads` serves the per-request key lookup (StoreDialect for its committed-read path). */
+  constructor(db: Kysely<Database>, reads: ReadTarget = db) {
     this.db = db;
+    this.byHash = preparedRead(reads, db.selectFrom('api_keys').selectAll().where('hash', '=', ':hash'), ['hash']);
   }
 
   /** Creates a key and returns it in full: the only time it is ever shown. */
@@ -90,13 +100,24 @@ export class ApiKeyStore {
 
   /** Revokes a key; idempotent. Returns the row, or undefined for an unknown id. */
   async revoke(id: string): Promise<ApiKeyRow | undefined> {
+    this.verified.clear();
     await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
     return this.get(id);
   }
 
   async verify(presented: string, now = Date.now()): Promise<KeyCheck> {
     if (!WELL_FORMED.test(presented)) return { ok: false, reason: 'malformed' };
-    const row = await this.db.selectFrom('api_keys').selectAll().where('hash', '=', hashKey(presented)).executeTakeFirst();
+    const hash = hashKey(presented);
+    const cached = this.verified.get(hash);
+    let row: ApiKeyRow | undefined;
+    if (cached && now - cached.at < VERIFIED_CACHE_MS) row = cached.row;
+    else {
+      [row] = await this.byHash({ hash });
+      if (row) {
+        if (this.verified.size > 10_000) this.verified.clear();
+        this.verified.set(hash, { row, at: now });
+      }
+    }
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
     if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };

@@ -1,6 +1,7 @@
 // Every difference between SQLite and PostgreSQL lives in this file.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import {
   CompiledQuery,
   Kysely,
@@ -30,6 +31,11 @@ export interface StoreDialect {
   /** An auto-incrementing integer primary key column named `id`. */
   idColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
   isUniqueViolation(err: unknown): boolean;
+  /**
+   * Runs a read-only compiled query outside transactions, seeing only committed data. On SQLite it
+   * uses a second, read-only connection synchronously (WAL readers never wait); hot paths use it.
+   */
+  readCommitted<R>(query: CompiledQuery<R>): Promise<R[]>;
   /** Cross-process wake-up: notify listeners on `channel`. In-process wake-ups do not need this. */
   notify(channel: string): Promise<void>;
   /** Subscribes to notifications from other processes; returns an unsubscribe function. */
@@ -63,6 +69,7 @@ function nodeSqliteAdapter(file: string) {
   };
   return {
     close: () => db.close(),
+    exec: (sql: string) => db.exec(sql),
     prepare(sql: string) {
       const { stmt, reader } = prepare(sql);
       return {
@@ -78,8 +85,51 @@ function nodeSqliteAdapter(file: string) {
   };
 }
 
-/** SQLite transactions take the write lock up front so read-then-write never deadlocks across processes. */
+/**
+ * Checkpoints move the WAL into the database file and fsync it, which takes tens of milliseconds on
+ * ordinary disks. Done by the writer they stall a commit every hundred or so; here a worker thread
+ * with its own connection does them every second (PASSIVE: it never blocks writers or readers).
+ */
+const CHECKPOINTER = `
+const { DatabaseSync } = require('node:sqlite');
+const { workerData } = require('node:worker_threads');
+const db = new DatabaseSync(workerData.file);
+db.exec('PRAGMA busy_timeout = 1000');
+setInterval(() => { try { db.exec('PRAGMA wal_checkpoint(PASSIVE)'); } catch {} }, workerData.everyMs);
+`;
+
+function startCheckpointer(file: string): Worker {
+  const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { file, everyMs: 1000 } });
+  worker.unref();
+  worker.on('error', () => {});
+  return worker;
+}
+
+/**
+ * Kysely's SQLite driver with two changes: transactions take the write lock up front (BEGIN
+ * IMMEDIATE) so read-then-write never deadlocks across processes, and waiters for the single
+ * connection queue in order (Kysely's own mutex wakes every waiter on each release, which costs
+ * O(n²) under concurrent requests).
+ */
 class ImmediateSqliteDriver extends SqliteDriver {
+  #connection: DatabaseConnection | null = null;
+  #busy = false;
+  readonly #waiters: (() => void)[] = [];
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.#busy) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    this.#busy = true;
+    // The base driver's mutex is taken once and kept: this queue does the serialising.
+    this.#connection ??= await super.acquireConnection();
+    return this.#connection;
+  }
+
+  override async releaseConnection(): Promise<void> {
+    const next = this.#waiters.shift();
+    if (next) next(); // hand over directly; #busy stays true
+    else this.#busy = false;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
@@ -97,8 +147,13 @@ class ImmediateSqliteDialect extends SqliteDialect {
 }
 
 function sqliteDialect(dataDir: string): StoreDialect {
-  const adapter = nodeSqliteAdapter(path.join(dataDir, 'folio.db'));
+  const file = path.join(dataDir, 'folio.db');
+  const adapter = nodeSqliteAdapter(file);
+  // The writer never checkpoints itself; the checkpointer thread does (see CHECKPOINTER).
+  adapter.exec('PRAGMA wal_autocheckpoint = 0');
+  const checkpointer = startCheckpointer(file);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: adapter as never }) });
+  let reader: ReturnType<typeof nodeSqliteAdapter> | null = null;
   return {
     kind: 'sqlite',
     db,
@@ -107,10 +162,19 @@ function sqliteDialect(dataDir: string): StoreDialect {
     forClaim: (qb) => qb,
     idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
     isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
+    readCommitted: async <R>(query: CompiledQuery<R>) => {
+      // Opened on first use: the file exists and is in WAL mode by then.
+      reader ??= nodeSqliteAdapter(file);
+      return reader.prepare(query.sql).all(query.parameters) as R[];
+    },
     // One process owns a SQLite file's queue; other processes fall back to polling.
     notify: async () => {},
     listen: async () => async () => {},
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer.terminate();
+      reader?.close();
+      await db.destroy();
+    },
   };
 }
 
@@ -134,6 +198,7 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
     forClaim: (qb) => qb.forUpdate().skipLocked(),
     idColumn: (t) => t.addColumn('id', 'bigserial', (c) => c.primaryKey()),
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
+    readCommitted: async (query) => (await db.executeQuery(query)).rows,
     notify: async (channel) => {
       await pool.query('select pg_notify($1, $2)', [channel, '']);
     },
