@@ -1,0 +1,269 @@
+// The dashboard end to end in a real browser (playwright-core driving Debian's Chromium) against a
+// real Folio server with the real agent, a scripted Chat Completions model and a fake GitHub:
+// first-run setup, sign-in, project, API key used from the test, a job that opens a pull request,
+// analytics for ingested events, settings, and revoking the key. Screenshots go to docs/screenshots.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { sequence, toolCall } from '../fixtures/fake-openai.ts';
+import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = path.resolve('docs/screenshots');
+const WEB_INDEX = path.resolve('web/dist/index.html');
+const OWNER = { email: 'owner@example.com', password: 'a long owner passphrase' };
+const DOCS = {
+  'docs.json': JSON.stringify({ name: 'Acme', navigation: [{ group: 'Start', pages: ['index'] }] }, null, 2) + '\n',
+  'index.mdx': '---\ntitle: Home\ndescription: Start here\n---\n\n# Acme CLI\n\nRun `acme build`.\n',
+};
+
+let e: E2E;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+async function shot(name: string) {
+  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: the dashboard end-to-end test needs it. Install it with "apt-get install -y chromium".`);
+  }
+  // The server serves web/dist; build it once if this checkout has not (npm ci does).
+  if (!existsSync(WEB_INDEX)) {
+    execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  e = await startE2E();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', acceptDownloads: true, timezoneId: 'UTC', locale: 'en-GB' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e.server.url });
+  page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  await e?.close();
+});
+
+describe('dashboard in the browser', () => {
+  let projectId = '';
+  let key = '';
+
+  it('runs first-run setup, signs out and signs in again', async () => {
+    await page.goto(e.server.url);
+    await page.waitForURL('**/setup');
+    await expect.poll(() => page.getByRole('heading', { name: 'Welcome to Folio' }).isVisible()).toBe(true);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password', { exact: true }).fill(OWNER.password);
+    await page.getByLabel('Repeat the password').fill('a different passphrase');
+    await page.getByRole('button', { name: 'Create owner account' }).click();
+    await page.getByText('The two passwords do not match.').waitFor();
+    await page.getByLabel('Repeat the password').fill(OWNER.password);
+    await shot('setup');
+    await page.getByRole('button', { name: 'Create owner account' }).click();
+    await page.waitForURL('**/projects');
+    await page.getByRole('heading', { name: 'New project' }).waitFor();
+
+    // The session cookie is httpOnly: scripts in the page cannot read it.
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === 'folio_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login');
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The email or password is not right.' }).waitFor();
+    await page.getByLabel('Password').fill(OWNER.password);
+    await shot('sign-in');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL('**/projects');
+    await page.getByText(OWNER.email).waitFor();
+  });
+
+  it('creates a project and shows its id on the API keys page', async () => {
+    const repo = e.host.createRepo('acme/docs', DOCS);
+    await page.getByLabel('Name').fill('Acme docs');
+    await page.getByLabel('Repository URL').fill('not a repository');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.getByRole('alert').filter({ hasText: 'is not a git URL' }).waitFor();
+    await page.getByLabel('Repository URL').fill(repo);
+    await page.getByLabel('Code host').selectOption('github');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.waitForURL(/\/projects\/prj_[a-z0-9]+\/keys$/);
+    projectId = (await page.getByTestId('project-id').textContent())!.trim();
+    expect(projectId).toMatch(/^prj_/);
+    expect(page.url()).toContain(projectId);
+    await page.getByText('No keys yet').waitFor();
+  });
+
+  it('creates a key shown once, copies it, and the key works against the API', async () => {
+    await page.getByLabel('Name').fill('E2E pipeline');
+    await page.getByLabel('Scope').selectOption('write');
+    await page.getByLabel('Expires').selectOption('30');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const shown = page.getByTestId('new-key');
+    await shown.waitFor();
+    key = (await shown.textContent())!.trim();
+    expect(key).toMatch(/^folio_[A-Za-z0-9]{40}$/);
+    await page.getByText('It is shown only this once').waitFor();
+    await page.getByRole('button', { name: 'Copy API key' }).click();
+    await page.getByRole('button', { name: 'Copy API key' }).filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+
+    const row = page.getByRole('row').filter({ hasText: 'E2E pipeline' });
+    await expect.poll(() => row.textContent()).toContain(key.slice(0, 12));
+    expect(await row.textContent()).toContain('read & write');
+    expect(await row.textContent()).toContain('never'); // not used yet
+    await shot('api-keys');
+
+    const res = await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ jobs: [], nextCursor: null, hasMore: false });
+
+    await page.getByRole('button', { name: 'I have stored the key' }).click();
+    await expect.poll(() => page.getByTestId('new-key').count()).toBe(0);
+    expect(await page.content()).not.toContain(key);
+  });
+
+  it('creates a job that completes with the scripted model and shows its pull request link', async () => {
+    e.llm.setResponder(
+      sequence([
+        toolCall('read_file', { path: 'index.mdx' }),
+        toolCall('edit_file', { path: 'index.mdx', old_string: 'Run `acme build`.', new_string: 'Run `acme build`.\n\nUse `--dry-run` to preview.' }),
+        toolCall('finish', { title: 'Document --dry-run', summary: 'Added the --dry-run flag to the home page.' }),
+      ]),
+    );
+    await page.getByRole('link', { name: 'Agent jobs' }).click();
+    await page.waitForURL(`**/projects/${projectId}/jobs`);
+    await page.getByText('No jobs yet').waitFor();
+    await page.getByLabel('Instruction').fill('Document the new --dry-run flag');
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.waitForURL(new RegExp(`/projects/${projectId}/jobs/job_[a-z0-9]+$`));
+    const jobId = page.url().split('/').pop()!;
+
+    const prLink = `${e.host.origin}/acme/docs/pull/1`;
+    const pr = page.getByTestId('pr-link').getByRole('link');
+    await pr.waitFor({ timeout: 60_000 });
+    expect(await pr.getAttribute('href')).toBe(prLink);
+    await page.getByText('completed', { exact: true }).first().waitFor();
+    const events = page.getByRole('list', { name: 'Job events' });
+    await events.getByText('pull_request').waitFor();
+    await events.getByText(`Opened pull request ${prLink}`).waitFor();
+    await events.getByText('Committed').first().waitFor();
+    await page.getByText('Document --dry-run', { exact: true }).waitFor();
+    expect(e.host.github.pulls).toHaveLength(1);
+
+    const viaApi = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}`, { key });
+    expect(viaApi.body).toMatchObject({ status: 'completed', prLink });
+    await shot('job');
+
+    await page.getByRole('link', { name: '← All jobs' }).click();
+    const row = page.getByRole('row').filter({ hasText: jobId });
+    await row.getByRole('link', { name: '#1' }).waitFor();
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByText('No failed jobs').waitFor();
+    await page.getByLabel('Status').selectOption('completed');
+    await page.getByRole('row').filter({ hasText: jobId }).waitFor();
+    await page.getByLabel('Status').selectOption('');
+    await page.getByRole('row').filter({ hasText: jobId }).waitFor();
+    await shot('jobs');
+  });
+
+  it('shows analytics for ingested events and exports the table as CSV', async () => {
+    const now = Date.now();
+    const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
+    const human = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36';
+    const events = [
+      { timestamp: at(50), path: '/docs/start', userAgent: human, ip: '203.0.113.1' },
+      { timestamp: at(40), path: '/docs/start', userAgent: human, ip: '203.0.113.2' },
+      { timestamp: at(30), path: '/docs/start', userAgent: 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot', ip: '198.51.100.7' },
+      { timestamp: at(20), path: '/docs/cli', userAgent: human, ip: '203.0.113.1' },
+      { timestamp: at(10), path: '/docs/cli', userAgent: 'Claude-User/1.0 (+Claude-User@anthropic.com)', ip: '198.51.100.8' },
+      { timestamp: at(5), path: '/docs/cli', userAgent: 'Mozilla/5.0 (compatible; GPTBot/1.1; +https://openai.com/gptbot)', ip: '198.51.100.9' },
+    ];
+    const ingest = await e.server.api('POST', `/v1/analytics/${projectId}/events`, { key, body: { events } });
+    expect(ingest.status).toBe(202);
+    expect(ingest.body.accepted).toBe(6);
+    const visitors = await e.server.api('GET', `/v1/analytics/${projectId}/visitors`, { key });
+    expect(visitors.body.totals).toEqual({ human: 2, ai: 2, total: 4 });
+
+    await page.getByRole('link', { name: 'Analytics' }).click();
+    await page.waitForURL(`**/projects/${projectId}/analytics`);
+    await expect.poll(() => page.getByTestId('total-human').textContent()).toBe('2');
+    expect(await page.getByTestId('total-ai').textContent()).toBe('2');
+    expect(await page.getByTestId('total-total').textContent()).toBe('4');
+    const table = page.getByRole('table').filter({ has: page.getByRole('button', { name: 'Page' }) });
+    const rows = table.getByRole('row');
+    await expect.poll(() => rows.count()).toBe(3);
+    // Sorted by total descending, then path: /docs/cli (2 humans... 1 human + 1 AI = 2) and /docs/start (2 + 1 = 3).
+    expect((await rows.nth(1).textContent())!.replace(/\s+/g, ' ')).toBe('/docs/start213');
+    expect((await rows.nth(2).textContent())!.replace(/\s+/g, ' ')).toBe('/docs/cli112');
+    await table.getByRole('button', { name: 'Page' }).click();
+    expect(await rows.nth(1).textContent()).toContain('/docs/cli');
+    await page.getByRole('table').filter({ hasText: 'ChatGPT' }).waitFor();
+    await page.getByRole('cell', { name: 'Claude', exact: false }).first().waitFor();
+    expect(await page.locator('canvas').count()).toBe(1);
+    await shot('analytics');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8');
+    expect(csv).toBe('path,human,ai,total\r\n"/docs/cli",1,1,2\r\n"/docs/start",2,1,3\r\n');
+  });
+
+  it('saves project settings and shows the script tag', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.waitForURL(`**/projects/${projectId}/settings`);
+    await page.getByLabel('Open pull requests as drafts').check();
+    await page.getByLabel('Webhook URL').fill('https://hooks.example.com/folio');
+    await page.getByLabel('Webhook secret').fill('webhook-secret-value');
+    await page.getByLabel('Site origins').fill('https://docs.example.com');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    const project = await e.server.services.projects.get(projectId);
+    expect(project).toMatchObject({ draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', webhook_secret: 'webhook-secret-value', site_origins: '["https://docs.example.com"]' });
+    await page.getByText(`data-project="${projectId}"`).waitFor();
+    await shot('settings');
+  });
+
+  it('revokes the key after confirmation and the API refuses it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.waitForURL(`**/projects/${projectId}/keys`);
+    const row = page.getByRole('row').filter({ hasText: 'E2E pipeline' });
+    // The key was used from the test: its last use is shown.
+    await expect.poll(() => row.textContent()).toMatch(/just now|minutes? ago|seconds ago/);
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).status).toBe(200);
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    await shot('revoke-key');
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText('revoked').waitFor();
+
+    const refused = await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key });
+    expect(refused.status).toBe(401);
+    expect(refused.body.code).toBe('revoked_api_key');
+  });
+
+  it('lists the project on the projects page', async () => {
+    await page.getByRole('link', { name: 'Projects', exact: true }).first().click();
+    await page.waitForURL('**/projects');
+    await page.getByRole('link', { name: 'Acme docs' }).waitFor();
+    await shot('projects');
+    // Narrow screens: the same page stays usable.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('link', { name: 'Acme docs' }).click();
+    await page.getByRole('heading', { name: 'Agent jobs' }).waitFor();
+    await shot('mobile-jobs');
+  });
+});

@@ -1,0 +1,200 @@
+// The dashboard's HTTP layer. Sign-in and the admin API (/api) are called here directly; jobs and
+// analytics go through the typed client (folio/client), authenticated by the session cookie: its
+// fetch hook drops the Bearer header and adds the session's CSRF token to every change.
+import { FolioClient, FolioError } from '../../src/client/index.ts';
+import type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts } from '../../src/client/index.ts';
+
+export type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts };
+
+export class ApiFailure extends Error {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export interface User {
+  id: string;
+  email: string;
+  role: 'owner' | 'operator';
+  createdAt: string;
+  lastLoginAt: string | null;
+}
+
+export interface Session {
+  user: User;
+  csrfToken: string;
+  models: { default: string; allowed: string[] };
+}
+
+export interface Project {
+  id: string;
+  name: string;
+  repositoryUrl: string;
+  baseBranch: string;
+  codeHost: 'github' | 'gitlab' | 'none';
+  defaultModel: string | null;
+  draftPrs: boolean;
+  hasRepoToken: boolean;
+  webhookUrl: string | null;
+  hasWebhookSecret: boolean;
+  siteOrigins: string[];
+  createdAt: string;
+  scriptTag: string;
+}
+
+export interface ProjectInput {
+  name?: string;
+  repositoryUrl?: string;
+  baseBranch?: string;
+  codeHost?: Project['codeHost'];
+  defaultModel?: string | null;
+  draftPrs?: boolean;
+  repoToken?: string | null;
+  webhookUrl?: string | null;
+  webhookSecret?: string | null;
+  siteOrigins?: string[];
+}
+
+export interface ApiKey {
+  id: string;
+  projectId: string;
+  name: string;
+  prefix: string;
+  scope: 'read' | 'write';
+  createdAt: string;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface JobMessage {
+  seq: number;
+  prompt: string;
+  createdAt: string;
+  handledAt: string | null;
+  outcome: string | null;
+  title: string | null;
+  summary: string | null;
+}
+
+export interface SeriesPoint {
+  start: string;
+  human: number;
+  ai: number;
+  total: number;
+}
+
+export interface AgentRow {
+  agent: string;
+  category: string;
+  visitors: number;
+  views: number;
+}
+
+let csrfToken: string | null = null;
+let onSignedOut: () => void = () => {};
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+/** Called when the server says the session is gone (expired, signed out elsewhere). */
+export function whenSignedOut(fn: () => void): void {
+  onSignedOut = fn;
+}
+
+async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  } catch {
+    throw new ApiFailure(0, 'network_error', 'Could not reach the Folio server. Check your connection and try again.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let data: any;
+  try {
+    data = text ? JSON.parse(text) : undefined;
+  } catch {
+    data = undefined;
+  }
+  if (!res.ok) {
+    const failure = new ApiFailure(res.status, data?.code ?? 'http_error', data?.error ?? `The server answered ${res.status}.`);
+    if (res.status === 401 && data?.code === 'not_signed_in' && path !== '/api/session') onSignedOut();
+    throw failure;
+  }
+  return data as T;
+}
+
+/** A readable sentence for any failure of the admin API or the typed client. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof ApiFailure || err instanceof FolioError) return err.message;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+export const api = {
+  setupRequired: () => request<{ setupRequired: boolean }>('GET', '/api/setup'),
+  setup: (email: string, password: string) => request<Session>('POST', '/api/setup', { email, password }),
+  login: (email: string, password: string) => request<Session>('POST', '/api/login', { email, password }),
+  logout: () => request<void>('POST', '/api/logout'),
+  session: () => request<Session>('GET', '/api/session'),
+
+  projects: () => request<{ projects: Project[] }>('GET', '/api/projects').then((r) => r.projects),
+  project: (id: string) => request<Project>('GET', `/api/projects/${encodeURIComponent(id)}`),
+  createProject: (input: ProjectInput) => request<Project>('POST', '/api/projects', input),
+  updateProject: (id: string, input: ProjectInput) => request<Project>('PATCH', `/api/projects/${encodeURIComponent(id)}`, input),
+
+  keys: (projectId: string) => request<{ keys: ApiKey[] }>('GET', `/api/projects/${encodeURIComponent(projectId)}/keys`).then((r) => r.keys),
+  createKey: (projectId: string, input: { name: string; scope: 'read' | 'write'; expiresInDays: number | null }) =>
+    request<ApiKey & { key: string }>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys`, input),
+  revokeKey: (projectId: string, keyId: string) =>
+    request<ApiKey>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}/revoke`),
+
+  // Job API routes the typed client does not cover.
+  jobMessages: (projectId: string, jobId: string) =>
+    request<{ messages: JobMessage[] }>('GET', `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/messages`).then((r) => r.messages),
+  timeseries: (projectId: string, q: { dateFrom: string; dateTo: string; interval: 'day' | 'hour' }) =>
+    request<any>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/timeseries?${new URLSearchParams(q)}`).then(seriesOf),
+  agents: (projectId: string, q: { dateFrom: string; dateTo: string }) =>
+    request<any>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/agents?${new URLSearchParams(q)}`).then(
+      (r): AgentRow[] => (Array.isArray(r) ? r : (r?.agents ?? [])),
+    ),
+};
+
+function seriesOf(r: any): SeriesPoint[] {
+  const points: any[] = Array.isArray(r) ? r : (r?.points ?? r?.series ?? r?.timeseries ?? []);
+  return points.map((p) => ({
+    start: typeof p.start === 'number' ? new Date(p.start).toISOString() : String(p.start ?? p.date ?? p.time),
+    human: Number(p.human ?? 0),
+    ai: Number(p.ai ?? 0),
+    total: Number(p.total ?? 0),
+  }));
+}
+
+const sessionFetch: typeof fetch = (input, init = {}) => {
+  const headers = new Headers(init.headers);
+  headers.delete('authorization');
+  const method = (init.method ?? 'GET').toUpperCase();
+  if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers.set('x-csrf-token', csrfToken);
+  return fetch(input, { ...init, headers, credentials: 'same-origin' });
+};
+
+/** The typed client for one project, signed in by the dashboard session. */
+export function folioClient(projectId: string): FolioClient {
+  return new FolioClient({
+    baseUrl: window.location.origin,
+    // Never sent: sessionFetch removes the Authorization header; the session cookie authenticates.
+    apiKey: 'dashboard-session',
+    projectId,
+    fetch: sessionFetch,
+    retries: 2,
+  });
+}

@@ -1,0 +1,295 @@
+// One agent job: prompt and follow-ups, the live event stream, the pull request, follow-up and archive.
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { api, errorMessage, folioClient, type Job, type JobEvent, type JobMessage } from '../api.ts';
+import { Link } from '../router.tsx';
+import { Alert, Confirm, Empty, formatDate, Loading, StatusBadge, useTitle } from '../ui.tsx';
+import { prLabel } from './jobs.tsx';
+
+const REFRESH_MS = 3000;
+const MAX_EVENTS = 2000;
+
+export function JobPage({ projectId, jobId }: { projectId: string; jobId: string }) {
+  useTitle(`Job ${jobId}`);
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [job, setJob] = useState<Job | null>(null);
+  const [messages, setMessages] = useState<JobMessage[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [events, setEvents] = useState<JobEvent[]>([]);
+  const [streamState, setStreamState] = useState<'connecting' | 'live' | 'error'>('connecting');
+  const [streamError, setStreamError] = useState<string | null>(null);
+  const [tick, setTick] = useState(0);
+
+  // Job and messages: on load, every few seconds, and right after any event.
+  useEffect(() => {
+    let live = true;
+    const load = async () => {
+      try {
+        const [j, m] = await Promise.all([client.getJob(jobId), api.jobMessages(projectId, jobId)]);
+        if (!live) return;
+        setJob(j);
+        setMessages(m);
+        setError(null);
+      } catch (err) {
+        if (live) setError(errorMessage(err));
+      }
+    };
+    void load();
+    const timer = window.setInterval(() => !document.hidden && load(), REFRESH_MS);
+    return () => {
+      live = false;
+      window.clearInterval(timer);
+    };
+  }, [client, projectId, jobId, tick]);
+
+  // The live event stream (Server-Sent Events through the typed client, resuming after drops).
+  useEffect(() => {
+    const abort = new AbortController();
+    setEvents([]);
+    setStreamState('connecting');
+    (async () => {
+      try {
+        let first = true;
+        for await (const e of client.jobEvents(jobId, { follow: true, untilDone: false, signal: abort.signal })) {
+          if (first) setStreamState('live');
+          first = false;
+          setEvents((list) => (list.length >= MAX_EVENTS ? [...list.slice(-MAX_EVENTS + 1), e] : [...list, e]));
+          if (['turn.completed', 'pull_request', 'error', 'job.archived', 'run.started', 'message.queued'].includes(e.type)) setTick((t) => t + 1);
+        }
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        setStreamState('error');
+        setStreamError(errorMessage(err));
+      }
+    })();
+    const settle = window.setTimeout(() => setStreamState((s) => (s === 'connecting' ? 'live' : s)), 1500);
+    return () => {
+      abort.abort();
+      window.clearTimeout(settle);
+    };
+  }, [client, jobId]);
+
+  if (error && !job) return <Alert title="This job could not be loaded.">{error}</Alert>;
+  if (!job) return <Loading what="the job" />;
+
+  return (
+    <div className="stack">
+      <p className="small">
+        <Link href={`/projects/${projectId}/jobs`}>← All jobs</Link>
+      </p>
+      <div className="page-head">
+        <h1 className="job-title">
+          Job <span className="mono">{job.id}</span>
+        </h1>
+        <StatusBadge status={job.status} />
+      </div>
+      {error && <Alert kind="warning">Showing the last known state: {error}</Alert>}
+      <JobSummary job={job} />
+      {job.error && (
+        <Alert title={`Failed (${job.error.code}).`}>{job.error.message}</Alert>
+      )}
+      <div className="job-grid">
+        <section className="stack" aria-labelledby="conv-title">
+          <h2 id="conv-title">Instructions</h2>
+          <ol className="messages">
+            {messages.map((m) => (
+              <li key={m.seq} className="card message">
+                <p className="muted small">
+                  {m.seq === 1 ? 'Prompt' : `Follow-up ${m.seq - 1}`} · {formatDate(m.createdAt)}
+                </p>
+                <p className="prompt">{m.prompt}</p>
+                {m.handledAt ? (
+                  <div className="reply">
+                    <p className="small muted">
+                      Agent · {m.outcome} · {formatDate(m.handledAt)}
+                    </p>
+                    {m.title && <p className="reply-title">{m.title}</p>}
+                    {m.summary && <p className="reply-summary">{m.summary}</p>}
+                  </div>
+                ) : (
+                  <p className="small muted">Waiting for the agent…</p>
+                )}
+              </li>
+            ))}
+          </ol>
+          <FollowUp job={job} client={client} onSent={(j) => (setJob(j), setTick((t) => t + 1))} />
+          <ArchiveButton job={job} client={client} onArchived={(j) => (setJob(j), setTick((t) => t + 1))} />
+        </section>
+        <section className="stack" aria-labelledby="events-title">
+          <div className="page-head">
+            <h2 id="events-title">Events</h2>
+            <span className={`live-dot ${streamState}`} role="status">
+              {streamState === 'live' ? 'Live' : streamState === 'connecting' ? 'Connecting…' : 'Disconnected'}
+            </span>
+          </div>
+          {streamError && <Alert kind="warning">The live stream stopped: {streamError} Reload the page to reconnect.</Alert>}
+          <EventList events={events} />
+        </section>
+      </div>
+    </div>
+  );
+}
+
+function JobSummary({ job }: { job: Job }) {
+  return (
+    <dl className="card summary">
+      <div>
+        <dt>Pull request</dt>
+        <dd data-testid="pr-link">
+          {job.prLink ? (
+            <a href={job.prLink} target="_blank" rel="noreferrer">
+              {prLabel(job.prLink)} <span className="small muted">{job.prLink}</span>
+            </a>
+          ) : job.status === 'active' ? (
+            'Not yet: the agent is working'
+          ) : (
+            'None'
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>Branch</dt>
+        <dd className="mono">
+          {job.source.ref} <span className="muted">from</span> {job.source.baseRef}
+        </dd>
+      </div>
+      <div>
+        <dt>Model</dt>
+        <dd>{job.model}</dd>
+      </div>
+      <div>
+        <dt>Created</dt>
+        <dd>{formatDate(job.createdAt)}</dd>
+      </div>
+      <div>
+        <dt>Updated</dt>
+        <dd>{formatDate(job.updatedAt)}</dd>
+      </div>
+    </dl>
+  );
+}
+
+function describe(e: JobEvent): string {
+  const d = e.data as Record<string, any>;
+  switch (e.type) {
+    case 'tool_call':
+      return `${d.tool}(${summarize(d.args)})`;
+    case 'tool_result':
+      return `${d.tool} → ${String(d.result ?? '').slice(0, 300)}`;
+    case 'model_message':
+      return String(d.text ?? '');
+    case 'commit':
+      return `Committed ${String(d.sha ?? '').slice(0, 10)}: ${d.fileCount ?? d.files?.length ?? 0} file(s)${d.files?.length ? ` — ${d.files.slice(0, 5).join(', ')}` : ''}`;
+    case 'push':
+      return `Pushed ${d.branch} at ${String(d.sha ?? '').slice(0, 10)}`;
+    case 'pull_request':
+      return `${d.created ? 'Opened' : 'Updated'} pull request ${d.url}`;
+    case 'error':
+      return `${d.code ?? 'error'}: ${d.message ?? ''}`;
+    case 'turn.completed':
+      return d.title ? `Turn finished: ${d.title}` : 'Turn finished';
+    default:
+      return summarize(d);
+  }
+}
+
+function summarize(value: unknown): string {
+  const s = JSON.stringify(value ?? {});
+  return s.length > 240 ? s.slice(0, 240) + '…' : s;
+}
+
+function EventList({ events }: { events: JobEvent[] }) {
+  const end = useRef<HTMLLIElement>(null);
+  const [follow, setFollow] = useState(true);
+  useEffect(() => {
+    if (follow) end.current?.scrollIntoView({ block: 'nearest' });
+  }, [events.length, follow]);
+  if (events.length === 0) return <Empty title="No events yet">Steps of the agent appear here as they happen.</Empty>;
+  return (
+    <>
+      <label className="inline small">
+        <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow new events
+      </label>
+      <ol className="events" aria-label="Job events">
+        {events.map((e) => (
+          <li key={e.id} className={`event event-${e.type.replace(/[^a-z_]/g, '-')}`}>
+            <span className="event-type">{e.type}</span>
+            <time dateTime={e.at} className="muted small">
+              {new Date(e.at).toLocaleTimeString()}
+            </time>
+            <span className="event-text">
+              {e.type === 'pull_request' && typeof e.data.url === 'string' ? (
+                <a href={e.data.url} target="_blank" rel="noreferrer">
+                  {describe(e)}
+                </a>
+              ) : (
+                describe(e)
+              )}
+            </span>
+          </li>
+        ))}
+        <li ref={end} aria-hidden="true" className="events-end" />
+      </ol>
+    </>
+  );
+}
+
+function FollowUp({ job, client, onSent }: { job: Job; client: ReturnType<typeof folioClient>; onSent: (j: Job) => void }) {
+  const [prompt, setPrompt] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  if (job.status === 'archived') return <p className="muted">This job is archived; start a new job to make more changes.</p>;
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!prompt.trim()) return setError('Write the follow-up instruction first.');
+    setBusy(true);
+    setError(null);
+    try {
+      onSent(await client.sendMessage(job.id, prompt));
+      setPrompt('');
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form className="card stack" onSubmit={submit}>
+      {error && <Alert>{error}</Alert>}
+      <div className="field">
+        <label htmlFor="follow-up">Follow-up instruction</label>
+        <textarea id="follow-up" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Also add an example to the README." />
+        <p className="hint">{job.status === 'active' ? 'Queued: the agent handles it after the current turn.' : 'Reopens the job and updates the same pull request.'}</p>
+      </div>
+      <div className="actions">
+        <button type="submit" className="button" disabled={busy}>
+          {busy ? 'Sending…' : 'Send follow-up'}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function ArchiveButton({ job, client, onArchived }: { job: Job; client: ReturnType<typeof folioClient>; onArchived: (j: Job) => void }) {
+  const [open, setOpen] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  if (job.status === 'archived') return null;
+  const archive = async () => {
+    setOpen(false);
+    try {
+      onArchived(await client.archiveJob(job.id));
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <div>
+      {error && <Alert>{error}</Alert>}
+      <button type="button" className="button danger-outline" onClick={() => setOpen(true)}>
+        Archive job
+      </button>
+      <Confirm open={open} title="Archive this job?" confirmLabel="Archive" danger onConfirm={archive} onCancel={() => setOpen(false)}>
+        <p>{job.status === 'active' ? 'The running agent is stopped. ' : ''}An archived job takes no more follow-ups. Its pull request stays open.</p>
+      </Confirm>
+    </div>
+  );
+}

@@ -1,0 +1,203 @@
+// Agent jobs: the list (status filter, live updates, more pages) and the new-job form.
+import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { errorMessage, folioClient, type Job, type JobStatus, type Session } from '../api.ts';
+import { Link, navigate } from '../router.tsx';
+import { Alert, Empty, formatDate, Loading, StatusBadge, timeAgo, useTitle } from '../ui.tsx';
+
+const FILTERS: ['' | JobStatus, string][] = [
+  ['', 'All'],
+  ['active', 'Active'],
+  ['completed', 'Completed'],
+  ['failed', 'Failed'],
+  ['archived', 'Archived'],
+];
+const REFRESH_MS = 3000;
+
+export function JobsPage({ projectId, session }: { projectId: string; session: Session }) {
+  useTitle('Agent jobs');
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [status, setStatus] = useState<'' | JobStatus>('');
+  const [jobs, setJobs] = useState<Job[] | null>(null);
+  const [older, setOlder] = useState<Job[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+
+  // The first page refreshes every few seconds while the tab is visible: live status changes.
+  useEffect(() => {
+    let live = true;
+    setJobs(null);
+    setOlder([]);
+    const load = async () => {
+      if (document.hidden) return;
+      try {
+        const page = await client.listJobsPage({ status: status || undefined, limit: 20 });
+        if (!live) return;
+        setJobs(page.jobs);
+        setCursor((c) => c ?? (page.hasMore ? page.nextCursor : null));
+        setError(null);
+      } catch (err) {
+        if (live) setError(errorMessage(err));
+      }
+    };
+    setCursor(null);
+    void load();
+    const timer = window.setInterval(load, REFRESH_MS);
+    return () => {
+      live = false;
+      window.clearInterval(timer);
+    };
+  }, [client, status]);
+
+  const loadMore = async () => {
+    if (!cursor) return;
+    setLoadingMore(true);
+    try {
+      const page = await client.listJobsPage({ status: status || undefined, limit: 20, cursor });
+      setOlder((o) => [...o, ...page.jobs]);
+      setCursor(page.hasMore ? page.nextCursor : null);
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+
+  const seen = new Set<string>();
+  const all = [...(jobs ?? []), ...older].filter((j) => (seen.has(j.id) ? false : (seen.add(j.id), true)));
+
+  return (
+    <div className="stack">
+      <h1>Agent jobs</h1>
+      <NewJob projectId={projectId} session={session} />
+      <section className="stack" aria-labelledby="jobs-title">
+        <div className="page-head">
+          <h2 id="jobs-title">Jobs</h2>
+          <div className="field inline">
+            <label htmlFor="j-filter">Status</label>
+            <select id="j-filter" value={status} onChange={(e) => setStatus(e.target.value as typeof status)}>
+              {FILTERS.map(([v, l]) => (
+                <option key={v} value={v}>
+                  {l}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+        <p className="visually-hidden" aria-live="polite">
+          {jobs ? `${all.length} jobs shown` : ''}
+        </p>
+        {error && <Alert title="Jobs could not be loaded.">{error}</Alert>}
+        {!jobs && !error && <Loading what="jobs" />}
+        {jobs && all.length === 0 && (
+          <Empty title={status ? `No ${status} jobs` : 'No jobs yet'}>
+            {status ? 'Try another status filter.' : 'Describe a change to your docs above and the agent opens a pull request.'}
+          </Empty>
+        )}
+        {all.length > 0 && (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Job</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Pull request</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Updated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {all.map((j) => (
+                  <tr key={j.id}>
+                    <td>
+                      <Link href={`/projects/${projectId}/jobs/${j.id}`} className="mono">
+                        {j.id}
+                      </Link>
+                    </td>
+                    <td>
+                      <StatusBadge status={j.status} />
+                    </td>
+                    <td>
+                      {j.prLink ? (
+                        <a href={j.prLink} target="_blank" rel="noreferrer">
+                          {prLabel(j.prLink)}
+                        </a>
+                      ) : (
+                        <span className="muted">—</span>
+                      )}
+                    </td>
+                    <td className="small">{j.model}</td>
+                    <td>{formatDate(j.createdAt)}</td>
+                    <td title={j.updatedAt}>{timeAgo(j.updatedAt)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {cursor && (
+          <div className="actions">
+            <button type="button" className="button secondary" onClick={loadMore} disabled={loadingMore}>
+              {loadingMore ? 'Loading…' : 'Load older jobs'}
+            </button>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}
+
+export function prLabel(url: string): string {
+  const m = /\/(?:pull|merge_requests)\/(\d+)/.exec(url);
+  return m ? `#${m[1]}` : url;
+}
+
+function NewJob({ projectId, session }: { projectId: string; session: Session }) {
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [prompt, setPrompt] = useState('');
+  const [model, setModel] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!prompt.trim()) return setError('Describe what the agent should change.');
+    setBusy(true);
+    setError(null);
+    try {
+      const job = await client.createJob({ prompt, ...(model ? { model } : {}) });
+      navigate(`/projects/${projectId}/jobs/${job.id}`);
+    } catch (err) {
+      setError(errorMessage(err));
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="card stack" onSubmit={submit} aria-labelledby="new-job-title">
+      <h2 id="new-job-title">New job</h2>
+      {error && <Alert>{error}</Alert>}
+      <div className="field">
+        <label htmlFor="job-prompt">Instruction</label>
+        <textarea id="job-prompt" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Document the new --dry-run flag of the deploy command." />
+      </div>
+      <div className="row">
+        <div className="field">
+          <label htmlFor="job-model">Model</label>
+          <select id="job-model" value={model} onChange={(e) => setModel(e.target.value)}>
+            <option value="">Project default</option>
+            {session.models.allowed.map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </div>
+        <button type="submit" className="button" disabled={busy}>
+          {busy ? 'Starting…' : 'Start job'}
+        </button>
+      </div>
+    </form>
+  );
+}
