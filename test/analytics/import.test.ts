@@ -1,0 +1,227 @@
+// Log import through the CLI: combined and JSON lines, stdin and .gz, filters and skip reasons,
+// idempotency (importing twice changes no count), over HTTP and directly into the DuckDB file.
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { ROOT, runCli } from '../helpers/process.ts';
+import { reference, rng, type RefEvent } from './helpers.ts';
+
+const ENTRY = path.join(ROOT, 'test/analytics/cli-entry.ts');
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const AI = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Perplexity-User/1.0; +https://perplexity.ai/perplexity-user)';
+const CRAWLER = 'Mozilla/5.0 (compatible; bingbot/2.0; +http://www.bing.com/bingbot.htm)';
+
+function clf(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+}
+
+function cli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d) => (stdout += d));
+    proc.stderr.on('data', (d) => (stderr += d));
+    proc.stdin.end(input ?? '');
+    proc.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A combined log with every kind of line, and the reference of what must be counted. */
+function makeLog(n: number) {
+  const r = rng(7);
+  const base = Date.UTC(2025, 4, 1);
+  const lines: string[] = [];
+  const ref: RefEvent[] = [];
+  const skipped = { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0 };
+  let crawlers = 0;
+  for (let i = 0; i < n; i++) {
+    const ts = base + Math.floor(r() * 3 * 86_400_000 / 1000) * 1000;
+    const ip = `198.51.100.${Math.floor(r() * 60)}`;
+    const x = r();
+    const ua = x < 0.25 ? AI : x < 0.32 ? CRAWLER : HUMAN;
+    const y = r();
+    let pathRaw = ['/docs', '/docs/', '/docs/install?x=1', '/guide/café', '/api/ref.md', '/llms.txt', '/'][Math.floor(r() * 7)];
+    let method = 'GET';
+    let status = 200;
+    if (y < 0.1) pathRaw = ['/assets/app.js', '/style.css', '/img/logo.svg', '/favicon.ico', '/robots.txt'][Math.floor(r() * 5)];
+    else if (y < 0.15) status = [404, 500, 301][Math.floor(r() * 3)];
+    else if (y < 0.18) method = 'POST';
+    else if (y < 0.2) {
+      lines.push('this is not a log line');
+      skipped.unparseable++;
+      continue;
+    } else if (y < 0.22) method = 'HEAD';
+    else if (y < 0.24) status = 304;
+    lines.push(`${ip} - - [${clf(ts)}] "${method} ${pathRaw} HTTP/1.1" ${status} 1234 "-" "${ua}"`);
+    if (y < 0.1) skipped.asset++;
+    else if (y < 0.15) skipped.status++;
+    else if (y < 0.18) skipped.method++;
+    else {
+      const p = pathRaw.replace(/\?.*$/, '');
+      const cls = ua === CRAWLER ? 'none' : ua === AI || /\.md$|llms\.txt$/.test(p) ? 'ai' : 'human';
+      if (cls === 'none') crawlers++;
+      ref.push({ ts, path: p, visitor: `${ip}|${ua}`, cls });
+    }
+  }
+  // Identical lines in the same second are separate views.
+  const dup = `198.51.100.200 - - [${clf(base)}] "GET /docs HTTP/1.1" 200 10 "-" "${HUMAN}"`;
+  lines.push(dup, dup, '');
+  skipped.empty++;
+  ref.push({ ts: base, path: '/docs', visitor: 'dup', cls: 'human' }, { ts: base, path: '/docs', visitor: 'dup', cls: 'human' });
+  return { text: lines.join('\n') + '\n', ref, skipped, crawlers, lines: lines.length };
+}
+
+describe('analytics import over HTTP', () => {
+  let server: TestServer;
+  let projectId: string;
+  let key: string;
+  const dir = tempDir('folio-import-');
+  const log = makeLog(4000);
+  const file = path.join(dir, 'access.log');
+
+  beforeAll(async () => {
+    server = await startTestServer({ workers: 0, env: { FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
+    projectId = await server.createProject();
+    key = await server.createKey(projectId, 'write');
+    writeFileSync(file, log.text);
+    writeFileSync(file + '.gz', gzipSync(log.text));
+  });
+  afterAll(async () => server?.close());
+
+  async function views() {
+    const res = await server.api('GET', `/v1/analytics/${projectId}/views?limit=250`, { key });
+    return res.body;
+  }
+
+  it('imports a combined log, skips by reason, and counts exactly', async () => {
+    const res = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', '--batch', '700', file], {});
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const s = JSON.parse(res.stdout);
+    expect(s.linesRead).toBe(log.lines);
+    expect(s.skipped).toEqual({ ...log.skipped, duplicate: 0, rejected: 0 });
+    expect(s.viewsRecorded).toBe(log.ref.length);
+    expect(s.crawlers).toBe(log.crawlers);
+    const expected = reference(log.ref, null, null, 'views');
+    const got = await views();
+    expect(got.totals).toEqual(expected.totals);
+    expect(got.views).toEqual(expected.rows);
+    const vis = await server.api('GET', `/v1/analytics/${projectId}/visitors?limit=250`, { key });
+    const expectedVisitors = reference(log.ref, null, null, 'visitors');
+    expect(vis.body.totals).toEqual(expectedVisitors.totals);
+    expect(vis.body.visitors).toEqual(expectedVisitors.rows);
+  });
+
+  it('changes no count when the same file is imported again, plain, gzipped or from stdin', async () => {
+    const before = await views();
+    const again = await cli(['analytics', 'import', '--project', projectId, '--json', file + '.gz'], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
+    expect(again.code).toBe(0);
+    const s = JSON.parse(again.stdout);
+    expect(s.viewsRecorded).toBe(0);
+    expect(s.skipped.duplicate).toBe(log.ref.length);
+    const stdin = await cli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key }, log.text);
+    expect(JSON.parse(stdin.stdout).viewsRecorded).toBe(0);
+    await server.services.analytics.compact();
+    const third = await cli(['analytics', 'import', '--project', projectId, '--json', file], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
+    expect(JSON.parse(third.stdout).viewsRecorded).toBe(0);
+    expect(await views()).toEqual(before);
+  });
+
+  it('imports JSON lines with a field mapping and prints a readable summary', async () => {
+    const lines = [
+      { ts: '2025-05-02T10:00:00Z', client: { ip: '203.0.113.1' }, request: 'GET /json/a HTTP/1.1', status: 200, ua: HUMAN },
+      { ts: '2025-05-02T10:00:01Z', client: { ip: '203.0.113.2' }, request: 'GET /json/a?q=1 HTTP/2.0', status: 200, ua: AI },
+      { ts: '2025-05-02T10:00:02Z', client: { ip: '203.0.113.2' }, request: 'GET /json/a.png HTTP/2.0', status: 200, ua: AI },
+      { ts: 1746180003, client: { ip: '203.0.113.3' }, request: 'DELETE /json/a HTTP/1.1', status: 200, ua: HUMAN },
+    ];
+    const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n{broken\n';
+    const res = await cli(
+      ['analytics', 'import', '--project', projectId, '--format', 'json', '--map', 'ip=client.ip', '--map', 'userAgent=ua', '-'],
+      { FOLIO_URL: server.url, FOLIO_API_KEY: key },
+      text,
+    );
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/Lines read:\s+5/);
+    expect(res.stdout).toMatch(/Views recorded:\s+2/);
+    expect(res.stdout).toMatch(/1\s+assets/);
+    expect(res.stdout).toMatch(/1\s+not GET\/HEAD/);
+    expect(res.stdout).toMatch(/1\s+unparseable/);
+    const v = await server.api('GET', `/v1/analytics/${projectId}/visitors?dateFrom=2025-05-02T10:00:00Z&dateTo=2025-05-02T11:00:00Z`, { key });
+    expect(v.body.visitors.find((r: { path: string }) => r.path === '/json/a')).toEqual({ path: '/json/a', human: 1, ai: 1, total: 2 });
+  });
+
+  it('fails clearly on a bad key, a missing file and a bad --map', async () => {
+    const bad = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', 'folio_nope', file], {});
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/refused the import \(401 invalid_api_key\)/);
+    const missing = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, path.join(dir, 'nope.log')], {});
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/File not found/);
+    const map = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--map', 'colour=x', file], {});
+    expect(map.code).toBe(1);
+    expect(map.stderr).toMatch(/--map takes NAME=FIELD/);
+  });
+
+  it('rejects bad NDJSON records on the bulk endpoint one by one', async () => {
+    const body = [
+      JSON.stringify({ t: Date.UTC(2025, 4, 3), p: '/bulk', ua: HUMAN, ip: '203.0.113.9', k: '00000000000000aa' }),
+      '{oops',
+      JSON.stringify({ t: 'x', p: '/bulk', ua: HUMAN, ip: '203.0.113.9' }),
+      JSON.stringify({ t: Date.UTC(2025, 4, 3), p: 'bulk', ua: HUMAN, ip: '203.0.113.9' }),
+      JSON.stringify({ t: Date.UTC(2025, 4, 3), p: '/bulk', ua: HUMAN }),
+      JSON.stringify({ t: Date.UTC(2025, 4, 3), p: '/bulk', ua: HUMAN, ip: '203.0.113.9', k: 'XYZ' }),
+    ].join('\n');
+    const res = await server.api('POST', `/v1/analytics/${projectId}/import`, { key, body, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: 6, recorded: 1, duplicates: 0, rejected: 5 });
+    expect(res.body.errors.map((e: { line: number; code: string }) => [e.line, e.code])).toEqual([
+      [2, 'invalid_json'],
+      [3, 'invalid_timestamp'],
+      [4, 'invalid_path'],
+      [5, 'missing_identity'],
+      [6, 'invalid_key'],
+    ]);
+    const json = await server.api('POST', `/v1/analytics/${projectId}/import`, { key, body: { events: [] } });
+    expect(json.status).toBe(415);
+  });
+});
+
+describe('analytics import directly into the DuckDB file', () => {
+  it('writes the file when no server holds it, and says so clearly when one does', async () => {
+    const dataDir = tempDir('folio-direct-');
+    const env = { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' };
+    const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    const projectId = JSON.parse(created.stdout).id as string;
+    const log = makeLog(500);
+    const file = path.join(dataDir, 'a.log');
+    writeFileSync(file, log.text);
+    const first = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
+    const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    expect(JSON.parse(second.stdout).viewsRecorded).toBe(0);
+    const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
+
+    const server = await startTestServer({ workers: 0, dataDir, env: { FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
+    try {
+      const key = await server.createKey(projectId, 'read');
+      const res = await server.api('GET', `/v1/analytics/${projectId}/views?limit=250`, { key });
+      expect(res.body.totals).toEqual(reference(log.ref, null, null, 'views').totals);
+      const locked = await cli(['analytics', 'import', '--project', projectId, file], env);
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toMatch(/locked by another process.*--url/);
+    } finally {
+      await server.close();
+    }
+  });
+});
