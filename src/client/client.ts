@@ -156,9 +156,10 @@ export class FolioClient {
     this.baseUrl = base.href.endsWith('/') ? base.href : base.href + '/';
     this.apiKey = options.apiKey;
     this.projectId = options.projectId;
-    const f = options.fetch ?? globalThis.fetch;
-    if (typeof f !== 'function') throw new TypeError('FolioClient: no fetch on this platform; pass options.fetch.');
-    this.fetchImpl = options.fetch ? options.fetch : (input, init) => globalThis.fetch(input, init);
+    const given = options.fetch;
+    if (typeof (given ?? globalThis.fetch) !== 'function') throw new TypeError('FolioClient: no fetch on this platform; pass options.fetch.');
+    // Called as a plain function: a browser's window.fetch throws "Illegal invocation" with another `this`.
+    this.fetchImpl = given ? (input, init) => given(input, init) : (input, init) => globalThis.fetch(input, init);
     this.retries = Math.max(0, Math.floor(options.retries ?? 3));
     const inBrowser = typeof (globalThis as { document?: unknown }).document !== 'undefined';
     this.userAgent = options.userAgent ?? (inBrowser ? undefined : `folio-client/${CLIENT_VERSION}`);
