@@ -1,7 +1,7 @@
 // Log import through the CLI: combined and JSON lines, stdin and .gz, filters and skip reasons,
 // idempotency (importing twice changes no count), over HTTP and directly into the DuckDB file.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,7 +93,10 @@ describe('analytics import over HTTP', () => {
     writeFileSync(file, log.text);
     writeFileSync(file + '.gz', gzipSync(log.text));
   });
-  afterAll(async () => server?.close());
+  afterAll(async () => {
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   async function views() {
     const res = await server.api('GET', `/v1/analytics/${projectId}/views?limit=250`, { key });
@@ -222,6 +225,7 @@ describe('analytics import directly into the DuckDB file', () => {
       expect(locked.stderr).toMatch(/locked by another process.*--url/);
     } finally {
       await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
