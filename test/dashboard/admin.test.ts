@@ -210,6 +210,19 @@ describe('operator sessions on the job API', () => {
     expectError(await b.req('POST', '/v2/agent/prj_unknown/job', { body: { prompt: 'x' } }), 404, 'project_not_found');
   });
 
+  it('reads and ingests analytics with the session; ingesting needs the CSRF token', async () => {
+    const project = (await b.req('POST', '/api/projects', { body: PROJECT })).body;
+    const events = { events: [{ path: '/docs/a', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36', ip: '203.0.113.5' }] };
+    expectError(await b.req('POST', `/v1/analytics/${project.id}/events`, { body: events, csrf: false }), 403, 'csrf_token_missing');
+    const ingested = await b.req('POST', `/v1/analytics/${project.id}/events`, { body: events });
+    expect(ingested.status).toBe(202);
+    const visitors = await b.req('GET', `/v1/analytics/${project.id}/visitors`);
+    expect(visitors.status).toBe(200);
+    expect(visitors.body.totals).toEqual({ human: 1, ai: 0, total: 1 });
+    const anon = await new Browser(server).req('GET', `/v1/analytics/${project.id}/visitors`);
+    expect(anon.status).toBe(401);
+  });
+
   it('keeps Bearer behaviour unchanged', async () => {
     const a = await server.createProject();
     const c = await server.createProject();

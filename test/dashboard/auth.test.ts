@@ -133,6 +133,25 @@ describe('sign-in and sessions', () => {
   });
 });
 
+describe('session lifetime', () => {
+  it('refuses an expired session and slides the expiry of a used one', async () => {
+    const db = server.services.store.db.withTables<{ sessions: { id: string; expires_at: number; last_seen_at: number } }>();
+    const b = new Browser(server);
+    await b.req('POST', '/api/login', { body: OWNER });
+    const id = (await db.selectFrom('sessions').select('id').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow()).id;
+
+    // Seen more than a minute ago: a request extends the session to a full lifetime from now.
+    await db.updateTable('sessions').set({ last_seen_at: Date.now() - 120_000, expires_at: Date.now() + 60_000 }).where('id', '=', id).execute();
+    expect((await b.req('GET', '/api/session')).status).toBe(200);
+    const slid = await db.selectFrom('sessions').select('expires_at').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(Number(slid.expires_at)).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+
+    await db.updateTable('sessions').set({ expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+    expectError(await b.req('GET', '/api/session'), 401, 'not_signed_in');
+    expectError(await b.req('GET', '/api/projects'), 401, 'not_signed_in');
+  });
+});
+
 describe('sign-in rate limit', () => {
   it('locks an email out after 5 failures, even with the right password, with Retry-After', async () => {
     const email = 'victim@example.com';
