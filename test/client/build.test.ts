@@ -58,7 +58,17 @@ async function scenario(FolioClient, FolioError, url, key, projectId) {
 }
 `;
 
-function expectScenario(report: { status: string; prLink: string; updates: string[]; events: string[]; streamed: string[]; error: unknown; listed: string[] }) {
+interface Report {
+  status: string;
+  prLink: string;
+  updates: string[];
+  events: string[];
+  streamed: string[];
+  error: unknown;
+  listed: string[];
+}
+
+function expectScenario(report: Report) {
   expect(report.status).toBe('completed');
   expect(report.prLink).toBe(PR_LINK);
   expect(report.updates.at(-1)).toBe('completed');
@@ -126,7 +136,7 @@ describe('compiled client', () => {
       });
       await page.goto(`${server.url}/__folio_client/client/index.js`);
       // A string, so the test runner does not rewrite the dynamic import.
-      const report = await page.evaluate(`(async () => {
+      const report = await page.evaluate<Report & { ua: string }>(`(async () => {
         const { FolioClient, FolioError } = await import('/__folio_client/client/index.js');
         ${SCENARIO}
         const report = await scenario(FolioClient, FolioError, ${JSON.stringify(env.url)}, ${JSON.stringify(env.key)}, ${JSON.stringify(env.projectId)});
