@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { Browser, OWNER } from './session.ts';
+import type { UsersDatabase } from '../../src/store/users-schema.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -135,7 +136,7 @@ describe('sign-in and sessions', () => {
 
 describe('session lifetime', () => {
   it('refuses an expired session and slides the expiry of a used one', async () => {
-    const db = server.services.store.db.withTables<{ sessions: { id: string; expires_at: number; last_seen_at: number } }>();
+    const db = server.services.store.db.withTables<UsersDatabase>();
     const b = new Browser(server);
     await b.req('POST', '/api/login', { body: OWNER });
     const id = (await db.selectFrom('sessions').select('id').orderBy('created_at', 'desc').limit(1).executeTakeFirstOrThrow()).id;

@@ -166,12 +166,25 @@ describe('dashboard in the browser', () => {
     expect(viaApi.body).toMatchObject({ status: 'completed', prLink });
     await shot('job');
 
+    // A follow-up from the job page, then archive it (after confirming).
+    e.llm.setResponder(sequence([toolCall('finish', { title: 'Nothing else to change', summary: 'The flag is already documented.' })]));
+    await page.getByLabel('Follow-up instruction').fill('Check the flag is documented everywhere');
+    await page.getByRole('button', { name: 'Send follow-up' }).click();
+    await page.getByText('Follow-up 1', { exact: false }).waitFor();
+    await page.getByText('Nothing else to change', { exact: true }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Archive job' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Archive this job?' });
+    await dialog.getByRole('button', { name: 'Archive' }).click();
+    await page.getByText('This job is archived', { exact: false }).waitFor();
+    const archived = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}`, { key });
+    expect(archived.body).toMatchObject({ status: 'archived', prLink });
+
     await page.getByRole('link', { name: '← All jobs' }).click();
     const row = page.getByRole('row').filter({ hasText: jobId });
     await row.getByRole('link', { name: '#1' }).waitFor();
     await page.getByLabel('Status').selectOption('failed');
     await page.getByText('No failed jobs').waitFor();
-    await page.getByLabel('Status').selectOption('completed');
+    await page.getByLabel('Status').selectOption('archived');
     await page.getByRole('row').filter({ hasText: jobId }).waitFor();
     await page.getByLabel('Status').selectOption('');
     await page.getByRole('row').filter({ hasText: jobId }).waitFor();
@@ -265,5 +278,23 @@ describe('dashboard in the browser', () => {
     await page.getByRole('link', { name: 'Acme docs' }).click();
     await page.getByRole('heading', { name: 'Agent jobs' }).waitFor();
     await shot('mobile-jobs');
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  it('sends a visitor without a session to sign-in and back to the page they asked for', async () => {
+    await context.clearCookies();
+    await page.goto(`${e.server.url}/projects/${projectId}/analytics`);
+    await page.waitForURL(`**/login?next=${encodeURIComponent(`/projects/${projectId}/analytics`)}`);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`**/projects/${projectId}/analytics`);
+    await expect.poll(() => page.getByTestId('total-total').textContent()).toBe('4');
+
+    // A session that ends while the page is open (signed out elsewhere) leads back to sign-in.
+    await context.clearCookies();
+    await page.getByRole('link', { name: 'Agent jobs' }).click();
+    await page.waitForURL(/\/login/);
+    await page.getByRole('heading', { name: 'Sign in to Folio' }).waitFor();
   });
 });

@@ -127,7 +127,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   }
   if (!res.ok) {
     const failure = new ApiFailure(res.status, data?.code ?? 'http_error', data?.error ?? `The server answered ${res.status}.`);
-    if (res.status === 401 && data?.code === 'not_signed_in' && path !== '/api/session') onSignedOut();
+    if (res.status === 401 && data?.code === 'not_signed_in') onSignedOut();
     throw failure;
   }
   return data as T;
@@ -184,7 +184,11 @@ const sessionFetch: typeof fetch = (input, init = {}) => {
   headers.delete('authorization');
   const method = (init.method ?? 'GET').toUpperCase();
   if (method !== 'GET' && method !== 'HEAD' && csrfToken) headers.set('x-csrf-token', csrfToken);
-  return fetch(input, { ...init, headers, credentials: 'same-origin' });
+  return fetch(input, { ...init, headers, credentials: 'same-origin' }).then((res) => {
+    // The job and analytics API answer 401 without a session; find out whether it ended.
+    if (res.status === 401) void api.session().catch(() => onSignedOut());
+    return res;
+  });
 };
 
 /** The typed client for one project, signed in by the dashboard session. */

@@ -17,7 +17,7 @@ type Boot = { kind: 'loading' } | { kind: 'setup' } | { kind: 'signed-out' } | {
 
 function App() {
   const [boot, setBoot] = useState<Boot>({ kind: 'loading' });
-  const { path } = useLocation();
+  const { path, query } = useLocation();
 
   const signedIn = (session: Session) => {
     setCsrfToken(session.csrfToken);
@@ -47,9 +47,15 @@ function App() {
   // Keep the address bar in step with what is shown.
   useEffect(() => {
     if (boot.kind === 'setup' && path !== '/setup') navigate('/setup', { replace: true });
-    if (boot.kind === 'signed-out' && path !== '/login') navigate(`/login`, { replace: true });
-    if (boot.kind === 'signed-in' && (path === '/' || path === '/login' || path === '/setup')) navigate('/projects', { replace: true });
-  }, [boot.kind, path]);
+    // After sign-in, return to the page the session ended on.
+    if (boot.kind === 'signed-out' && path !== '/login') {
+      navigate(path.startsWith('/projects/') ? `/login?next=${encodeURIComponent(path)}` : '/login', { replace: true });
+    }
+    if (boot.kind === 'signed-in' && (path === '/' || path === '/login' || path === '/setup')) {
+      const next = query.get('next');
+      navigate(next && /^\/projects\/[^/]/.test(next) ? next : '/projects', { replace: true });
+    }
+  }, [boot.kind, path, query]);
 
   if (boot.kind === 'loading') return <main className="center"><Loading what="Folio" /></main>;
   if (boot.kind === 'error') return <main className="center"><Alert title="Folio is not reachable.">{boot.message}</Alert></main>;
