@@ -1,7 +1,8 @@
-// Wire types of the API. Job types come from the server's TypeBox schemas (type-only imports, so the
-// compiled client has no runtime dependency); analytics types follow the published upstream shapes.
+// Wire types of the API, derived from the server's TypeBox schemas with type-only imports, so the
+// compiled client has no runtime dependency. The shapes match the upstream service's documents.
 import type { Static } from 'typebox';
 import type { Job as JobSchema, JobEvent as JobEventSchema, JobStatus as JobStatusSchema } from '../contracts/jobs.ts';
+import type { EventsResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 
 export type Job = Static<typeof JobSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
@@ -22,29 +23,17 @@ export interface JobEventPage {
   nextAfter: number;
 }
 
-export interface TrafficCounts {
-  human: number;
-  ai: number;
-  total: number;
-}
-
-export interface PathCounts extends TrafficCounts {
-  path: string;
-}
-
 /** GET /v1/analytics/{projectId}/visitors: unique visitors, site-wide and per path. */
-export interface VisitorsPage {
-  totals: TrafficCounts;
-  visitors: PathCounts[];
-  hasMore: boolean;
-}
+export type VisitorsPage = Static<typeof VisitorsResponse>;
 
 /** GET /v1/analytics/{projectId}/views: content view events, site-wide and per path. */
-export interface ViewsPage {
-  totals: TrafficCounts;
-  views: PathCounts[];
-  hasMore: boolean;
-}
+export type ViewsPage = Static<typeof ViewsResponse>;
+
+/** Human, AI and deduplicated total counts. */
+export type TrafficCounts = VisitorsPage['totals'];
+
+/** One path's counts. */
+export type PathCounts = VisitorsPage['visitors'][number];
 
 export interface AnalyticsQuery {
   /** Inclusive start: `YYYY-MM-DD` (00:00 UTC), an ISO 8601 date-time, or a Date. */
@@ -69,7 +58,5 @@ export interface AnalyticsEvent {
   accept?: string;
 }
 
-export interface IngestResult {
-  accepted: number;
-  rejected: { index: number; code: string; error: string }[];
-}
+/** POST /v1/analytics/{projectId}/events → 202. */
+export type IngestResult = Static<typeof EventsResponse>;
