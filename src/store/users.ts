@@ -62,6 +62,7 @@ export function normalizeEmail(email: string): string {
 }
 
 export function validateCredentials(email: string, password: string): void {
+  if (email.includes('\0') || password.includes('\0')) throw new UserInputError('The email and password must not contain NUL characters.');
   if (!EMAIL.test(normalizeEmail(email))) throw new UserInputError(`"${email}" is not an email address.`);
   if (password.length < MIN_PASSWORD_LENGTH) throw new UserInputError(`The password must be at least ${MIN_PASSWORD_LENGTH} characters long.`);
   if (password.length > MAX_PASSWORD_LENGTH) throw new UserInputError(`The password must be at most ${MAX_PASSWORD_LENGTH} characters long.`);

@@ -71,6 +71,10 @@ describe('projects', () => {
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, draftPrs: 'yes' } }), 400, 'invalid_request');
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, owner: 'me' } }), 400, 'invalid_request');
     expectError(await b.req('POST', '/api/projects', { body: { name: 'x' } }), 400, 'invalid_request');
+    const nul = await b.req('POST', '/api/projects', { body: { ...PROJECT, name: 'Acme\u0000docs' } });
+    expectError(nul, 400, 'invalid_request');
+    expect(nul.body.details).toEqual([{ message: 'contains NUL', path: '/body/name' }]);
+    expectError(await b.req('POST', '/api/login', { body: { email: 'a\u0000@example.com', password: 'whatever password' } }), 400, 'invalid_request');
   });
 
   it('updates settings: draft PRs, webhook, origins, model; secrets are never returned', async () => {

@@ -118,6 +118,16 @@ function normalizeProjectInput<T extends Partial<ProjectInput>>(input: T): T {
   return out;
 }
 
+function nulPath(value: unknown, at: string, depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? at : null;
+  if (value === null || typeof value !== 'object' || depth > 8) return null;
+  for (const [k, v] of Object.entries(value)) {
+    const found = k.includes('\0') ? at : nulPath(v, `${at}/${k}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------- static files
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -176,6 +186,12 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   attachSessions(keys, sessions);
   const webRoot = path.resolve(opts.webRoot ?? DEFAULT_WEB_ROOT) + path.sep;
   const hide = { hide: true } as const;
+
+  // No store keeps NUL in text (PostgreSQL refuses it): such bodies are refused up front.
+  app.addHook('preValidation', async (request) => {
+    const where = nulPath(request.body, '/body');
+    if (where) throw badRequest('invalid_request', 'Text must not contain NUL characters (\\u0000).', [{ message: 'contains NUL', path: where }]);
+  });
 
   const requireOperator = async (request: FastifyRequest) => {
     await sessions.require(request);
