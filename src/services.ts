@@ -72,7 +72,8 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     jobs.onWork(() => pool.wake());
     jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
     cleanups.push(await store.dialect.listen('folio_jobs', () => pool.wake()));
-    cleanups.push(await store.dialect.listen('folio_archive', () => pool.wake()));
+    // Another process archived a job: stop its run here at once rather than at the next heartbeat.
+    cleanups.push(await store.dialect.listen('folio_archive', (jobId) => pool.abort(jobId, 'archived')));
     pool.start(workerCount);
   }
 

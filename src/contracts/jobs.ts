@@ -31,7 +31,13 @@ export const Job = Type.Object(
 );
 export type Job = Static<typeof Job>;
 
-export const Prompt = Type.String({ minLength: 1, maxLength: 100_000, description: 'The instruction for the agent.' });
+export const Prompt = Type.String({
+  minLength: 1,
+  maxLength: 100_000,
+  // NUL cannot be stored as text (PostgreSQL refuses it).
+  pattern: '^[^\\u0000]*$',
+  description: 'The instruction for the agent (no NUL characters).',
+});
 
 export const CreateJobBody = Type.Object(
   {

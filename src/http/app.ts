@@ -82,6 +82,18 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   return new ApiError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
 }
 
+/** The JSON pointer of the first string containing NUL, which no store can keep as text. */
+function nulPath(value: unknown, at: string, depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? at || '/' : null;
+  if (value === null || typeof value !== 'object' || depth > 32) return null;
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\0')) return `${at}/${k.replaceAll('\0', '\\0')}`;
+    const found = nulPath(v, `${at}/${k}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** Route patterns seen at registration, to tell 405 (known path, other method) from 404. */
 function methodIndex(app: FastifyInstance) {
   const routes: { re: RegExp; methods: Set<string> }[] = [];
@@ -118,6 +130,14 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+
+  app.addHook('preValidation', async (request) => {
+    // Bodies are the routes' business (a batch of events rejects such an event alone).
+    const where = nulPath(request.params, '/params') ?? nulPath(request.query, '/query');
+    if (where) {
+      throw new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] });
+    }
   });
 
   const allowedMethods = methodIndex(app);

@@ -218,7 +218,7 @@ export class JobsService {
     if (changed) {
       await this.event(jobId, 'job.archived', {});
       for (const fn of this.archiveListeners) fn(jobId);
-      void this.deps.dialect.notify('folio_archive').catch(() => {});
+      void this.deps.dialect.notify('folio_archive', jobId).catch(() => {});
       this.statusChanged(row);
     }
     return jobView(row);

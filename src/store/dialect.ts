@@ -37,9 +37,9 @@ export interface StoreDialect {
    */
   readCommitted<R>(query: CompiledQuery<R>): Promise<R[]>;
   /** Cross-process wake-up: notify listeners on `channel`. In-process wake-ups do not need this. */
-  notify(channel: string): Promise<void>;
+  notify(channel: string, payload?: string): Promise<void>;
   /** Subscribes to notifications from other processes; returns an unsubscribe function. */
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -199,13 +199,13 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
     idColumn: (t) => t.addColumn('id', 'bigserial', (c) => c.primaryKey()),
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
     readCommitted: async (query) => (await db.executeQuery(query)).rows,
-    notify: async (channel) => {
-      await pool.query('select pg_notify($1, $2)', [channel, '']);
+    notify: async (channel, payload = '') => {
+      await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
     listen: async (channel, onNotify) => {
       const client = await pool.connect();
       client.on('notification', (n) => {
-        if (n.channel === channel) onNotify();
+        if (n.channel === channel) onNotify(n.payload ?? '');
       });
       await client.query(`listen ${pg.escapeIdentifier(channel)}`);
       return async () => {

@@ -1,12 +1,21 @@
 // The folio CLI for projects and keys, as a user runs it (a real process, real SQLite).
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { runCli } from '../helpers/process.ts';
 import { tempDir } from '../helpers/server.ts';
+import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 
 const dir = tempDir();
-const env = { FOLIO_DATA_DIR: dir };
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const env: Record<string, string> = { FOLIO_DATA_DIR: dir };
+let databases: BackendDatabases;
+beforeAll(async () => {
+  databases = await backendDatabases();
+  Object.assign(env, databases.env);
+});
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await databases.drop();
+});
 
 describe('folio project / key', () => {
   let projectId = '';

@@ -7,6 +7,7 @@ import { startServer, type RunningServer } from '../../src/http/server.ts';
 import type { JobHandler } from '../../src/jobs/handler.ts';
 import type { KeyScope } from '../../src/store/schema.ts';
 import type { ProjectInput } from '../../src/store/projects.ts';
+import { backendDatabases } from './backend.ts';
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -23,7 +24,9 @@ export function tempDir(prefix = 'folio-test-'): string {
 
 export async function startTestServer(opts: { env?: Record<string, string>; jobHandler?: JobHandler; workers?: number; dataDir?: string } = {}): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
+  const databases = await backendDatabases();
   const env: Record<string, string> = {
+    ...databases.env,
     PORT: '0',
     HOST: '127.0.0.1',
     FOLIO_DATA_DIR: dataDir,
@@ -42,6 +45,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; jobH
     env,
     async close() {
       await server.close();
+      await databases.drop();
       if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
     },
     async createProject(input = {}) {

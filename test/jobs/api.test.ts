@@ -69,6 +69,7 @@ describe('create job', () => {
     ['unknown field', { prompt: 'x', branch: 'main' }],
     ['array body', [{ prompt: 'x' }]],
     ['null model', { prompt: 'x', model: null }],
+    ['NUL in the prompt', { prompt: 'a\u0000b' }],
   ])('400 for %s', async (_name, body) => {
     const res = await server.api('POST', `${base()}/job`, { key, body });
     expectError(res, 400, 'invalid_request');
@@ -352,6 +353,11 @@ describe('events', () => {
 });
 
 describe('platform routes', () => {
+  it('400 for NUL in path and query values', async () => {
+    expectError(await server.api('GET', `${base()}/job/job%00x`, { key }), 400, 'invalid_request');
+    expectError(await server.api('GET', `${base()}/jobs?cursor=%00`, { key }), 400, 'invalid_request');
+  });
+
   it('404 route_not_found and 405 with Allow', async () => {
     expectError(await server.api('GET', '/v2/nothing', { key }), 404, 'route_not_found');
     const res = await server.api('DELETE', `${base()}/job/job_x`, { key });

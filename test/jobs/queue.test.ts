@@ -6,20 +6,26 @@ import { loadConfig } from '../../src/config.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { ScriptedHandler, eventually, gatedScript } from '../helpers/handlers.ts';
 import { tempDir } from '../helpers/server.ts';
+import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 
 const open: Services[] = [];
 const dirs: string[] = [];
+/** One set of backend databases per data dir: services sharing a dir share the store. */
+const databases = new Map<string, BackendDatabases>();
 afterEach(async () => {
   for (const s of open.splice(0)) await s.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const db of databases.values()) await db.drop();
+  databases.clear();
 });
 
-function env(dataDir: string, extra: Record<string, string> = {}) {
-  return { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'queue-test-secret-123456', ANTHROPIC_API_KEY: 'x', LOG_LEVEL: 'silent', FOLIO_POLL: '50', FOLIO_RATE_LIMIT_CREATE: '0', FOLIO_RATE_LIMIT_FOLLOW_UP: '0', ...extra };
+async function env(dataDir: string, extra: Record<string, string> = {}) {
+  if (!databases.has(dataDir)) databases.set(dataDir, await backendDatabases());
+  return { ...databases.get(dataDir)!.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'queue-test-secret-123456', ANTHROPIC_API_KEY: 'x', LOG_LEVEL: 'silent', FOLIO_POLL: '50', FOLIO_RATE_LIMIT_CREATE: '0', FOLIO_RATE_LIMIT_FOLLOW_UP: '0', ...extra };
 }
 
 async function services(dataDir: string, handler: ScriptedHandler, workers: number, extra: Record<string, string> = {}) {
-  const s = await createServices(loadConfig(env(dataDir, extra)), { jobHandler: handler, workers, log: pino({ level: 'silent' }) });
+  const s = await createServices(loadConfig(await env(dataDir, extra)), { jobHandler: handler, workers, log: pino({ level: 'silent' }) });
   open.push(s);
   return s;
 }

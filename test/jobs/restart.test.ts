@@ -4,21 +4,27 @@ import { rmSync } from 'node:fs';
 import { runCli, startProcess, type Child } from '../helpers/process.ts';
 import { tempDir } from '../helpers/server.ts';
 import { eventually } from '../helpers/handlers.ts';
+import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 
 const children: Child[] = [];
 const dirs: string[] = [];
+let databases: BackendDatabases | null = null;
 afterEach(async () => {
   for (const c of children.splice(0)) if (c.proc.exitCode === null) c.proc.kill('SIGKILL');
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  await databases?.drop();
+  databases = null;
 });
 
 function baseEnv(dataDir: string, extra: Record<string, string> = {}) {
-  return { FOLIO_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ANTHROPIC_API_KEY: 'x', FOLIO_LEASE: '2s', FOLIO_HEARTBEAT: '300', FOLIO_POLL: '200', ...extra };
+  return { ...databases?.env, FOLIO_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ANTHROPIC_API_KEY: 'x', FOLIO_LEASE: '2s', FOLIO_HEARTBEAT: '300', FOLIO_POLL: '200', ...extra };
 }
 
 async function setup(dataDir: string) {
-  const p = JSON.parse((await runCli(['project', 'create', '--name', 'R', '--repository', 'https://github.com/acme/docs', '--json'], { FOLIO_DATA_DIR: dataDir })).stdout);
-  const k = JSON.parse((await runCli(['key', 'create', '--project', p.id, '--json'], { FOLIO_DATA_DIR: dataDir })).stdout);
+  databases = await backendDatabases();
+  const env = { ...databases.env, FOLIO_DATA_DIR: dataDir };
+  const p = JSON.parse((await runCli(['project', 'create', '--name', 'R', '--repository', 'https://github.com/acme/docs', '--json'], env)).stdout);
+  const k = JSON.parse((await runCli(['key', 'create', '--project', p.id, '--json'], env)).stdout);
   return { projectId: p.id as string, key: k.key as string };
 }
 
