@@ -106,6 +106,8 @@ export class DuckDbEngine implements AnalyticsEngine {
   private nextProjectKey = 1;
   private nextPathId = 1;
   private pending = 0;
+  /** Rows in `recent` per project key (over-estimates are harmless: queries then also read `recent`). */
+  private readonly pendingByProject = new Map<number, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
 
@@ -154,7 +156,16 @@ export class DuckDbEngine implements AnalyticsEngine {
       m.set(String(r.path), num(r.path_id));
       this.nextPathId = Math.max(this.nextPathId, num(r.path_id) + 1);
     }
-    this.pending = num((await this.rows(this.writer, 'SELECT count(*) AS n FROM recent'))[0].n);
+    await this.countPending(this.writer);
+  }
+
+  private async countPending(c: DuckDBConnection): Promise<void> {
+    this.pendingByProject.clear();
+    this.pending = 0;
+    for (const r of await this.rows(c, 'SELECT project_key, count(*) AS n FROM recent GROUP BY project_key')) {
+      this.pendingByProject.set(num(r.project_key), num(r.n));
+      this.pending += num(r.n);
+    }
   }
 
   /** Serialises writes on the writer connection. */
@@ -281,8 +292,12 @@ export class DuckDbEngine implements AnalyticsEngine {
         const counted = await this.rows(
           this.writer,
           `INSERT INTO recent SELECT project_key, day, path_id, visitor, bit_or(cls)::UTINYINT, count(*) FILTER (WHERE cls = 1), count(*) FILTER (WHERE cls = 2)
-           FROM stage WHERE cls <= 2 GROUP BY project_key, day, path_id, visitor RETURNING 1 AS x`,
+           FROM stage WHERE cls <= 2 GROUP BY project_key, day, path_id, visitor RETURNING project_key`,
         );
+        for (const r of counted) {
+          const pk = num(r.project_key);
+          this.pendingByProject.set(pk, (this.pendingByProject.get(pk) ?? 0) + 1);
+        }
         await this.writer.run('COMMIT');
         this.pending += counted.length;
       } catch (err) {
@@ -301,38 +316,60 @@ export class DuckDbEngine implements AnalyticsEngine {
       const w = this.writer;
       await w.run('BEGIN TRANSACTION');
       try {
-        await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT project_key, day, path_id, visitor, bit_or(mask)::UTINYINT AS mask,
-          sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a FROM recent GROUP BY ALL`);
-        // Per (path, visitor): every day row of the touched keys is rebuilt with its previous-day links.
-        await w.run('CREATE OR REPLACE TEMP TABLE c_keys AS SELECT DISTINCT project_key, path_id, visitor FROM c_new');
-        await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.project_key, d.day, d.path_id, d.visitor, d.mask, d.views_h, d.views_a
-          FROM daily d SEMI JOIN c_keys k ON d.project_key = k.project_key AND d.path_id = k.path_id AND d.visitor = k.visitor`);
-        await w.run(`DELETE FROM daily d USING c_keys k WHERE d.project_key = k.project_key AND d.path_id = k.path_id AND d.visitor = k.visitor`);
-        await w.run(`INSERT INTO daily SELECT project_key, day, path_id, visitor, mask, views_h, views_a,
-            max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
-          FROM (SELECT project_key, day, path_id, visitor, bit_or(mask)::UTINYINT AS mask, sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a
-                FROM (SELECT * FROM c_old UNION ALL SELECT * FROM c_new) GROUP BY ALL)
-          WINDOW w AS (PARTITION BY project_key, path_id, visitor ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
-        // Site-wide: the same per visitor.
-        await w.run(`CREATE OR REPLACE TEMP TABLE c_snew AS SELECT project_key, day, visitor, bit_or(mask)::UTINYINT AS mask FROM c_new GROUP BY ALL`);
-        await w.run('CREATE OR REPLACE TEMP TABLE c_skeys AS SELECT DISTINCT project_key, visitor FROM c_snew');
-        await w.run(`CREATE OR REPLACE TEMP TABLE c_sold AS SELECT d.project_key, d.day, d.visitor, d.mask
-          FROM daily_site d SEMI JOIN c_skeys k ON d.project_key = k.project_key AND d.visitor = k.visitor`);
-        await w.run(`DELETE FROM daily_site d USING c_skeys k WHERE d.project_key = k.project_key AND d.visitor = k.visitor`);
-        await w.run(`INSERT INTO daily_site SELECT project_key, day, visitor, mask,
-            max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
-          FROM (SELECT project_key, day, visitor, bit_or(mask)::UTINYINT AS mask FROM (SELECT * FROM c_sold UNION ALL SELECT * FROM c_snew) GROUP BY ALL)
-          WINDOW w AS (PARTITION BY project_key, visitor ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
+        await this.fold(w, 'daily', ['path_id', 'visitor'], true);
+        await this.fold(w, 'daily_site', ['visitor'], false);
         await w.run('DELETE FROM recent');
         await w.run('COMMIT');
         this.pending = 0;
+        this.pendingByProject.clear();
       } catch (err) {
         await w.run('ROLLBACK').catch(() => {});
         throw err;
       } finally {
-        for (const t of ['c_new', 'c_keys', 'c_old', 'c_snew', 'c_skeys', 'c_sold']) await w.run(`DROP TABLE IF EXISTS temp.${t}`).catch(() => {});
+        for (const t of ['c_new', 'c_last', 'c_late']) await w.run(`DROP TABLE IF EXISTS temp.${t}`).catch(() => {});
       }
     });
+  }
+
+  /**
+   * Folds `recent` into `table` (daily: per path and visitor; daily_site: per visitor). Rows of one key
+   * form a sequence ordered by day (then arrival); each row stores, per bit, the day of the previous
+   * row of its key having that bit (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)"
+   * is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
+   * arrives in time order) are only appended. Keys with an older row arriving late are rebuilt.
+   */
+  private async fold(w: DuckDBConnection, table: 'daily' | 'daily_site', key: string[], views: boolean): Promise<void> {
+    const k = ['project_key', ...key];
+    const kc = k.join(', ');
+    const on = (a: string, b: string) => k.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
+    const vcols = views ? ', views_h, views_a' : '';
+    const vsum = views ? ', sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a' : '';
+    const window = `WINDOW w AS (PARTITION BY ${kc} ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
+    await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM recent GROUP BY ${kc}, day`);
+    // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
+    await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${k.map((c) => `d.${c}`).join(', ')}, max(d.day) AS last_t,
+        max(d.day) FILTER (WHERE d.mask & 1 = 1) AS last_h, max(d.day) FILTER (WHERE d.mask & 2 = 2) AS last_a
+      FROM ${table} d SEMI JOIN (SELECT DISTINCT ${kc} FROM c_new) n ON ${on('d', 'n')} GROUP BY ${k.map((c) => `d.${c}`).join(', ')}`);
+    await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT DISTINCT ${k.map((c) => `n.${c}`).join(', ')} FROM c_new n JOIN c_last l ON ${on('n', 'l')} WHERE n.day < l.last_t`);
+    // In-order keys: append, linking the first new row to the last stored rows.
+    await w.run(`INSERT INTO ${table} SELECT n.${k.join(', n.')}, n.day, n.mask${views ? ', n.views_h, n.views_a' : ''},
+        coalesce(max(CASE WHEN n.mask & 1 = 1 THEN n.day END) OVER w, l.last_h),
+        coalesce(max(CASE WHEN n.mask & 2 = 2 THEN n.day END) OVER w, l.last_a),
+        coalesce(max(n.day) OVER w, l.last_t)
+      FROM c_new n LEFT JOIN c_last l ON ${on('n', 'l')} ANTI JOIN c_late x ON ${on('n', 'x')}
+      WINDOW w AS (PARTITION BY ${k.map((c) => `n.${c}`).join(', ')} ORDER BY n.day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
+    // Late keys: rebuild their whole sequence.
+    const late = Number((await this.rows(w, 'SELECT count(*) AS n FROM c_late'))[0].n);
+    if (late === 0) return;
+    await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.${k.join(', d.')}, d.day, d.mask${views ? ', d.views_h, d.views_a' : ''}
+      FROM ${table} d SEMI JOIN c_late x ON ${on('d', 'x')}`);
+    await w.run(`DELETE FROM ${table} d USING c_late x WHERE ${on('d', 'x')}`);
+    await w.run(`INSERT INTO ${table} SELECT ${kc}, day, mask${vcols},
+        max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
+      FROM (SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum}
+            FROM (SELECT * FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day)
+      ${window}`);
+    await w.run('DROP TABLE IF EXISTS temp.c_old');
   }
 
   deleteBefore(day: number): Promise<void> {
@@ -347,7 +384,7 @@ export class DuckDbEngine implements AnalyticsEngine {
           for (const c of ['prev_h', 'prev_a', 'prev_t']) await w.run(`UPDATE ${t} SET ${c} = NULL WHERE ${c} < ${d}`);
         }
         await w.run('COMMIT');
-        this.pending = num((await this.rows(w, 'SELECT count(*) AS n FROM recent'))[0].n);
+        await this.countPending(w);
       } catch (err) {
         await w.run('ROLLBACK').catch(() => {});
         throw err;
@@ -376,27 +413,34 @@ export class DuckDbEngine implements AnalyticsEngine {
       const dc = this.dayCond(split.days);
       const d1 = split.days.d1 === null ? 'NULL' : int(split.days.d1);
       const first = (col: string) => `(${col} IS NULL OR ${col} < ${d1})`;
-      return `
+      const base = `
+        base AS (SELECT path_id, count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
+                        count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
+                 FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
+        sbase AS (SELECT count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
+                         count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
+                  FROM daily_site WHERE ${p} AND ${dc})`;
+      if ((this.pendingByProject.get(pk) ?? 0) === 0) {
+        return `${base},
+        per AS MATERIALIZED (SELECT path_id, h, a, t FROM base WHERE t > 0),
+        tot AS (SELECT h, a, t FROM sbase)`;
+      }
+      // Rows not compacted yet: a key of `recent` counts when the compacted rows in range lack it.
+      return `${base},
         rk AS (SELECT path_id, visitor, bit_or(mask) AS m FROM recent WHERE ${p} AND ${dc} GROUP BY ALL),
-        hit AS (SELECT d.path_id, d.visitor, bit_or(d.mask) AS m FROM daily d JOIN rk ON d.path_id = rk.path_id AND d.visitor = rk.visitor
+        hit AS (SELECT d.path_id, d.visitor, bit_or(d.mask) AS m FROM daily d SEMI JOIN rk ON d.path_id = rk.path_id AND d.visitor = rk.visitor
                 WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
         extra AS (SELECT rk.path_id, count(*) FILTER (WHERE rk.m & 1 = 1 AND coalesce(hit.m, 0) & 1 = 0) AS h,
                          count(*) FILTER (WHERE rk.m & 2 = 2 AND coalesce(hit.m, 0) & 2 = 0) AS a, count(*) FILTER (WHERE hit.m IS NULL) AS t
                   FROM rk LEFT JOIN hit ON rk.path_id = hit.path_id AND rk.visitor = hit.visitor GROUP BY rk.path_id),
-        base AS (SELECT path_id, count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
-                        count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
-                 FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
-        per AS (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(t)::BIGINT AS t FROM (SELECT * FROM base UNION ALL SELECT * FROM extra)
+        per AS MATERIALIZED (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(t)::BIGINT AS t FROM (SELECT * FROM base UNION ALL SELECT * FROM extra)
                 GROUP BY path_id HAVING sum(t) > 0),
         srk AS (SELECT visitor, bit_or(mask) AS m FROM recent WHERE ${p} AND ${dc} GROUP BY visitor),
-        shit AS (SELECT d.visitor, bit_or(d.mask) AS m FROM daily_site d JOIN srk ON d.visitor = srk.visitor
+        shit AS (SELECT d.visitor, bit_or(d.mask) AS m FROM daily_site d SEMI JOIN srk ON d.visitor = srk.visitor
                  WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
         sextra AS (SELECT count(*) FILTER (WHERE srk.m & 1 = 1 AND coalesce(shit.m, 0) & 1 = 0) AS h,
                           count(*) FILTER (WHERE srk.m & 2 = 2 AND coalesce(shit.m, 0) & 2 = 0) AS a, count(*) FILTER (WHERE shit.m IS NULL) AS t
                    FROM srk LEFT JOIN shit ON srk.visitor = shit.visitor),
-        sbase AS (SELECT count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
-                         count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
-                  FROM daily_site WHERE ${p} AND ${dc}),
         tot AS (SELECT sbase.h + sextra.h AS h, sbase.a + sextra.a AS a, sbase.t + sextra.t AS t FROM sbase, sextra)`;
     }
     // General path (a bound inside a day): whole days from the day tables plus raw events at the edges.
@@ -409,7 +453,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     return `
       src AS (${parts.join(' UNION ALL ')}),
       pv AS MATERIALIZED (SELECT path_id, visitor, bit_or(mask) AS m FROM src GROUP BY ALL),
-      per AS (SELECT path_id, count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t FROM pv GROUP BY path_id),
+      per AS MATERIALIZED (SELECT path_id, count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t FROM pv GROUP BY path_id),
       tot AS (SELECT count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t
               FROM (SELECT visitor, bit_or(m) AS m FROM pv GROUP BY visitor))`;
   }
@@ -429,7 +473,7 @@ export class DuckDbEngine implements AnalyticsEngine {
       parts.push(`SELECT path_id, (cls = 1)::INTEGER AS h, (cls = 2)::INTEGER AS a FROM events WHERE ${p} AND cls <= 2 AND ${this.edgeCond(split.edges)}`);
     }
     return `
-      per AS (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(h + a)::BIGINT AS t FROM (${parts.join(' UNION ALL ')}) GROUP BY path_id HAVING sum(h + a) > 0),
+      per AS MATERIALIZED (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(h + a)::BIGINT AS t FROM (${parts.join(' UNION ALL ')}) GROUP BY path_id HAVING sum(h + a) > 0),
       tot AS (SELECT coalesce(sum(h), 0) AS h, coalesce(sum(a), 0) AS a, coalesce(sum(t), 0) AS t FROM per)`;
   }
 
@@ -484,6 +528,11 @@ export class DuckDbEngine implements AnalyticsEngine {
       WHERE ${conds.join(' AND ')} GROUP BY ALL ORDER BY v DESC, n DESC, agent`;
     const rows = await this.readers.use((c) => this.rows(c, sql));
     return rows.map((r) => ({ agent: String(r.agent), category: CLS_NAME[num(r.cls)], visitors: num(r.v), views: num(r.n) }));
+  }
+
+  /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */
+  async sql(query: string): Promise<Row[]> {
+    return this.readers.use((c) => this.rows(c, query));
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,125 @@
+// The visitors query (30-day range, limit 50) on Folio's layout, measured in the same run beside
+// (a) a plain DuckDB COUNT(DISTINCT …) over a raw events table of the same data and (b) the floor,
+// a GROUP BY path row count on that raw table. Checks that all answers agree exactly.
+// Usage: node bench/analytics/query.ts --events 10000000 [--runs 5]
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DuckDbEngine } from '../../src/analytics/engines/duckdb.ts';
+import { classifyUserAgent } from '../../src/analytics/classify.ts';
+import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { generateTraffic, USER_AGENTS } from './generate.ts';
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : process.argv[i + 1];
+};
+const N = Number(arg('events', '1000000'));
+const RUNS = Number(arg('runs', '5'));
+const PROJECT = 'prj_bench';
+const DAY = 86_400_000;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const mib = (b: number) => `${Math.round(b / 1048576)} MiB`;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-q-'));
+try {
+  let t0 = performance.now();
+  const traffic = generateTraffic({ events: N, days: 30 });
+  console.log(`generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb') });
+  const classes = USER_AGENTS.map((ua) => classifyUserAgent(ua));
+  // Visitor ids: a 63-bit mix of the identity (what the keyed hash gives), so ids look random.
+  const vid = (v: number) => (BigInt(Math.imul(v, 0x9e3779b1) >>> 0) << 31n) ^ BigInt(v);
+  t0 = performance.now();
+  const CHUNK = 250_000;
+  for (let s = 0; s < N; s += CHUNK) {
+    const batch: StoredEvent[] = [];
+    for (let k = s; k < Math.min(N, s + CHUNK); k++) {
+      const c = classes[traffic.ua[k]];
+      batch.push({
+        projectId: PROJECT,
+        ts: traffic.ts[k],
+        path: traffic.paths[traffic.path[k]],
+        visitor: vid(traffic.visitor[k]),
+        cls: CLS[c.class],
+        agent: c.agent,
+        referrer: null,
+        source: SOURCE.api,
+        importKey: null,
+        group: 0,
+      });
+    }
+    await engine.write(batch);
+  }
+  const loadS = (performance.now() - t0) / 1000;
+  t0 = performance.now();
+  await engine.compact();
+  const compactS = (performance.now() - t0) / 1000;
+  const counts = (await engine.sql(`SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM daily) AS daily, (SELECT count(*) FROM daily_site) AS site`))[0];
+  console.log(`stored in ${loadS.toFixed(1)} s, compacted in ${compactS.toFixed(1)} s: ${counts.events} events → ${counts.daily} daily rows, ${counts.site} site rows`);
+
+  // The raw events table of the same data: one row per view, path as text, ordered by time.
+  await engine.sql(`CREATE TABLE raw AS SELECT e.ts, p.path, e.visitor, e.cls AS kind FROM events e JOIN paths p ON p.path_id = e.path_id ORDER BY e.ts`);
+
+  const from = traffic.start;
+  const to = traffic.start + 30 * DAY;
+  const where = `ts >= ${from} AND ts < ${to} AND kind <= 2`;
+  const sqlA = [
+    `SELECT path, count(DISTINCT visitor) FILTER (WHERE kind = 1) AS h, count(DISTINCT visitor) FILTER (WHERE kind = 2) AS a, count(DISTINCT visitor) AS t
+     FROM raw WHERE ${where} GROUP BY path ORDER BY t DESC, path LIMIT 50`,
+    `SELECT count(DISTINCT visitor) FILTER (WHERE kind = 1) AS h, count(DISTINCT visitor) FILTER (WHERE kind = 2) AS a, count(DISTINCT visitor) AS t FROM raw WHERE ${where}`,
+  ];
+  const sqlB = `SELECT path, count(*) AS c FROM raw WHERE ${where} GROUP BY path ORDER BY c DESC, path LIMIT 50`;
+
+  const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
+    const s = performance.now();
+    const r = await fn();
+    return [performance.now() - s, r];
+  };
+  const ours = () => engine.visitors(PROJECT, { from, to }, { limit: 50, offset: 0 });
+  const a = async () => Promise.all([engine.sql(sqlA[0]), engine.sql(sqlA[1])]);
+  const aSeq = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])];
+  const b = () => engine.sql(sqlB);
+
+  // Exactness: Folio's answer equals the plain COUNT(DISTINCT) answer.
+  const mine = await ours();
+  const [rowsA, totA] = await aSeq();
+  const expected = { human: Number(totA[0].h), ai: Number(totA[0].a), total: Number(totA[0].t) };
+  const expectedRows = rowsA.map((r) => ({ path: String(r.path), human: Number(r.h), ai: Number(r.a), total: Number(r.t) }));
+  const same = JSON.stringify(mine.totals) === JSON.stringify(expected) && JSON.stringify(mine.rows) === JSON.stringify(expectedRows);
+  console.log(`exact: ${same ? 'yes, identical to COUNT(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(mine.totals)}`);
+  if (!same) process.exitCode = 1;
+
+  const times = { ours: [] as number[], a: [] as number[], b: [] as number[] };
+  await b();
+  for (let r = 0; r < RUNS; r++) {
+    times.ours.push((await timed(ours))[0]);
+    times.a.push((await timed(aSeq))[0]);
+    times.b.push((await timed(b))[0]);
+  }
+  void a;
+  console.log(JSON.stringify(times, (k, v) => (typeof v === "number" ? Math.round(v) : v)));
+  const m = { ours: median(times.ours), a: median(times.a), b: median(times.b) };
+  console.log(`\nvisitors query, 30 days, limit 50 — median of ${RUNS} (ms):`);
+  console.log(`  Folio (first-seen day layout):       ${m.ours.toFixed(0)}`);
+  console.log(`  (a) COUNT(DISTINCT) on raw events:   ${m.a.toFixed(0)}   → Folio is ${(m.a / m.ours).toFixed(1)}× faster (target ≥ 3×)`);
+  console.log(`  (b) GROUP BY path count on raw:      ${m.b.toFixed(0)}   → Folio is ${(m.ours / m.b).toFixed(1)}× the floor (target ≤ 5×)`);
+
+  // For reference: other ranges on the same data.
+  const week = { from: traffic.start + 10 * DAY, to: traffic.start + 17 * DAY };
+  const partial = { from: traffic.start + 10 * DAY + 3_600_000, to: traffic.start + 17 * DAY - 3_600_000 };
+  const wk: number[] = [];
+  const pt: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    wk.push((await timed(() => engine.visitors(PROJECT, week, { limit: 50, offset: 0 })))[0]);
+    pt.push((await timed(() => engine.visitors(PROJECT, partial, { limit: 50, offset: 0 })))[0]);
+  }
+  console.log(`  Folio, 7 whole days:                 ${median(wk).toFixed(0)}`);
+  console.log(`  Folio, 7 days with hour bounds:      ${median(pt).toFixed(0)}   (general path: whole days + raw edges, hash distinct)`);
+  console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
+  await engine.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
