@@ -106,8 +106,17 @@ function json(stream: NodeJS.WriteStream, value: unknown): void {
   write(stream, JSON.stringify(value, null, 2));
 }
 
+/**
+ * Server-provided text made safe for a terminal: control characters (escape sequences that could
+ * move the cursor or retitle the window, stray line breaks) become spaces.
+ */
+export function clean(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, ' ');
+}
+
 export function formatTable(rows: Record<string, string>[], rightAligned: string[] = []): string {
   if (rows.length === 0) return '(none)';
+  rows = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, clean(v)])));
   const cols = Object.keys(rows[0]);
   const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => (r[c] ?? '').length)));
   const line = (cells: string[]) =>
@@ -141,7 +150,7 @@ function jobView(job: Job): string {
   if (job.archivedAt) rows.push(['ARCHIVED', job.archivedAt]);
   if (job.error) rows.push(['ERROR', `${job.error.code}: ${job.error.message}`]);
   const w = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n');
+  return rows.map(([k, v]) => `${k.padEnd(w)}  ${clean(v)}`).join('\n');
 }
 
 function jobsTable(jobs: Job[]): string {
@@ -155,14 +164,14 @@ function eventSummary(e: JobEvent, max = 160): string {
   const d = e.data ?? {};
   const pick = ['message', 'summary', 'title', 'url', 'tool', 'name', 'branch', 'reason', 'code'].find((k) => typeof d[k] === 'string' && d[k] !== '');
   let text = pick ? String(d[pick]) : Object.keys(d).length ? JSON.stringify(d) : '';
-  text = text.replace(/\s+/g, ' ').trim();
+  text = clean(text).replace(/\s+/g, ' ').trim();
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
 function eventLine(e: JobEvent): string {
   const time = e.at.length >= 19 ? e.at.slice(11, 19) : e.at;
   const summary = eventSummary(e);
-  return `#${e.id} ${time} ${e.type}${summary ? `  ${summary}` : ''}`;
+  return `#${e.id} ${clean(time)} ${clean(e.type)}${summary ? `  ${summary}` : ''}`;
 }
 
 /** Live status on stderr: a spinner line on a terminal, plain lines otherwise (CI logs). */
@@ -191,7 +200,7 @@ class Progress {
   }
 
   event(e: JobEvent): void {
-    this.latest = `${e.type}${eventSummary(e, 80) ? `: ${eventSummary(e, 80)}` : ''}`;
+    this.latest = `${clean(e.type)}${eventSummary(e, 80) ? `: ${eventSummary(e, 80)}` : ''}`;
     if (this.tty) this.render();
     else write(this.out, `${this.jobId}: ${eventLine(e)}`);
   }
@@ -252,7 +261,7 @@ async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: 
   }
   if (o.json) json(io.stdout, job);
   else if (job.status === 'completed') write(io.stdout, job.prLink ? `Completed: ${job.prLink}` : 'Completed: no files changed, so no pull request.');
-  else if (job.status === 'failed') write(io.stdout, `Failed: ${job.error ? `${job.error.message} (${job.error.code})` : 'no reason given.'}`);
+  else if (job.status === 'failed') write(io.stdout, `Failed: ${job.error ? clean(`${job.error.message} (${job.error.code})`) : 'no reason given.'}`);
   else write(io.stdout, `Archived${job.prLink ? `: ${job.prLink}` : '.'}`);
   process.exitCode = JOB_EXIT_CODES[job.status as keyof typeof JOB_EXIT_CODES] ?? 1;
 }

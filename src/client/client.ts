@@ -101,6 +101,11 @@ export interface JobEventsOptions extends CallOptions {
   statusIntervalMs?: number;
   /** Consecutive failed connections before giving up (default 10). */
   maxReconnects?: number;
+  /**
+   * With `follow`: a connection that receives nothing, not even the server's keepalive comments, for
+   * this long is treated as dropped and resumed (default 60 s; Folio sends a keepalive every 15 s; 0 disables).
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface WaitForJobOptions extends CallOptions {
@@ -306,11 +311,26 @@ export class FolioClient {
         continue;
       }
 
-      const messages = parseSse(body, (ms) => {
-        reconnectMs = Math.min(Math.max(ms, 100), 30_000);
-      });
+      let lastActivity = Date.now();
+      let gotData = false;
+      const idleMs = opts.idleTimeoutMs ?? 60_000;
+      const watchdog =
+        idleMs > 0
+          ? setInterval(() => {
+              if (Date.now() - lastActivity > idleMs) conn.abort(new DOMException('The event stream went quiet.', 'TimeoutError'));
+            }, Math.max(50, Math.min(idleMs / 4, 5_000)))
+          : undefined;
+      const messages = parseSse(
+        body,
+        (ms) => {
+          reconnectMs = Math.min(Math.max(ms, 100), 30_000);
+        },
+        () => {
+          lastActivity = Date.now();
+          gotData = true;
+        },
+      );
       let pending = messages.next();
-      let gotEvent = false;
       let finished = false;
       try {
         for (;;) {
@@ -345,7 +365,6 @@ export class FolioClient {
           const eventId = msg.id !== undefined && /^\d+$/.test(msg.id) ? Number(msg.id) : event.id;
           if (typeof eventId !== 'number' || eventId <= last) continue;
           last = eventId;
-          gotEvent = true;
           failures = 0;
           yield event;
           if (untilDone && SETTLING_EVENTS.has(event.type) && (await isDone())) {
@@ -358,6 +377,7 @@ export class FolioClient {
         if (err instanceof FolioError) throw err;
         // The connection broke mid-stream: fall through and reconnect from `last`.
       } finally {
+        clearInterval(watchdog);
         conn.abort(new DOMException('Event stream closed.', 'AbortError'));
         pending.catch(() => {});
         conn.dispose();
@@ -366,7 +386,8 @@ export class FolioClient {
         yield* drain();
         return;
       }
-      if (!gotEvent) failures++;
+      // A connection that delivered anything counts as working; only silent failures add up.
+      failures = gotData ? 0 : failures + 1;
       if (failures > maxReconnects) {
         throw new FolioError(0, 'network_error', `The event stream of job ${id} keeps closing; gave up after ${maxReconnects} reconnects.`);
       }

@@ -13,6 +13,8 @@ export interface SseMessage {
 export async function* parseSse(
   body: ReadableStream<Uint8Array>,
   onRetry?: (ms: number) => void,
+  /** Called for every chunk received, keepalive comments included (idle detection). */
+  onActivity?: () => void,
 ): AsyncGenerator<SseMessage, void, undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
@@ -22,25 +24,32 @@ export async function* parseSse(
   let id: string | undefined;
   let sawField = false;
   let firstChunk = true;
+  let skipLF = false;
 
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
+      onActivity?.();
       buffer += decoder.decode(value, { stream: true });
       if (firstChunk && buffer.length > 0) {
         if (buffer.charCodeAt(0) === 0xfeff) buffer = buffer.slice(1);
         firstChunk = false;
       }
       for (;;) {
+        // A CR that ended the previous chunk may be the first half of a CRLF.
+        if (skipLF) {
+          if (buffer.length === 0) break;
+          if (buffer[0] === '\n') buffer = buffer.slice(1);
+          skipLF = false;
+        }
         const nl = findLineEnd(buffer);
         if (nl === -1) break;
         const line = buffer.slice(0, nl);
-        // \r\n counts as one line end; a lone \r at the end of the buffer may be followed by \n later.
         let next = nl + 1;
         if (buffer[nl] === '\r') {
-          if (nl + 1 >= buffer.length) break;
-          if (buffer[nl + 1] === '\n') next = nl + 2;
+          if (nl + 1 >= buffer.length) skipLF = true;
+          else if (buffer[nl + 1] === '\n') next = nl + 2;
         }
         buffer = buffer.slice(next);
 

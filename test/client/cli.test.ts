@@ -128,12 +128,14 @@ describe('folio jobs get|list|message|archive|events', () => {
 
   it('prints events as lines or NDJSON, and --follow streams until the job is done', async () => {
     const job = await client.createJob('hold: events for the CLI');
-    await handler.emit(job.id, 'step', { n: 1, message: 'Reading docs/cli.md' });
+    // Text from the model may carry terminal escape sequences: they must not reach the terminal.
+    await handler.emit(job.id, 'step', { n: 1, message: 'Reading docs/cli.md\u001b]0;pwned\u0007' });
 
     const lines = await runCli(['jobs', 'events', job.id]);
     expect(lines.code).toBe(0);
     expect(lines.stdout).toMatch(/^#1 \d\d:\d\d:\d\d job\.created/m);
-    expect(lines.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d step {2}Reading docs\/cli\.md$/m);
+    expect(lines.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d step {2}Reading docs\/cli\.md ]0;pwned$/m);
+    expect(lines.stdout).not.toMatch(/[\u001b\u0007]/);
 
     const following = runCli(['jobs', 'events', job.id, '--follow', '--json']);
     await new Promise((r) => setTimeout(r, 300));

@@ -244,6 +244,37 @@ describe('job events', () => {
     }
   });
 
+  it('treats a stream that goes quiet as dropped and resumes it without repeating events', async () => {
+    const streams: number[] = [];
+    const c = new FolioClient({
+      baseUrl: server.url,
+      apiKey: key,
+      projectId,
+      onResponse: (r) => {
+        if (r.url.includes('/events')) streams.push(r.status);
+      },
+    });
+    const job = await c.createJob('hold: quiet stream');
+    await handler.whenHeld(job.id);
+    const controller = new AbortController();
+    const seen: JobEvent[] = [];
+    const follow = (async () => {
+      // Folio's keepalive comes every 15 s, so 200 ms of silence trips the watchdog.
+      for await (const e of c.jobEvents(job.id, { follow: true, untilDone: false, idleTimeoutMs: 200, signal: controller.signal })) {
+        seen.push(e);
+        if (e.data.n === 1) controller.abort();
+      }
+    })();
+    await until(() => streams.length >= 2, 'a new connection after the idle timeout');
+    await handler.emit(job.id, 'step', { n: 1 });
+    await expect(follow).rejects.toMatchObject({ name: 'AbortError' });
+    expect(streams.every((s) => s === 200)).toBe(true);
+    expect(seen.filter((e) => e.type === 'step').map((e) => e.data.n)).toEqual([0, 1]);
+    const ids = seen.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    await c.archiveJob(job.id);
+  });
+
   it('streams until aborted when untilDone is false', async () => {
     const job = await client.createJob('hold: endless');
     await handler.whenHeld(job.id);
