@@ -53,24 +53,23 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const engine = deps.engine ?? (await DuckDbEngine.open({ file: analyticsFile(config) }));
   const ids = new VisitorIds(config.secret);
   let compacting: Promise<void> | null = null;
+  /** One compaction at a time; rejects when it fails (background callers log). */
   const compact = (): Promise<void> => {
-    compacting ??= engine
-      .compact()
-      .catch((err) => log.error({ err }, 'analytics compaction failed'))
-      .finally(() => {
-        compacting = null;
-      });
+    compacting ??= engine.compact().finally(() => {
+      compacting = null;
+    });
     return compacting;
   };
+  const compactInBackground = () => void compact().catch((err) => log.error({ err }, 'analytics compaction failed'));
   const writer = new GroupCommitWriter(engine, {
     flushMs: config.analytics.flushMs,
     flushMaxEvents: config.analytics.flushMaxEvents,
     afterFlush: () => {
-      if (engine.pendingRows() >= COMPACT_ROWS) void compact();
+      if (engine.pendingRows() >= COMPACT_ROWS) compactInBackground();
     },
   });
   const compactTimer = setInterval(() => {
-    if (engine.pendingRows() > 0) void compact();
+    if (engine.pendingRows() > 0) compactInBackground();
   }, COMPACT_EVERY_MS);
   compactTimer.unref();
 
@@ -113,7 +112,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
       clearInterval(compactTimer);
       clearInterval(retentionTimer);
       await writer.close();
-      if (compacting) await compacting;
+      if (compacting) await compacting.catch(() => {});
       await engine.close();
     },
   };

@@ -344,6 +344,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     const on = (a: string, b: string) => k.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
     const vcols = views ? ', views_h, views_a' : '';
     const vsum = views ? ', sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a' : '';
+    const target = `${table} (${views ? 'project_key, day, path_id, visitor, mask, views_h, views_a' : 'project_key, day, visitor, mask'}, prev_h, prev_a, prev_t)`;
     const window = `WINDOW w AS (PARTITION BY ${kc} ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
     await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM recent GROUP BY ${kc}, day`);
     // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
@@ -352,7 +353,7 @@ export class DuckDbEngine implements AnalyticsEngine {
       FROM ${table} d SEMI JOIN (SELECT DISTINCT ${kc} FROM c_new) n ON ${on('d', 'n')} GROUP BY ${k.map((c) => `d.${c}`).join(', ')}`);
     await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT DISTINCT ${k.map((c) => `n.${c}`).join(', ')} FROM c_new n JOIN c_last l ON ${on('n', 'l')} WHERE n.day < l.last_t`);
     // In-order keys: append, linking the first new row to the last stored rows.
-    await w.run(`INSERT INTO ${table} SELECT n.${k.join(', n.')}, n.day, n.mask${views ? ', n.views_h, n.views_a' : ''},
+    await w.run(`INSERT INTO ${target} SELECT n.project_key, n.day, ${key.map((c) => `n.${c}`).join(', ')}, n.mask${views ? ', n.views_h, n.views_a' : ''},
         coalesce(max(CASE WHEN n.mask & 1 = 1 THEN n.day END) OVER w, l.last_h),
         coalesce(max(CASE WHEN n.mask & 2 = 2 THEN n.day END) OVER w, l.last_a),
         coalesce(max(n.day) OVER w, l.last_t)
@@ -364,7 +365,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.${k.join(', d.')}, d.day, d.mask${views ? ', d.views_h, d.views_a' : ''}
       FROM ${table} d SEMI JOIN c_late x ON ${on('d', 'x')}`);
     await w.run(`DELETE FROM ${table} d USING c_late x WHERE ${on('d', 'x')}`);
-    await w.run(`INSERT INTO ${table} SELECT ${kc}, day, mask${vcols},
+    await w.run(`INSERT INTO ${target} SELECT project_key, day, ${key.join(', ')}, mask${vcols},
         max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
       FROM (SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum}
             FROM (SELECT * FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day)
