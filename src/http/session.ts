@@ -110,6 +110,9 @@ export class SessionManager {
 
   /** Signs the user in: a new session, its cookie on the reply. */
   async start(request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<SessionRow> {
+    // A sign-in always gets a fresh session; one the browser already had is ended (no fixation).
+    const previous = await this.fromRequest(request);
+    if (previous) await this.users.deleteSession(previous.session.id);
     const { token, row } = await this.users.createSession(user.id, this.options.ttlMs);
     reply.header('set-cookie', this.cookie(request, token, Math.floor(this.options.ttlMs / 1000)));
     request.operator = { user, session: row };

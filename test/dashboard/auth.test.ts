@@ -84,6 +84,18 @@ describe('sign-in and sessions', () => {
     expect((await b.req('GET', '/api/session')).status).toBe(200);
   });
 
+  it('replaces the browser\'s session on sign-in', async () => {
+    const b = new Browser(server);
+    await b.req('POST', '/api/login', { body: OWNER });
+    const first = b.cookie;
+    await b.req('POST', '/api/login', { body: OWNER });
+    expect(b.cookie).not.toBe(first);
+    expect((await b.req('GET', '/api/session')).status).toBe(200);
+    const old = new Browser(server);
+    old.cookie = first;
+    expectError(await old.req('GET', '/api/session'), 401, 'not_signed_in');
+  });
+
   it('accepts a same-origin Origin header on sign-in', async () => {
     const b = new Browser(server);
     const res = await b.req('POST', '/api/login', { body: OWNER, headers: { origin: server.url } });

@@ -4,8 +4,9 @@
 // analytics for ingested events, settings, and revoking the key. Screenshots go to docs/screenshots.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
@@ -24,6 +25,7 @@ let e: E2E;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+const scriptErrors: string[] = [];
 
 async function shot(name: string) {
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
@@ -44,6 +46,11 @@ beforeAll(async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e.server.url });
   page = await context.newPage();
   page.setDefaultTimeout(20_000);
+  page.on('pageerror', (err) => scriptErrors.push(err.message));
+  page.on('console', (msg) => {
+    // Refused API calls (401 after sign-out, 4xx the test provokes) are logged by the browser itself.
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) scriptErrors.push(msg.text());
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -135,6 +142,13 @@ describe('dashboard in the browser', () => {
   });
 
   it('creates a job that completes with the scripted model and shows its pull request link', async () => {
+    onTestFailed(async () => {
+      // What the page and the job looked like, for the CI log.
+      await page.screenshot({ path: path.join(os.tmpdir(), 'folio-e2e-job-failure.png'), fullPage: true }).catch(() => {});
+      const jobId = page.url().split('/').pop();
+      const events = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}/events?limit=500`, { key });
+      console.error(`job page ${page.url()}; events: ${events.text.slice(0, 4000)}; model requests: ${e.llm.requests.length}`);
+    });
     e.llm.setResponder(
       sequence([
         toolCall('read_file', { path: 'index.mdx' }),
@@ -189,7 +203,7 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Status').selectOption('');
     await page.getByRole('row').filter({ hasText: jobId }).waitFor();
     await shot('jobs');
-  });
+  }, 150_000);
 
   it('shows analytics for ingested events and exports the table as CSV', async () => {
     const now = Date.now();
@@ -296,5 +310,9 @@ describe('dashboard in the browser', () => {
     await page.getByRole('link', { name: 'Agent jobs' }).click();
     await page.waitForURL(/\/login/);
     await page.getByRole('heading', { name: 'Sign in to Folio' }).waitFor();
+  });
+
+  it('ran without script errors in the page', () => {
+    expect(scriptErrors).toEqual([]);
   });
 });
