@@ -306,7 +306,9 @@ export class FolioClient {
         failures++;
         const cause = err instanceof RetryableStreamError ? err.error : networkError(err, url, conn.timedOut, this.timeoutMs);
         if (failures > maxReconnects) throw cause;
-        const wait = err instanceof RetryableStreamError && err.retryAfter !== undefined ? err.retryAfter * 1000 : backoffDelay(failures - 1, reconnectMs, 30_000);
+        const asked = err instanceof RetryableStreamError && err.retryAfter !== undefined ? err.retryAfter * 1000 : undefined;
+        if (asked !== undefined && asked > this.maxRetryAfterMs) throw cause;
+        const wait = asked ?? backoffDelay(failures - 1, reconnectMs, 30_000);
         await sleep(wait, opts.signal);
         continue;
       }

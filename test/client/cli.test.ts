@@ -126,6 +126,18 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(again.stderr).toContain('(409 job_archived)');
   });
 
+  it('returns the same job when a create is re-run with the same --idempotency-key', async () => {
+    const args = ['jobs', 'create', 'complete: once per release', '--json', '--idempotency-key', 'release-1.4-docs'];
+    const first = await runCli(args);
+    const second = await runCli(args);
+    expect(first.code).toBe(0);
+    expect(second.code).toBe(0);
+    expect(JSON.parse(second.stdout).id).toBe(JSON.parse(first.stdout).id);
+    const other = await runCli(['jobs', 'create', 'complete: something else', '--idempotency-key', 'release-1.4-docs']);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('(422 idempotency_key_reused)');
+  });
+
   it('prints events as lines or NDJSON, and --follow streams until the job is done', async () => {
     const job = await client.createJob('hold: events for the CLI');
     // Text from the model may carry terminal escape sequences: they must not reach the terminal.
