@@ -101,10 +101,10 @@ export function lit(value: Literal): string {
   throw new TypeError(`Cannot put a ${Object.prototype.toString.call(value)} in SQL.`);
 }
 
-/** A tuple literal `(a, b, …)` (for `IN` lists of tuples). */
-export function tuple(values: readonly Literal[]): Sql {
-  if (values.length === 0) throw new RangeError('A tuple needs at least one value.');
-  return new Sql(values.length === 1 ? `tuple(${lit(values[0])})` : `(${values.map((v) => lit(v)).join(', ')})`);
+/** The right side of `x IN …`: `(a, b, …)`. An empty list matches nothing (`(NULL)` never equals). */
+export function inList(values: readonly Literal[]): Sql {
+  if (values.length === 0) return new Sql('(NULL)');
+  return new Sql(`(${values.map((v) => lit(v)).join(', ')})`);
 }
 
 /** A quoted identifier (database, table, column name). */
