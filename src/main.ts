@@ -7,6 +7,9 @@ import { ApiKeyStore, apiKeyView } from './store/api-keys.ts';
 import { closeOnSignals, startServer } from './http/server.ts';
 import { createServices } from './services.ts';
 import type { CodeHostKind, KeyScope } from './store/schema.ts';
+import { registerUserCommands } from './user-cli.ts';
+import { registerJobCommands, registerAnalyticsQueryCommands } from './client/cli.ts';
+import { registerAnalyticsCommands } from './analytics/cli.ts';
 
 /** A failure the user can fix: printed as one line on stderr, exit code 1. */
 class UsageError extends Error {}
@@ -225,6 +228,12 @@ export function buildCli(): Command {
       print(!!o.json, view, () => `Revoked ${view.id} (${view.prefix}…).`);
     });
 
+  registerUserCommands(program);
+  registerJobCommands(program);
+  registerAnalyticsCommands(program);
+  const analytics = program.commands.find((c) => c.name() === 'analytics')!;
+  analytics.description('Visitor analytics: import access logs, export visitors and views.');
+  registerAnalyticsQueryCommands(analytics);
   return program;
 }
 

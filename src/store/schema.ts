@@ -1,5 +1,6 @@
 // Table shapes as Kysely sees them. Timestamps are epoch milliseconds in every dialect.
 import type { Generated } from 'kysely';
+import type { UsersDatabase } from './users-schema.ts';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
 export type CodeHostKind = 'github' | 'gitlab' | 'none';
@@ -111,7 +112,7 @@ export interface WebhookDeliveriesTable {
   at: number;
 }
 
-export interface Database {
+export interface Database extends UsersDatabase {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   jobs: JobsTable;
