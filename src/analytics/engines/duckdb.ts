@@ -13,7 +13,7 @@
 // Rows in `recent` are folded into daily/daily_site by compact(); until then queries add them with a
 // small join, so results are exact at every moment.
 import { existsSync } from 'node:fs';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { BIGINT, DuckDBDataChunk, DuckDBInstance, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS, HOUR_MS, type Range } from '../dates.ts';
 import type { AgentRow, AnalyticsEngine, Counts, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
 import { CLS_NAME } from '../engine.ts';
@@ -38,6 +38,9 @@ const SCHEMA = [
      prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`,
   `CREATE TABLE IF NOT EXISTS import_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, k BIGINT NOT NULL)`,
 ];
+
+const STAGE_TYPES = [INTEGER, INTEGER, BIGINT, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
+const CHUNK_ROWS = 2048;
 
 const int = (n: number): string => {
   if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
@@ -248,28 +251,33 @@ export class DuckDbEngine implements AnalyticsEngine {
     let hasImportKeys = false;
     const perGroup = new Map<number, number>();
     try {
+      // Column vectors of 2,048 rows (DuckDB's vector size): numbers are copied in bulk.
       const ap = await this.writer.createAppender('stage', 'main', 'temp');
-      for (let i = 0; i < events.length; i++) {
-        const e = events[i];
-        ap.appendInteger(e.group);
-        ap.appendInteger(keys[i]);
-        ap.appendBigInt(BigInt(e.ts));
-        ap.appendInteger(Math.floor(e.ts / DAY_MS));
-        ap.appendInteger(pathIds[i]);
-        ap.appendBigInt(e.visitor);
-        ap.appendUTinyInt(e.cls);
-        if (e.agent === null) ap.appendNull();
-        else ap.appendVarchar(e.agent);
-        if (e.referrer === null) ap.appendNull();
-        else ap.appendVarchar(e.referrer);
-        ap.appendUTinyInt(e.source);
-        if (e.importKey === null) ap.appendNull();
-        else {
-          ap.appendBigInt(e.importKey);
-          hasImportKeys = true;
-          perGroup.set(e.group, (perGroup.get(e.group) ?? 0) + 1);
+      for (let off = 0; off < events.length; off += CHUNK_ROWS) {
+        const n = Math.min(CHUNK_ROWS, events.length - off);
+        const chunk = DuckDBDataChunk.create(STAGE_TYPES, n);
+        const v = STAGE_TYPES.map((_, c) => chunk.getColumnVector(c) as unknown as { setItem(i: number, v: unknown): void; flush(): void });
+        for (let j = 0; j < n; j++) {
+          const i = off + j;
+          const e = events[i];
+          v[0].setItem(j, e.group);
+          v[1].setItem(j, keys[i]);
+          v[2].setItem(j, BigInt(e.ts));
+          v[3].setItem(j, Math.floor(e.ts / DAY_MS));
+          v[4].setItem(j, pathIds[i]);
+          v[5].setItem(j, e.visitor);
+          v[6].setItem(j, e.cls);
+          v[7].setItem(j, e.agent);
+          v[8].setItem(j, e.referrer);
+          v[9].setItem(j, e.source);
+          v[10].setItem(j, e.importKey);
+          if (e.importKey !== null) {
+            hasImportKeys = true;
+            perGroup.set(e.group, (perGroup.get(e.group) ?? 0) + 1);
+          }
         }
-        ap.endRow();
+        for (const x of v) x.flush();
+        ap.appendDataChunk(chunk);
       }
       ap.flushSync();
       ap.closeSync();
@@ -289,17 +297,20 @@ export class DuckDbEngine implements AnalyticsEngine {
           await this.writer.run('INSERT INTO import_keys SELECT project_key, day, ikey FROM stage WHERE ikey IS NOT NULL');
         }
         await this.writer.run('INSERT INTO events SELECT project_key, ts, day, path_id, visitor, cls, agent, referrer, source FROM stage');
-        const counted = await this.rows(
-          this.writer,
+        await this.writer.run(
           `INSERT INTO recent SELECT project_key, day, path_id, visitor, bit_or(cls)::UTINYINT, count(*) FILTER (WHERE cls = 1), count(*) FILTER (WHERE cls = 2)
-           FROM stage WHERE cls <= 2 GROUP BY project_key, day, path_id, visitor RETURNING project_key`,
+           FROM stage WHERE cls <= 2 GROUP BY project_key, day, path_id, visitor`,
         );
-        for (const r of counted) {
+        // Pending rows per project (an upper bound: views before per-flush deduplication), known before
+        // the commit so a concurrent query never skips rows that are about to be visible.
+        let added = 0;
+        for (const r of await this.rows(this.writer, 'SELECT project_key, count(*) AS n FROM stage WHERE cls <= 2 GROUP BY project_key')) {
           const pk = num(r.project_key);
-          this.pendingByProject.set(pk, (this.pendingByProject.get(pk) ?? 0) + 1);
+          this.pendingByProject.set(pk, (this.pendingByProject.get(pk) ?? 0) + num(r.n));
+          added += num(r.n);
         }
         await this.writer.run('COMMIT');
-        this.pending += counted.length;
+        this.pending += added;
       } catch (err) {
         await this.writer.run('ROLLBACK').catch(() => {});
         throw err;
