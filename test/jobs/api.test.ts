@@ -138,8 +138,13 @@ describe('authentication', () => {
 
   it('records lastUsedAt', async () => {
     const k = await server.createKey(projectId, 'read');
+    const mine = async () => (await server.services.keys.list(projectId)).find((r) => k.startsWith(r.prefix))!;
+    expect((await mine()).last_used_at).toBeNull();
     await server.api('GET', `${base()}/jobs`, { key: k });
-    const row = await eventually(async () => (await server.services.keys.list(projectId)).find((r) => r.last_used_at !== null && r.scope === 'read' && r.id !== undefined));
+    const row = await eventually(async () => {
+      const r = await mine();
+      return r.last_used_at !== null ? r : null;
+    });
     expect(row.last_used_at).toBeGreaterThan(Date.now() - 60_000);
   });
 });
