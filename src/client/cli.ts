@@ -142,7 +142,8 @@ function jobView(job: Job): string {
     ['STATUS', job.status],
     ['MODEL', job.model],
     ['REPOSITORY', job.source.repository],
-    ['BRANCH', job.source.baseRef ? `${job.source.ref} (from ${job.source.baseRef})` : job.source.ref],
+    // `ref` may be null and `baseRef` absent on servers other than Folio.
+    ['BRANCH', `${job.source.ref ?? '—'}${job.source.baseRef ? ` (from ${job.source.baseRef})` : ''}`],
     ['PR', job.prLink ?? '—'],
     ['CREATED', job.createdAt],
   ];
@@ -288,7 +289,7 @@ export function registerJobCommands(program: Command, ioFactory: () => CliIo = d
           else write(io.stdout, jobView(job));
           return;
         }
-        write(io.stderr, `Created ${job.id} (${job.model}) on ${job.source.ref}.`);
+        write(io.stderr, `Created ${job.id} (${job.model})${job.source.ref ? ` on ${job.source.ref}` : ''}.`);
         await waitAndReport(client, job.id, o, io);
       }),
     );
