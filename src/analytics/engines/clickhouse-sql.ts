@@ -26,7 +26,7 @@ export class SqlDate {
   readonly day: number;
   constructor(day: number) {
     if (!Number.isSafeInteger(day) || day < 0 || day > MAX_DATE_DAY) {
-      throw new RangeError(`A ClickHouse Date holds days 0..${MAX_DATE_DAY} (1970-01-01 to 2149-06-06); got ${day}.`);
+      throw new RangeError(`A ClickHouse Date holds days 0..${MAX_DATE_DAY} (1970-01-01 to 2105-12-31 on every release); got ${day}.`);
     }
     this.day = day;
   }
@@ -36,8 +36,11 @@ export class SqlDate {
   }
 }
 
-/** The last day a ClickHouse `Date` (UInt16 days) can hold: 2149-06-06. */
-export const MAX_DATE_DAY = 65_535;
+/**
+ * The last day a ClickHouse `Date` holds on every release: 2105-12-31 (day 49,672). Current releases
+ * go on to 2149-06-06, but 18.16's date table ends with 2105 and turns later dates into 0000-00-00.
+ */
+export const MAX_DATE_DAY = 49_672;
 
 export type Literal = string | number | bigint | boolean | null | SqlDate | readonly Literal[];
 

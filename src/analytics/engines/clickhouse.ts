@@ -190,20 +190,22 @@ export class ClickHouseEngine implements AnalyticsEngine {
     const duplicates = new Map<number, number>();
     if (events.length === 0) return { duplicates };
     const days = events.map((e) => Math.floor(e.ts / DAY_MS));
-    for (const d of days) new SqlDate(d); // every event fits a ClickHouse Date (1970 to 2149), or nothing is written
+    for (const d of days) new SqlDate(d); // every event fits a ClickHouse Date (1970 to 2105; ingest refuses others), or nothing is written
     const keep = await this.dropImported(events, days, duplicates);
     if (keep.length === 0) return { duplicates };
     const values = keep.map((i) => {
       const e = events[i];
+      // toWellFormed: JSON.stringify writes a lone surrogate half as \uD800, which ClickHouse refuses
+      // (the whole batch would fail); U+FFFD is what any UTF-8 encoder, DuckDB's included, stores.
       return {
-        project: e.projectId,
+        project: e.projectId.toWellFormed(),
         date: isoDay(days[i]),
         ts: e.ts,
-        path: e.path,
+        path: e.path.toWellFormed(),
         visitor: e.visitor.toString(),
         cls: e.cls,
-        agent: e.agent,
-        referrer: e.referrer,
+        agent: e.agent === null ? null : e.agent.toWellFormed(),
+        referrer: e.referrer === null ? null : e.referrer.toWellFormed(),
         source: e.source,
         import_key: e.importKey === null ? null : e.importKey.toString(),
       };
