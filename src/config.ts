@@ -62,6 +62,7 @@ export interface Config {
     /** Override of the GitHub API base (tests, proxies); default derived from the repository URL. */
     readonly githubApiUrl: string | null;
     readonly gitlabApiUrl: string | null;
+    readonly worktreePool: number;
   };
   readonly webhooks: {
     readonly maxAttempts: number;
@@ -229,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       gitlabToken: optional(env, 'GITLAB_TOKEN'),
       githubApiUrl: optional(env, 'GITHUB_API_URL'),
       gitlabApiUrl: optional(env, 'GITLAB_API_URL'),
+      worktreePool: int(env, 'FOLIO_WORKTREE_POOL', 4, 0, 256),
     },
     webhooks: {
       maxAttempts: int(env, 'FOLIO_WEBHOOK_ATTEMPTS', 5, 1, 50),

@@ -2,9 +2,10 @@
 // worktree per job on its own branch, commit and push. Credentials travel only in the environment of
 // the git process (GIT_CONFIG_COUNT / http.extraHeader): never in argv, files, remote URLs or logs.
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { Coalescer } from './coalesce.ts';
 
 export class GitError extends Error {
   readonly code: string;
@@ -72,11 +73,16 @@ export function git(args: string[], opts: RunOptions = {}): Promise<string> {
     child.stdout!.on('data', (d: Buffer) => out.push(d));
     child.stderr!.on('data', (d: Buffer) => err.push(d));
     if (opts.input !== undefined) child.stdin?.end(opts.input);
+    let aborted: Error | null = null;
     child.on('error', (e) => {
-      if ((e as Error).name === 'AbortError') reject(e);
-      else reject(new GitError('git_error', `git could not be started: ${redact((e as Error).message, secrets)}`));
+      // An aborted git is killed: settle once it has exited, so nobody touches files it may still write.
+      if ((e as Error).name === 'AbortError') {
+        aborted = e;
+        if (child.pid === undefined) reject(e);
+      } else reject(new GitError('git_error', `git could not be started: ${redact((e as Error).message, secrets)}`));
     });
     child.on('close', (code) => {
+      if (aborted) return reject(aborted);
       if (code === 0) return resolve(Buffer.concat(out).toString('utf8'));
       const msg = redact(Buffer.concat(err).toString('utf8').trim() || `exit code ${code}`, secrets);
       reject(new GitError('git_error', `git ${args[0]} failed: ${msg.slice(0, 2000)}`));
@@ -109,7 +115,8 @@ export function checkRepositoryUrl(url: string): void {
   }
 }
 
-// One fetch at a time per mirror within this process; git's own ref locks cover other processes.
+// Fetches of one mirror run one at a time within this process (git's own ref locks cover other
+// processes); concurrent jobs of one repository with the same credentials share a fetch (coalesce.ts).
 const locks = new Map<string, Promise<unknown>>();
 async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
   const prev = locks.get(key) ?? Promise.resolve();
@@ -123,11 +130,19 @@ async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Shared fetch rounds of every mirror in this process. */
+export const fetchRounds = new Coalescer();
+
 export interface GitWorkspaceOptions {
   dataDir: string;
   repositoryUrl: string;
   credentials: GitCredentials | null;
   author: { name: string; email: string };
+  /**
+   * Idle worktrees this process keeps for later jobs, all repositories together (the least recently
+   * released is removed first). 0 (the default) removes every worktree when its lease ends.
+   */
+  worktreePool?: number;
 }
 
 export interface PreparedWorktree {
@@ -137,6 +152,21 @@ export interface PreparedWorktree {
   startSha: string;
   /** True when the job branch already existed on the remote (resumed run or follow-up). */
   resumed: boolean;
+  /** True when an idle worktree was reset for this job instead of checking out every file. */
+  recycled: boolean;
+}
+
+/**
+ * A job's exclusive hold on a worktree at `dir`: either a recycled one (moved there from the pool) or
+ * a new, empty folder. `prepare` puts it on the job branch; `release` returns it to the pool or
+ * removes it, and always deletes the job branch from the mirror.
+ */
+export interface WorktreeLease {
+  readonly dir: string;
+  /** Fetches (shared with concurrent jobs) and checks out `branch` from the pushed job branch, else the base. Once per lease. */
+  prepare(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PreparedWorktree>;
+  /** Waits for `prepare` to settle, then recycles the worktree (when it was prepared) or removes it. Idempotent. */
+  release(): Promise<void>;
 }
 
 export function mirrorPath(dataDir: string, repositoryUrl: string): string {
@@ -144,10 +174,127 @@ export function mirrorPath(dataDir: string, repositoryUrl: string): string {
   return path.join(dataDir, 'mirrors', `${id}.git`);
 }
 
+/** Where idle worktrees of a mirror wait: `<dataDir>/worktrees/.pool/<mirror id>/<pid>-<instance>-<n>`. */
+export function poolPath(dataDir: string, mirror: string): string {
+  return path.join(dataDir, 'worktrees', '.pool', path.basename(mirror, '.git'));
+}
+
+// ---- The worktree pool (per process) ----------------------------------------------------------------
+// A job's turn ends by handing its worktree to the pool instead of deleting it; the next job of that
+// repository moves it to its own folder and resets it with `git checkout --force -B <branch> <start>`
+// and `git clean -ffdx`, which rewrite only the files that differ. An idle worktree is taken out of the
+// pool synchronously, so two jobs never hold the same one. Folders of a pool carry this process's pid
+// and a random instance id; those of dead processes are removed the first time a mirror is used.
+
+const INSTANCE = `${process.pid}-${randomBytes(4).toString('hex')}`;
+let slotCounter = 0;
+
+interface Spare {
+  mirror: string;
+  dir: string;
+}
+/** Idle worktrees, least recently released first. */
+const spares: Spare[] = [];
+const sweptMirrors = new Set<string>();
+const background = new Set<Promise<void>>();
+
+function inBackground(work: Promise<void>): void {
+  const p: Promise<void> = work.catch(() => undefined).finally(() => background.delete(p));
+  background.add(p);
+}
+
+/** Idle worktrees held by this process (all mirrors, or one). */
+export function pooledWorktrees(mirror?: string): string[] {
+  return spares.filter((s) => !mirror || s.mirror === mirror).map((s) => s.dir);
+}
+
+/** Waits until background removals (evicted idle worktrees, folders of dead processes) are done. */
+export async function worktreePoolSettled(): Promise<void> {
+  while (background.size > 0) await Promise.all([...background]);
+}
+
+/** Removes every idle worktree of this process and waits for background removals (shutdown, tests). */
+export async function drainWorktreePool(): Promise<void> {
+  for (const s of spares.splice(0)) inBackground(removeDir(s.mirror, s.dir));
+  await worktreePoolSettled();
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes pool folders of this mirror left by processes that are gone (or by an earlier run of this pid). */
+async function sweepOrphans(dataDir: string, mirror: string): Promise<void> {
+  const root = poolPath(dataDir, mirror);
+  let names: string[];
+  try {
+    names = await fs.readdir(root);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^(\d+)-([0-9a-f]+)-\d+$/.exec(name);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (`${m[1]}-${m[2]}` === INSTANCE || (pid !== process.pid && processAlive(pid))) continue;
+    await removeDir(mirror, path.join(root, name));
+  }
+}
+
+/**
+ * Removes a linked worktree's folder (outside the lock: the slow part), then its record in the mirror
+ * and the branch, if given. Commands that read every worktree's record (`worktree add/prune`,
+ * `branch -D`, `fetch`) run under the mirror's lock: git 2.39 dies reading a record another
+ * `worktree add` is still writing ("failed to read worktrees/<id>/commondir").
+ */
+async function removeDir(mirror: string, dir: string, branch?: string): Promise<void> {
+  await fs.rm(dir, { recursive: true, force: true });
+  await withLock(mirror, async () => {
+    await git(['worktree', 'prune'], { cwd: mirror }).catch(() => undefined);
+    if (branch) await git(['branch', '-D', '--quiet', branch], { cwd: mirror }).catch(() => undefined);
+  });
+}
+
+/** Replaces a small file atomically (readers never see it empty). */
+async function writeAtomic(file: string, text: string): Promise<void> {
+  const tmp = `${file}.folio-${randomBytes(4).toString('hex')}`;
+  await fs.writeFile(tmp, text);
+  await fs.rename(tmp, file);
+}
+
+/**
+ * Moves a linked worktree: renames its folder and points git's administrative files at the new place
+ * (`$GIT_COMMON_DIR/worktrees/<id>/gitdir` and the worktree's `.git` file, as gitrepository-layout
+ * describes them). The worktree is locked meanwhile, so a concurrent `git worktree prune` cannot take
+ * it for a deleted one. File stat data is unchanged by a rename, so the index stays valid.
+ */
+async function moveWorktree(from: string, to: string): Promise<void> {
+  const text = await fs.readFile(path.join(from, '.git'), 'utf8');
+  const m = /^gitdir: (.+)$/m.exec(text);
+  if (!m) throw new GitError('git_error', `${from} is not a linked worktree.`);
+  const admin = path.resolve(from, m[1].trim());
+  const lock = path.join(admin, 'locked');
+  await fs.writeFile(lock, 'folio: moving the worktree\n');
+  try {
+    await fs.mkdir(path.dirname(to), { recursive: true });
+    await fs.rename(from, to);
+    await writeAtomic(path.join(admin, 'gitdir'), `${path.join(to, '.git')}\n`);
+    await writeAtomic(path.join(to, '.git'), `gitdir: ${admin}\n`);
+  } finally {
+    await fs.rm(lock, { force: true });
+  }
+}
+
 export class Repo {
   readonly mirror: string;
   readonly #opts: GitWorkspaceOptions;
   readonly #secrets: string[];
+  readonly #fetchKey: string;
 
   constructor(opts: GitWorkspaceOptions) {
     checkRepositoryUrl(opts.repositoryUrl);
@@ -156,33 +303,41 @@ export class Repo {
     this.#secrets = opts.credentials?.token
       ? [opts.credentials.token, Buffer.from(`${opts.credentials.username}:${opts.credentials.token}`).toString('base64')]
       : [];
+    // Jobs share a fetch only with the same credentials: a wrong token must still fail on its own.
+    const who = opts.credentials?.token ? createHash('sha256').update(`${opts.credentials.username}:${opts.credentials.token}`).digest('hex') : '';
+    this.#fetchKey = `${this.mirror}\0${who}`;
   }
 
   #remote(args: string[], signal?: AbortSignal, cwd?: string): Promise<string> {
     return git(args, { cwd: cwd ?? this.mirror, env: credentialEnv(this.#opts.credentials), secrets: this.#secrets, signal });
   }
 
-  /** Creates the bare mirror if needed and fetches every branch into refs/remotes/origin/*. */
-  async fetch(signal?: AbortSignal): Promise<void> {
-    await withLock(this.mirror, async () => {
-      try {
-        await fs.access(path.join(this.mirror, 'HEAD'));
-      } catch {
-        await fs.mkdir(this.mirror, { recursive: true });
-        await git(['init', '--bare', '--quiet'], { cwd: this.mirror });
-        // Objects only arrive through fetch below; nothing about the remote is stored.
-        await git(['config', 'gc.auto', '0'], { cwd: this.mirror });
-      }
-      try {
-        await this.#remote(
-          ['fetch', '--quiet', '--prune', '--no-tags', this.#opts.repositoryUrl, '+refs/heads/*:refs/remotes/origin/*'],
-          signal,
-        );
-      } catch (err) {
-        if (err instanceof GitError) throw new GitError('repository_unavailable', err.message.replace(/^git fetch failed/, 'Fetching the repository failed'));
-        throw err;
-      }
-    });
+  /**
+   * Creates the bare mirror if needed and fetches every branch into refs/remotes/origin/*. Concurrent
+   * callers with the same credentials share one fetch that started after they asked.
+   */
+  fetch(signal?: AbortSignal): Promise<void> {
+    return fetchRounds.run(this.#fetchKey, (shared) => withLock(this.mirror, () => this.#fetchNow(shared)), signal);
+  }
+
+  async #fetchNow(signal: AbortSignal): Promise<void> {
+    try {
+      await fs.access(path.join(this.mirror, 'HEAD'));
+    } catch {
+      await fs.mkdir(this.mirror, { recursive: true });
+      await git(['init', '--bare', '--quiet'], { cwd: this.mirror });
+      // Objects only arrive through fetch below; nothing about the remote is stored.
+      await git(['config', 'gc.auto', '0'], { cwd: this.mirror });
+    }
+    try {
+      await this.#remote(
+        ['fetch', '--quiet', '--prune', '--no-tags', this.#opts.repositoryUrl, '+refs/heads/*:refs/remotes/origin/*'],
+        signal,
+      );
+    } catch (err) {
+      if (err instanceof GitError) throw new GitError('repository_unavailable', err.message.replace(/^git fetch failed/, 'Fetching the repository failed'));
+      throw err;
+    }
   }
 
   async revParse(ref: string, cwd = this.mirror): Promise<string | null> {
@@ -200,12 +355,18 @@ export class Repo {
     } catch {
       return null;
     }
+    const { pushed, base } = await this.#starts(branch, baseBranch).catch(() => ({ pushed: null, base: null }));
+    return pushed ?? base;
+  }
+
+  /** The fetched job branch and base branch commits (one git call). */
+  async #starts(branch: string, baseBranch: string): Promise<{ pushed: string | null; base: string | null }> {
     const out = await git(
       ['for-each-ref', '--format=%(refname) %(objectname)', `refs/remotes/origin/${branch}`, `refs/remotes/origin/${baseBranch}`],
       { cwd: this.mirror },
-    ).catch(() => '');
+    );
     const refs = new Map(out.split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
-    return refs.get(`refs/remotes/origin/${branch}`) ?? refs.get(`refs/remotes/origin/${baseBranch}`) ?? null;
+    return { pushed: refs.get(`refs/remotes/origin/${branch}`) ?? null, base: refs.get(`refs/remotes/origin/${baseBranch}`) ?? null };
   }
 
   /** Reads a commit's tree without checking it out: every path, and the contents of chosen files. */
@@ -237,44 +398,144 @@ export class Repo {
   }
 
   /**
-   * A fresh worktree at `dir` on `branch`, from the pushed job branch if it exists, else from the base
-   * branch. With `keepDir`, `dir` is an empty folder the caller created (and already cleaned).
+   * Takes a worktree for a job at `dir`: an idle one of this repository from the pool when there is
+   * one (moved to `dir`), else a new empty folder. Anything left at `dir` by a run that died is
+   * removed first. The folder exists when this returns, so the caller may open it before `prepare`.
    */
-  async prepareWorktree(dir: string, branch: string, baseBranch: string, signal?: AbortSignal, opts: { keepDir?: boolean } = {}): Promise<PreparedWorktree> {
-    await this.fetch(signal);
-    if (!opts.keepDir) await this.removeWorktree(dir);
-    const pushed = await this.revParse(`refs/remotes/origin/${branch}`);
-    const base = await this.revParse(`refs/remotes/origin/${baseBranch}`);
-    const start = pushed ?? base;
-    if (!start) {
-      throw new GitError('base_branch_missing', `The base branch "${baseBranch}" does not exist in the repository.`);
+  async acquireWorktree(dir: string): Promise<WorktreeLease> {
+    const target = path.resolve(dir);
+    if (!sweptMirrors.has(this.mirror)) {
+      sweptMirrors.add(this.mirror);
+      inBackground(sweepOrphans(this.#opts.dataDir, this.mirror));
     }
-    await fs.mkdir(path.dirname(dir), { recursive: true });
-    await withLock(this.mirror, () =>
-      git(['worktree', 'add', '--quiet', '--force', '-B', branch, dir, start], { cwd: this.mirror, signal }),
-    );
-    return { dir, branch, startSha: start, resumed: pushed !== null };
+    await this.removeWorktree(target);
+    let recycled = false;
+    if ((this.#opts.worktreePool ?? 0) > 0) {
+      for (;;) {
+        // Found and taken out in one synchronous step: no other job can take the same worktree.
+        const i = spares.findLastIndex((s) => s.mirror === this.mirror);
+        if (i === -1) break;
+        const [spare] = spares.splice(i, 1);
+        try {
+          await moveWorktree(spare.dir, target);
+          recycled = true;
+          break;
+        } catch {
+          inBackground(removeDir(this.mirror, spare.dir));
+          await this.removeWorktree(target);
+        }
+      }
+    }
+    if (!recycled) await fs.mkdir(target, { recursive: true });
+    return this.#lease(target, recycled);
+  }
+
+  #lease(dir: string, recycledAtStart: boolean): WorktreeLease {
+    let recycled = recycledAtStart;
+    let branchName: string | undefined;
+    let prep: Promise<PreparedWorktree> | undefined;
+    let ready = false;
+    let released: Promise<void> | undefined;
+    const mirror = this.mirror;
+    const poolSize = this.#opts.worktreePool ?? 0;
+
+    const doPrepare = async (branch: string, baseBranch: string, signal?: AbortSignal): Promise<PreparedWorktree> => {
+      await this.fetch(signal);
+      const { pushed, base } = await this.#starts(branch, baseBranch);
+      const start = pushed ?? base;
+      if (!start) throw new GitError('base_branch_missing', `The base branch "${baseBranch}" does not exist in the repository.`);
+      const done = (): PreparedWorktree => ({ dir, branch, startSha: start, resumed: pushed !== null, recycled });
+      if (recycled) {
+        try {
+          // Rewrites only the files that differ from `start`; the index is reset to its tree. Then every
+          // untracked and ignored file and folder (nested repositories too) goes.
+          await git(['checkout', '--quiet', '--force', '--ignore-other-worktrees', '-B', branch, start], { cwd: dir, signal });
+          await git(['clean', '-ffdxq'], { cwd: dir, signal });
+          return done();
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          // A worktree that cannot be reset (e.g. a stale index.lock) is replaced by a new checkout.
+          recycled = false;
+          await removeDir(mirror, dir);
+          await fs.mkdir(dir, { recursive: true });
+        }
+      }
+      // Registered under the lock without files (milliseconds), then checked out outside it, so
+      // concurrent jobs write their files in parallel.
+      await withLock(mirror, () => git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '-B', branch, dir, start], { cwd: mirror, signal }));
+      await git(['reset', '--hard', '--quiet'], { cwd: dir, signal });
+      return done();
+    };
+
+    const doRelease = async (): Promise<void> => {
+      await prep?.catch(() => undefined); // never touch a worktree while git may still be writing it
+      if (ready && poolSize > 0) {
+        try {
+          // Detach HEAD without touching the index or files, so the job branch can be deleted and
+          // checked out elsewhere (a follow-up), then park the worktree in the pool.
+          await git(['update-ref', '--no-deref', 'HEAD', 'HEAD'], { cwd: dir });
+          if (branchName) {
+            const name = branchName;
+            await withLock(mirror, () => git(['branch', '-D', '--quiet', name], { cwd: mirror }).catch(() => undefined));
+          }
+          const slot = path.join(poolPath(this.#opts.dataDir, mirror), `${INSTANCE}-${++slotCounter}`);
+          await moveWorktree(dir, slot);
+          spares.push({ mirror, dir: slot });
+          while (spares.length > poolSize) {
+            const old = spares.shift()!;
+            inBackground(removeDir(old.mirror, old.dir));
+          }
+          return;
+        } catch {
+          // fall through: remove it instead
+        }
+      }
+      await removeDir(mirror, dir, branchName);
+    };
+
+    return {
+      dir,
+      prepare(branch, baseBranch, signal) {
+        if (prep) throw new GitError('git_error', 'A worktree lease is prepared once.');
+        branchName = branch;
+        prep = doPrepare(branch, baseBranch, signal);
+        prep.then(
+          () => void (ready = true),
+          () => undefined,
+        );
+        return prep;
+      },
+      release() {
+        released ??= doRelease();
+        return released;
+      },
+    };
+  }
+
+  /** A fresh worktree at `dir` on `branch`, from the pushed job branch if it exists, else from the base branch (no pool). */
+  async prepareWorktree(dir: string, branch: string, baseBranch: string, signal?: AbortSignal): Promise<PreparedWorktree> {
+    const target = path.resolve(dir);
+    await this.removeWorktree(target);
+    await fs.mkdir(target, { recursive: true });
+    const lease = this.#lease(target, false);
+    try {
+      return await lease.prepare(branch, baseBranch, signal);
+    } catch (err) {
+      await fs.rm(target, { recursive: true, force: true }).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** Removes a job's worktree (and its branch in the mirror); safe when it does not exist. */
   async removeWorktree(dir: string, branch?: string): Promise<void> {
-    if (!branch) {
-      try {
-        await fs.access(dir);
-      } catch {
-        return; // nothing to remove, and no branch to delete
-      }
+    try {
+      await fs.access(dir);
+    } catch {
+      // nothing to remove; the branch may still exist
+      if (branch) await withLock(this.mirror, () => git(['branch', '-D', '--quiet', branch], { cwd: this.mirror }).catch(() => undefined));
+      return;
     }
-    await withLock(this.mirror, async () => {
-      try {
-        await git(['worktree', 'remove', '--force', '--force', dir], { cwd: this.mirror });
-      } catch {
-        // not registered (or already gone): fall through to deleting the folder
-      }
-      await fs.rm(dir, { recursive: true, force: true });
-      await git(['worktree', 'prune'], { cwd: this.mirror }).catch(() => undefined);
-      if (branch) await git(['branch', '-D', '--quiet', branch], { cwd: this.mirror }).catch(() => undefined);
-    });
+    await removeDir(this.mirror, dir, branch);
   }
 
   /** Stages everything and commits; returns the new commit, or null when nothing changed. */

@@ -1,6 +1,5 @@
 // The real job handler: prepares the job's worktree, runs the agent's tool loop, validates, commits,
 // pushes and opens (or updates) the pull request. Every step becomes a job event, secrets redacted.
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -9,7 +8,7 @@ import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
 import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
-import { GitError, Repo, type GitCredentials, type PreparedWorktree } from '../git/git.ts';
+import { GitError, Repo, type GitCredentials, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
 
 export interface AgentHandlerOptions {
@@ -82,6 +81,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         repositoryUrl: project.repositoryUrl,
         credentials: credentialsFor(config, project),
         author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
+        worktreePool: config.agent.worktreePool,
       });
       const host: CodeHost = createCodeHost({
         kind: project.codeHost,
@@ -91,22 +91,22 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         gitlabApiUrl: config.agent.gitlabApiUrl,
       });
       const dir = path.join(config.dataDir, 'worktrees', job.id);
+      let lease: WorktreeLease | undefined;
 
       try {
         const started = Date.now();
         // With a mirror already on disk, the first model call does not wait for fetch and checkout: the
         // docs profile comes from the mirror's tree, and tools wait until the worktree is ready.
         const warmStart = await repo.currentStart(job.ref, job.baseRef);
+        // The job's own worktree at `dir`: a recycled one of this repository when the pool has one.
+        lease = await repo.acquireWorktree(dir);
         let ws;
         let profile: DocsProfile | undefined;
-        let prep: Promise<PreparedWorktree>;
+        const prep: Promise<PreparedWorktree> = lease.prepare(job.ref, job.baseRef, signal);
         const prepFailed = new AbortController();
+        prep.catch((err) => prepFailed.abort(err));
         if (warmStart) {
-          await repo.removeWorktree(dir);
-          await mkdir(dir, { recursive: true });
           ws = await openWorkspace(dir);
-          prep = repo.prepareWorktree(dir, job.ref, job.baseRef, signal, { keepDir: true });
-          prep.catch((err) => prepFailed.abort(err));
           const cacheKey = `${repo.mirror}@${warmStart}`;
           profile = profileCache.get(cacheKey);
           if (!profile) {
@@ -115,13 +115,20 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
             profileCache.set(cacheKey, profile);
           }
         } else {
-          prep = repo.prepareWorktree(dir, job.ref, job.baseRef, signal);
           await prep;
           ws = await openWorkspace(dir);
           profile = await detectDocs(ws);
         }
         void prep.then(
-          (wt) => emit('workspace', { branch: job.ref, baseRef: job.baseRef, startSha: wt.startSha, resumed: wt.resumed, ms: Date.now() - started }),
+          (wt) =>
+            emit('workspace', {
+              branch: job.ref,
+              baseRef: job.baseRef,
+              startSha: wt.startSha,
+              resumed: wt.resumed,
+              recycled: wt.recycled,
+              ms: Date.now() - started,
+            }),
           () => undefined,
         );
         await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
@@ -204,7 +211,8 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         }
         throw err;
       } finally {
-        await repo.removeWorktree(dir, job.ref).catch((e) => jobLog.warn({ err: e }, 'removing the worktree failed'));
+        // Back to the pool (reset by the next job) or removed; the job branch leaves the mirror either way.
+        await (lease ? lease.release() : repo.removeWorktree(dir, job.ref)).catch((e) => jobLog.warn({ err: e }, 'releasing the worktree failed'));
       }
     },
   };
