@@ -162,9 +162,40 @@ function jobsTable(jobs: Job[]): string {
 
 /** A short, one-line description of an event's data. */
 function eventSummary(e: JobEvent, max = 160): string {
-  const d = e.data ?? {};
-  const pick = ['message', 'summary', 'title', 'url', 'tool', 'name', 'branch', 'reason', 'code'].find((k) => typeof d[k] === 'string' && d[k] !== '');
-  let text = pick ? String(d[pick]) : Object.keys(d).length ? JSON.stringify(d) : '';
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
+  const args = (d.args && typeof d.args === 'object' ? d.args : {}) as Record<string, unknown>;
+  let text: string;
+  switch (e.type) {
+    case 'model_message':
+      text = str(d.text);
+      break;
+    case 'tool_call':
+      text = `${str(d.tool)} ${str(args.path) || str(args.pattern) || str(args.query) || JSON.stringify(args)}`;
+      break;
+    case 'tool_result':
+      text = `${str(d.tool)} → ${str(d.result)}`;
+      break;
+    case 'usage':
+      text = d.totalTokens !== undefined ? `${str(d.totalTokens)} tokens` : '';
+      break;
+    case 'commit':
+      text = `${str(d.sha).slice(0, 7)} (${str(d.fileCount)} files)`;
+      break;
+    case 'validation':
+      text = d.ok === true ? 'ok' : `${Array.isArray(d.issues) ? d.issues.length : '?'} issues`;
+      break;
+    case 'error':
+      text = `${str(d.message)}${d.code ? ` (${str(d.code)})` : ''}`;
+      break;
+    case 'turn.completed':
+      text = [str(d.title), str(d.prLink)].filter(Boolean).join(' ');
+      break;
+    default: {
+      const pick = ['message', 'summary', 'title', 'url', 'tool', 'name', 'branch', 'reason', 'code'].find((k) => str(d[k]) !== '');
+      text = pick ? str(d[pick]) : Object.keys(d).length ? JSON.stringify(d) : '';
+    }
+  }
   text = clean(text).replace(/\s+/g, ' ').trim();
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }

@@ -148,6 +148,9 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(lines.stdout).toMatch(/^#1 \d\d:\d\d:\d\d job\.created/m);
     expect(lines.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d step {2}Reading docs\/cli\.md ]0;pwned$/m);
     expect(lines.stdout).not.toMatch(/[\u001b\u0007]/);
+    await handler.emit(job.id, 'tool_call', { step: 1, toolCallId: 't1', tool: 'edit_file', args: { path: 'docs/cli.md', find: 'a', replace: 'b' } });
+    const withTool = await runCli(['jobs', 'events', job.id]);
+    expect(withTool.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d tool_call {2}edit_file docs\/cli\.md$/m);
 
     const following = runCli(['jobs', 'events', job.id, '--follow', '--json']);
     await new Promise((r) => setTimeout(r, 300));
