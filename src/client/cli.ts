@@ -65,9 +65,9 @@ function action<A extends unknown[]>(io: () => CliIo, fn: (io: CliIo, ...args: A
 function describeError(err: unknown): string {
   if (err instanceof FolioError) {
     const where = err.status ? `${err.status} ${err.code}` : err.code;
-    const lines = [`folio: ${err.message} (${where})`];
-    for (const d of err.details ?? []) lines.push(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`);
-    if (err.requestId) lines.push(`  request id: ${err.requestId}`);
+    const lines = [`folio: ${clean(err.message)} (${clean(where)})`];
+    for (const d of err.details ?? []) lines.push(clean(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`));
+    if (err.requestId) lines.push(`  request id: ${clean(err.requestId)}`);
     return lines.join('\n');
   }
   if (err instanceof CliError) return `folio: ${err.message}`;
@@ -219,7 +219,7 @@ class Progress {
 
   constructor(out: NodeJS.WriteStream, jobId: string) {
     this.out = out;
-    this.jobId = jobId;
+    this.jobId = clean(jobId);
     this.tty = !!out.isTTY;
     if (this.tty) this.timer = setInterval(() => this.render(), 80);
   }
@@ -238,6 +238,7 @@ class Progress {
   }
 
   note(text: string): void {
+    text = clean(text);
     if (this.tty) {
       this.out.write('\r\x1b[2K');
       write(this.out, text);
@@ -292,9 +293,9 @@ async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: 
     progress.stop();
   }
   if (o.json) json(io.stdout, job);
-  else if (job.status === 'completed') write(io.stdout, job.prLink ? `Completed: ${job.prLink}` : 'Completed: no files changed, so no pull request.');
+  else if (job.status === 'completed') write(io.stdout, job.prLink ? `Completed: ${clean(job.prLink)}` : 'Completed: no files changed, so no pull request.');
   else if (job.status === 'failed') write(io.stdout, `Failed: ${job.error ? clean(`${job.error.message} (${job.error.code})`) : 'no reason given.'}`);
-  else write(io.stdout, `Archived${job.prLink ? `: ${job.prLink}` : '.'}`);
+  else write(io.stdout, `Archived${job.prLink ? `: ${clean(job.prLink)}` : '.'}`);
   process.exitCode = JOB_EXIT_CODES[job.status as keyof typeof JOB_EXIT_CODES] ?? 1;
 }
 
