@@ -57,10 +57,18 @@ export function parseClfTime(s: string): number | null {
 
 const COMBINED = /^(\S+) \S+ \S+ \[([^\]]+)\] "([A-Z]+) (\S+)(?: [^"]*)?" (\d{3}) \S+(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?/;
 
+let lastClf = '';
+let lastClfMs: number | null = null;
+
 export function parseCombined(line: string): LogRecord | null {
   const m = COMBINED.exec(line);
   if (!m) return null;
-  const ts = parseClfTime(m[2]);
+  // Consecutive lines mostly share their second: parse each distinct time string once.
+  if (m[2] !== lastClf) {
+    lastClf = m[2];
+    lastClfMs = parseClfTime(m[2]);
+  }
+  const ts = lastClfMs;
   if (ts === null) return null;
   const ref = m[6] === undefined || m[6] === '-' || m[6] === '' ? null : m[6];
   return { ts, ip: m[1], method: m[3], path: m[4], status: Number(m[5]), userAgent: m[7] ?? '', referrer: ref, accept: null };
@@ -224,9 +232,10 @@ export class LineConverter {
       this.seenTs = rec.ts;
       this.seen.clear();
     }
-    const n = (this.seen.get(line) ?? 0) + 1;
-    this.seen.set(line, n);
-    const out: ImportRecord = { t: rec.ts, p: path, ua: rec.userAgent, k: contentKey(n === 1 ? line : `${line}\n#${n}`) };
+    const key = contentKey(line);
+    const n = (this.seen.get(key) ?? 0) + 1;
+    this.seen.set(key, n);
+    const out: ImportRecord = { t: rec.ts, p: path, ua: rec.userAgent, k: n === 1 ? key : contentKey(`${line}\n#${n}`) };
     if (rec.ip) out.ip = rec.ip;
     if (rec.referrer) out.r = rec.referrer;
     if (rec.accept) out.a = rec.accept;

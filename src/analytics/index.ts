@@ -50,7 +50,11 @@ export function analyticsFile(config: Config): string {
 
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
-  const engine = deps.engine ?? (await DuckDbEngine.open({ file: analyticsFile(config) }));
+  const engine =
+    deps.engine ??
+    (config.clickhouseUrl
+      ? await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl)
+      : await DuckDbEngine.open({ file: analyticsFile(config) }));
   const ids = new VisitorIds(config.secret);
   let compacting: Promise<void> | null = null;
   /** One compaction at a time; rejects when it fails (background callers log). */

@@ -304,10 +304,10 @@ export class DuckDbEngine implements AnalyticsEngine {
         // Pending rows per project (an upper bound: views before per-flush deduplication), known before
         // the commit so a concurrent query never skips rows that are about to be visible.
         let added = 0;
-        for (const r of await this.rows(this.writer, 'SELECT project_key, count(*) AS n FROM stage WHERE cls <= 2 GROUP BY project_key')) {
-          const pk = num(r.project_key);
-          this.pendingByProject.set(pk, (this.pendingByProject.get(pk) ?? 0) + num(r.n));
-          added += num(r.n);
+        for (let i = 0; i < events.length; i++) {
+          if (events[i].cls > 2) continue;
+          this.pendingByProject.set(keys[i], (this.pendingByProject.get(keys[i]) ?? 0) + 1);
+          added++;
         }
         await this.writer.run('COMMIT');
         this.pending += added;

@@ -34,7 +34,7 @@ import { requireKey } from '../auth.ts';
 type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { projectId: string }; Querystring: Q; Body: B }>;
 
 const COLLECT_BODY_LIMIT = 4 * 1024;
-const IMPORT_BATCH = 20_000;
+const IMPORT_BATCH = 25_000;
 const MAX_HOUR_RANGE_MS = 31 * DAY_MS;
 
 /** Fixed one-minute windows per client IP (per process) for the keyless collect endpoint. */
@@ -248,15 +248,26 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
       const projectId = request.params.projectId;
       const result: ImportResult = { received: 0, recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] };
       let batch: PendingEvent[] = [];
-      let inflight: Promise<void> = Promise.resolve();
+      // Up to two batches wait on the writer while the next one is parsed.
+      const inflight = new Set<Promise<void>>();
+      let failed: unknown = null;
       const flush = async () => {
         const events = batch;
         batch = [];
-        await inflight; // at most one batch waiting on the writer while the next is parsed
-        inflight = analytics.submit(events).then(({ duplicates }) => {
-          result.duplicates += duplicates;
-          result.recorded += events.length - duplicates;
-        });
+        if (events.length === 0) return;
+        const p: Promise<void> = analytics.submit(events).then(
+          ({ duplicates }) => {
+            result.duplicates += duplicates;
+            result.recorded += events.length - duplicates;
+          },
+          (err) => {
+            failed ??= err;
+          },
+        );
+        inflight.add(p);
+        void p.finally(() => inflight.delete(p));
+        while (inflight.size >= 2) await Promise.race(inflight);
+        if (failed) throw failed;
       };
       const now = Date.now();
       const lines = createInterface({ input: stream, crlfDelay: Infinity });
@@ -281,7 +292,8 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         if (batch.length >= IMPORT_BATCH) await flush();
       }
       await flush();
-      await inflight;
+      await Promise.all(inflight);
+      if (failed) throw failed;
       return reply.code(200).send(result);
     },
   );
