@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { FolioClient } from '../../src/client/index.ts';
 import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
-import { CLI_ENTRY, NODE, runCli as run } from './fixtures/run-cli.ts';
+import { CLI_ENTRY, FOLIO_BIN, NODE, runCli as run } from './fixtures/run-cli.ts';
 
 let server: TestServer;
 let handler: ScriptedHandler;
@@ -166,6 +166,19 @@ describe('folio jobs get|list|message|archive|events', () => {
 
     const after = await runCli(['jobs', 'events', job.id, '--json', '--after', String(ids.at(-2))]);
     expect(after.stdout.trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([ids.at(-1)]);
+  });
+});
+
+describe('the folio binary', () => {
+  it('has the client commands wired in', async () => {
+    const created = await run(['jobs', 'create', 'complete: through bin/folio.mjs', '--wait'], env, undefined, FOLIO_BIN);
+    expect(created.code).toBe(0);
+    expect(created.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
+    const csv = await run(['analytics', 'visitors', '--format', 'csv', '--to', '2000-01-01'], env, undefined, FOLIO_BIN);
+    expect(csv.code).toBe(0);
+    expect(csv.stdout).toBe('path,human,ai,total\r\n');
+    const failed = await run(['jobs', 'create', 'fail: through the binary', '--wait'], env, undefined, FOLIO_BIN);
+    expect(failed.code).toBe(1);
   });
 });
 
