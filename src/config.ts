@@ -230,7 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       gitlabToken: optional(env, 'GITLAB_TOKEN'),
       githubApiUrl: optional(env, 'GITHUB_API_URL'),
       gitlabApiUrl: optional(env, 'GITLAB_API_URL'),
-      worktreePool: int(env, 'FOLIO_WORKTREE_POOL', 4, 0, 256),
+      worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, int(env, 'FOLIO_WORKERS', 2, 0, 256)), 0, 1024),
     },
     webhooks: {
       maxAttempts: int(env, 'FOLIO_WEBHOOK_ATTEMPTS', 5, 1, 50),

@@ -559,9 +559,9 @@ export class Repo {
     return { sha, files };
   }
 
-  /** Pushes HEAD of the worktree to the job branch on the remote (fast-forward only). */
-  async push(dir: string, branch: string, signal?: AbortSignal): Promise<string> {
-    const sha = (await git(['rev-parse', 'HEAD'], { cwd: dir })).trim();
+  /** Pushes HEAD of the worktree (`sha` when the caller knows it) to the job branch on the remote (fast-forward only). */
+  async push(dir: string, branch: string, signal?: AbortSignal, knownSha?: string): Promise<string> {
+    const sha = knownSha ?? (await git(['rev-parse', 'HEAD'], { cwd: dir })).trim();
     try {
       await this.#remote(['push', '--quiet', '--porcelain', this.#opts.repositoryUrl, `HEAD:refs/heads/${branch}`], signal, dir);
     } catch (err) {

@@ -166,7 +166,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         if (commit) {
           await emit('commit', { sha: commit.sha, files: commit.files.slice(0, 200), fileCount: commit.files.length });
           if (signal.aborted) throw abortError(signal);
-          const sha = await repo.push(dir, job.ref, signal);
+          const sha = await repo.push(dir, job.ref, signal, commit.sha);
           await emit('push', { branch: job.ref, sha });
           pushedSomething = true;
         } else {
