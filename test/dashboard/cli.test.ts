@@ -1,36 +1,24 @@
 // `folio user create|list|set-password` against a real data directory, then sign-in with the result.
-import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir } from '../helpers/server.ts';
+import { runCli } from '../helpers/process.ts';
+import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 import { Browser } from './session.ts';
 
-const NODE = path.resolve('node_modules/.bin/node');
 const dataDir = tempDir('folio-usercli-');
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+let databases: BackendDatabases;
+beforeAll(async () => {
+  databases = await backendDatabases();
+});
+afterAll(async () => {
+  rmSync(dataDir, { recursive: true, force: true });
+  await databases.drop();
+});
 
-const SCRIPT = `
-import { Command } from 'commander';
-import { registerUserCommands } from './src/user-cli.ts';
-const program = new Command('folio').exitOverride();
-registerUserCommands(program);
-await program.parseAsync(process.argv.slice(1), { from: 'user' });
-`;
-
+/** The real `folio` binary, on this leg's backend. */
 function folio(args: string[], stdin = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE, ['--input-type=module', '-e', SCRIPT, '--', ...args], {
-      env: { ...process.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
+  return runCli(args, { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' }, stdin).then((r) => ({ ...r, code: r.code ?? -1 }));
 }
 
 describe('folio user', () => {
@@ -65,7 +53,7 @@ describe('folio user', () => {
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('There is no user');
 
-    const server = await startTestServer({ dataDir, workers: 0 });
+    const server = await startTestServer({ dataDir, workers: 0, databases });
     try {
       const b = new Browser(server);
       expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: false });

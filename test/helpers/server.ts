@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from '../../src/http/server.ts';
 import type { JobHandler } from '../../src/jobs/handler.ts';
 import type { KeyScope } from '../../src/store/schema.ts';
 import type { ProjectInput } from '../../src/store/projects.ts';
-import { backendDatabases } from './backend.ts';
+import { backendDatabases, type BackendDatabases } from './backend.ts';
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -22,9 +22,19 @@ export function tempDir(prefix = 'folio-test-'): string {
   return mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-export async function startTestServer(opts: { env?: Record<string, string>; jobHandler?: JobHandler; workers?: number; dataDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: {
+    env?: Record<string, string>;
+    jobHandler?: JobHandler;
+    workers?: number;
+    dataDir?: string;
+    /** Databases prepared by the caller (e.g. filled by the CLI first); the caller drops them. */
+    databases?: BackendDatabases;
+  } = {},
+): Promise<TestServer> {
   const dataDir = opts.dataDir ?? tempDir();
-  const databases = await backendDatabases();
+  const ownsDatabases = opts.databases === undefined;
+  const databases = opts.databases ?? (await backendDatabases());
   const env: Record<string, string> = {
     ...databases.env,
     PORT: '0',
@@ -45,7 +55,7 @@ export async function startTestServer(opts: { env?: Record<string, string>; jobH
     env,
     async close() {
       await server.close();
-      await databases.drop();
+      if (ownsDatabases) await databases.drop();
       if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
     },
     async createProject(input = {}) {
