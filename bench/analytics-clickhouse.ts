@@ -1,0 +1,148 @@
+// The analytics benchmark on ClickHouse, over the same generated traffic as bench/analytics/query.ts
+// (DuckDB): ingest throughput through the engine's write() (the group-commit writer's call, batches
+// of FOLIO_ANALYTICS_FLUSH_MAX = 50,000 events), then the visitors query (30 days, limit 50) beside
+// ClickHouse's own (a) plain count(DISTINCT) (= uniqExact) over a raw events table of the same data and
+// (b) the floor, a GROUP BY path row count on that raw table. Checks that every answer agrees exactly,
+// and (unless --no-duckdb) that the DuckDB engine gives the identical answer on the same events.
+// Usage: node bench/analytics-clickhouse.ts --events 1000000 [--runs 5] [--url http://127.0.0.1:8123] [--no-duckdb] [--database name --keep]
+import { randomBytes } from 'node:crypto';
+import { classifyUserAgent } from '../src/analytics/classify.ts';
+import { CLS, SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
+import { ClickHouseEngine } from '../src/analytics/engines/clickhouse.ts';
+import { DuckDbEngine } from '../src/analytics/engines/duckdb.ts';
+import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
+
+const arg = (name: string, def: string) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? def : process.argv[i + 1];
+};
+const N = Number(arg('events', '1000000'));
+const RUNS = Number(arg('runs', '5'));
+const BATCH = Number(arg('batch', '50000'));
+const SERVER = arg('url', process.env.FOLIO_BENCH_CLICKHOUSE_URL ?? 'http://127.0.0.1:8123');
+const WITH_DUCKDB = !process.argv.includes('--no-duckdb');
+const KEEP = process.argv.includes('--keep'); // keep the database afterwards (to explore the data with clickhouse-client)
+const PROJECT = 'prj_bench';
+const DAY = 86_400_000;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
+const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
+  const s = performance.now();
+  const r = await fn();
+  return [performance.now() - s, r];
+};
+
+const database = arg('database', `folio_bench_${randomBytes(4).toString('hex')}`);
+const url = new URL(SERVER);
+url.pathname = `/${database}`;
+const engine = await ClickHouseEngine.open({ url: url.toString() });
+try {
+  const version = (await engine.sql('SELECT version() AS v'))[0].v;
+  let t0 = performance.now();
+  const traffic = generateTraffic({ events: N, days: 30 });
+  console.log(`ClickHouse ${version}; generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const classes = USER_AGENTS.map((ua) => classifyUserAgent(ua));
+  // Visitor ids: a 63-bit mix of the identity (what the keyed hash gives), as in bench/analytics/query.ts.
+  const vid = (v: number) => (BigInt(Math.imul(v, 0x9e3779b1) >>> 0) << 31n) ^ BigInt(v);
+  const batches: StoredEvent[][] = [];
+  for (let s = 0; s < N; s += BATCH) {
+    const batch: StoredEvent[] = [];
+    for (let k = s; k < Math.min(N, s + BATCH); k++) {
+      const c = classes[traffic.ua[k]];
+      batch.push({ projectId: PROJECT, ts: traffic.ts[k], path: traffic.paths[traffic.path[k]], visitor: vid(traffic.visitor[k]), cls: CLS[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
+    }
+    batches.push(batch);
+  }
+
+  t0 = performance.now();
+  for (const b of batches) await engine.write(b);
+  const loadS = (performance.now() - t0) / 1000;
+  console.log(`ingest: ${N.toLocaleString()} events in ${loadS.toFixed(1)} s = ${Math.round(N / loadS).toLocaleString()} events/s (write() batches of ${BATCH.toLocaleString()}, one INSERT each)`);
+
+  // The raw events table of the same data: one row per view, path as text, ordered by time.
+  await engine.exec(`CREATE TABLE ${database}.raw (ts UInt64, path String, visitor UInt64, kind UInt8) ENGINE = MergeTree ORDER BY ts`);
+  await engine.exec(`INSERT INTO ${database}.raw SELECT ts, path, visitor, cls FROM ${database}.events`);
+
+  const sizes = await engine.sql(`SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes, count() AS parts FROM system.parts
+    WHERE database = '${database}' AND active GROUP BY table ORDER BY table`);
+  for (const s of sizes) console.log(`  table ${String(s.table).padEnd(10)} ${Number(s.rows).toLocaleString().padStart(11)} rows  ${mib(Number(s.bytes)).padStart(10)} on disk  ${s.parts} parts`);
+
+  const from = traffic.start;
+  const to = traffic.start + 30 * DAY;
+  const where = `ts >= ${from} AND ts < ${to} AND kind <= 2`;
+  const sqlA = [
+    `SELECT path, uniqExactIf(visitor, kind = 1) AS h, uniqExactIf(visitor, kind = 2) AS a, count(DISTINCT visitor) AS t
+     FROM ${database}.raw WHERE ${where} GROUP BY path ORDER BY t DESC, path LIMIT 50`,
+    `SELECT uniqExactIf(visitor, kind = 1) AS h, uniqExactIf(visitor, kind = 2) AS a, count(DISTINCT visitor) AS t FROM ${database}.raw WHERE ${where}`,
+  ];
+  const sqlB = `SELECT path, count() AS c FROM ${database}.raw WHERE ${where} GROUP BY path ORDER BY c DESC, path LIMIT 50`;
+  const ours = () => engine.visitors(PROJECT, { from, to }, { limit: 50, offset: 0 });
+  const aSeq = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])];
+  const b = () => engine.sql(sqlB);
+
+  // Exactness: Folio's answer equals the plain count(DISTINCT) answer (and DuckDB's).
+  const mine = await ours();
+  const [rowsA, totA] = await aSeq();
+  const expected = { human: Number(totA[0].h), ai: Number(totA[0].a), total: Number(totA[0].t) };
+  const expectedRows = rowsA.map((r) => ({ path: String(r.path), human: Number(r.h), ai: Number(r.a), total: Number(r.t) }));
+  const same = JSON.stringify(mine.totals) === JSON.stringify(expected) && JSON.stringify(mine.rows) === JSON.stringify(expectedRows);
+  console.log(`exact: ${same ? 'yes, identical to count(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(mine.totals)}`);
+  if (!same) process.exitCode = 1;
+
+  const times = { ours: [] as number[], a: [] as number[], b: [] as number[] };
+  await b();
+  for (let r = 0; r < RUNS; r++) {
+    times.ours.push((await timed(ours))[0]);
+    times.a.push((await timed(aSeq))[0]);
+    times.b.push((await timed(b))[0]);
+  }
+  const m = { ours: median(times.ours), a: median(times.a), b: median(times.b) };
+  console.log(`\nvisitors query, 30 days, limit 50 — median of ${RUNS} (ms):`);
+  console.log(`  Folio on ClickHouse (per-day tables):   ${m.ours.toFixed(0)}`);
+  console.log(`  (a) count(DISTINCT) on raw events:      ${m.a.toFixed(0)}   → Folio is ${(m.a / m.ours).toFixed(1)}× faster`);
+  console.log(`  (b) GROUP BY path count on raw:         ${m.b.toFixed(0)}   → Folio is ${(m.ours / m.b).toFixed(1)}× the floor`);
+
+  const week = { from: traffic.start + 10 * DAY, to: traffic.start + 17 * DAY };
+  const partial = { from: traffic.start + 10 * DAY + 3_600_000, to: traffic.start + 17 * DAY - 3_600_000 };
+  const wk: number[] = [];
+  const pt: number[] = [];
+  const vw: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    wk.push((await timed(() => engine.visitors(PROJECT, week, { limit: 50, offset: 0 })))[0]);
+    pt.push((await timed(() => engine.visitors(PROJECT, partial, { limit: 50, offset: 0 })))[0]);
+    vw.push((await timed(() => engine.views(PROJECT, { from, to }, { limit: 50, offset: 0 })))[0]);
+  }
+  console.log(`  Folio, 7 whole days:                    ${median(wk).toFixed(0)}`);
+  console.log(`  Folio, 7 days with hour bounds:         ${median(pt).toFixed(0)}   (whole days + raw events at the edges)`);
+  console.log(`  Folio views query, 30 days:             ${median(vw).toFixed(0)}`);
+
+  if (WITH_DUCKDB) {
+    const duck = await DuckDbEngine.open({ file: ':memory:' });
+    t0 = performance.now();
+    for (const bt of batches) await duck.write(bt);
+    await duck.compact();
+    const duckLoad = (performance.now() - t0) / 1000;
+    const ranges = [{ from, to }, week, partial, { from: null, to: null }];
+    let agree = true;
+    for (const r of ranges) {
+      for (const page of [{ limit: 50, offset: 0 }, { limit: 100, offset: 1000 }]) {
+        const [x, y] = [await engine.visitors(PROJECT, r, page), await duck.visitors(PROJECT, r, page)];
+        if (JSON.stringify(x) !== JSON.stringify(y)) agree = false;
+        const [vx, vy] = [await engine.views(PROJECT, r, page), await duck.views(PROJECT, r, page)];
+        if (JSON.stringify(vx) !== JSON.stringify(vy)) agree = false;
+      }
+      if (JSON.stringify(await engine.agents(PROJECT, r)) !== JSON.stringify(await duck.agents(PROJECT, r))) agree = false;
+      if (JSON.stringify(await engine.timeseries(PROJECT, r, 'day')) !== JSON.stringify(await duck.timeseries(PROJECT, r, 'day'))) agree = false;
+    }
+    console.log(`\nDuckDB engine on the same events (in memory, stored + compacted in ${duckLoad.toFixed(1)} s): answers ${agree ? 'identical' : 'DIFFERENT — MISMATCH'} (visitors, views, agents, timeseries on 4 ranges)`);
+    if (!agree) process.exitCode = 1;
+    await duck.close();
+  }
+  console.log(`\npeak RSS of the Node process ${mib(process.resourceUsage().maxRSS * 1024)}`);
+} finally {
+  if (KEEP) console.log(`kept database ${database}`);
+  else await engine.dropDatabase().catch(() => {});
+  await engine.close();
+}
