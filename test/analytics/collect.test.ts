@@ -39,6 +39,16 @@ describe('browser script and collect', () => {
     expect(() => new Function(res.text)).not.toThrow();
   });
 
+  it('documents the analytics operations in /openapi.json', async () => {
+    const res = await server.api('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    for (const p of ['visitors', 'views', 'timeseries', 'agents', 'events', 'import', 'collect']) {
+      expect(Object.keys(res.body.paths), p).toContain(`/v1/analytics/{projectId}/${p}`);
+    }
+    const visitors = res.body.paths['/v1/analytics/{projectId}/visitors'].get;
+    expect(visitors.parameters.map((x: { name: string }) => x.name).sort()).toEqual(['dateFrom', 'dateTo', 'limit', 'offset', 'projectId']);
+  });
+
   it('answers the CORS preflight only for the project origins', async () => {
     const ok = await server.api('OPTIONS', `/v1/analytics/${projectId}/collect`, { headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } });
     expect(ok.status).toBe(204);
