@@ -105,6 +105,22 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     await again.close();
   });
 
+  it('import dedupe holds for a batch larger than one key lookup (and than the default query size)', async () => {
+    const name = fresh();
+    const e = await openEngine(name);
+    const t = Date.UTC(2025, 6, 1);
+    // 45,000 keyed events over 3 days, every key twice in the batch: lookups span several chunks.
+    const batch = Array.from({ length: 45_000 }, (_, i) => ev({ ts: t + (i % 3) * DAY + i, importKey: BigInt(i % 22_500) * 7919n - 2n ** 62n, group: i % 4 }));
+    const first = await e.write(batch);
+    const stored = new Set(batch.map((x) => `${Math.floor(x.ts / DAY)}:${x.importKey}`)).size;
+    const dropped = [...first.duplicates.values()].reduce((a, b) => a + b, 0);
+    expect(dropped).toBe(45_000 - stored);
+    const second = await e.write(batch);
+    expect([...second.duplicates.values()].reduce((a, b) => a + b, 0)).toBe(45_000);
+    expect((await e.views('prj_e', ALL, PAGE)).totals.total).toBe(stored);
+    await e.close();
+  });
+
   it('retention drops whole months as partitions and deletes the days before the cut-off, leaving exact answers', async () => {
     const name = fresh();
     const ch = await openEngine(name);

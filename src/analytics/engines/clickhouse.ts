@@ -143,9 +143,12 @@ export class ClickHouseEngine implements AnalyticsEngine {
       url: t.url,
       username: t.username ?? 'default',
       password: t.password ?? '',
-      request_timeout: opts.requestTimeoutMs ?? 60_000,
+      // Long queries (months of a big site) keep the connection busy with progress headers, so
+      // proxies and load balancers do not close it as idle (both settings exist on 18.16 too).
+      request_timeout: opts.requestTimeoutMs ?? 600_000,
       max_open_connections: 16,
       compression: { request: false, response: false },
+      clickhouse_settings: { send_progress_in_http_headers: 1, http_headers_progress_interval_ms: '10000' },
     });
     const engine = new ClickHouseEngine(client, t.database);
     try {
