@@ -4,8 +4,6 @@ import { ConfigError, loadConfig, parseDuration, type Config } from './config.ts
 import { openStore, migrate } from './store/database.ts';
 import { ProjectInputError, ProjectStore, projectView, type ProjectInput } from './store/projects.ts';
 import { ApiKeyStore, apiKeyView } from './store/api-keys.ts';
-import { closeOnSignals, startServer } from './http/server.ts';
-import { createServices } from './services.ts';
 import type { CodeHostKind, KeyScope } from './store/schema.ts';
 import { registerUserCommands } from './user-cli.ts';
 import { registerJobCommands, registerAnalyticsQueryCommands } from './client/cli.ts';
@@ -58,6 +56,8 @@ export function buildCli(): Command {
     .option('--no-workers', 'run the API only; start workers with `folio worker`')
     .action(async (opts: { workers: boolean }) => {
       const cfg = config();
+      // Loaded here so the client commands start fast.
+      const { startServer, closeOnSignals } = await import('./http/server.ts');
       const server = await startServer(cfg, { workers: opts.workers ? undefined : 0, logRequests: cfg.accessLog });
       server.services.log.info({ url: server.url, workers: opts.workers ? server.services.config.workers : 0 }, 'Folio is listening');
       closeOnSignals(server);
@@ -68,6 +68,7 @@ export function buildCli(): Command {
     .description('Run agent workers only (no HTTP API).')
     .action(async () => {
       const cfg = config();
+      const { createServices } = await import('./services.ts');
       const services = await createServices(cfg, { workers: Math.max(1, cfg.workers) });
       services.log.info({ workers: Math.max(1, cfg.workers) }, 'Folio workers running');
       const stop = () => void services.close().then(() => process.exit(0));
