@@ -4,7 +4,7 @@
 import { createReadStream, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { createGunzip } from 'node:zlib';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { Transform, type Readable } from 'node:stream';
 import { classify } from './classify.ts';
 import { CLS, SOURCE } from './engine.ts';
@@ -281,6 +281,27 @@ export function prepareImportRecord(raw: unknown, projectId: string, ids: Visito
   };
 }
 
+/**
+ * Lines of a byte stream, with backpressure: the stream is read only as fast as the consumer takes
+ * lines (readline's async iterator buffers the whole input while the consumer awaits).
+ */
+export async function* readLines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  let rest = '';
+  for await (const chunk of stream) {
+    const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+      yield text.slice(start, end);
+      start = nl + 1;
+    }
+    rest = text.slice(start);
+  }
+  rest += decoder.end();
+  if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest;
+}
+
 /** Opens a log file (`-` for stdin, `.gz` decompressed) and counts raw bytes read for progress. */
 export function openLog(file: string, onBytes: (n: number) => void): { lines: AsyncIterable<string>; size: number | null } {
   const raw: Readable = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 });
@@ -294,5 +315,5 @@ export function openLog(file: string, onBytes: (n: number) => void): { lines: As
   let stream: Readable = raw.pipe(counter);
   if (file.endsWith('.gz')) stream = stream.pipe(createGunzip());
   raw.on('error', (err) => stream.destroy(err));
-  return { lines: createInterface({ input: stream, crlfDelay: Infinity }), size };
+  return { lines: readLines(stream), size };
 }

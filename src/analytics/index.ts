@@ -39,8 +39,8 @@ export interface Analytics {
   close(): Promise<void>;
 }
 
-/** Recent rows folded into the query layout once this many are pending, or every COMPACT_EVERY_MS. */
-const COMPACT_ROWS = 200_000;
+/** Recent rows are folded into the query layout every COMPACT_EVERY_MS, or at once past COMPACT_ROWS. */
+const COMPACT_ROWS = 1_000_000;
 const COMPACT_EVERY_MS = 10_000;
 const RETENTION_EVERY_MS = 3_600_000;
 

@@ -139,3 +139,18 @@ describe('dates and log lines', () => {
 function DEFAULTS() {
   return { time: ['ts'], ip: ['ip'], method: ['method'], path: ['path'], request: ['request'], status: ['status'], userAgent: ['ua'], referrer: ['referrer'], accept: ['accept'] };
 }
+
+describe('readLines', () => {
+  it('splits chunks into lines across boundaries, CRLF and multi-byte characters', async () => {
+    const { readLines } = await import('../../src/analytics/import.ts');
+    const text = 'a\r\nbé\n\nc😀d\nlast';
+    const bytes = Buffer.from(text, 'utf8');
+    for (const size of [1, 2, 3, 5, 64]) {
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < bytes.length; i += size) chunks.push(bytes.subarray(i, i + size));
+      const out: string[] = [];
+      for await (const l of readLines((async function* () { yield* chunks; })())) out.push(l);
+      expect(out, `chunk size ${size}`).toEqual(['a', 'bé', '', 'c😀d', 'last']);
+    }
+  });
+});

@@ -287,9 +287,18 @@ export class DuckDbEngine implements AnalyticsEngine {
           // Drop lines already imported (earlier batches) and repeats inside this batch.
           await this.writer.run(`DELETE FROM stage WHERE ikey IS NOT NULL AND rowid NOT IN
             (SELECT min(rowid) FROM stage WHERE ikey IS NOT NULL GROUP BY project_key, day, ikey)`);
+          // Constant day bounds let DuckDB skip the key table's row groups of other days (logs arrive in time order).
+          let minDay = Infinity;
+          let maxDay = -Infinity;
+          for (const e of events) {
+            if (e.importKey === null) continue;
+            const d = Math.floor(e.ts / DAY_MS);
+            if (d < minDay) minDay = d;
+            if (d > maxDay) maxDay = d;
+          }
           await this.writer.run(`DELETE FROM stage s USING import_keys k
             WHERE s.ikey IS NOT NULL AND k.k = s.ikey AND k.project_key = s.project_key AND k.day = s.day
-              AND k.day BETWEEN (SELECT min(day) FROM stage) AND (SELECT max(day) FROM stage)`);
+              AND k.day BETWEEN ${int(minDay)} AND ${int(maxDay)}`);
           for (const r of await this.rows(this.writer, 'SELECT grp, count(*) AS n FROM stage WHERE ikey IS NOT NULL GROUP BY grp')) {
             perGroup.set(num(r.grp), (perGroup.get(num(r.grp)) ?? 0) - num(r.n));
           }

@@ -1,6 +1,5 @@
 // Visitor analytics API: server-side events, the browser script and its collect endpoint, bulk log
 // import, and the visitors / views / timeseries / agents queries.
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
@@ -26,7 +25,7 @@ import { classify } from '../../analytics/classify.ts';
 import { CLS, SOURCE } from '../../analytics/engine.ts';
 import { normalizePath } from '../../analytics/identity.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../analytics/ingest.ts';
-import { prepareImportRecord, RecordRejected } from '../../analytics/import.ts';
+import { prepareImportRecord, readLines, RecordRejected } from '../../analytics/import.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
 import type { PendingEvent } from '../../analytics/writer.ts';
 import { requireKey } from '../auth.ts';
@@ -270,8 +269,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         if (failed) throw failed;
       };
       const now = Date.now();
-      const lines = createInterface({ input: stream, crlfDelay: Infinity });
-      for await (const line of lines) {
+      for await (const line of readLines(stream)) {
         if (line === '') continue;
         result.received++;
         try {
