@@ -37,6 +37,9 @@ export async function backendDatabases(): Promise<BackendDatabases> {
       await c.connect();
       await c.query(`drop database if exists ${name} with (force)`).catch(() => {});
       await c.end();
+      if (CLICKHOUSE_TEST_URL) {
+        await fetch(CLICKHOUSE_TEST_URL, { method: 'POST', body: `DROP DATABASE IF EXISTS ${name}` }).catch(() => {});
+      }
     },
   };
 }
