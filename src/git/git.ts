@@ -434,7 +434,6 @@ export class Repo {
     let recycled = recycledAtStart;
     let branchName: string | undefined;
     let prep: Promise<PreparedWorktree> | undefined;
-    let ready = false;
     let released: Promise<void> | undefined;
     const mirror = this.mirror;
     const poolSize = this.#opts.worktreePool ?? 0;
@@ -468,8 +467,10 @@ export class Repo {
     };
 
     const doRelease = async (): Promise<void> => {
-      await prep?.catch(() => undefined); // never touch a worktree while git may still be writing it
+      // Never touch a worktree while git may still be writing it; recycle only one that became ready.
+      const ready = prep ? await prep.then(() => true, () => false) : false;
       if (ready && poolSize > 0) {
+        const slot = path.join(poolPath(this.#opts.dataDir, mirror), `${INSTANCE}-${++slotCounter}`);
         try {
           // Detach HEAD without touching the index or files, so the job branch can be deleted and
           // checked out elsewhere (a follow-up), then park the worktree in the pool.
@@ -478,7 +479,6 @@ export class Repo {
             const name = branchName;
             await withLock(mirror, () => git(['branch', '-D', '--quiet', name], { cwd: mirror }).catch(() => undefined));
           }
-          const slot = path.join(poolPath(this.#opts.dataDir, mirror), `${INSTANCE}-${++slotCounter}`);
           await moveWorktree(dir, slot);
           spares.push({ mirror, dir: slot });
           while (spares.length > poolSize) {
@@ -487,7 +487,8 @@ export class Repo {
           }
           return;
         } catch {
-          // fall through: remove it instead
+          // Remove it instead, wherever the failed move left it.
+          await fs.rm(slot, { recursive: true, force: true }).catch(() => undefined);
         }
       }
       await removeDir(mirror, dir, branchName);
@@ -499,10 +500,7 @@ export class Repo {
         if (prep) throw new GitError('git_error', 'A worktree lease is prepared once.');
         branchName = branch;
         prep = doPrepare(branch, baseBranch, signal);
-        prep.then(
-          () => void (ready = true),
-          () => undefined,
-        );
+        prep.catch(() => undefined); // the caller handles the outcome; release only waits for it
         return prep;
       },
       release() {
