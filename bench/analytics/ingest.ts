@@ -159,6 +159,19 @@ try {
     clearInterval(poll);
     await server.stop();
   }
+  // 3. Log import straight into the DuckDB file (no server running), into a third project.
+  const direct = await project('Bench direct import');
+  {
+    const s = performance.now();
+    const r = await run(['analytics', 'import', '--project', direct.id, '--no-progress', '--json', logFile]);
+    const secs = (performance.now() - s) / 1000;
+    if (r.code !== 0) throw new Error(r.stderr);
+    const sum = JSON.parse(r.stdout);
+    results.push(
+      `log import (direct into the DuckDB file, no server): ${sum.linesRead.toLocaleString()} lines in ${secs.toFixed(1)} s = ` +
+        `${Math.round(sum.linesRead / secs).toLocaleString()} lines/s; peak RSS ${mib(r.peakKb)}`,
+    );
+  }
   console.log(results.join('\n'));
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -104,7 +104,8 @@ async function directSink(projectId: string): Promise<{ sink: Sink; close: () =>
         try {
           const e = prepareImportRecord(r, projectId, ids, now);
           if (e.cls > 2) totals.crawlers++;
-          events.push({ ...e, group: 0 });
+          (e as StoredEvent).group = 0;
+          events.push(e as StoredEvent);
         } catch (err) {
           if (!(err instanceof RecordRejected)) throw err;
           totals.rejected++;
