@@ -96,6 +96,8 @@ async function directSink(projectId: string): Promise<{ sink: Sink; close: () =>
   const totals = { recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] as ImportSummary['errors'] };
   let line = 0;
   const now = Date.now();
+  // One batch is written while the next is parsed.
+  let writing: Promise<void> = Promise.resolve();
   const sink: Sink = {
     async send(records) {
       const events: StoredEvent[] = [];
@@ -112,12 +114,15 @@ async function directSink(projectId: string): Promise<{ sink: Sink; close: () =>
           if (totals.errors.length < 20) totals.errors.push({ line, code: err.code, error: err.message });
         }
       }
-      const { duplicates } = await engine.write(events);
-      const d = duplicates.get(0) ?? 0;
-      totals.duplicates += d;
-      totals.recorded += events.length - d;
+      await writing;
+      writing = engine.write(events).then(({ duplicates }) => {
+        const d = duplicates.get(0) ?? 0;
+        totals.duplicates += d;
+        totals.recorded += events.length - d;
+      });
     },
     async finish() {
+      await writing;
       await engine.compact();
       return totals;
     },

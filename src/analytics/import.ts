@@ -55,20 +55,28 @@ export function parseClfTime(s: string): number | null {
   return Date.UTC(Number(m[3]), mon, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])) - off * 60_000;
 }
 
-const COMBINED = /^(\S+) \S+ \S+ \[([^\]]+)\] "([A-Z]+) (\S+)(?: [^"]*)?" (\d{3}) \S+(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?/;
+/** parseClfTime with the minute cached: consecutive log lines share it, only the seconds differ. */
+let clfMinuteKey = '';
+let clfMinuteMs: number | null = null;
+function clfTimeCached(s: string): number | null {
+  // dd/Mon/yyyy:hh:mm:ss ±hhmm — the minute is s[0..17), the seconds s[18..20), the zone after.
+  if (s.length !== 26 || s.charCodeAt(17) !== 58 || s.charCodeAt(20) !== 32) return parseClfTime(s);
+  const key = s.slice(0, 17) + s.slice(20);
+  if (key !== clfMinuteKey) {
+    clfMinuteKey = key;
+    clfMinuteMs = parseClfTime(s.slice(0, 17) + ':00' + s.slice(20));
+  }
+  const sec = (s.charCodeAt(18) - 48) * 10 + (s.charCodeAt(19) - 48);
+  if (clfMinuteMs === null || sec < 0 || sec > 59) return null;
+  return clfMinuteMs + sec * 1000;
+}
 
-let lastClf = '';
-let lastClfMs: number | null = null;
+const COMBINED = /^(\S+) \S+ \S+ \[([^\]]+)\] "([A-Z]+) (\S+)(?: [^"]*)?" (\d{3}) \S+(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?/;
 
 export function parseCombined(line: string): LogRecord | null {
   const m = COMBINED.exec(line);
   if (!m) return null;
-  // Consecutive lines mostly share their second: parse each distinct time string once.
-  if (m[2] !== lastClf) {
-    lastClf = m[2];
-    lastClfMs = parseClfTime(m[2]);
-  }
-  const ts = lastClfMs;
+  const ts = clfTimeCached(m[2]);
   if (ts === null) return null;
   const ref = m[6] === undefined || m[6] === '-' || m[6] === '' ? null : m[6];
   return { ts, ip: m[1], method: m[3], path: m[4], status: Number(m[5]), userAgent: m[7] ?? '', referrer: ref, accept: null };
@@ -205,11 +213,13 @@ export class LineConverter {
 
   convert(line: string): ImportRecord | null {
     this.lines++;
-    if (line.trim() === '') {
+    let i = 0;
+    while (i < line.length && (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9)) i++;
+    if (i === line.length) {
       this.skipped.empty++;
       return null;
     }
-    const json = this.format === 'json' || (this.format === 'auto' && line.trimStart().startsWith('{'));
+    const json = this.format === 'json' || (this.format === 'auto' && line.charCodeAt(i) === 123);
     const rec = json ? parseJsonLine(line, this.fields) : parseCombined(line);
     if (!rec || !rec.path.startsWith('/')) {
       this.skipped.unparseable++;

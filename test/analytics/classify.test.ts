@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AGENTS, classify, classifyUserAgent, isMarkdownPath, prefersMarkdown } from '../../src/analytics/classify.ts';
 import { normalizePath, VisitorIds } from '../../src/analytics/identity.ts';
-import { isDocumentPath, parseCombined, parseJsonLine, contentKey } from '../../src/analytics/import.ts';
+import { isDocumentPath, parseClfTime, parseCombined, parseJsonLine, contentKey } from '../../src/analytics/import.ts';
 import { parseInstant } from '../../src/analytics/dates.ts';
 
 const HUMANS = [
@@ -152,5 +152,22 @@ describe('readLines', () => {
       for await (const l of readLines((async function* () { yield* chunks; })())) out.push(l);
       expect(out, `chunk size ${size}`).toEqual(['a', 'bé', '', 'c😀d', 'last']);
     }
+  });
+});
+
+describe('CLF times', () => {
+  it('gives the same instant through the minute cache as a full parse, across minutes, zones and bad seconds', () => {
+    const base = Date.UTC(2025, 0, 31, 23, 58, 0);
+    const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    const p2 = (n: number) => String(n).padStart(2, '0');
+    for (let s = 0; s < 200; s += 7) {
+      for (const zone of ['+0000', '-0700', '+0530']) {
+        const d = new Date(base + s * 1000);
+        const clf = `${p2(d.getUTCDate())}/${months[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} ${zone}`;
+        const line = `203.0.113.1 - - [${clf}] "GET /a HTTP/1.1" 200 1 "-" "UA"`;
+        expect(parseCombined(line)?.ts, clf).toBe(parseClfTime(clf));
+      }
+    }
+    expect(parseCombined('203.0.113.1 - - [31/Jan/2025:23:58:6x +0000] "GET /a HTTP/1.1" 200 1 "-" "UA"')).toBeNull();
   });
 });
