@@ -1,9 +1,10 @@
 // The dashboard end to end in a real browser (playwright-core driving Debian's Chromium) against a
 // real Folio server with the real agent, a scripted Chat Completions model and a fake GitHub:
 // first-run setup, sign-in, project, API key used from the test, a job that opens a pull request,
-// analytics for ingested events, settings, and revoking the key. Screenshots go to docs/screenshots.
+// analytics for ingested events, settings, and revoking the key. Screenshots go to a temporary folder,
+// or to docs/screenshots with FOLIO_UPDATE_SCREENSHOTS=1 (so a test run leaves the tree clean).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -13,7 +14,7 @@ import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SHOTS = path.resolve('docs/screenshots');
+const SHOTS = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
 const WEB_INDEX = path.resolve('web/dist/index.html');
 const OWNER = { email: 'owner@example.com', password: 'a long owner passphrase' };
 const DOCS = {
