@@ -295,10 +295,13 @@ export function prepareImportRecord(raw: unknown, projectId: string, ids: Visito
  * Lines of a byte stream, with backpressure: the stream is read only as fast as the consumer takes
  * lines (readline's async iterator buffers the whole input while the consumer awaits).
  */
-export async function* readLines(stream: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+export class LineTooLongError extends Error {}
+
+export async function* readLines(stream: AsyncIterable<Buffer | string>, maxLine = Infinity): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
   for await (const chunk of stream) {
+    if (rest.length > maxLine) throw new LineTooLongError(`A line is longer than ${maxLine} characters.`);
     const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
     let start = 0;
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
@@ -309,6 +312,7 @@ export async function* readLines(stream: AsyncIterable<Buffer | string>): AsyncG
     rest = text.slice(start);
   }
   rest += decoder.end();
+  if (rest.length > maxLine) throw new LineTooLongError(`A line is longer than ${maxLine} characters.`);
   if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest;
 }
 

@@ -193,6 +193,12 @@ describe('analytics import over HTTP', () => {
     ]);
     const json = await server.api('POST', `/v1/analytics/${projectId}/import`, { key, body: { events: [] } });
     expect(json.status).toBe(415);
+    const long = [JSON.stringify({ t: Date.UTC(2025, 4, 4), p: '/before-long', ua: HUMAN, ip: '203.0.113.9' }), JSON.stringify({ t: 1, p: '/' + 'x'.repeat(20_000), ua: HUMAN, ip: '203.0.113.9' })].join('\n');
+    const tooLong = await server.api('POST', `/v1/analytics/${projectId}/import`, { key, body: long, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(tooLong.status).toBe(413);
+    expect(tooLong.body.code).toBe('line_too_long');
+    const after = await server.api('GET', `/v1/analytics/${projectId}/views?dateFrom=2025-05-04&dateTo=2025-05-05`, { key });
+    expect(after.body.views).toEqual([{ path: '/before-long', human: 1, ai: 0, total: 1 }]);
   });
 });
 

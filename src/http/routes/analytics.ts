@@ -25,7 +25,7 @@ import { classify } from '../../analytics/classify.ts';
 import { CLS, SOURCE } from '../../analytics/engine.ts';
 import { normalizePath } from '../../analytics/identity.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../analytics/ingest.ts';
-import { prepareImportRecord, readLines, RecordRejected } from '../../analytics/import.ts';
+import { LineTooLongError, prepareImportRecord, readLines, RecordRejected } from '../../analytics/import.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
 import type { PendingEvent } from '../../analytics/writer.ts';
 import { requireKey } from '../auth.ts';
@@ -34,6 +34,7 @@ type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { proje
 
 const COLLECT_BODY_LIMIT = 4 * 1024;
 const IMPORT_BATCH = 25_000;
+const MAX_IMPORT_LINE = 16 * 1024;
 const MAX_HOUR_RANGE_MS = 31 * DAY_MS;
 
 /** Fixed one-minute windows per client IP (per process) for the keyless collect endpoint. */
@@ -234,7 +235,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         description:
           'Used by `folio analytics import`: one JSON object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Streamed; answered once every line is durable.',
         params: ProjectParams,
-        response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 415) },
+        response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415) },
       },
       preHandler: write,
       bodyLimit: Number.MAX_SAFE_INTEGER,
@@ -269,7 +270,26 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         if (failed) throw failed;
       };
       const now = Date.now();
-      for await (const line of readLines(stream)) {
+      const lines = readLines(stream, MAX_IMPORT_LINE);
+      for (;;) {
+        let next: IteratorResult<string>;
+        try {
+          next = await lines.next();
+        } catch (err) {
+          if (err instanceof LineTooLongError) {
+            // The lines before it are stored (a retry is harmless: keyed lines are not stored twice).
+            await flush();
+            await Promise.all(inflight);
+            throw new ApiError(
+              413,
+              'line_too_long',
+              `Each NDJSON line must be at most ${MAX_IMPORT_LINE} characters; the ${result.received} lines before the long one were processed.`,
+            );
+          }
+          throw err;
+        }
+        if (next.done) break;
+        const line = next.value;
         if (line === '') continue;
         result.received++;
         try {
