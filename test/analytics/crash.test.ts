@@ -4,13 +4,16 @@ import { rmSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { tempDir } from '../helpers/server.ts';
 import { runCli, startProcess } from '../helpers/process.ts';
+import { backendDatabases } from '../helpers/backend.ts';
 
 const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const BATCH = 200;
 
 it('keeps every acknowledged event across a SIGKILL', async () => {
   const dataDir = tempDir('folio-crash-');
-  const env = { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', FOLIO_RATE_LIMIT_ANALYTICS: '0' };
+  // The CLI and both servers share this leg's backend (SQLite + DuckDB files, or PostgreSQL + ClickHouse).
+  const databases = await backendDatabases();
+  const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', FOLIO_RATE_LIMIT_ANALYTICS: '0' };
   const project = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
   expect(project.code, project.stderr).toBe(0);
   const projectId = JSON.parse(project.stdout).id as string;
@@ -63,6 +66,7 @@ it('keeps every acknowledged event across a SIGKILL', async () => {
   } finally {
     second.proc.kill('SIGTERM');
     await second.exited;
+    await databases.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

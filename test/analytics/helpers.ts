@@ -2,6 +2,10 @@
 // Sets, and validators for the upstream OpenAPI document.
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
+import { CLICKHOUSE_TEST_URL, isScale } from '../helpers/backend.ts';
+
+/** True on the scale leg with ClickHouse: the analytics engine of every test server is ClickHouse, not DuckDB. */
+export const ON_CLICKHOUSE = isScale && CLICKHOUSE_TEST_URL !== '';
 
 export const UPSTREAM = '/work/shared/reference/upstream-openapi/analytics.openapi.json';
 

@@ -7,7 +7,8 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { ROOT, runCli } from '../helpers/process.ts';
-import { reference, rng, type RefEvent } from './helpers.ts';
+import { backendDatabases } from '../helpers/backend.ts';
+import { ON_CLICKHOUSE, reference, rng, type RefEvent } from './helpers.ts';
 
 const ENTRY = path.join(ROOT, 'test/analytics/cli-entry.ts');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
@@ -203,26 +204,29 @@ describe('analytics import over HTTP', () => {
 });
 
 describe('analytics import directly into the DuckDB file', () => {
-  it('writes the file when no server holds it, and says so clearly when one does', async () => {
+  it.skipIf(ON_CLICKHOUSE)('writes the file when no server holds it, and says so clearly when one does (DuckDB only: the server reads ClickHouse on this leg, not the file)', async () => {
     const dataDir = tempDir('folio-direct-');
-    const env = { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' };
-    const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
-    expect(created.code, created.stderr).toBe(0);
-    const projectId = JSON.parse(created.stdout).id as string;
-    const log = makeLog(500);
-    const file = path.join(dataDir, 'a.log');
-    writeFileSync(file, log.text);
-    const first = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
-    expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
-    const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
-    expect(JSON.parse(second.stdout).viewsRecorded).toBe(0);
-    const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
-
-    const server = await startTestServer({ workers: 0, dataDir, env: { FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
+    // The CLI and the server share this leg's state store (SQLite file or a fresh PostgreSQL database).
+    const databases = await backendDatabases();
+    const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' };
+    let server: TestServer | undefined;
     try {
+      const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
+      expect(created.code, created.stderr).toBe(0);
+      const projectId = JSON.parse(created.stdout).id as string;
+      const log = makeLog(500);
+      const file = path.join(dataDir, 'a.log');
+      writeFileSync(file, log.text);
+      const first = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+      expect(first.code, first.stderr).toBe(0);
+      expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
+      const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+      expect(JSON.parse(second.stdout).viewsRecorded).toBe(0);
+      const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
+
+      server = await startTestServer({ workers: 0, dataDir, databases, env: { FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
       const key = await server.createKey(projectId, 'read');
       const res = await server.api('GET', `/v1/analytics/${projectId}/views?limit=250`, { key });
       expect(res.body.totals).toEqual(reference(log.ref, null, null, 'views').totals);
@@ -230,7 +234,8 @@ describe('analytics import directly into the DuckDB file', () => {
       expect(locked.code).toBe(1);
       expect(locked.stderr).toMatch(/locked by another process.*--url/);
     } finally {
-      await server.close();
+      await server?.close();
+      await databases.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -195,7 +195,11 @@ describe('compaction keeps counts exact whatever the arrival order', () => {
         if (round % 3 !== 2) {
           await analytics.compact();
           expect(analytics.engine.pendingRows()).toBe(0);
-        } else expect(analytics.engine.pendingRows()).toBeGreaterThan(0);
+        } else if (analytics.engine.name === 'duckdb') {
+          // DuckDB keeps uncompacted rows in `recent` (queries join them in); ClickHouse folds rows into
+          // its day tables on insert (materialized views), so it never has pending rows.
+          expect(analytics.engine.pendingRows()).toBeGreaterThan(0);
+        } else expect(analytics.engine.pendingRows()).toBe(0);
         for (let d1 = -1; d1 <= 8; d1++) {
           for (let d2 = d1 + 1; d2 <= 9; d2++) {
             const from = d1 < 0 ? null : D0 + d1 * DAY;
