@@ -12,6 +12,7 @@ import { ErrorBody as ErrorSchema } from '../contracts/common.ts';
 import { Job, JobEvent } from '../contracts/jobs.ts';
 import { isReady } from '../store/database.ts';
 import { registerMetrics } from './metrics.ts';
+import { nulPath } from './nul.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
@@ -80,18 +81,6 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
     return new ApiError(fe.statusCode, 'bad_request', 'The request could not be processed as sent.');
   }
   return new ApiError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
-}
-
-/** The JSON pointer of the first string containing NUL, which no store can keep as text. */
-function nulPath(value: unknown, at: string, depth = 0): string | null {
-  if (typeof value === 'string') return value.includes('\0') ? at || '/' : null;
-  if (value === null || typeof value !== 'object' || depth > 32) return null;
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes('\0')) return `${at}/${k.replaceAll('\0', '\\0')}`;
-    const found = nulPath(v, `${at}/${k}`, depth + 1);
-    if (found) return found;
-  }
-  return null;
 }
 
 /** Route patterns seen at registration, to tell 405 (known path, other method) from 404. */

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Services } from '../../services.ts';
+import { nulPath } from '../nul.ts';
 import { ApiError, badRequest, conflict, notFound } from '../../errors.ts';
 import { ProjectInputError, projectView, type ProjectInput, type ProjectRow } from '../../store/projects.ts';
 import { apiKeyView } from '../../store/api-keys.ts';
@@ -116,16 +117,6 @@ function normalizeProjectInput<T extends Partial<ProjectInput>>(input: T): T {
   }
   if (out.siteOrigins) out.siteOrigins = out.siteOrigins.map((o) => o.trim().replace(/\/+$/, ''));
   return out;
-}
-
-function nulPath(value: unknown, at: string, depth = 0): string | null {
-  if (typeof value === 'string') return value.includes('\0') ? at : null;
-  if (value === null || typeof value !== 'object' || depth > 8) return null;
-  for (const [k, v] of Object.entries(value)) {
-    const found = k.includes('\0') ? at : nulPath(v, `${at}/${k}`, depth + 1);
-    if (found) return found;
-  }
-  return null;
 }
 
 // ---------------------------------------------------------------- static files
