@@ -192,6 +192,8 @@ let slotCounter = 0;
 interface Spare {
   mirror: string;
   dir: string;
+  /** Its record in the mirror (`worktrees/<id>`), whose path its `.git` file holds. */
+  admin: string;
 }
 /** Idle worktrees, least recently released first. */
 const spares: Spare[] = [];
@@ -273,21 +275,29 @@ async function writeAtomic(file: string, text: string): Promise<void> {
  * describes them). The worktree is locked meanwhile, so a concurrent `git worktree prune` cannot take
  * it for a deleted one. File stat data is unchanged by a rename, so the index stays valid.
  */
-async function moveWorktree(from: string, to: string): Promise<void> {
-  const text = await fs.readFile(path.join(from, '.git'), 'utf8');
-  const m = /^gitdir: (.+)$/m.exec(text);
-  if (!m) throw new GitError('git_error', `${from} is not a linked worktree.`);
-  const admin = path.resolve(from, m[1].trim());
+async function moveWorktree(from: string, to: string, knownAdmin?: string): Promise<string> {
+  let admin = knownAdmin;
+  let relative = false;
+  if (!admin) {
+    const text = await fs.readFile(path.join(from, '.git'), 'utf8');
+    const m = /^gitdir: (.+)$/m.exec(text);
+    if (!m) throw new GitError('git_error', `${from} is not a linked worktree.`);
+    relative = !path.isAbsolute(m[1].trim());
+    admin = path.resolve(from, m[1].trim());
+  }
   const lock = path.join(admin, 'locked');
-  await fs.writeFile(lock, 'folio: moving the worktree\n');
+  await Promise.all([fs.writeFile(lock, 'folio: moving the worktree\n'), fs.mkdir(path.dirname(to), { recursive: true })]);
   try {
-    await fs.mkdir(path.dirname(to), { recursive: true });
     await fs.rename(from, to);
-    await writeAtomic(path.join(admin, 'gitdir'), `${path.join(to, '.git')}\n`);
-    await writeAtomic(path.join(to, '.git'), `gitdir: ${admin}\n`);
+    await Promise.all([
+      writeAtomic(path.join(admin, 'gitdir'), `${path.join(to, '.git')}\n`),
+      // git writes an absolute path to its record unless worktree.useRelativePaths is set.
+      relative ? writeAtomic(path.join(to, '.git'), `gitdir: ${admin}\n`) : undefined,
+    ]);
   } finally {
     await fs.rm(lock, { force: true });
   }
+  return admin;
 }
 
 export class Repo {
@@ -417,7 +427,7 @@ export class Repo {
         if (i === -1) break;
         const [spare] = spares.splice(i, 1);
         try {
-          await moveWorktree(spare.dir, target);
+          await moveWorktree(spare.dir, target, spare.admin);
           recycled = true;
           break;
         } catch {
@@ -479,8 +489,8 @@ export class Repo {
             const name = branchName;
             await withLock(mirror, () => git(['branch', '-D', '--quiet', name], { cwd: mirror }).catch(() => undefined));
           }
-          await moveWorktree(dir, slot);
-          spares.push({ mirror, dir: slot });
+          const admin = await moveWorktree(dir, slot);
+          spares.push({ mirror, dir: slot, admin });
           while (spares.length > poolSize) {
             const old = spares.shift()!;
             inBackground(removeDir(old.mirror, old.dir));

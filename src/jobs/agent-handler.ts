@@ -60,7 +60,7 @@ export function pullRequestBody(jobId: string, turns: { prompt: string; title: s
 
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions = {}): JobHandler {
   // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
-  const profileCache = new Map<string, DocsProfile>();
+  const profileCache = new Map<string, Promise<DocsProfile>>();
   return {
     async runTurn(ctx: JobContext): Promise<TurnResult> {
       const { job, project, message, signal } = ctx;
@@ -100,21 +100,31 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         const warmStart = await repo.currentStart(job.ref, job.baseRef);
         // The job's own worktree at `dir`: a recycled one of this repository when the pool has one.
         lease = await repo.acquireWorktree(dir);
+        const held = lease;
         let ws;
         let profile: DocsProfile | undefined;
-        const prep: Promise<PreparedWorktree> = lease.prepare(job.ref, job.baseRef, signal);
         const prepFailed = new AbortController();
-        prep.catch((err) => prepFailed.abort(err));
+        const startPrep = () => {
+          const p = held.prepare(job.ref, job.baseRef, signal);
+          p.catch((err) => prepFailed.abort(err));
+          return p;
+        };
+        let prep: Promise<PreparedWorktree>;
         if (warmStart) {
           ws = await openWorkspace(dir);
+          prep = startPrep();
           const cacheKey = `${repo.mirror}@${warmStart}`;
-          profile = profileCache.get(cacheKey);
-          if (!profile) {
-            profile = await detectDocs(await repo.treeSource(warmStart));
+          let cached = profileCache.get(cacheKey);
+          if (!cached) {
+            // Concurrent jobs on the same commit share one computation.
+            cached = repo.treeSource(warmStart).then(detectDocs);
             if (profileCache.size > 500) profileCache.clear();
-            profileCache.set(cacheKey, profile);
+            profileCache.set(cacheKey, cached);
+            cached.catch(() => profileCache.delete(cacheKey));
           }
+          profile = await cached;
         } else {
+          prep = startPrep();
           await prep;
           ws = await openWorkspace(dir);
           profile = await detectDocs(ws);
