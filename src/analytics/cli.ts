@@ -1,6 +1,7 @@
 // `folio analytics import`: reads access logs (combined or JSON lines, `-` for stdin, .gz) and sends
 // the page views to a running server over HTTP (bulk NDJSON endpoint), or — with no server given —
-// writes them into the DuckDB file directly (refused clearly while a server holds the file).
+// writes them into the analytics store directly: ClickHouse when CLICKHOUSE_URL is set (any number of
+// processes may write), otherwise the DuckDB file (refused clearly while a server holds the file).
 import { existsSync, statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
@@ -11,7 +12,7 @@ import { analyticsFile } from './index.ts';
 import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb.ts';
 import { VisitorIds } from './identity.ts';
 import { DEFAULT_FIELDS, LineConverter, openLog, prepareImportRecord, RecordRejected, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
-import type { StoredEvent } from './engine.ts';
+import type { AnalyticsEngine, StoredEvent } from './engine.ts';
 
 export interface ImportSummary {
   files: number;
@@ -23,7 +24,7 @@ export interface ImportSummary {
   seconds: number;
 }
 
-/** Where import records go: a server's bulk endpoint or the DuckDB file. */
+/** Where import records go: a server's bulk endpoint, ClickHouse, or the DuckDB file. */
 interface Sink {
   send(records: ImportRecord[]): Promise<void>;
   finish(): Promise<{ recorded: number; duplicates: number; crawlers: number; rejected: number; errors: ImportSummary['errors'] }>;
@@ -85,12 +86,21 @@ async function directSink(projectId: string): Promise<{ sink: Sink; close: () =>
   } finally {
     await store.close();
   }
-  let engine: DuckDbEngine;
-  try {
-    engine = await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 });
-  } catch (err) {
-    if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
-    throw err;
+  let engine: AnalyticsEngine;
+  if (config.clickhouseUrl) {
+    // The scale engine: a shared database, no file lock; import dedupe is the engine's own, as over HTTP.
+    try {
+      engine = await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl);
+    } catch (err) {
+      throw new ImportError((err as Error).message);
+    }
+  } else {
+    try {
+      engine = await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 });
+    } catch (err) {
+      if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
+      throw err;
+    }
   }
   const ids = new VisitorIds(config.secret);
   const totals = { recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] as ImportSummary['errors'] };
@@ -255,7 +265,7 @@ export function registerAnalyticsCommands(program: Command): void {
     .argument('<files...>', 'log files, or - for stdin')
     .requiredOption('--project <id>', 'project the views belong to')
     .addOption(new Option('--format <format>', 'log format').choices(['combined', 'json', 'auto']).default('auto'))
-    .addOption(new Option('--url <url>', 'a running Folio server (otherwise the DuckDB file in FOLIO_DATA_DIR is written directly)').env('FOLIO_URL'))
+    .addOption(new Option('--url <url>', 'a running Folio server (otherwise the analytics store is written directly: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in FOLIO_DATA_DIR)').env('FOLIO_URL'))
     .addOption(new Option('--key <key>', 'API key with the write scope, for --url').env('FOLIO_API_KEY'))
     .option('--map <name=field>', 'JSON lines: read NAME (time, ip, method, path, request, status, userAgent, referrer, accept) from FIELD (dots for nesting); repeatable', (v: string, prev: string[] = []) => [...prev, v])
     .option('--batch <n>', 'lines per request', (v: string) => Number(v), 50_000)

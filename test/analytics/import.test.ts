@@ -7,7 +7,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { ROOT, runCli } from '../helpers/process.ts';
-import { backendDatabases } from '../helpers/backend.ts';
+import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 import { ON_CLICKHOUSE, reference, rng, type RefEvent } from './helpers.ts';
 
 const ENTRY = path.join(ROOT, 'test/analytics/cli-entry.ts');
@@ -203,40 +203,79 @@ describe('analytics import over HTTP', () => {
   });
 });
 
-describe('analytics import directly into the DuckDB file', () => {
-  it.skipIf(ON_CLICKHOUSE)('writes the file when no server holds it, and says so clearly when one does (DuckDB only: the server reads ClickHouse on this leg, not the file)', async () => {
-    const dataDir = tempDir('folio-direct-');
-    // The CLI and the server share this leg's state store (SQLite file or a fresh PostgreSQL database).
-    const databases = await backendDatabases();
-    const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' };
-    let server: TestServer | undefined;
-    try {
-      const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
-      expect(created.code, created.stderr).toBe(0);
-      const projectId = JSON.parse(created.stdout).id as string;
-      const log = makeLog(500);
-      const file = path.join(dataDir, 'a.log');
-      writeFileSync(file, log.text);
-      const first = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
-      expect(first.code, first.stderr).toBe(0);
-      expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
-      const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
-      expect(JSON.parse(second.stdout).viewsRecorded).toBe(0);
-      const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
-      expect(unknown.code).toBe(1);
-      expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
+describe('analytics import directly into the analytics store (no --url)', () => {
+  const dataDir = tempDir('folio-direct-');
+  // The CLI and the server share this leg's backend: SQLite + the DuckDB file, or PostgreSQL + ClickHouse.
+  let databases: BackendDatabases;
+  let env: Record<string, string>;
+  let projectId: string;
+  let server: TestServer | undefined;
+  const log = makeLog(500);
+  const file = path.join(dataDir, 'a.log');
 
-      server = await startTestServer({ workers: 0, dataDir, databases, env: { FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
-      const key = await server.createKey(projectId, 'read');
-      const res = await server.api('GET', `/v1/analytics/${projectId}/views?limit=250`, { key });
-      expect(res.body.totals).toEqual(reference(log.ref, null, null, 'views').totals);
-      const locked = await cli(['analytics', 'import', '--project', projectId, file], env);
-      expect(locked.code).toBe(1);
-      expect(locked.stderr).toMatch(/locked by another process.*--url/);
-    } finally {
-      await server?.close();
-      await databases.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+  beforeAll(async () => {
+    databases = await backendDatabases();
+    env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'test-secret-0123456789abcdef', LOG_LEVEL: 'silent' };
+    const created = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
+    expect(created.code, created.stderr).toBe(0);
+    projectId = JSON.parse(created.stdout).id as string;
+    writeFileSync(file, log.text);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await databases?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function views(): Promise<any> {
+    const key = await server!.createKey(projectId, 'read');
+    return (await server!.api('GET', `/v1/analytics/${projectId}/views?limit=250`, { key })).body;
+  }
+
+  it(`writes ${ON_CLICKHOUSE ? 'ClickHouse (CLICKHOUSE_URL)' : 'the DuckDB file'} when no server runs, twice without double counting, and a server then reads it`, async () => {
+    const first = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
+    const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(second.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
+
+    server = await startTestServer({ workers: 0, dataDir, databases, env: { FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
+    const got = await views();
+    const expected = reference(log.ref, null, null, 'views');
+    expect(got.totals).toEqual(expected.totals);
+    expect(got.views).toEqual(expected.rows);
+  });
+
+  it.skipIf(ON_CLICKHOUSE)('says so clearly while a server holds the DuckDB file (DuckDB only: ClickHouse has no file lock)', async () => {
+    expect(server).toBeDefined();
+    const locked = await cli(['analytics', 'import', '--project', projectId, file], env);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toMatch(/locked by another process.*--url/);
+  });
+
+  it.skipIf(!ON_CLICKHOUSE)('imports into ClickHouse while a server runs, exactly once (ClickHouse only: a running server locks the DuckDB file)', async () => {
+    expect(server).toBeDefined();
+    const before = await views();
+    const again = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    expect(await views()).toEqual(before);
+    const extra = `203.0.113.77 - - [${clf(Date.UTC(2025, 4, 2, 9))}] "GET /direct/new HTTP/1.1" 200 10 "-" "${HUMAN}"\n`;
+    const more = await cli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], env, extra);
+    expect(more.code, more.stderr).toBe(0);
+    expect(JSON.parse(more.stdout).viewsRecorded).toBe(1);
+    const after = await views();
+    expect(after.totals).toEqual({ ...before.totals, human: before.totals.human + 1, total: before.totals.total + 1 });
+    expect(after.views).toContainEqual({ path: '/direct/new', human: 1, ai: 0, total: 1 });
+  });
+
+  it.skipIf(!ON_CLICKHOUSE)('fails clearly when ClickHouse cannot be reached (ClickHouse only: CLICKHOUSE_URL)', async () => {
+    const res = await cli(['analytics', 'import', '--project', projectId, file], { ...env, CLICKHOUSE_URL: 'http://127.0.0.1:9/folio_nowhere' });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/^folio: ClickHouse at http:\/\/127\.0\.0\.1:9 \(database folio_nowhere\) is not usable/m);
   });
 });
