@@ -1,4 +1,5 @@
 // Visitor analytics: classify → visitor id → group-commit writer → engine (DuckDB file in the data dir).
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -25,8 +26,12 @@ export interface Analytics {
   readonly engine: AnalyticsEngine;
   readonly ids: VisitorIds;
   readonly writer: GroupCommitWriter;
-  /** Validates and stores a batch of server-side events; resolves once the good ones are durable. */
-  ingest(projectId: string, events: unknown[], now?: number): Promise<{ accepted: number; rejected: Rejection[] }>;
+  /**
+   * Validates and stores a batch of server-side events; resolves once the good ones are durable. With
+   * an idempotency key, a repeat of the same batch (same key and body) stores nothing again; see
+   * batchImportKeys.
+   */
+  ingest(projectId: string, events: unknown[], now?: number, idempotencyKey?: string): Promise<IngestOutcome>;
   /** Stores already prepared events (browser collect, log import); resolves once durable. */
   submit(events: PendingEvent[]): Promise<{ duplicates: number }>;
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
@@ -37,6 +42,26 @@ export interface Analytics {
   /** Deletes events older than config.analytics.retentionDays (no-op when 0). */
   applyRetention(now?: number): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface IngestOutcome {
+  accepted: number;
+  rejected: Rejection[];
+  /** Good events dropped because this batch (same idempotency key and body) was stored before. */
+  replayed: number;
+}
+
+/**
+ * Import dedupe keys for the events of one events-API batch sent with an Idempotency-Key: derived from
+ * (project, key, the batch as sent, index), so a retry of the same call gets the same keys and the
+ * engine's own import dedupe — in the write transaction itself — drops every event stored before.
+ * The body is part of the key: a key reused for a different batch records that batch (it is never
+ * silently dropped). Keys of one batch are distinct (consecutive values from one 64-bit digest).
+ */
+export function batchImportKeys(projectId: string, idempotencyKey: string, events: unknown[]): (index: number) => bigint {
+  const d = createHash('sha256').update(`events\u0000${projectId}\u0000${idempotencyKey}\u0000`).update(JSON.stringify(events)).digest();
+  const base = d.readBigUInt64BE(0);
+  return (index) => BigInt.asIntN(64, base + BigInt(index));
 }
 
 /** Recent rows are folded into the query layout every COMPACT_EVERY_MS, or at once past COMPACT_ROWS. */
@@ -91,19 +116,22 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     engine,
     ids,
     writer,
-    async ingest(projectId, events, now = Date.now()) {
+    async ingest(projectId, events, now = Date.now(), idempotencyKey) {
       const rejected: Rejection[] = [];
       const good: PendingEvent[] = [];
+      const keyOf = idempotencyKey === undefined ? null : batchImportKeys(projectId, idempotencyKey, events);
       events.forEach((raw, index) => {
         try {
-          good.push(prepareApiEvent(raw, projectId, ids, now));
+          const e = prepareApiEvent(raw, projectId, ids, now);
+          if (keyOf) e.importKey = keyOf(index);
+          good.push(e);
         } catch (err) {
           if (!(err instanceof EventRejected)) throw err;
           rejected.push({ index, code: err.code, error: err.message });
         }
       });
-      await writer.submit(good);
-      return { accepted: good.length, rejected };
+      const { duplicates } = await writer.submit(good);
+      return { accepted: good.length, rejected, replayed: duplicates };
     },
     submit: (events) => writer.submit(events),
     visitors: (projectId, range, page) => engine.visitors(projectId, range, page),

@@ -36,6 +36,19 @@ const COLLECT_BODY_LIMIT = 4 * 1024;
 const IMPORT_BATCH = 25_000;
 const MAX_IMPORT_LINE = 16 * 1024;
 const MAX_HOUR_RANGE_MS = 31 * DAY_MS;
+/** The same rule as the job API: 1 to 255 visible ASCII characters. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+function idempotencyKeyOf(request: FastifyRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
+    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', [
+      { message: 'invalid Idempotency-Key', path: '/headers/idempotency-key' },
+    ]);
+  }
+  return key;
+}
 
 /** Fixed one-minute windows per client IP (per process) for the keyless collect endpoint. */
 class ClientRateLimiter {
@@ -207,7 +220,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         tags,
         summary: 'Send page views (server side)',
         description:
-          'Up to 1,000 events per request, each `{timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?}`. Good events are stored durably before the 202, even when others are rejected.',
+          'Up to 1,000 events per request, each `{timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?}`. Good events are stored durably before the 202, even when others are rejected. With an `Idempotency-Key` header (1–255 visible ASCII characters), a retry of the same batch (same key, same body) stores nothing again and gets the same `{accepted, rejected}`, with `Idempotent-Replayed: true`.',
         params: ProjectParams,
         body: EventsBody,
         response: { 202: EventsResponse, ...errorResponses(400, 401, 403, 404, 413, 415) },
@@ -216,13 +229,15 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     },
     async (request, reply) => {
       const { events } = request.body;
+      const idempotencyKey = idempotencyKeyOf(request);
       if (events.length > MAX_EVENTS_PER_REQUEST) {
         throw badRequest('too_many_events', `Send at most ${MAX_EVENTS_PER_REQUEST} events per request; this one has ${events.length}.`, [
           { message: `at most ${MAX_EVENTS_PER_REQUEST} events`, path: '/body/events' },
         ]);
       }
-      const result = await analytics.ingest(request.params.projectId, events);
-      return reply.code(202).send(result);
+      const { accepted, rejected, replayed } = await analytics.ingest(request.params.projectId, events, Date.now(), idempotencyKey);
+      if (replayed > 0) reply.header('idempotent-replayed', 'true');
+      return reply.code(202).send({ accepted, rejected });
     },
   );
 
