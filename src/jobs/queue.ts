@@ -7,6 +7,10 @@ import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobRow } from './view.ts';
 
+export type TurnOutcome =
+  | { kind: 'completed'; title: string; summary: string; prLink: string | null }
+  | { kind: 'failed'; code: string; message: string };
+
 export interface QueueEvents {
   /** A job whose lease expired too often was failed by the queue. */
   onWorkerLost(row: JobRow): void;
@@ -96,52 +100,43 @@ export class JobQueue {
     await this.db.updateTable('jobs').set({ lease_owner: null, lease_expires_at: null }).where('id', '=', jobId).where('lease_owner', '=', owner).execute();
   }
 
-  /** Records a handled message. Returns the job row after, and whether more messages wait. */
-  async completeTurn(
-    jobId: string,
-    owner: string,
-    seq: number,
-    result: { title: string; summary: string; prLink: string | null },
-  ): Promise<{ row: JobRow; more: boolean } | undefined> {
+  /**
+   * Records how a turn ended. The job stays `active` while later messages wait (follow-ups queued
+   * during the turn are never dropped, even after a failed turn); otherwise it ends `completed` or
+   * `failed` and the lease is released. `seq` null records no message (nothing was left to run).
+   * The job row is locked first, so a follow-up committing meanwhile is either seen here or reopens
+   * the job after this commits.
+   */
+  async finishTurn(jobId: string, owner: string, seq: number | null, outcome: TurnOutcome): Promise<{ row: JobRow; more: boolean } | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+      const job = await this.dialect.forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId)).executeTakeFirst();
       if (!job || job.lease_owner !== owner || job.status !== 'active') return undefined;
       const now = Date.now();
-      await trx
-        .updateTable('job_messages')
-        .set({ handled_at: now, outcome: 'completed', title: result.title, summary: result.summary })
-        .where('job_id', '=', jobId)
-        .where('seq', '=', seq)
-        .execute();
+      if (seq !== null) {
+        await trx
+          .updateTable('job_messages')
+          .set(
+            outcome.kind === 'completed'
+              ? { handled_at: now, outcome: 'completed', title: outcome.title, summary: outcome.summary }
+              : { handled_at: now, outcome: 'failed' },
+          )
+          .where('job_id', '=', jobId)
+          .where('seq', '=', seq)
+          .execute();
+      }
       const pending = await trx.selectFrom('job_messages').select('seq').where('job_id', '=', jobId).where('handled_at', 'is', null).limit(1).executeTakeFirst();
-      const prLink = result.prLink ?? job.pr_link;
+      const prLink = (outcome.kind === 'completed' ? outcome.prLink : null) ?? job.pr_link;
       if (pending) {
         await trx.updateTable('jobs').set({ pr_link: prLink, updated_at: now }).where('id', '=', jobId).execute();
         return { row: { ...job, pr_link: prLink, updated_at: now }, more: true };
       }
-      const done: JobRow = { ...job, status: 'completed', pr_link: prLink, updated_at: now, lease_owner: null, lease_expires_at: null, lost_leases: 0 };
-      await trx
-        .updateTable('jobs')
-        .set({ status: 'completed', pr_link: prLink, updated_at: now, lease_owner: null, lease_expires_at: null, lost_leases: 0 })
-        .where('id', '=', jobId)
-        .execute();
-      return { row: done, more: false };
-    });
-  }
-
-  /** Ends the job `failed`; its unhandled messages are closed as failed. */
-  async fail(jobId: string, owner: string, code: string, message: string): Promise<JobRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
-      if (!job || job.lease_owner !== owner || job.status !== 'active') return undefined;
-      const now = Date.now();
-      await trx
-        .updateTable('jobs')
-        .set({ status: 'failed', error_code: code, error_message: message, updated_at: now, lease_owner: null, lease_expires_at: null })
-        .where('id', '=', jobId)
-        .execute();
-      await trx.updateTable('job_messages').set({ handled_at: now, outcome: 'failed' }).where('job_id', '=', jobId).where('handled_at', 'is', null).execute();
-      return { ...job, status: 'failed', error_code: code, error_message: message, updated_at: now, lease_owner: null, lease_expires_at: null };
+      const end =
+        outcome.kind === 'completed'
+          ? { status: 'completed' as const, error_code: null, error_message: null }
+          : { status: 'failed' as const, error_code: outcome.code, error_message: outcome.message };
+      const set = { ...end, pr_link: prLink, updated_at: now, lease_owner: null, lease_expires_at: null, lost_leases: 0 };
+      await trx.updateTable('jobs').set(set).where('id', '=', jobId).execute();
+      return { row: { ...job, ...set }, more: false };
     });
   }
 

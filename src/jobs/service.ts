@@ -92,6 +92,23 @@ export class JobsService {
     rate: { bucket: string; limit: number; what: string } | null,
     fn: (trx: Transaction<Database>, takeSlot: () => Promise<RateInfo | null>) => Promise<{ row: JobRow; statusCode: number; changed: boolean; event?: JobEventView }>,
   ): Promise<WriteResult & { changed: boolean; row?: JobRow }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.writeOnce(projectId, idem, rate, fn);
+      } catch (err) {
+        // A worker took the same event number meanwhile (PostgreSQL): nothing was committed; go again.
+        if (attempt < 5 && this.deps.dialect.isUniqueViolation(err)) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async writeOnce(
+    projectId: string,
+    idem: IdempotencyRequest | undefined,
+    rate: { bucket: string; limit: number; what: string } | null,
+    fn: (trx: Transaction<Database>, takeSlot: () => Promise<RateInfo | null>) => Promise<{ row: JobRow; statusCode: number; changed: boolean; event?: JobEventView }>,
+  ): Promise<WriteResult & { changed: boolean; row?: JobRow }> {
     try {
       const result = await this.deps.db.transaction().execute(async (trx) => {
         await this.deps.dialect.lockProject(trx, projectId);
@@ -167,7 +184,10 @@ export class JobsService {
       idem,
       { bucket: 'follow_up', limit: this.deps.config.rateLimits.followUpPerHour, what: 'follow-up messages' },
       async (trx, takeSlot) => {
-        const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId).executeTakeFirst();
+        // Row lock: a concurrent archive or end of turn either sees this message or waits for it.
+        const job = await this.deps.dialect
+          .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
+          .executeTakeFirst();
         if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
         if (job.status === 'archived') throw conflict('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
         await takeSlot();
@@ -201,7 +221,9 @@ export class JobsService {
     const { db } = this.deps;
     let changed = false;
     const row = await db.transaction().execute(async (trx) => {
-      const job = await trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId).executeTakeFirst();
+      const job = await this.deps.dialect
+        .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
+        .executeTakeFirst();
       if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
       if (job.status === 'archived') return job;
       const now = Date.now();

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.ts';
 import { JobFailure, type AbortReason, type JobContext, type JobHandler, type TurnMessage } from './handler.ts';
-import type { JobQueue } from './queue.ts';
+import type { JobQueue, TurnOutcome } from './queue.ts';
 import type { JobsService } from './service.ts';
 import type { JobRow } from './view.ts';
 
@@ -119,47 +119,69 @@ export class WorkerPool {
           handled: m.handled_at !== null,
         }));
         const message = history.find((m) => !m.handled);
+        let outcome: TurnOutcome;
         if (!message) {
           // Nothing left (e.g. resumed after the last turn was recorded): finish the job.
-          const done = await queue.completeTurn(row.id, this.owner, -1, { title: '', summary: '', prLink });
-          if (done && !done.more) jobs.statusChanged(done.row);
-          return;
+          outcome = { kind: 'completed', title: '', summary: '', prLink };
+        } else {
+          const ctx: JobContext = {
+            job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink },
+            project: await this.projectOf(row.project_id),
+            history,
+            message,
+            signal: controller.signal,
+            emit: async (type, data) => {
+              await jobs.event(row.id, type, data);
+            },
+            setPrLink: async (url) => {
+              prLink = url;
+              await queue.setPrLink(row.id, this.owner, url);
+            },
+          };
+          outcome = await this.runTurn(ctx, controller.signal, jobLog);
+          if (outcome.kind === 'completed') {
+            prLink = outcome.prLink ?? prLink;
+            outcome.prLink = prLink;
+            await jobs.event(row.id, 'turn.completed', { seq: message.seq, title: outcome.title, summary: outcome.summary, prLink });
+          } else {
+            await jobs.event(row.id, 'error', { seq: message.seq, code: outcome.code, message: outcome.message });
+          }
         }
-        const ctx: JobContext = {
-          job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink },
-          project: await this.projectOf(row.project_id),
-          history,
-          message,
-          signal: controller.signal,
-          emit: async (type, data) => {
-            await jobs.event(row.id, type, data);
-          },
-          setPrLink: async (url) => {
-            prLink = url;
-            await queue.setPrLink(row.id, this.owner, url);
-          },
-        };
-        const result = await this.raceAbort(handler.runTurn(ctx), controller.signal);
-        if (controller.signal.aborted) throw new Aborted(controller.signal.reason as AbortReason);
-        prLink = result.prLink ?? prLink;
-        await jobs.event(row.id, 'turn.completed', { seq: message.seq, title: result.title, summary: result.summary, prLink });
-        const after = await queue.completeTurn(row.id, this.owner, message.seq, { ...result, prLink });
+        const after = await queue.finishTurn(row.id, this.owner, message?.seq ?? null, outcome);
         if (!after) throw new Aborted(await this.reasonFromStore(row.id));
         if (!after.more) {
-          jobLog.info({ prLink }, 'job completed');
+          jobLog.info({ status: after.row.status, prLink }, 'job run finished');
           jobs.statusChanged(after.row);
           return;
         }
       }
     } catch (err) {
-      await this.settleFailure(row, err, jobLog);
+      await this.settleStop(row, err, jobLog);
     } finally {
       clearInterval(heartbeat);
       this.running.delete(row.id);
     }
   }
 
-  private async settleFailure(row: JobRow, err: unknown, jobLog: Logger): Promise<void> {
+  /** Runs one turn; a failure of the turn (JobFailure or a bug) becomes a `failed` outcome. Stops propagate. */
+  private async runTurn(ctx: JobContext, signal: AbortSignal, jobLog: Logger): Promise<TurnOutcome> {
+    try {
+      const result = await this.raceAbort(this.deps.handler.runTurn(ctx), signal);
+      if (signal.aborted) throw new Aborted(signal.reason as AbortReason);
+      return { kind: 'completed', ...result };
+    } catch (err) {
+      if (err instanceof Aborted) throw err;
+      if (err instanceof JobFailure) {
+        jobLog.warn({ code: err.code, message: err.message }, 'turn failed');
+        return { kind: 'failed', code: err.code, message: err.message };
+      }
+      jobLog.error({ err }, 'turn failed on an internal error');
+      return { kind: 'failed', code: 'internal_error', message: 'The agent stopped on an internal error; see the server log.' };
+    }
+  }
+
+  /** The run stopped before finishing: shutdown releases the lease; archive or a lost lease leaves the job to others. */
+  private async settleStop(row: JobRow, err: unknown, jobLog: Logger): Promise<void> {
     const { queue, jobs } = this.deps;
     const reason = err instanceof Aborted ? err.reason : undefined;
     if (reason === 'shutdown') {
@@ -172,13 +194,8 @@ export class WorkerPool {
       await jobs.event(row.id, 'run.stopped', { reason });
       return;
     }
-    const code = err instanceof JobFailure ? err.code : 'internal_error';
-    const message = err instanceof JobFailure ? err.message : 'The agent stopped on an internal error; see the server log.';
-    if (!(err instanceof JobFailure)) jobLog.error({ err }, 'job run failed on an internal error');
-    else jobLog.warn({ code, message }, 'job failed');
-    await jobs.event(row.id, 'error', { code, message });
-    const failed = await queue.fail(row.id, this.owner, code, message);
-    if (failed) jobs.statusChanged(failed);
+    // The store failed under us (e.g. database down): keep the lease; it expires and the job resumes.
+    jobLog.error({ err }, 'job run broke off; it resumes when its lease expires');
   }
 
   /** Why the store says we may not go on: archived, or someone else holds the lease. */

@@ -28,6 +28,8 @@ export interface StoreDialect {
   lockProject(trx: Transaction<Database>, projectId: string): Promise<void>;
   /** Row locking for queue claims: other claimers skip rows this transaction holds. */
   forClaim<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
+  /** Locks the selected rows until the transaction ends (SQLite: the transaction already holds the database). */
+  forUpdate<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
   /** An auto-incrementing integer primary key column named `id`. */
   idColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
   isUniqueViolation(err: unknown): boolean;
@@ -160,6 +162,7 @@ function sqliteDialect(dataDir: string): StoreDialect {
     // A SQLite write transaction already holds the whole database (BEGIN IMMEDIATE).
     lockProject: async () => {},
     forClaim: (qb) => qb,
+    forUpdate: (qb) => qb,
     idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
     isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
     readCommitted: async <R>(query: CompiledQuery<R>) => {
@@ -196,6 +199,7 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
       await trx.executeQuery(CompiledQuery.raw('select pg_advisory_xact_lock(hashtext($1))', [projectId]));
     },
     forClaim: (qb) => qb.forUpdate().skipLocked(),
+    forUpdate: (qb) => qb.forUpdate(),
     idColumn: (t) => t.addColumn('id', 'bigserial', (c) => c.primaryKey()),
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
     readCommitted: async (query) => (await db.executeQuery(query)).rows,

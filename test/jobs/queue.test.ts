@@ -5,6 +5,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { ScriptedHandler, eventually, gatedScript } from '../helpers/handlers.ts';
+import { JobFailure } from '../../src/jobs/handler.ts';
 import { tempDir } from '../helpers/server.ts';
 import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 
@@ -140,5 +141,65 @@ describe('queue and workers', () => {
     open.splice(open.indexOf(inspect), 1);
     const second = await services(dir, new ScriptedHandler(), 1);
     await eventually(async () => (await statusOf(second, p, job.id)) === 'completed');
+  });
+
+  it('a failed turn does not drop follow-ups queued meanwhile: they run, and the last turn decides', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const gate = gatedScript();
+    const handler = new ScriptedHandler();
+    handler.script = async (ctx) => {
+      if (ctx.message.seq === 1) {
+        await gate.script(ctx);
+        throw new JobFailure('model_error', 'provider said no');
+      }
+      return { title: 't', summary: `done ${ctx.message.seq}`, prLink: null };
+    };
+    const s = await services(dir, handler, 1);
+    const p = await project(s);
+    const { job } = await s.jobs.create(p, { prompt: 'first' });
+    await gate.started;
+    await s.jobs.sendMessage(p, job.id, 'second');
+    gate.open();
+    await eventually(async () => (await statusOf(s, p, job.id)) === 'completed');
+    const msgs = await s.jobs.messages(p, job.id);
+    expect(msgs.map((m) => m.outcome)).toEqual(['failed', 'completed']);
+    const events = await s.store.db.selectFrom('job_events').select(['type', 'data']).where('job_id', '=', job.id).execute();
+    expect(events.some((e) => e.type === 'error' && JSON.parse(e.data).code === 'model_error')).toBe(true);
+  });
+
+  it('follow-ups racing the end of a turn are never left unhandled', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const s = await services(dir, new ScriptedHandler({ delayMs: 1 }), 2);
+    const p = await project(s);
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) ids.push((await s.jobs.create(p, { prompt: 'x' })).job.id);
+    await Promise.all(ids.flatMap((id) => Array.from({ length: 5 }, (_, i) => s.jobs.sendMessage(p, id, `f${i}`))));
+    await eventually(async () => {
+      for (const id of ids) if ((await statusOf(s, p, id)) !== 'completed') return false;
+      return true;
+    }, 30_000);
+    const unhandled = await s.store.db.selectFrom('job_messages').select('seq').where('job_id', 'in', ids).where('handled_at', 'is', null).execute();
+    expect(unhandled).toHaveLength(0);
+  });
+
+  it('archive racing follow-ups: archived stays final and no accepted message is left open', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const s = await services(dir, new ScriptedHandler({ delayMs: 20 }), 1);
+    const p = await project(s);
+    const { job } = await s.jobs.create(p, { prompt: 'x' });
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 10 }, (_, i) => s.jobs.sendMessage(p, job.id, `m${i}`)),
+      s.jobs.archive(p, job.id),
+      ...Array.from({ length: 10 }, (_, i) => s.jobs.sendMessage(p, job.id, `n${i}`)),
+    ]);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as { code?: string }).code).toBe('job_archived');
+    await eventually(async () => s.workers!.activeRuns === 0);
+    const final = await s.jobs.get(p, job.id);
+    expect(final.status).toBe('archived');
+    const open = await s.store.db.selectFrom('job_messages').select('seq').where('job_id', '=', job.id).where('handled_at', 'is', null).execute();
+    expect(open).toHaveLength(0);
   });
 });

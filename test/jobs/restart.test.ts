@@ -94,3 +94,20 @@ describe('restarts', () => {
     await eventually(async () => (await call(b.url, key, 'GET', `/v2/agent/${projectId}/job/${body.id}`)).body.status === 'completed', 10_000);
   });
 });
+
+describe('graceful shutdown with live event streams', () => {
+  it('SIGTERM ends open SSE streams and exits', async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const { projectId, key } = await setup(dir);
+    const a = await start(dir);
+    const { body } = await call(a.url, key, 'POST', `/v2/agent/${projectId}/job`, { prompt: 'x' });
+    const res = await fetch(`${a.url}/v2/agent/${projectId}/job/${body.id}/events`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } });
+    const reader = res.body!.getReader();
+    await reader.read(); // the stream is open
+    a.proc.kill('SIGTERM');
+    expect(await a.exited).toBe(0);
+    let done = false;
+    while (!done) done = (await reader.read().catch(() => ({ done: true }))).done;
+  });
+});

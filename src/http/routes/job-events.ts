@@ -12,6 +12,12 @@ const KEEPALIVE_MS = 15_000;
 
 export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { jobs, keys, store } = services;
+  // Live streams never end by themselves: a graceful shutdown ends them, or the server would wait forever.
+  const openStreams = new Set<() => void>();
+  app.addHook('preClose', (done) => {
+    for (const end of openStreams) end();
+    done();
+  });
 
   app.get<{ Params: { projectId: string; id: string }; Querystring: { after?: number; limit?: number } }>(
     '/v2/agent/:projectId/job/:id/events',
@@ -88,7 +94,13 @@ export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async 
         clearInterval(poll);
         clearInterval(keepalive);
         jobEventBus.off(`job:${id}`, onEvent);
+        openStreams.delete(end);
       };
+      const end = () => {
+        close();
+        res.end();
+      };
+      openStreams.add(end);
       request.raw.on('close', close);
       res.on('close', close);
       drain();
