@@ -8,8 +8,9 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolioClient, FolioError, type VisitorsPage } from '../../src/client/index.ts';
 import { runCli } from './fixtures/run-cli.ts';
+import { UPSTREAM_DIR } from '../helpers/upstream.ts';
 
-const REF = '/work/shared/reference/upstream-openapi';
+const REF = UPSTREAM_DIR;
 const KEY = 'mint_upstream_test_key';
 const PROJECT = 'proj-upstream';
 const PR = 'https://github.com/org/repo/pull/123';

@@ -5,9 +5,10 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ScriptedHandler, eventually } from '../helpers/handlers.ts';
+import { UPSTREAM_ADMIN } from '../helpers/upstream.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const doc = JSON.parse(readFileSync(new URL('../../../shared/reference/upstream-openapi/admin-openapi.json', import.meta.url), 'utf8'));
+const doc = JSON.parse(readFileSync(UPSTREAM_ADMIN, 'utf8'));
 
 /** OpenAPI 3.0 `nullable` → JSON Schema, and component refs rewritten for Ajv. */
 function toJsonSchema(s: any): any {
