@@ -4,9 +4,13 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
-import type { Config } from '../config.ts';
 
-type ModelsConfig = Config['models'];
+/** The provider settings the agent needs (Folio's config.models has this shape). */
+export interface ModelsConfig {
+  readonly anthropic: { readonly apiKey: string | null; readonly baseUrl: string | null };
+  readonly openai: { readonly apiKey: string | null; readonly baseUrl: string | null };
+  readonly openaiCompatible: { readonly baseUrl: string | null; readonly apiKey: string | null };
+}
 
 /** A sentence naming the missing setting when the model's provider is not configured; null when usable. */
 export function modelConfigError(models: ModelsConfig, modelId: string): string | null {
