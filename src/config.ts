@@ -245,6 +245,11 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
+/** A secret the user names by its variable (e.g. `--repo-token-env GITHUB_DOCS_TOKEN`); null when empty. */
+export function readNamedSecret(name: string, env: Env = process.env): string | null {
+  return optional(env, name);
+}
+
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object') {
     for (const v of Object.values(o)) deepFreeze(v);

@@ -1,6 +1,6 @@
 // The `folio` command: server, workers, migrations and administration of projects and keys.
 import { Command, Option, CommanderError } from 'commander';
-import { ConfigError, loadConfig, parseDuration, type Config } from './config.ts';
+import { ConfigError, loadConfig, parseDuration, readNamedSecret, type Config } from './config.ts';
 import { openStore, migrate } from './store/database.ts';
 import { ProjectInputError, ProjectStore, projectView, type ProjectInput } from './store/projects.ts';
 import { ApiKeyStore, apiKeyView } from './store/api-keys.ts';
@@ -148,7 +148,7 @@ export function buildCli(): Command {
       if (o.webhookSecret !== undefined) input.webhookSecret = (o.webhookSecret as string) || null;
       if (o.siteOrigin !== undefined) input.siteOrigins = o.siteOrigin as string[];
       if (o.repoTokenEnv !== undefined) {
-        const token = process.env[o.repoTokenEnv as string];
+        const token = readNamedSecret(o.repoTokenEnv as string);
         if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);
         input.repoToken = token;
       }
