@@ -245,6 +245,15 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
+/** What child processes (git) inherit: what they need to run and reach the network, never Folio's secrets. */
+const CHILD_ENV = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TZ|SSL_CERT_FILE|SSL_CERT_DIR|SSH_AUTH_SOCK|(HTTP|HTTPS|NO|ALL)_PROXY|(http|https|no|all)_proxy)$/;
+
+export function childProcessEnv(env: Env = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && CHILD_ENV.test(k)) out[k] = v;
+  return out;
+}
+
 /** A secret the user names by its variable (e.g. `--repo-token-env GITHUB_DOCS_TOKEN`); null when empty. */
 export function readNamedSecret(name: string, env: Env = process.env): string | null {
   return optional(env, name);

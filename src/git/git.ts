@@ -6,6 +6,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Coalescer } from './coalesce.ts';
+import { childProcessEnv } from '../config.ts';
 
 export class GitError extends Error {
   readonly code: string;
@@ -38,14 +39,12 @@ function redact(text: string, secrets: string[]): string {
   return out;
 }
 
+/** The inherited part of git's environment: PATH, HOME, proxies… never Folio's secrets or GIT_* settings. */
+const inherited = childProcessEnv();
+
 /** Environment for a git process: no prompts, no inherited git settings that could redirect it. */
 function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || k.startsWith('GIT_')) continue;
-    env[k] = v;
-  }
-  return { ...env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', GCM_INTERACTIVE: 'never', LC_ALL: 'C', ...extra };
+  return { ...inherited, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', GCM_INTERACTIVE: 'never', LC_ALL: 'C', ...extra };
 }
 
 /** Environment entries that give git an Authorization header for this process only. */

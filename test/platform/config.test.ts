@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, statSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, loadConfig, parseDuration } from '../../src/config.ts';
+import { ConfigError, childProcessEnv, loadConfig, parseDuration } from '../../src/config.ts';
 import { tempDir } from '../helpers/server.ts';
 
 describe('config', () => {
@@ -54,5 +54,19 @@ describe('config', () => {
     expect(parseDuration('30s')).toBe(30_000);
     expect(parseDuration('250')).toBe(250);
     expect(parseDuration('1.5h')).toBeNull();
+  });
+
+  it('gives child processes (git) what they need and none of the secrets', () => {
+    const env = childProcessEnv({
+      PATH: '/usr/bin',
+      HOME: '/root',
+      HTTPS_PROXY: 'http://proxy:3128',
+      FOLIO_SECRET: 'x'.repeat(20),
+      ANTHROPIC_API_KEY: 'sk-ant',
+      GITHUB_TOKEN: 'ghp_x',
+      DATABASE_URL: 'postgres://u:p@h/db',
+      GIT_DIR: '/elsewhere',
+    });
+    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/root', HTTPS_PROXY: 'http://proxy:3128' });
   });
 });
