@@ -17,7 +17,10 @@ export function startProcess(script: string, args: string[], env: Record<string,
   let out = '';
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`process did not start: ${out}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL'); // never leave a half-started server behind
+      reject(new Error(`process did not start: ${out}`));
+    }, timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
       const m = /\{"url":"([^"]+)"\}/.exec(out) ?? /"url":"(http[^"]+)"[^\n]*"msg":"Folio is listening"/.exec(out);
