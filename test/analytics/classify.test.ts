@@ -1,5 +1,6 @@
 // The classifier: every agent-list entry with a real user-agent string, the category order, isbot for
 // other bots, the Markdown rule, path normalisation and keyed visitor ids.
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AGENTS, classify, classifyUserAgent, isMarkdownPath, prefersMarkdown } from '../../src/analytics/classify.ts';
 import { normalizePath, VisitorIds } from '../../src/analytics/identity.ts';
@@ -92,6 +93,20 @@ describe('identity and paths', () => {
     const day = Date.UTC(2025, 0, 1);
     expect(a.daily('203.0.113.5', 'UA', day)).toBe(a.daily('203.0.113.5', 'UA', day + 3_600_000));
     expect(a.daily('203.0.113.5', 'UA', day)).not.toBe(a.daily('203.0.113.5', 'UA', day + 86_400_000));
+  });
+  it('keeps visitor ids identical to the keyed hash through cache turnovers (values stored before stay valid)', () => {
+    // The HMAC-SHA256 construction and its input are fixed: stored ids of earlier imports must match.
+    const hmac = (data: string) => createHmac('sha256', 'secret-one-0123456789').update(data).digest().readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
+    const small = new VisitorIds('secret-one-0123456789', { cacheEntries: 7 });
+    const uas = ['UA one', 'UA two', 'Mozilla/5.0 (X11) Firefox/133.0 — ü'];
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 40; i++) {
+        const ip = `198.51.100.${(i * 7 + round) % 23}`;
+        const ua = uas[i % 3];
+        expect(small.fromIpAndAgent(ip, ua), `${ip} ${ua}`).toBe(hmac(`ip\u0000${ip}\u0000${ua}`));
+        expect(small.fromGiven(`v${i % 11}`)).toBe(hmac(`id\u0000v${i % 11}`));
+      }
+    }
   });
 });
 
