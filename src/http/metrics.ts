@@ -48,10 +48,19 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     },
   });
 
+  // Label children bound once per (method, route, status): no label hashing per request.
+  const bound = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   app.addHook('onResponse', (request, reply, done) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    requests.inc(labels);
-    latency.observe(labels, reply.elapsedTime / 1000);
+    const route = request.routeOptions.url ?? 'unmatched';
+    const key = `${request.method} ${route} ${reply.statusCode}`;
+    let m = bound.get(key);
+    if (!m) {
+      const labels = { method: request.method, route, status: String(reply.statusCode) };
+      m = { count: requests.labels(labels), time: latency.labels(labels) };
+      bound.set(key, m);
+    }
+    m.count.inc();
+    m.time.observe(reply.elapsedTime / 1000);
     done();
   });
 
