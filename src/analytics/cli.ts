@@ -201,14 +201,17 @@ export async function runImport(files: string[], opts: ImportOptions, out: NodeJ
       let batch: ImportRecord[] = [];
       let sinceTick = 0;
       try {
-        for await (const line of lines) {
-          const rec = converter.convert(line);
-          if (rec) batch.push(rec);
-          if (batch.length >= opts.batch) {
-            await sink.send(batch);
-            batch = [];
+        for await (const chunk of lines) {
+          for (const line of chunk) {
+            const rec = converter.convert(line);
+            if (rec) batch.push(rec);
+            if (batch.length >= opts.batch) {
+              await sink.send(batch);
+              batch = [];
+            }
           }
-          if (bar && ++sinceTick >= 20_000) {
+          sinceTick += chunk.length;
+          if (bar && sinceTick >= 20_000) {
             sinceTick = 0;
             const secs = (performance.now() - started) / 1000;
             bar.update(size === null ? 0 : bytes, { lines: converter.lines, rate: Math.round(converter.lines / secs) });

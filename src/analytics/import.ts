@@ -297,27 +297,37 @@ export function prepareImportRecord(raw: unknown, projectId: string, ids: Visito
  */
 export class LineTooLongError extends Error {}
 
-export async function* readLines(stream: AsyncIterable<Buffer | string>, maxLine = Infinity): AsyncGenerator<string> {
+/**
+ * The lines of each chunk of a byte stream, as one array per chunk (one await per chunk instead of
+ * one per line: per-line async iteration cost ~0.5 µs a line on both sides of a log import).
+ */
+export async function* readLineChunks(stream: AsyncIterable<Buffer | string>, maxLine = Infinity): AsyncGenerator<string[]> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
   for await (const chunk of stream) {
     if (rest.length > maxLine) throw new LineTooLongError(`A line is longer than ${maxLine} characters.`);
     const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    const out: string[] = [];
     let start = 0;
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
       const end = nl > start && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-      yield text.slice(start, end);
+      out.push(text.slice(start, end));
       start = nl + 1;
     }
     rest = text.slice(start);
+    if (out.length > 0) yield out;
   }
   rest += decoder.end();
   if (rest.length > maxLine) throw new LineTooLongError(`A line is longer than ${maxLine} characters.`);
-  if (rest !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest;
+  if (rest !== '') yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest];
 }
 
-/** Opens a log file (`-` for stdin, `.gz` decompressed) and counts raw bytes read for progress. */
-export function openLog(file: string, onBytes: (n: number) => void): { lines: AsyncIterable<string>; size: number | null } {
+export async function* readLines(stream: AsyncIterable<Buffer | string>, maxLine = Infinity): AsyncGenerator<string> {
+  for await (const lines of readLineChunks(stream, maxLine)) yield* lines;
+}
+
+/** Opens a log file (`-` for stdin, `.gz` decompressed), as arrays of lines; counts raw bytes read for progress. */
+export function openLog(file: string, onBytes: (n: number) => void): { lines: AsyncIterable<string[]>; size: number | null } {
   const raw: Readable = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 });
   const size = file === '-' ? null : statSync(file).size;
   const counter = new Transform({
@@ -329,5 +339,5 @@ export function openLog(file: string, onBytes: (n: number) => void): { lines: As
   let stream: Readable = raw.pipe(counter);
   if (file.endsWith('.gz')) stream = stream.pipe(createGunzip());
   raw.on('error', (err) => stream.destroy(err));
-  return { lines: readLines(stream), size };
+  return { lines: readLineChunks(stream), size };
 }

@@ -25,7 +25,7 @@ import { classify } from '../../analytics/classify.ts';
 import { CLS, SOURCE } from '../../analytics/engine.ts';
 import { normalizePath } from '../../analytics/identity.ts';
 import { MAX_EVENTS_PER_REQUEST } from '../../analytics/ingest.ts';
-import { LineTooLongError, prepareImportRecord, readLines, RecordRejected } from '../../analytics/import.ts';
+import { LineTooLongError, prepareImportRecord, readLineChunks, RecordRejected } from '../../analytics/import.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
 import type { PendingEvent } from '../../analytics/writer.ts';
 import { requireKey } from '../auth.ts';
@@ -285,11 +285,11 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         if (failed) throw failed;
       };
       const now = Date.now();
-      const lines = readLines(stream, MAX_IMPORT_LINE);
+      const chunks = readLineChunks(stream, MAX_IMPORT_LINE);
       for (;;) {
-        let next: IteratorResult<string>;
+        let next: IteratorResult<string[]>;
         try {
-          next = await lines.next();
+          next = await chunks.next();
         } catch (err) {
           if (err instanceof LineTooLongError) {
             // The lines before it are stored (a retry is harmless: keyed lines are not stored twice).
@@ -304,25 +304,26 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
           throw err;
         }
         if (next.done) break;
-        const line = next.value;
-        if (line === '') continue;
-        result.received++;
-        try {
-          let raw: unknown;
+        for (const line of next.value) {
+          if (line === '') continue;
+          result.received++;
           try {
-            raw = JSON.parse(line);
-          } catch {
-            throw new RecordRejected('invalid_json', 'The line is not valid JSON.');
+            let raw: unknown;
+            try {
+              raw = JSON.parse(line);
+            } catch {
+              throw new RecordRejected('invalid_json', 'The line is not valid JSON.');
+            }
+            const e = prepareImportRecord(raw, projectId, analytics.ids, now);
+            if (e.cls !== CLS.human && e.cls !== CLS.ai) result.crawlers++;
+            batch.push(e);
+          } catch (err) {
+            if (!(err instanceof RecordRejected)) throw err;
+            result.rejected++;
+            if (result.errors.length < 20) result.errors.push({ line: result.received, code: err.code, error: err.message });
           }
-          const e = prepareImportRecord(raw, projectId, analytics.ids, now);
-          if (e.cls !== CLS.human && e.cls !== CLS.ai) result.crawlers++;
-          batch.push(e);
-        } catch (err) {
-          if (!(err instanceof RecordRejected)) throw err;
-          result.rejected++;
-          if (result.errors.length < 20) result.errors.push({ line: result.received, code: err.code, error: err.message });
+          if (batch.length >= IMPORT_BATCH) await flush();
         }
-        if (batch.length >= IMPORT_BATCH) await flush();
       }
       await flush();
       await Promise.all(inflight);
