@@ -42,6 +42,8 @@ export class JobsService {
 
   private readonly jobById;
   private readonly projectById;
+  /** Job views by id, valid while the store's data version is unchanged (polling clients hit it). */
+  private readonly viewCache = new Map<string, { version: number; job: Job }>();
 
   constructor(deps: JobsServiceDeps) {
     this.deps = deps;
@@ -247,9 +249,21 @@ export class JobsService {
   }
 
   async get(projectId: string, jobId: string): Promise<Job> {
+    const version = this.deps.dialect.dataVersion();
+    const key = `${projectId}/${jobId}`;
+    if (version !== null) {
+      const hit = this.viewCache.get(key);
+      if (hit && hit.version === version) return hit.job;
+    }
     const [row] = await this.jobById({ id: jobId, projectId });
     if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
-    return jobView(row);
+    const job = jobView(row);
+    if (version !== null) {
+      // Read after the version: a commit in between only makes the entry look older than it is.
+      if (this.viewCache.size >= 10_000) this.viewCache.delete(this.viewCache.keys().next().value!);
+      this.viewCache.set(key, { version, job });
+    }
+    return job;
   }
 
   async list(projectId: string, q: { status?: JobStatus; limit?: number; cursor?: string }): Promise<{ jobs: Job[]; nextCursor: string | null; hasMore: boolean }> {

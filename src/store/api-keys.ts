@@ -12,8 +12,9 @@ const DISPLAY_LENGTH = KEY_PREFIX.length + 6;
 /** lastUsedAt is written at most this often per key. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 /**
- * A verified key is remembered this long, so a busy client costs no query per request. Revocation
- * in this process takes effect at once; a revocation made by another process within this time.
+ * A verified key is remembered so a busy client costs no query per request: on SQLite until anything
+ * is committed (the data version changes, e.g. a revocation by the CLI); on PostgreSQL this long, so
+ * a revocation made by another process takes effect within it (in this process at once).
  */
 const VERIFIED_CACHE_MS = 1_000;
 
@@ -63,11 +64,13 @@ const WELL_FORMED = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9]{32,128}$`);
 export class ApiKeyStore {
   private readonly db: Kysely<Database>;
   private readonly lastUsedWritten = new Map<string, number>();
-  private readonly verified = new Map<string, { row: ApiKeyRow; at: number }>();
+  private readonly verified = new Map<string, { row: ApiKeyRow; at: number; version: number | null }>();
+  private readonly dataVersion: () => number | null;
   private readonly byHash;
   /** `reads` serves the per-request key lookup (StoreDialect for its committed-read path). */
   constructor(db: Kysely<Database>, reads: ReadTarget = db) {
     this.db = db;
+    this.dataVersion = 'dataVersion' in reads ? () => reads.dataVersion() : () => null;
     this.byHash = preparedRead(reads, db.selectFrom('api_keys').selectAll().where('hash', '=', ':hash'), ['hash']);
   }
 
@@ -110,12 +113,14 @@ export class ApiKeyStore {
     const hash = hashKey(presented);
     const cached = this.verified.get(hash);
     let row: ApiKeyRow | undefined;
-    if (cached && now - cached.at < VERIFIED_CACHE_MS) row = cached.row;
+    const version = this.dataVersion();
+    const fresh = cached && (version !== null ? cached.version === version : now - cached.at < VERIFIED_CACHE_MS);
+    if (fresh) row = cached.row;
     else {
       [row] = await this.byHash({ hash });
       if (row) {
         if (this.verified.size > 10_000) this.verified.clear();
-        this.verified.set(hash, { row, at: now });
+        this.verified.set(hash, { row, at: now, version });
       }
     }
     if (!row) return { ok: false, reason: 'unknown' };

@@ -38,6 +38,11 @@ export interface StoreDialect {
    * uses a second, read-only connection synchronously (WAL readers never wait); hot paths use it.
    */
   readCommitted<R>(query: CompiledQuery<R>): Promise<R[]>;
+  /**
+   * A number that changes whenever anything is committed to the store (by any connection or
+   * process), for caches of committed reads; null where there is no cheap such counter (PostgreSQL).
+   */
+  dataVersion(): number | null;
   /** Cross-process wake-up: notify listeners on `channel`. In-process wake-ups do not need this. */
   notify(channel: string, payload?: string): Promise<void>;
   /** Subscribes to notifications from other processes; returns an unsubscribe function. */
@@ -156,6 +161,7 @@ function sqliteDialect(dataDir: string): StoreDialect {
   const checkpointer = startCheckpointer(file);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: adapter as never }) });
   let reader: ReturnType<typeof nodeSqliteAdapter> | null = null;
+  const readerConnection = () => (reader ??= nodeSqliteAdapter(file));
   return {
     kind: 'sqlite',
     db,
@@ -165,11 +171,11 @@ function sqliteDialect(dataDir: string): StoreDialect {
     forUpdate: (qb) => qb,
     idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
     isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
-    readCommitted: async <R>(query: CompiledQuery<R>) => {
-      // Opened on first use: the file exists and is in WAL mode by then.
-      reader ??= nodeSqliteAdapter(file);
-      return reader.prepare(query.sql).all(query.parameters) as R[];
-    },
+    // The reader is opened on first use: the file exists and is in WAL mode by then.
+    readCommitted: async <R>(query: CompiledQuery<R>) => readerConnection().prepare(query.sql).all(query.parameters) as R[],
+    // PRAGMA data_version on the reader changes when any other connection (the writer, another
+    // process) commits.
+    dataVersion: () => Number((readerConnection().prepare('PRAGMA data_version').all([])[0] as { data_version: number }).data_version),
     // One process owns a SQLite file's queue; other processes fall back to polling.
     notify: async () => {},
     listen: async () => async () => {},
@@ -203,6 +209,7 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
     idColumn: (t) => t.addColumn('id', 'bigserial', (c) => c.primaryKey()),
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
     readCommitted: async (query) => (await db.executeQuery(query)).rows,
+    dataVersion: () => null,
     notify: async (channel, payload = '') => {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },

@@ -3,7 +3,7 @@ import type { CompiledQuery, Compilable, Kysely } from 'kysely';
 import type { StoreDialect } from './dialect.ts';
 
 /** Where prepared reads run: the dialect's committed-read path, or plainly through Kysely. */
-export type ReadTarget = Pick<StoreDialect, 'readCommitted'> | Kysely<any>;
+export type ReadTarget = Pick<StoreDialect, 'readCommitted' | 'dataVersion'> | Kysely<any>;
 
 /**
  * A read of committed data on a hot path. `query` is built with placeholders (':id') for every

@@ -1,0 +1,53 @@
+// Job reads are served from a cache validated by the store's data version: a commit by any other
+// connection or process is seen on the next read.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { ScriptedHandler } from '../helpers/handlers.ts';
+import { isScale } from '../helpers/backend.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ jobHandler: new ScriptedHandler(), workers: 0 });
+});
+afterAll(() => server.close());
+
+describe.skipIf(isScale)('job read cache (SQLite: PostgreSQL reads are not cached)', () => {
+  it('sees a commit made by another process on the next read', async () => {
+    const projectId = await server.createProject();
+    const key = await server.createKey(projectId);
+    const job = (await server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'x' } })).body;
+    expect((await server.api('GET', `/v2/agent/${projectId}/job/${job.id}`, { key })).body.status).toBe('active');
+    expect((await server.api('GET', `/v2/agent/${projectId}/job/${job.id}`, { key })).body.status).toBe('active'); // cached
+    // Another process (here: another connection) changes the job.
+    const other = new DatabaseSync(path.join(server.dataDir, 'folio.db'));
+    other.exec('PRAGMA busy_timeout = 5000');
+    other.prepare('update jobs set status = ?, pr_link = ? where id = ?').run('completed', 'https://github.com/acme/docs/pull/9', job.id);
+    other.close();
+    const after = (await server.api('GET', `/v2/agent/${projectId}/job/${job.id}`, { key })).body;
+    expect(after).toMatchObject({ status: 'completed', prLink: 'https://github.com/acme/docs/pull/9' });
+  });
+
+  it("sees this process's own writes at once", async () => {
+    const projectId = await server.createProject();
+    const key = await server.createKey(projectId);
+    const job = (await server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'x' } })).body;
+    await server.api('GET', `/v2/agent/${projectId}/job/${job.id}`, { key });
+    await server.api('POST', `/v2/agent/${projectId}/job/${job.id}/archive`, { key });
+    expect((await server.api('GET', `/v2/agent/${projectId}/job/${job.id}`, { key })).body.status).toBe('archived');
+  });
+
+  it('a key revoked by another process is refused on the next request', async () => {
+    const projectId = await server.createProject();
+    const key = await server.createKey(projectId);
+    expect((await server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).status).toBe(200);
+    const other = new DatabaseSync(path.join(server.dataDir, 'folio.db'));
+    other.exec('PRAGMA busy_timeout = 5000');
+    other.prepare('update api_keys set revoked_at = ? where project_id = ?').run(Date.now(), projectId);
+    other.close();
+    const res = await server.api('GET', `/v2/agent/${projectId}/jobs`, { key });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('revoked_api_key');
+  });
+});
