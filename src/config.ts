@@ -17,6 +17,11 @@ export interface Config {
   /** Agent workers in this process. 0 runs the API only. */
   readonly workers: number;
   readonly bodyLimitBytes: number;
+  /**
+   * Which proxies to believe for the client address and protocol (X-Forwarded-For/-Proto): false
+   * (none: the socket's peer is the client), true (any), a hop count, or a list of addresses/CIDRs.
+   */
+  readonly trustProxy: boolean | number | string[];
   /** `postgres://…` switches the state store to PostgreSQL; otherwise SQLite in the data dir. */
   readonly databaseUrl: string | null;
   readonly databasePoolSize: number;
@@ -113,6 +118,20 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${env[name]}".`);
 }
 
+function trustProxy(env: Env): boolean | number | string[] {
+  const raw = env.FOLIO_TRUST_PROXY?.trim() ?? '';
+  if (raw === '' || /^(false|no|off|0)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const item of list) {
+    if (!/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(item)) {
+      throw new ConfigError(`FOLIO_TRUST_PROXY must be true, false, a hop count or addresses/CIDRs, got "${item}".`);
+    }
+  }
+  return list;
+}
+
 /** Durations like `30s`, `20m`, `2h`, `7d`, or plain milliseconds. */
 export function parseDuration(raw: string): number | null {
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim());
@@ -191,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
     workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),
     bodyLimitBytes: int(env, 'FOLIO_BODY_LIMIT', 1024 * 1024, 1024),
+    trustProxy: trustProxy(env),
     databaseUrl,
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     clickhouseUrl,

@@ -108,7 +108,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    trustProxy: true,
+    // A hop count becomes the function form, which Fastify's types accept.
+    trustProxy: typeof config.trustProxy === 'number' ? ((hops: number) => (_addr: string, hop: number) => hop < hops)(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },

@@ -1,5 +1,5 @@
 // Operator sessions for the dashboard: an httpOnly cookie holding a random token (stored hashed),
-// SameSite=Lax, Secure when the request came over HTTPS (trustProxy is on), a synchronizer CSRF
+// SameSite=Lax, Secure when the request came over HTTPS (behind a proxy: set FOLIO_TRUST_PROXY), a synchronizer CSRF
 // token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';

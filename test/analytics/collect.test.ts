@@ -12,7 +12,7 @@ describe('browser script and collect', () => {
   let readKey: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ workers: 0, env: { FOLIO_RATE_LIMIT_COLLECT: '5', FOLIO_RATE_LIMIT_ANALYTICS: '0' } });
+    server = await startTestServer({ workers: 0, env: { FOLIO_RATE_LIMIT_COLLECT: '5', FOLIO_RATE_LIMIT_ANALYTICS: '0', FOLIO_TRUST_PROXY: 'true' } });
     projectId = await server.createProject({ siteOrigins: [ORIGIN] });
     readKey = await server.createKey(projectId, 'read');
   });

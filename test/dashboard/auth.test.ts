@@ -6,7 +6,8 @@ import type { UsersDatabase } from '../../src/store/users-schema.ts';
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer({ workers: 0 });
+  // Behind a proxy (the Secure-cookie test sends X-Forwarded-Proto).
+  server = await startTestServer({ workers: 0, env: { FOLIO_TRUST_PROXY: 'true' } });
 });
 afterAll(async () => {
   await server?.close();

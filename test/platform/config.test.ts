@@ -14,6 +14,9 @@ describe('config', () => {
     expect(c.workers).toBe(2);
     expect(c.rateLimits).toMatchObject({ createJobPerHour: 100, followUpPerHour: 100, analyticsReadsPerHour: 1000 });
     expect(c.bodyLimitBytes).toBe(1024 * 1024);
+    expect(c.trustProxy).toBe(false);
+    expect(loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+    expect(loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(c.models.allowed).toContain(c.models.defaultModel);
     expect(Object.isFrozen(c.rateLimits)).toBe(true);
     rmSync(dir, { recursive: true });
@@ -42,6 +45,7 @@ describe('config', () => {
     [{ FOLIO_MODEL: 'gpt-5' }, /not a model id/],
     [{ FOLIO_MODELS: 'openai/gpt-5,llama' }, /FOLIO_MODELS/],
     [{ FOLIO_LEASE: 'forever' }, /FOLIO_LEASE must be a duration/],
+    [{ FOLIO_TRUST_PROXY: 'the load balancer' }, /FOLIO_TRUST_PROXY/],
   ])('refuses %j with a clear message', (env, message) => {
     const dir = tempDir();
     expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(ConfigError);
