@@ -53,6 +53,8 @@ export class GroupCommitWriter {
     if (this.flushing) return; // the running loop picks the queue up when it finishes
     this.flushing = this.loop().finally(() => {
       this.flushing = null;
+      // A submission that came while the loop was returning saw `flushing` set and started nothing.
+      if (this.queue.length > 0) this.kick();
     });
   }
 
