@@ -101,6 +101,14 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
   // The bulk import endpoint streams NDJSON: the body is handed over as a stream, never buffered whole.
   app.addContentTypeParser(['application/x-ndjson', 'application/jsonl'], (_req, payload, done) => done(null, payload));
 
+  /** The text/plain parser above is for the browser's collect endpoint only: the others answer 415. */
+  const onlyMediaTypes = (...types: string[]) =>
+    function checkMediaType(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) {
+      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      if (type === '' || types.includes(type)) return done();
+      done(new ApiError(415, 'unsupported_media_type', `Send the body as ${types.join(' or ')}.`));
+    };
+
   /** Counts one analytics read against the project's hourly limit. */
   async function countRead(projectId: string, reply: FastifyReply): Promise<void> {
     const limit = services.config.rateLimits.analyticsReadsPerHour;
@@ -225,6 +233,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         body: EventsBody,
         response: { 202: EventsResponse, ...errorResponses(400, 401, 403, 404, 413, 415) },
       },
+      onRequest: onlyMediaTypes('application/json'),
       preHandler: write,
     },
     async (request, reply) => {
@@ -252,6 +261,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         params: ProjectParams,
         response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415) },
       },
+      onRequest: onlyMediaTypes('application/x-ndjson', 'application/jsonl'),
       preHandler: write,
       bodyLimit: Number.MAX_SAFE_INTEGER,
     },
