@@ -14,7 +14,7 @@
 // small join, so results are exact at every moment.
 import { existsSync } from 'node:fs';
 import { BIGINT, DuckDBDataChunk, DuckDBInstance, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
-import { DAY_MS, HOUR_MS, type Range } from '../dates.ts';
+import { DAY_MS, HOUR_MS, splitRange, type Range } from '../dates.ts';
 import type { AgentRow, AnalyticsEngine, Counts, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
 import { CLS_NAME } from '../engine.ts';
 
@@ -46,28 +46,6 @@ const int = (n: number): string => {
   if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
   return String(n);
 };
-
-interface DaySplit {
-  /** Whole UTC days [d1, d2) read from the day tables; null bounds are open. `none` when no whole day is in range. */
-  days: { d1: number | null; d2: number | null } | 'none';
-  /** Partial-day millisecond ranges [from, to) read from raw events. */
-  edges: [number, number][];
-}
-
-export function splitRange(range: Range): DaySplit {
-  const { from, to } = range;
-  const aligned = (x: number | null) => x === null || x % DAY_MS === 0;
-  if (aligned(from) && aligned(to)) {
-    return { days: { d1: from === null ? null : from / DAY_MS, d2: to === null ? null : to / DAY_MS }, edges: [] };
-  }
-  const fd1 = from === null ? null : Math.ceil(from / DAY_MS);
-  const fd2 = to === null ? null : Math.floor(to / DAY_MS);
-  if (fd1 !== null && fd2 !== null && fd1 >= fd2) return { days: 'none', edges: [[from!, to!]] };
-  const edges: [number, number][] = [];
-  if (from !== null && from % DAY_MS !== 0) edges.push([from, fd1! * DAY_MS]);
-  if (to !== null && to % DAY_MS !== 0) edges.push([fd2! * DAY_MS, to]);
-  return { days: { d1: fd1, d2: fd2 }, edges };
-}
 
 class Pool {
   private readonly free: DuckDBConnection[];
