@@ -140,3 +140,17 @@ export function useTitle(title: string): void {
     document.title = title ? `${title} · Folio` : 'Folio';
   }, [title]);
 }
+
+/** The default-model picker of project forms: the server default or one of the allowed models. */
+export function ModelSelect(props: { id: string; value: string; onChange: (model: string) => void; models: { default: string; allowed: string[] } }) {
+  return (
+    <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
+      <option value="">Server default ({props.models.default})</option>
+      {props.models.allowed.map((m) => (
+        <option key={m} value={m}>
+          {m}
+        </option>
+      ))}
+    </select>
+  );
+}

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, type Project, type Session } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
-import { Alert, Empty, Loading, useAsync, useTitle } from '../ui.tsx';
+import { Alert, Empty, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
   useTitle('Projects');
@@ -111,14 +111,7 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
         </div>
         <div className="field">
           <label htmlFor="p-model">Default model</label>
-          <select id="p-model" value={defaultModel} onChange={(e) => setDefaultModel(e.target.value)}>
-            <option value="">Server default ({session.models.default})</option>
-            {session.models.allowed.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
+          <ModelSelect id="p-model" value={defaultModel} onChange={setDefaultModel} models={session.models} />
         </div>
       </div>
       <div className="actions">

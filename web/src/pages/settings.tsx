@@ -1,7 +1,7 @@
 // Project settings: repository, branch, code host, model, draft PRs, webhook, analytics origins, script tag.
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, type Project, type ProjectInput, type Session } from '../api.ts';
-import { Alert, CopyButton, Loading, useAsync, useTitle } from '../ui.tsx';
+import { Alert, CopyButton, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
 
 export function SettingsPage({ projectId, session, onSaved }: { projectId: string; session: Session; onSaved: (p: Project) => void }) {
   const project = useAsync(() => api.project(projectId), [projectId]);
@@ -121,14 +121,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
           <div className="grid-2">
             <div className="field">
               <label htmlFor="s-model">Default model</label>
-              <select id="s-model" value={defaultModel} onChange={(e) => setDefaultModel(e.target.value)}>
-                <option value="">Server default ({session.models.default})</option>
-                {session.models.allowed.map((m) => (
-                  <option key={m} value={m}>
-                    {m}
-                  </option>
-                ))}
-              </select>
+              <ModelSelect id="s-model" value={defaultModel} onChange={setDefaultModel} models={session.models} />
             </div>
             <div className="field checkbox">
               <input id="s-draft" type="checkbox" checked={draftPrs} onChange={(e) => setDraftPrs(e.target.checked)} />
