@@ -2,6 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/schema.ts';
+import type { StoreDialect } from '../store/dialect.ts';
 import type { JobEvent } from '../contracts/jobs.ts';
 
 /** Emits `job:<id>` with a JobEvent whenever this process records one. */
@@ -17,8 +18,19 @@ function clipData(data: Record<string, unknown>): string {
   return JSON.stringify({ clipped: true, preview: json.slice(0, MAX_EVENT_BYTES - 100) });
 }
 
-/** Inserts an event inside the caller's transaction; publish it with publishJobEvent after commit. */
-export async function insertJobEvent(trx: Transaction<Database>, jobId: string, type: string, data: Record<string, unknown>): Promise<JobEvent> {
+/**
+ * Inserts an event inside the caller's transaction; publish it with publishJobEvent after commit.
+ * The job's row is locked first, so writers of one job's events take numbers one after another
+ * (on PostgreSQL; a SQLite transaction already holds the database).
+ */
+export async function insertJobEvent(
+  trx: Transaction<Database>,
+  dialect: Pick<StoreDialect, 'forUpdate'>,
+  jobId: string,
+  type: string,
+  data: Record<string, unknown>,
+): Promise<JobEvent> {
+  await dialect.forUpdate(trx.selectFrom('jobs').select('id').where('id', '=', jobId)).execute();
   const body = clipData(data);
   const at = Date.now();
   const { max } = await trx
@@ -37,19 +49,19 @@ export function publishJobEvent(jobId: string, event: JobEvent): void {
 
 export async function appendJobEvent(
   db: Kysely<Database>,
+  dialect: Pick<StoreDialect, 'forUpdate' | 'isUniqueViolation'>,
   jobId: string,
   type: string,
   data: Record<string, unknown>,
-  isUniqueViolation: (err: unknown) => boolean,
 ): Promise<JobEvent> {
   for (let attempt = 0; ; attempt++) {
     try {
-      const event = await db.transaction().execute((trx) => insertJobEvent(trx, jobId, type, data));
+      const event = await db.transaction().execute((trx) => insertJobEvent(trx, dialect, jobId, type, data));
       publishJobEvent(jobId, event);
       return event;
     } catch (err) {
       // Two writers raced for the same seq (PostgreSQL); take the next one.
-      if (attempt < 5 && isUniqueViolation(err)) continue;
+      if (attempt < 5 && dialect.isUniqueViolation(err)) continue;
       throw err;
     }
   }

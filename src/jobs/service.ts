@@ -167,7 +167,7 @@ export class JobsService {
         };
         await trx.insertInto('jobs').values(row).execute();
         await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt: body.prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
-        const event = await insertJobEvent(trx, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref });
+        const event = await insertJobEvent(trx, this.deps.dialect, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref });
         return { row, statusCode: 201, changed: true, event };
       },
     );
@@ -208,7 +208,7 @@ export class JobsService {
           .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
           .where('id', '=', jobId)
           .execute();
-        const event = await insertJobEvent(trx, jobId, 'message.queued', { seq });
+        const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq });
         return { row: updated, statusCode: 200, changed: true, event };
       },
     );
@@ -302,7 +302,7 @@ export class JobsService {
   }
 
   event(jobId: string, type: string, data: Record<string, unknown>) {
-    return appendJobEvent(this.deps.db, jobId, type, data, this.deps.dialect.isUniqueViolation);
+    return appendJobEvent(this.deps.db, this.deps.dialect, jobId, type, data);
   }
 }
 
