@@ -171,15 +171,9 @@ export function timeOrder(t: Traffic): Uint32Array {
   return idx.sort((a, b) => t.ts[a] - t.ts[b]);
 }
 
-if (import.meta.main) {
-  const arg = (name: string, def: string) => {
-    const i = process.argv.indexOf(`--${name}`);
-    return i === -1 ? def : process.argv[i + 1];
-  };
-  const events = Number(arg('events', '1000000'));
-  const out = arg('out', 'access.log');
-  const t = generateTraffic({ events, days: Number(arg('days', '30')) });
-  const ws = createWriteStream(out);
+/** Writes the traffic as a time-ordered nginx/Apache combined access log. */
+export async function writeCombinedLog(t: Traffic, file: string): Promise<void> {
+  const ws = createWriteStream(file);
   const order = timeOrder(t);
   let buf: string[] = [];
   for (let j = 0; j < order.length; j++) {
@@ -191,5 +185,16 @@ if (import.meta.main) {
   }
   ws.end(buf.length ? buf.join('\n') + '\n' : '');
   await new Promise<void>((r) => ws.on('finish', () => r()));
+}
+
+if (import.meta.main) {
+  const arg = (name: string, def: string) => {
+    const i = process.argv.indexOf(`--${name}`);
+    return i === -1 ? def : process.argv[i + 1];
+  };
+  const events = Number(arg('events', '1000000'));
+  const out = arg('out', 'access.log');
+  const t = generateTraffic({ events, days: Number(arg('days', '30')) });
+  await writeCombinedLog(t, out);
   process.stderr.write(`wrote ${events} lines (${t.visitors} visitor identities) to ${out}\n`);
 }

@@ -3,10 +3,10 @@
 // endpoint (target ≥ 200,000 lines/s), with peak memory of the server and of the importer.
 // Usage: node bench/analytics/ingest.ts --events 1000000 --lines 2000000 [--concurrency 8]
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { combinedLine, generateTraffic, ipOf, timeOrder, USER_AGENTS } from './generate.ts';
+import { generateTraffic, ipOf, USER_AGENTS, writeCombinedLog } from './generate.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const NODE = process.execPath;
@@ -96,21 +96,7 @@ try {
 
   // The access log for the import run.
   const logFile = path.join(dir, 'access.log');
-  {
-    const t = generateTraffic({ events: LINES, days: 30, seed: 2 });
-    const order = timeOrder(t);
-    const ws = createWriteStream(logFile);
-    let buf: string[] = [];
-    for (let j = 0; j < order.length; j++) {
-      buf.push(combinedLine(t, order[j]));
-      if (buf.length === 10_000) {
-        if (!ws.write(buf.join('\n') + '\n')) await new Promise<void>((r) => ws.once('drain', () => r()));
-        buf = [];
-      }
-    }
-    ws.end(buf.length ? buf.join('\n') + '\n' : '');
-    await new Promise<void>((r) => ws.on('finish', () => r()));
-  }
+  await writeCombinedLog(generateTraffic({ events: LINES, days: 30, seed: 2 }), logFile);
 
   const server = await startServer();
   let serverPeak = 0;
