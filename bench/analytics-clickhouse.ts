@@ -11,6 +11,7 @@ import { CLS, SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
 import { ClickHouseEngine } from '../src/analytics/engines/clickhouse.ts';
 import { DuckDbEngine } from '../src/analytics/engines/duckdb.ts';
 import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
+import { compareVisitors, median, timed } from './analytics/compare.ts';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,13 +26,7 @@ const KEEP = process.argv.includes('--keep'); // keep the database afterwards (t
 const PROJECT = 'prj_bench';
 const DAY = 86_400_000;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
-const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
-  const s = performance.now();
-  const r = await fn();
-  return [performance.now() - s, r];
-};
 
 const database = arg('database', `folio_bench_${randomBytes(4).toString('hex')}`);
 const url = new URL(SERVER);
@@ -79,26 +74,12 @@ try {
   ];
   const sqlB = `SELECT path, count() AS c FROM ${database}.raw WHERE ${where} GROUP BY path ORDER BY c DESC, path LIMIT 50`;
   const ours = () => engine.visitors(PROJECT, { from, to }, { limit: 50, offset: 0 });
-  const aSeq = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])];
-  const b = () => engine.sql(sqlB);
+  const plain = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])] as [Record<string, unknown>[], Record<string, unknown>[]];
 
-  // Exactness: Folio's answer equals the plain count(DISTINCT) answer (and DuckDB's).
-  const mine = await ours();
-  const [rowsA, totA] = await aSeq();
-  const expected = { human: Number(totA[0].h), ai: Number(totA[0].a), total: Number(totA[0].t) };
-  const expectedRows = rowsA.map((r) => ({ path: String(r.path), human: Number(r.h), ai: Number(r.a), total: Number(r.t) }));
-  const same = JSON.stringify(mine.totals) === JSON.stringify(expected) && JSON.stringify(mine.rows) === JSON.stringify(expectedRows);
-  console.log(`exact: ${same ? 'yes, identical to count(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(mine.totals)}`);
+  // Exactness: Folio's answer equals the plain count(DISTINCT) answer (and DuckDB's, below).
+  const { same, totals, m } = await compareVisitors(ours, plain, () => engine.sql(sqlB), RUNS);
+  console.log(`exact: ${same ? 'yes, identical to count(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(totals)}`);
   if (!same) process.exitCode = 1;
-
-  const times = { ours: [] as number[], a: [] as number[], b: [] as number[] };
-  await b();
-  for (let r = 0; r < RUNS; r++) {
-    times.ours.push((await timed(ours))[0]);
-    times.a.push((await timed(aSeq))[0]);
-    times.b.push((await timed(b))[0]);
-  }
-  const m = { ours: median(times.ours), a: median(times.a), b: median(times.b) };
   console.log(`\nvisitors query, 30 days, limit 50 — median of ${RUNS} (ms):`);
   console.log(`  Folio on ClickHouse (per-day tables):   ${m.ours.toFixed(0)}`);
   console.log(`  (a) count(DISTINCT) on raw events:      ${m.a.toFixed(0)}   → Folio is ${(m.a / m.ours).toFixed(1)}× faster`);

@@ -9,6 +9,7 @@ import { DuckDbEngine } from '../../src/analytics/engines/duckdb.ts';
 import { classifyUserAgent } from '../../src/analytics/classify.ts';
 import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { generateTraffic, USER_AGENTS } from './generate.ts';
+import { compareVisitors, median, timed } from './compare.ts';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -19,7 +20,6 @@ const RUNS = Number(arg('runs', '5'));
 const PROJECT = 'prj_bench';
 const DAY = 86_400_000;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mib = (b: number) => `${Math.round(b / 1048576)} MiB`;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-q-'));
@@ -73,35 +73,12 @@ try {
   ];
   const sqlB = `SELECT path, count(*) AS c FROM raw WHERE ${where} GROUP BY path ORDER BY c DESC, path LIMIT 50`;
 
-  const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
-    const s = performance.now();
-    const r = await fn();
-    return [performance.now() - s, r];
-  };
   const ours = () => engine.visitors(PROJECT, { from, to }, { limit: 50, offset: 0 });
-  const a = async () => Promise.all([engine.sql(sqlA[0]), engine.sql(sqlA[1])]);
-  const aSeq = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])];
-  const b = () => engine.sql(sqlB);
-
-  // Exactness: Folio's answer equals the plain COUNT(DISTINCT) answer.
-  const mine = await ours();
-  const [rowsA, totA] = await aSeq();
-  const expected = { human: Number(totA[0].h), ai: Number(totA[0].a), total: Number(totA[0].t) };
-  const expectedRows = rowsA.map((r) => ({ path: String(r.path), human: Number(r.h), ai: Number(r.a), total: Number(r.t) }));
-  const same = JSON.stringify(mine.totals) === JSON.stringify(expected) && JSON.stringify(mine.rows) === JSON.stringify(expectedRows);
-  console.log(`exact: ${same ? 'yes, identical to COUNT(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(mine.totals)}`);
+  const plain = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])] as [Record<string, unknown>[], Record<string, unknown>[]];
+  const { same, totals, times, m } = await compareVisitors(ours, plain, () => engine.sql(sqlB), RUNS);
+  console.log(`exact: ${same ? 'yes, identical to COUNT(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(totals)}`);
   if (!same) process.exitCode = 1;
-
-  const times = { ours: [] as number[], a: [] as number[], b: [] as number[] };
-  await b();
-  for (let r = 0; r < RUNS; r++) {
-    times.ours.push((await timed(ours))[0]);
-    times.a.push((await timed(aSeq))[0]);
-    times.b.push((await timed(b))[0]);
-  }
-  void a;
-  console.log(JSON.stringify(times, (k, v) => (typeof v === "number" ? Math.round(v) : v)));
-  const m = { ours: median(times.ours), a: median(times.a), b: median(times.b) };
+  console.log(JSON.stringify(times, (_k, v) => (typeof v === 'number' ? Math.round(v) : v)));
   console.log(`\nvisitors query, 30 days, limit 50 — median of ${RUNS} (ms):`);
   console.log(`  Folio (first-seen day layout):       ${m.ours.toFixed(0)}`);
   console.log(`  (a) COUNT(DISTINCT) on raw events:   ${m.a.toFixed(0)}   → Folio is ${(m.a / m.ours).toFixed(1)}× faster (target ≥ 3×)`);

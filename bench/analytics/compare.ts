@@ -1,0 +1,42 @@
+// The visitors-query comparison both engines' benchmarks run: Folio's answer must equal the plain
+// distinct count's, then Folio, (a) the plain query and (b) the GROUP BY floor are timed alternately.
+import type { PagedCounts } from '../../src/analytics/engine.ts';
+
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
+  const s = performance.now();
+  const r = await fn();
+  return [performance.now() - s, r];
+};
+
+type Rows = Record<string, unknown>[];
+
+export interface Comparison {
+  same: boolean;
+  totals: PagedCounts['totals'];
+  times: { ours: number[]; a: number[]; b: number[] };
+  /** Medians in ms. */
+  m: { ours: number; a: number; b: number };
+}
+
+/**
+ * `plain` answers [per-path rows (path, h, a, t), site totals (h, a, t)] with distinct counts;
+ * `floor` is the GROUP BY path row count.
+ */
+export async function compareVisitors(ours: () => Promise<PagedCounts>, plain: () => Promise<[Rows, Rows]>, floor: () => Promise<unknown>, runs: number): Promise<Comparison> {
+  const mine = await ours();
+  const [rowsA, totA] = await plain();
+  const expected = { human: Number(totA[0].h), ai: Number(totA[0].a), total: Number(totA[0].t) };
+  const expectedRows = rowsA.map((r) => ({ path: String(r.path), human: Number(r.h), ai: Number(r.a), total: Number(r.t) }));
+  const same = JSON.stringify(mine.totals) === JSON.stringify(expected) && JSON.stringify(mine.rows) === JSON.stringify(expectedRows);
+
+  const times = { ours: [] as number[], a: [] as number[], b: [] as number[] };
+  await floor();
+  for (let r = 0; r < runs; r++) {
+    times.ours.push((await timed(ours))[0]);
+    times.a.push((await timed(plain))[0]);
+    times.b.push((await timed(floor))[0]);
+  }
+  return { same, totals: mine.totals, times, m: { ours: median(times.ours), a: median(times.a), b: median(times.b) } };
+}
