@@ -120,6 +120,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.removeContentTypeParser('text/plain');
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
+    request.receivedAt = performance.now();
     reply.header('x-request-id', request.id);
     done();
   });

@@ -9,6 +9,8 @@ import { sessionsFor } from './session.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     apiKey?: ApiKeyRow;
+    /** performance.now() when the request arrived: reads of the store made later may be shared. */
+    receivedAt?: number;
   }
 }
 
@@ -36,7 +38,7 @@ export function requireKey(keys: ApiKeyStore, scope: Scope) {
     }
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw unauthorized(...REASONS.missing);
-    const check = await keys.verify(match[1]);
+    const check = await keys.verify(match[1], request.receivedAt);
     if (!check.ok) throw unauthorized(...REASONS[check.reason]);
     const projectId = (request.params as { projectId?: string }).projectId;
     if (projectId !== undefined && check.key.project_id !== projectId) {

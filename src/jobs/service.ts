@@ -248,8 +248,9 @@ export class JobsService {
     return jobView(row);
   }
 
-  async get(projectId: string, jobId: string): Promise<Job> {
-    const version = this.deps.dialect.dataVersion();
+  /** `since`: when the request arrived (see StoreDialect.dataVersion); the view is never older. */
+  async get(projectId: string, jobId: string, since?: number): Promise<Job> {
+    const version = this.deps.dialect.dataVersion(since);
     const key = `${projectId}/${jobId}`;
     if (version !== null) {
       const hit = this.viewCache.get(key);

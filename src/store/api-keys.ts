@@ -65,12 +65,12 @@ export class ApiKeyStore {
   private readonly db: Kysely<Database>;
   private readonly lastUsedWritten = new Map<string, number>();
   private readonly verified = new Map<string, { row: ApiKeyRow; at: number; version: number | null }>();
-  private readonly dataVersion: () => number | null;
+  private readonly dataVersion: (since?: number) => number | null;
   private readonly byHash;
   /** `reads` serves the per-request key lookup (StoreDialect for its committed-read path). */
   constructor(db: Kysely<Database>, reads: ReadTarget = db) {
     this.db = db;
-    this.dataVersion = 'dataVersion' in reads ? () => reads.dataVersion() : () => null;
+    this.dataVersion = 'dataVersion' in reads ? (since) => reads.dataVersion(since) : () => null;
     this.byHash = preparedRead(reads, db.selectFrom('api_keys').selectAll().where('hash', '=', ':hash'), ['hash']);
   }
 
@@ -108,12 +108,13 @@ export class ApiKeyStore {
     return this.get(id);
   }
 
-  async verify(presented: string, now = Date.now()): Promise<KeyCheck> {
+  /** `since`: when the request arrived (see StoreDialect.dataVersion); a revocation before it is seen. */
+  async verify(presented: string, since?: number, now = Date.now()): Promise<KeyCheck> {
     if (!WELL_FORMED.test(presented)) return { ok: false, reason: 'malformed' };
     const hash = hashKey(presented);
     const cached = this.verified.get(hash);
     let row: ApiKeyRow | undefined;
-    const version = this.dataVersion();
+    const version = this.dataVersion(since);
     const fresh = cached && (version !== null ? cached.version === version : now - cached.at < VERIFIED_CACHE_MS);
     if (fresh) row = cached.row;
     else {

@@ -6,6 +6,10 @@ import { DatabaseSync } from 'node:sqlite';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ScriptedHandler } from '../helpers/handlers.ts';
 import { isScale } from '../helpers/backend.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/database.ts';
+import { ProjectStore } from '../../src/store/projects.ts';
+import { tempDir } from '../helpers/server.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -49,5 +53,57 @@ describe.skipIf(isScale)('job read cache (SQLite: PostgreSQL reads are not cache
     const res = await server.api('GET', `/v2/agent/${projectId}/jobs`, { key });
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('revoked_api_key');
+  });
+});
+
+describe.skipIf(isScale)('SQLite data version', () => {
+  it('changes on every commit, by this process or another, and never on a read', async () => {
+    const dir = tempDir('folio-version-');
+    const store = await openStore(loadConfig({ FOLIO_DATA_DIR: dir }));
+    try {
+      const { dialect } = store;
+      const seen = new Set<number | null>();
+      const v0 = dialect.dataVersion();
+      seen.add(v0);
+      await store.db.selectFrom('jobs').selectAll().execute();
+      expect(dialect.dataVersion()).toBe(v0);
+      // This process's writer, twenty commits in a row: each one is a new version.
+      const projects = new ProjectStore(store.db);
+      for (let i = 0; i < 20; i++) {
+        await projects.create({ name: `P${i}`, repositoryUrl: 'https://github.com/acme/docs' });
+        const v = dialect.dataVersion();
+        expect(seen.has(v)).toBe(false);
+        seen.add(v);
+      }
+      // Another process's commit, also after the WAL was checkpointed and restarted from its start.
+      const other = new DatabaseSync(path.join(dir, 'folio.db'));
+      other.exec('PRAGMA busy_timeout = 5000');
+      for (const checkpoint of [false, true]) {
+        if (checkpoint) other.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+        const before = dialect.dataVersion();
+        other.prepare("update projects set name = name || '!' where name like 'P0%'").run();
+        expect(dialect.dataVersion()).not.toBe(before);
+      }
+      other.close();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a value read after `since` is reused; one read before it is not', async () => {
+    const dir = tempDir('folio-version-');
+    const store = await openStore(loadConfig({ FOLIO_DATA_DIR: dir }));
+    try {
+      const { dialect } = store;
+      const arrived = performance.now();
+      const first = dialect.dataVersion(arrived);
+      await new ProjectStore(store.db).create({ name: 'P', repositoryUrl: 'https://github.com/acme/docs' });
+      // The same request may keep the value it read after it arrived…
+      expect(dialect.dataVersion(arrived)).toBe(first);
+      // …a request that arrived after the commit reads again.
+      expect(dialect.dataVersion(performance.now())).not.toBe(first);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -58,7 +58,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
       preHandler: read,
     },
-    async (request) => jobs.get(request.params.projectId, request.params.id),
+    async (request) => jobs.get(request.params.projectId, request.params.id, request.receivedAt),
   );
 
   app.post<{ Params: { projectId: string; id: string }; Body: { prompt: string } }>(
