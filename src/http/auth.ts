@@ -2,7 +2,7 @@
 // project or without the needed scope. Without an Authorization header, a dashboard operator's
 // session cookie is accepted instead (every project, every scope; changes need the CSRF token).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyStore, ApiKeyRow } from '../store/api-keys.ts';
+import type { ApiKeyStore, ApiKeyRow, KeyCheck } from '../store/api-keys.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { sessionsFor } from './session.ts';
 
@@ -24,21 +24,15 @@ const REASONS: Record<string, [string, string]> = {
 
 export type Scope = 'read' | 'write';
 
-/** A preHandler that admits a key of the path's project with at least `scope`, or an operator's session. */
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * A preHandler that admits a key of the path's project with at least `scope`, or an operator's
+ * session. Callback style: a key the cache already knows is checked without a promise.
+ */
 export function requireKey(keys: ApiKeyStore, scope: Scope) {
-  return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const header = request.headers.authorization;
-    if (header === undefined) {
-      const sessions = sessionsFor(keys);
-      const operator = sessions ? await sessions.fromRequest(request) : undefined;
-      if (sessions && operator) {
-        sessions.checkCsrf(request, operator.session);
-        return;
-      }
-    }
-    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw unauthorized(...REASONS.missing);
-    const check = await keys.verify(match[1], request.receivedAt);
+  /** Throws the 401/403 for a key that may not make this request; notes the key on the request. */
+  const admit = (request: FastifyRequest, check: KeyCheck): void => {
     if (!check.ok) throw unauthorized(...REASONS[check.reason]);
     const projectId = (request.params as { projectId?: string }).projectId;
     if (projectId !== undefined && check.key.project_id !== projectId) {
@@ -48,5 +42,34 @@ export function requireKey(keys: ApiKeyStore, scope: Scope) {
       throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
     }
     request.apiKey = check.key;
+  };
+
+  const slowPath = async (request: FastifyRequest, header: string | undefined, token: string | undefined): Promise<void> => {
+    if (header === undefined) {
+      const sessions = sessionsFor(keys);
+      const operator = sessions ? await sessions.fromRequest(request) : undefined;
+      if (sessions && operator) {
+        sessions.checkCsrf(request, operator.session);
+        return;
+      }
+    }
+    if (token === undefined) throw unauthorized(...REASONS.missing);
+    admit(request, await keys.verify(token, request.receivedAt));
+  };
+
+  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+    const header = request.headers.authorization;
+    const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+    const cached = token === undefined ? undefined : keys.verifyCached(token, request.receivedAt);
+    if (!cached) {
+      slowPath(request, header, token).then(() => done(), done);
+      return;
+    }
+    try {
+      admit(request, cached);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
   };
 }

@@ -1,20 +1,13 @@
 // Prometheus metrics: requests by route and status, latencies, queue depth, jobs by status.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
+import { RequestMetrics } from './request-metrics.ts';
 
 export function registerMetrics(app: FastifyInstance, services: Services): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'folio_process_' });
-  const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({ name: 'folio_http_requests_total', help: 'HTTP requests by route and status', labelNames, registers: [registry] });
-  const latency = new Histogram({
-    name: 'folio_http_request_duration_seconds',
-    help: 'HTTP request latency by route and status',
-    labelNames,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const requests = new RequestMetrics(registry);
   new Gauge({
     name: 'folio_queue_depth',
     help: 'Active jobs waiting for a worker',
@@ -48,19 +41,8 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     },
   });
 
-  // Label children bound once per (method, route, status): no label hashing per request.
-  const bound = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched';
-    const key = `${request.method} ${route} ${reply.statusCode}`;
-    let m = bound.get(key);
-    if (!m) {
-      const labels = { method: request.method, route, status: String(reply.statusCode) };
-      m = { count: requests.labels(labels), time: latency.labels(labels) };
-      bound.set(key, m);
-    }
-    m.count.inc();
-    m.time.observe(reply.elapsedTime / 1000);
+    requests.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 

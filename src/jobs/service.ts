@@ -250,12 +250,10 @@ export class JobsService {
 
   /** `since`: when the request arrived (see StoreDialect.dataVersion); the view is never older. */
   async get(projectId: string, jobId: string, since?: number): Promise<Job> {
+    const hit = this.cachedView(projectId, jobId, since);
+    if (hit) return hit;
     const version = this.deps.dialect.dataVersion(since);
     const key = `${projectId}/${jobId}`;
-    if (version !== null) {
-      const hit = this.viewCache.get(key);
-      if (hit && hit.version === version) return hit.job;
-    }
     const [row] = await this.jobById({ id: jobId, projectId });
     if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
     const job = jobView(row);
@@ -265,6 +263,14 @@ export class JobsService {
       this.viewCache.set(key, { version, job });
     }
     return job;
+  }
+
+  /** get() without a query: the view when the cache holds it for the current data version. */
+  cachedView(projectId: string, jobId: string, since?: number): Job | undefined {
+    const version = this.deps.dialect.dataVersion(since);
+    if (version === null) return undefined;
+    const hit = this.viewCache.get(`${projectId}/${jobId}`);
+    return hit && hit.version === version ? hit.job : undefined;
   }
 
   async list(projectId: string, q: { status?: JobStatus; limit?: number; cursor?: string }): Promise<{ jobs: Job[]; nextCursor: string | null; hasMore: boolean }> {

@@ -1,5 +1,5 @@
 // Admin API keys: `folio_` + 40 random base62 characters, stored only as a SHA-256 hash and a display prefix.
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { ApiKeysTable, Database, KeyScope } from './schema.ts';
 import { newId } from './ids.ts';
@@ -58,7 +58,7 @@ export function generateKey(): string {
   return s;
 }
 
-export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+export const hashKey = (key: string) => hash('sha256', key, 'hex');
 const WELL_FORMED = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9]{32,128}$`);
 
 export class ApiKeyStore {
@@ -108,22 +108,34 @@ export class ApiKeyStore {
     return this.get(id);
   }
 
-  /** `since`: when the request arrived (see StoreDialect.dataVersion); a revocation before it is seen. */
+  /**
+   * Checks a presented key. `since`: when the request arrived (see StoreDialect.dataVersion); a
+   * revocation committed before it is seen.
+   */
   async verify(presented: string, since?: number, now = Date.now()): Promise<KeyCheck> {
-    if (!WELL_FORMED.test(presented)) return { ok: false, reason: 'malformed' };
-    const hash = hashKey(presented);
-    const cached = this.verified.get(hash);
-    let row: ApiKeyRow | undefined;
-    const version = this.dataVersion(since);
-    const fresh = cached && (version !== null ? cached.version === version : now - cached.at < VERIFIED_CACHE_MS);
-    if (fresh) row = cached.row;
-    else {
-      [row] = await this.byHash({ hash });
-      if (row) {
-        if (this.verified.size > 10_000) this.verified.clear();
-        this.verified.set(hash, { row, at: now, version });
-      }
+    const hit = this.verifyCached(presented, since, now);
+    if (hit) return hit;
+    const version = this.dataVersion(since); // before the read: a commit in between only ages the entry
+    const [row] = await this.byHash({ hash: hashKey(presented) });
+    if (row) {
+      if (this.verified.size > 10_000) this.verified.clear();
+      this.verified.set(presented, { row, at: now, version });
     }
+    return this.check(row, now);
+  }
+
+  /** verify() without a query: the answer when the cache can give it, else undefined. */
+  verifyCached(presented: string, since?: number, now = Date.now()): KeyCheck | undefined {
+    if (!WELL_FORMED.test(presented)) return { ok: false, reason: 'malformed' };
+    // Keyed by the key as presented, so a hit skips hashing; the map lives only in this process.
+    const cached = this.verified.get(presented);
+    if (!cached) return undefined;
+    const version = this.dataVersion(since);
+    const fresh = version !== null ? cached.version === version : now - cached.at < VERIFIED_CACHE_MS;
+    return fresh ? this.check(cached.row, now) : undefined;
+  }
+
+  private check(row: ApiKeyRow | undefined, now: number): KeyCheck {
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
     if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };

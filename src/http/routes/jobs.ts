@@ -58,7 +58,11 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
       preHandler: read,
     },
-    async (request) => jobs.get(request.params.projectId, request.params.id, request.receivedAt),
+    // Not async: a cached view is sent without a promise.
+    (request) => {
+      const { projectId, id } = request.params;
+      return jobs.cachedView(projectId, id, request.receivedAt) ?? jobs.get(projectId, id, request.receivedAt);
+    },
   );
 
   app.post<{ Params: { projectId: string; id: string }; Body: { prompt: string } }>(
