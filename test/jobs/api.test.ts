@@ -131,6 +131,18 @@ describe('authentication', () => {
     expectError(await server.api('GET', `${base()}/jobs`, { key: expired }), 401, 'expired_api_key');
   });
 
+  it('a key the server has cached is refused once revoked or expired, on every later request', async () => {
+    const k = await server.createKey(projectId);
+    expect((await server.api('GET', `${base()}/jobs`, { key: k })).status).toBe(200);
+    expect((await server.api('GET', `${base()}/jobs`, { key: k })).status).toBe(200); // from the cache
+    await server.services.keys.revoke((await server.services.keys.list(projectId)).at(-1)!.id);
+    for (let i = 0; i < 2; i++) expectError(await server.api('GET', `${base()}/jobs`, { key: k }), 401, 'revoked_api_key');
+    const soon = await server.createKey(projectId, 'write', Date.now() + 400);
+    expect((await server.api('GET', `${base()}/jobs`, { key: soon })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    for (let i = 0; i < 2; i++) expectError(await server.api('GET', `${base()}/jobs`, { key: soon }), 401, 'expired_api_key');
+  });
+
   it('a read key can read but not write', async () => {
     expect((await server.api('GET', `${base()}/jobs`, { key: readKey })).status).toBe(200);
     expectError(await server.api('POST', `${base()}/job`, { key: readKey, body: { prompt: 'x' } }), 403, 'insufficient_scope');
