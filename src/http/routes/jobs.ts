@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { Services } from '../../services.ts';
 import { badRequest, rateLimitHeaders } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
-import { CreateJobBody, JobList, JobParams, ListJobsQuery, MessageBody, type ListJobsQuery as ListQuery } from '../../contracts/jobs.ts';
+import { CreateJobBody, JobList, JobParams, ListJobsQuery, MessageBody, type Job, type ListJobsQuery as ListQuery } from '../../contracts/jobs.ts';
 import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
 import type { WriteResult } from '../../jobs/service.ts';
 import { requireKey } from '../auth.ts';
@@ -32,6 +32,8 @@ function sendWrite(reply: FastifyReply, result: WriteResult) {
 
 export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
   const { jobs, keys } = services;
+  /** JSON of the cached job views (by the route's response schema); a view is never changed. */
+  const serializedViews = new WeakMap<Job, string>();
   const read = requireKey(keys, 'read');
   const write = requireKey(keys, 'write');
   const tags = ['Agent jobs'];
@@ -58,10 +60,14 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
       preHandler: read,
     },
-    // Not async: a cached view is sent without a promise.
-    (request) => {
+    // Not async: a cached view goes out without a promise, serialised once per view.
+    (request, reply) => {
       const { projectId, id } = request.params;
-      return jobs.cachedView(projectId, id, request.receivedAt) ?? jobs.get(projectId, id, request.receivedAt);
+      const cached = jobs.cachedView(projectId, id, request.receivedAt);
+      if (!cached) return jobs.get(projectId, id, request.receivedAt);
+      let body = serializedViews.get(cached);
+      if (body === undefined) serializedViews.set(cached, (body = reply.serialize(cached) as string));
+      return reply.header('content-type', 'application/json; charset=utf-8').send(body);
     },
   );
 
