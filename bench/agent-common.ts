@@ -1,8 +1,7 @@
 // Shared setup for the agent benchmarks: a local code host, a scripted Chat Completions server and an
 // in-process Folio server with the real agent handler.
-import { startCodeHost, type CodeHostServer } from '../test/fixtures/git-server.ts';
-import { startFakeOpenAI, type ChatRequest, type FakeOpenAI, type FakeReply } from '../test/fixtures/fake-openai.ts';
-import { startTestServer, type TestServer } from '../test/helpers/server.ts';
+import { startAgentStack, type AgentStack } from '../test/fixtures/agent-stack.ts';
+import type { ChatRequest, FakeReply } from '../test/fixtures/fake-openai.ts';
 
 export const TOKEN = 'ghp_bench_token_0123456789';
 
@@ -16,36 +15,10 @@ export function writeThenFinish(req: ChatRequest): FakeReply {
     : { toolCalls: [{ name: 'write_file', args: { path: `docs/page-${n}.md`, content: `# Page ${n}\n` } }] };
 }
 
-export interface Bench {
-  host: CodeHostServer;
-  llm: FakeOpenAI;
-  server: TestServer;
-  close(): Promise<void>;
-}
+export type Bench = AgentStack;
 
-export async function startBench(env: Record<string, string> = {}): Promise<Bench> {
-  const host = await startCodeHost({ token: TOKEN });
-  const llm = await startFakeOpenAI(writeThenFinish);
-  const server = await startTestServer({
-    env: {
-      FOLIO_MODEL: 'openai-compatible/bench-model',
-      OPENAI_COMPATIBLE_BASE_URL: llm.baseUrl,
-      GITHUB_TOKEN: TOKEN,
-      FOLIO_POLL: '100',
-      FOLIO_RATE_LIMIT_CREATE: '0',
-      ...env,
-    },
-  });
-  return {
-    host,
-    llm,
-    server,
-    async close() {
-      await server.close();
-      await llm.close();
-      await host.close();
-    },
-  };
+export function startBench(env: Record<string, string> = {}): Promise<Bench> {
+  return startAgentStack({ token: TOKEN, model: 'bench-model', responder: writeThenFinish, env: { FOLIO_RATE_LIMIT_CREATE: '0', ...env } });
 }
 
 export function percentile(sorted: number[], p: number): number {

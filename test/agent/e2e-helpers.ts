@@ -1,44 +1,19 @@
 // Shared setup for end-to-end agent tests: a code host (git smart HTTP + GitHub/GitLab APIs), a fake
 // Chat Completions server and a real Folio server with the real agent handler.
 import { expect } from 'vitest';
-import { startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/fake-openai.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startAgentStack, type AgentStack } from '../fixtures/agent-stack.ts';
+import type { TestServer } from '../helpers/server.ts';
 
 export const TOKEN = 'ghp_e2e_secret_token_0123456789';
 
-export interface E2E {
-  host: CodeHostServer;
-  llm: FakeOpenAI;
-  server: TestServer;
-  close(): Promise<void>;
-}
+export type E2E = AgentStack;
 
-export async function startE2E(env: Record<string, string> = {}): Promise<E2E> {
-  const host = await startCodeHost({ token: TOKEN });
-  const llm = await startFakeOpenAI();
-  const server = await startTestServer({
-    env: {
-      FOLIO_MODEL: 'openai-compatible/test-model',
-      OPENAI_COMPATIBLE_BASE_URL: llm.baseUrl,
-      OPENAI_COMPATIBLE_API_KEY: 'sk-compat-secret-key',
-      GITHUB_TOKEN: TOKEN,
-      GITLAB_TOKEN: TOKEN,
-      FOLIO_POLL: '100',
-      FOLIO_WORKERS: '2',
-      ...env,
-    },
+export function startE2E(env: Record<string, string> = {}): Promise<E2E> {
+  return startAgentStack({
+    token: TOKEN,
+    model: 'test-model',
+    env: { OPENAI_COMPATIBLE_API_KEY: 'sk-compat-secret-key', GITLAB_TOKEN: TOKEN, FOLIO_WORKERS: '2', ...env },
   });
-  return {
-    host,
-    llm,
-    server,
-    async close() {
-      await server.close();
-      await llm.close();
-      await host.close();
-    },
-  };
 }
 
 export async function waitForJob(
