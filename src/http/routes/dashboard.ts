@@ -169,6 +169,16 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, root: stri
 
 // ---------------------------------------------------------------- routes
 
+/** Runs a project write, answering a ProjectInputError as 400 invalid_project. */
+async function asInvalidProject<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof ProjectInputError) throw badRequest('invalid_project', err.message);
+    throw err;
+  }
+}
+
 export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app, opts) => {
   const { services } = opts;
   const { projects, keys, config } = services;
@@ -264,13 +274,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     async (request, reply) => {
       const input = normalizeProjectInput(request.body);
       checkModel(input.defaultModel);
-      try {
-        const row = await projects.create(input);
-        return reply.code(201).send(projectBody(request, row));
-      } catch (err) {
-        if (err instanceof ProjectInputError) throw badRequest('invalid_project', err.message);
-        throw err;
-      }
+      const row = await asInvalidProject(() => projects.create(input));
+      return reply.code(201).send(projectBody(request, row));
     },
   );
 
@@ -287,13 +292,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
       await projectOr404(request.params.projectId);
       const input = normalizeProjectInput(request.body);
       checkModel(input.defaultModel);
-      try {
-        const row = await projects.update(request.params.projectId, input);
-        return projectBody(request, row!);
-      } catch (err) {
-        if (err instanceof ProjectInputError) throw badRequest('invalid_project', err.message);
-        throw err;
-      }
+      const row = await asInvalidProject(() => projects.update(request.params.projectId, input));
+      return projectBody(request, row!);
     },
   );
 
