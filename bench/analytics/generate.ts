@@ -42,7 +42,8 @@ export interface Traffic {
   days: number;
 }
 
-function rng(seed: number) {
+/** mulberry32: a small seeded PRNG, so generated traffic is the same on every run. */
+export function rng(seed: number) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

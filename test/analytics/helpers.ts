@@ -17,17 +17,7 @@ export function upstreamValidator(schemaName: string) {
   return (value: unknown): string | null => (validate(value) ? null : ajv.errorsText(validate.errors));
 }
 
-/** mulberry32 */
-export function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng } from '../../bench/analytics/generate.ts';
 
 export interface RefEvent {
   ts: number;
