@@ -51,36 +51,11 @@ const projectFields = {
   siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
 };
 
+/** A change names at least one field; a new project needs a name and a repository. */
+const UpdateProjectBody = Type.Partial(Type.Object(projectFields), { additionalProperties: false, minProperties: 1 });
 const CreateProjectBody = Type.Object(
-  {
-    name: projectFields.name,
-    repositoryUrl: projectFields.repositoryUrl,
-    baseBranch: Type.Optional(projectFields.baseBranch),
-    codeHost: Type.Optional(projectFields.codeHost),
-    defaultModel: Type.Optional(projectFields.defaultModel),
-    draftPrs: Type.Optional(projectFields.draftPrs),
-    repoToken: Type.Optional(projectFields.repoToken),
-    webhookUrl: Type.Optional(projectFields.webhookUrl),
-    webhookSecret: Type.Optional(projectFields.webhookSecret),
-    siteOrigins: Type.Optional(projectFields.siteOrigins),
-  },
+  { ...UpdateProjectBody.properties, name: projectFields.name, repositoryUrl: projectFields.repositoryUrl },
   { additionalProperties: false },
-);
-
-const UpdateProjectBody = Type.Object(
-  {
-    name: Type.Optional(projectFields.name),
-    repositoryUrl: Type.Optional(projectFields.repositoryUrl),
-    baseBranch: Type.Optional(projectFields.baseBranch),
-    codeHost: Type.Optional(projectFields.codeHost),
-    defaultModel: Type.Optional(projectFields.defaultModel),
-    draftPrs: Type.Optional(projectFields.draftPrs),
-    repoToken: Type.Optional(projectFields.repoToken),
-    webhookUrl: Type.Optional(projectFields.webhookUrl),
-    webhookSecret: Type.Optional(projectFields.webhookSecret),
-    siteOrigins: Type.Optional(projectFields.siteOrigins),
-  },
-  { additionalProperties: false, minProperties: 1 },
 );
 
 const CreateKeyBody = Type.Object(
