@@ -1,18 +1,11 @@
 // `folio analytics import`: reads access logs (combined or JSON lines, `-` for stdin, .gz) and sends
 // the page views to a running server over HTTP (bulk NDJSON endpoint), or — with no server given —
-// writes them into the analytics store directly: ClickHouse when CLICKHOUSE_URL is set (any number of
-// processes may write), otherwise the DuckDB file (refused clearly while a server holds the file).
+// writes them into the analytics store directly (direct-import.ts).
 import { existsSync, statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
-import { loadConfig } from '../config.ts';
-import { openStore } from '../store/database.ts';
-import { ProjectStore } from '../store/projects.ts';
-import { analyticsFile } from './index.ts';
-import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb.ts';
-import { VisitorIds } from './identity.ts';
-import { DEFAULT_FIELDS, LineConverter, openLog, prepareImportRecord, RecordRejected, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
-import type { AnalyticsEngine, StoredEvent } from './engine.ts';
+import { importDirect, ImportError, type ImportProgress } from './direct-import.ts';
+import { DEFAULT_FIELDS, LineConverter, openLog, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportSummary {
   files: number;
@@ -24,13 +17,11 @@ export interface ImportSummary {
   seconds: number;
 }
 
-/** Where import records go: a server's bulk endpoint, ClickHouse, or the DuckDB file. */
+/** A server's bulk endpoint, as the importer feeds it. */
 interface Sink {
   send(records: ImportRecord[]): Promise<void>;
   finish(): Promise<{ recorded: number; duplicates: number; crawlers: number; rejected: number; errors: ImportSummary['errors'] }>;
 }
-
-class ImportError extends Error {}
 
 /**
  * Requests in flight to the bulk endpoint. The server answers a request once all its lines are
@@ -85,68 +76,6 @@ function httpSink(url: string, key: string, projectId: string): Sink {
   };
 }
 
-async function directSink(projectId: string): Promise<{ sink: Sink; close: () => Promise<void> }> {
-  const config = loadConfig();
-  const store = await openStore(config);
-  try {
-    if (!(await new ProjectStore(store.db).get(projectId))) throw new ImportError(`Project "${projectId}" does not exist.`);
-  } finally {
-    await store.close();
-  }
-  let engine: AnalyticsEngine;
-  if (config.clickhouseUrl) {
-    // The scale engine: a shared database, no file lock; import dedupe is the engine's own, as over HTTP.
-    try {
-      engine = await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl);
-    } catch (err) {
-      throw new ImportError((err as Error).message);
-    }
-  } else {
-    try {
-      engine = await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 });
-    } catch (err) {
-      if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
-      throw err;
-    }
-  }
-  const ids = new VisitorIds(config.secret);
-  const totals = { recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] as ImportSummary['errors'] };
-  let line = 0;
-  const now = Date.now();
-  // One batch is written while the next is parsed.
-  let writing: Promise<void> = Promise.resolve();
-  const sink: Sink = {
-    async send(records) {
-      const events: StoredEvent[] = [];
-      for (const r of records) {
-        line++;
-        try {
-          const e = prepareImportRecord(r, projectId, ids, now);
-          if (e.cls > 2) totals.crawlers++;
-          (e as StoredEvent).group = 0;
-          events.push(e as StoredEvent);
-        } catch (err) {
-          if (!(err instanceof RecordRejected)) throw err;
-          totals.rejected++;
-          if (totals.errors.length < 20) totals.errors.push({ line, code: err.code, error: err.message });
-        }
-      }
-      await writing;
-      writing = engine.write(events).then(({ duplicates }) => {
-        const d = duplicates.get(0) ?? 0;
-        totals.duplicates += d;
-        totals.recorded += events.length - d;
-      });
-    },
-    async finish() {
-      await writing;
-      await engine.compact();
-      return totals;
-    },
-  };
-  return { sink, close: () => engine.close() };
-}
-
 export interface ImportOptions {
   project: string;
   format: LogFormat;
@@ -170,75 +99,93 @@ function fieldsFrom(map: string[] | undefined): Record<string, string[]> {
   return fields;
 }
 
+/** The progress bar (on a terminal only): bytes of the current file, lines and lines per second. */
+function progressBar(enabled: boolean, out: NodeJS.WritableStream, started: number): ImportProgress & { stop(): void } {
+  const bar =
+    enabled && (out as NodeJS.WriteStream).isTTY
+      ? new cliProgress.SingleBar(
+          { stream: out, format: 'importing {file} [{bar}] {percentage}% | {lines} lines | {rate} lines/s', hideCursor: true, etaBuffer: 50 },
+          cliProgress.Presets.shades_classic,
+        )
+      : null;
+  let size: number | null = null;
+  let running = false;
+  return {
+    file(name, bytes) {
+      if (running) bar?.update(size ?? 0);
+      bar?.stop();
+      size = bytes;
+      running = true;
+      bar?.start(size ?? 0, 0, { file: name === '-' ? 'stdin' : name, lines: 0, rate: 0 });
+    },
+    update(bytes, lines) {
+      const secs = (performance.now() - started) / 1000;
+      bar?.update(size === null ? 0 : bytes, { lines, rate: Math.round(lines / secs) });
+    },
+    stop() {
+      if (running) bar?.update(size ?? 0);
+      bar?.stop();
+      running = false;
+    },
+  };
+}
+
+/** Over HTTP: lines are converted here and posted to the server's bulk endpoint. */
+async function importOverHttp(files: string[], opts: ImportOptions, fields: Record<string, string[]>, progress: ImportProgress) {
+  if (!opts.key) throw new ImportError('--url needs an API key with the write scope: --key or FOLIO_API_KEY.');
+  const sink = httpSink(opts.url!, opts.key, opts.project);
+  const converter = new LineConverter(opts.format, fields);
+  for (const file of files) {
+    let bytes = 0;
+    const { lines, size } = openLog(file, (n) => (bytes += n));
+    progress.file(file, size);
+    let batch: ImportRecord[] = [];
+    try {
+      for await (const chunk of lines) {
+        for (const line of chunk) {
+          const rec = converter.convert(line);
+          if (rec) batch.push(rec);
+          if (batch.length >= opts.batch) {
+            await sink.send(batch);
+            batch = [];
+          }
+        }
+        progress.update(bytes, converter.lines);
+      }
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ImportError(`File not found: ${file}`);
+      if ((err as NodeJS.ErrnoException).code === 'Z_DATA_ERROR') throw new ImportError(`${file} is not a valid gzip file.`);
+      throw err;
+    }
+    if (batch.length) await sink.send(batch);
+  }
+  const result = await sink.finish();
+  return { ...result, lines: converter.lines, skipped: converter.skipped };
+}
+
 export async function runImport(files: string[], opts: ImportOptions, out: NodeJS.WritableStream = process.stderr): Promise<ImportSummary> {
   const started = performance.now();
   for (const f of files) {
     if (f !== '-' && !existsSync(f)) throw new ImportError(`File not found: ${f}`);
     if (f !== '-' && statSync(f).isDirectory()) throw new ImportError(`${f} is a directory, not a log file.`);
   }
-  const converter = new LineConverter(opts.format, fieldsFrom(opts.map));
-  let sink: Sink;
-  let close = async () => {};
-  if (opts.url) {
-    if (!opts.key) throw new ImportError('--url needs an API key with the write scope: --key or FOLIO_API_KEY.');
-    sink = httpSink(opts.url, opts.key, opts.project);
-  } else {
-    ({ sink, close } = await directSink(opts.project));
-  }
-  const bar =
-    opts.progress && (out as NodeJS.WriteStream).isTTY
-      ? new cliProgress.SingleBar(
-          { stream: out, format: 'importing {file} [{bar}] {percentage}% | {lines} lines | {rate} lines/s', hideCursor: true, etaBuffer: 50 },
-          cliProgress.Presets.shades_classic,
-        )
-      : null;
+  const fields = fieldsFrom(opts.map);
+  const progress = progressBar(opts.progress, out, started);
   try {
-    for (const file of files) {
-      let bytes = 0;
-      const { lines, size } = openLog(file, (n) => (bytes += n));
-      const name = file === '-' ? 'stdin' : file;
-      bar?.start(size ?? 0, 0, { file: name, lines: 0, rate: 0 });
-      let batch: ImportRecord[] = [];
-      let sinceTick = 0;
-      try {
-        for await (const chunk of lines) {
-          for (const line of chunk) {
-            const rec = converter.convert(line);
-            if (rec) batch.push(rec);
-            if (batch.length >= opts.batch) {
-              await sink.send(batch);
-              batch = [];
-            }
-          }
-          sinceTick += chunk.length;
-          if (bar && sinceTick >= 20_000) {
-            sinceTick = 0;
-            const secs = (performance.now() - started) / 1000;
-            bar.update(size === null ? 0 : bytes, { lines: converter.lines, rate: Math.round(converter.lines / secs) });
-          }
-        }
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ImportError(`File not found: ${file}`);
-        if ((err as NodeJS.ErrnoException).code === 'Z_DATA_ERROR') throw new ImportError(`${file} is not a valid gzip file.`);
-        throw err;
-      }
-      if (batch.length) await sink.send(batch);
-      bar?.update(size ?? 0, { lines: converter.lines });
-      bar?.stop();
-    }
-    const result = await sink.finish();
+    const r = opts.url
+      ? await importOverHttp(files, opts, fields, progress)
+      : await importDirect(files, { project: opts.project, format: opts.format, fields, batch: opts.batch }, progress);
     return {
       files: files.length,
-      linesRead: converter.lines,
-      viewsRecorded: result.recorded,
-      crawlers: result.crawlers,
-      skipped: { ...converter.skipped, duplicate: result.duplicates, rejected: result.rejected },
-      errors: result.errors,
+      linesRead: r.lines,
+      viewsRecorded: r.recorded,
+      crawlers: r.crawlers,
+      skipped: { ...r.skipped, duplicate: r.duplicates, rejected: r.rejected },
+      errors: r.errors,
       seconds: (performance.now() - started) / 1000,
     };
   } finally {
-    bar?.stop();
-    await close();
+    progress.stop();
   }
 }
 

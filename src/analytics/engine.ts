@@ -26,6 +26,50 @@ export interface StoredEvent {
   group: number;
 }
 
+/**
+ * Imported page views of one project as columns: the direct log import builds them in a worker
+ * thread and moves the buffers to the engine (no object per view, no copy).
+ */
+export interface ImportColumns {
+  projectId: string;
+  /** Rows in use (the arrays may be longer). */
+  n: number;
+  /** Milliseconds since the epoch (UTC). */
+  ts: Float64Array;
+  /** Index into `paths`. */
+  path: Int32Array;
+  paths: string[];
+  visitor: BigInt64Array;
+  cls: Uint8Array;
+  /** Index into `agents`; -1 for none. */
+  agent: Int16Array;
+  agents: string[];
+  /** Per row; null when no row of the batch has one. */
+  referrer: (string | null)[] | null;
+  /** The import dedupe key of every row. */
+  key: BigInt64Array;
+}
+
+/** The rows of an import batch as stored events (engines without a columnar write path). */
+export function eventsOfColumns(c: ImportColumns): StoredEvent[] {
+  const out: StoredEvent[] = new Array(c.n);
+  for (let i = 0; i < c.n; i++) {
+    out[i] = {
+      projectId: c.projectId,
+      ts: c.ts[i],
+      path: c.paths[c.path[i]],
+      visitor: c.visitor[i],
+      cls: c.cls[i] as ClsCode,
+      agent: c.agent[i] < 0 ? null : c.agents[c.agent[i]],
+      referrer: c.referrer?.[i] ?? null,
+      source: SOURCE.import,
+      importKey: c.key[i],
+      group: 0,
+    };
+  }
+  return out;
+}
+
 export interface WriteOutcome {
   /** Events dropped as already imported, by group. */
   duplicates: Map<number, number>;
@@ -71,6 +115,8 @@ export interface AnalyticsEngine {
   readonly name: string;
   /** Stores the events durably (one transaction). */
   write(events: StoredEvent[]): Promise<WriteOutcome>;
+  /** Stores a batch of imported views durably; rows whose key was imported before are dropped and counted. */
+  writeImport(batch: ImportColumns): Promise<{ duplicates: number }>;
   /** Exact distinct visitors per path and site-wide. */
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   /** Page-view counts per path and site-wide. */

@@ -59,16 +59,29 @@ export class VisitorIds {
 
   /** Server-side events and log lines: keyed hash of IP + user agent. */
   fromIpAndAgent(ip: string, userAgent: string): bigint {
-    let byIp = this.agents.get(userAgent);
-    let v = byIp?.get(ip);
+    return this.cachedIpAndAgent(ip, userAgent) ?? this.remember(ip, userAgent, this.hashIpAndAgent(ip, userAgent));
+  }
+
+  /** fromIpAndAgent without the cache (for callers that keep their own). */
+  hashIpAndAgent(ip: string, userAgent: string): bigint {
+    return hmac64(this.secret, `ip\u0000${ip}\u0000${userAgent}`);
+  }
+
+  /** The id of (IP, user agent) if it is cached (so the IP was seen and checked before), else undefined. */
+  cachedIpAndAgent(ip: string, userAgent: string): bigint | undefined {
+    const v = this.agents.get(userAgent)?.get(ip);
     if (v !== undefined) return v;
-    v = this.oldAgents.get(userAgent)?.get(ip) ?? hmac64(this.secret, `ip\u0000${ip}\u0000${userAgent}`);
+    const old = this.oldAgents.get(userAgent)?.get(ip);
+    return old === undefined ? undefined : this.remember(ip, userAgent, old);
+  }
+
+  private remember(ip: string, userAgent: string, v: bigint): bigint {
     if (this.agentEntries >= this.agentEntriesMax) {
       this.oldAgents = this.agents;
       this.agents = new Map();
       this.agentEntries = 0;
-      byIp = undefined;
     }
+    let byIp = this.agents.get(userAgent);
     if (byIp === undefined) this.agents.set(userAgent, (byIp = new Map()));
     byIp.set(ip, v);
     this.agentEntries++;

@@ -55,31 +55,141 @@ export function parseClfTime(s: string): number | null {
   return Date.UTC(Number(m[3]), mon, Number(m[1]), Number(m[4]), Number(m[5]), Number(m[6])) - off * 60_000;
 }
 
-/** parseClfTime with the minute cached: consecutive log lines share it, only the seconds differ. */
-let clfMinuteKey = '';
-let clfMinuteMs: number | null = null;
-function clfTimeCached(s: string): number | null {
-  // dd/Mon/yyyy:hh:mm:ss ±hhmm — the minute is s[0..17), the seconds s[18..20), the zone after.
-  if (s.length !== 26 || s.charCodeAt(17) !== 58 || s.charCodeAt(20) !== 32) return parseClfTime(s);
-  const key = s.slice(0, 17) + s.slice(20);
-  if (key !== clfMinuteKey) {
-    clfMinuteKey = key;
-    clfMinuteMs = parseClfTime(s.slice(0, 17) + ':00' + s.slice(20));
+/**
+ * The CLF time `line[start, end)` in ms, with the minute cached: consecutive log lines share it and
+ * only the seconds differ, so most lines cost a 23-character comparison with the cached minute.
+ */
+class ClfClock {
+  private line = '';
+  private start = -1;
+  private minuteMs: number | null = null;
+
+  at(line: string, start: number, end: number): number | null {
+    // dd/Mon/yyyy:hh:mm:ss ±hhmm — the minute is [0, 17), the seconds [18, 20), the zone [20, 26).
+    if (end - start !== 26 || line.charCodeAt(start + 17) !== 58 || line.charCodeAt(start + 20) !== 32) return parseClfTime(line.slice(start, end));
+    const s1 = line.charCodeAt(start + 18) - 48;
+    const s2 = line.charCodeAt(start + 19) - 48;
+    if (s1 < 0 || s1 > 5 || s2 < 0 || s2 > 9) return null;
+    if (!this.sameMinute(line, start)) {
+      this.line = line;
+      this.start = start;
+      this.minuteMs = parseClfTime(line.slice(start, start + 17) + ':00' + line.slice(start + 20, end));
+    }
+    return this.minuteMs === null ? null : this.minuteMs + (s1 * 10 + s2) * 1000;
   }
-  const sec = (s.charCodeAt(18) - 48) * 10 + (s.charCodeAt(19) - 48);
-  if (clfMinuteMs === null || sec < 0 || sec > 59) return null;
-  return clfMinuteMs + sec * 1000;
+
+  private sameMinute(line: string, start: number): boolean {
+    if (this.start < 0) return false;
+    const prev = this.line;
+    const p = this.start;
+    for (let i = 0; i < 17; i++) if (line.charCodeAt(start + i) !== prev.charCodeAt(p + i)) return false;
+    for (let i = 20; i < 26; i++) if (line.charCodeAt(start + i) !== prev.charCodeAt(p + i)) return false;
+    return true;
+  }
 }
 
 const COMBINED = /^(\S+) \S+ \S+ \[([^\]]+)\] "([A-Z]+) (\S+)(?: [^"]*)?" (\d{3}) \S+(?: "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)")?/;
 
+/** A parsed log line, reused from line to line (no allocation per line). */
+function emptyRecord(): LogRecord {
+  return { ts: 0, ip: '', method: '', path: '', status: 0, userAgent: '', referrer: null, accept: null };
+}
+
+/** True when line[from, to) is non-empty printable ASCII without spaces (what `\S+` surely matches). */
+function isToken(line: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 33 || c > 126) return false;
+  }
+  return true;
+}
+
+/**
+ * Combined-format lines into `out`. Ordinary lines take a scanner that finds the fields with indexOf
+ * (3× cheaper than the regex and its capture strings); a line it is not sure about — escapes in the
+ * quoted fields, non-ASCII before the request's protocol, a missing protocol or missing quoted fields
+ * — goes to the regex, so both accept the same lines with the same fields.
+ */
+export class CombinedParser {
+  private readonly clock = new ClfClock();
+
+  parse(line: string, out: LogRecord): boolean {
+    return this.scan(line, out) || this.match(line, out);
+  }
+
+  private scan(line: string, out: LogRecord): boolean {
+    const s1 = line.indexOf(' ');
+    const s2 = line.indexOf(' ', s1 + 1);
+    const s3 = line.indexOf(' ', s2 + 1);
+    if (s1 <= 0 || s3 < 0 || !isToken(line, 0, s1) || !isToken(line, s1 + 1, s2) || !isToken(line, s2 + 1, s3)) return false;
+    if (line.charCodeAt(s3 + 1) !== 91) return false; // [
+    const tEnd = line.indexOf(']', s3 + 2);
+    if (tEnd <= s3 + 2 || line.charCodeAt(tEnd + 1) !== 32 || line.charCodeAt(tEnd + 2) !== 34) return false;
+    const rq = tEnd + 3;
+    const rqEnd = line.indexOf('"', rq);
+    if (rqEnd < 0) return false;
+    let m = rq;
+    while (m < rqEnd && line.charCodeAt(m) >= 65 && line.charCodeAt(m) <= 90) m++;
+    if (m === rq || line.charCodeAt(m) !== 32) return false;
+    const pEnd = line.indexOf(' ', m + 1);
+    if (pEnd < 0 || pEnd > rqEnd || !isToken(line, m + 1, pEnd)) return false;
+    // " ddd bytes "referrer" "user agent"
+    const st = rqEnd + 2;
+    if (line.charCodeAt(rqEnd + 1) !== 32 || line.charCodeAt(st + 3) !== 32) return false;
+    const d0 = line.charCodeAt(st) - 48;
+    const d1 = line.charCodeAt(st + 1) - 48;
+    const d2 = line.charCodeAt(st + 2) - 48;
+    if (d0 < 0 || d0 > 9 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) return false;
+    const bEnd = line.indexOf(' ', st + 4);
+    if (bEnd < 0 || !isToken(line, st + 4, bEnd) || line.charCodeAt(bEnd + 1) !== 34) return false;
+    const rEnd = line.indexOf('"', bEnd + 2);
+    if (rEnd < 0 || line.charCodeAt(rEnd + 1) !== 32 || line.charCodeAt(rEnd + 2) !== 34) return false;
+    const uEnd = line.indexOf('"', rEnd + 3);
+    if (uEnd < 0) return false;
+    const esc = line.indexOf('\\', bEnd);
+    if (esc !== -1 && esc < uEnd) return false;
+    const ts = this.clock.at(line, s3 + 2, tEnd);
+    if (ts === null) return false; // the regex gives the same verdict
+    out.ts = ts;
+    out.ip = line.slice(0, s1);
+    out.method = m - rq === 3 && line.charCodeAt(rq) === 71 && line.charCodeAt(rq + 1) === 69 && line.charCodeAt(rq + 2) === 84 ? 'GET' : line.slice(rq, m);
+    out.path = line.slice(m + 1, pEnd);
+    out.status = d0 * 100 + d1 * 10 + d2;
+    out.referrer = rEnd === bEnd + 2 || (rEnd === bEnd + 3 && line.charCodeAt(bEnd + 2) === 45) ? null : line.slice(bEnd + 2, rEnd);
+    out.userAgent = line.slice(rEnd + 3, uEnd);
+    out.accept = null;
+    return true;
+  }
+
+  private match(line: string, out: LogRecord): boolean {
+    const m = COMBINED.exec(line);
+    if (!m) return false;
+    const ts = this.clock.at(m[2], 0, m[2].length);
+    if (ts === null) return false;
+    out.ts = ts;
+    out.ip = m[1];
+    out.method = m[3];
+    out.path = m[4];
+    out.status = Number(m[5]);
+    out.userAgent = m[7] ?? '';
+    out.referrer = m[6] === undefined || m[6] === '-' || m[6] === '' ? null : m[6];
+    out.accept = null;
+    return true;
+  }
+
+  /** The regex alone (tests compare the scanner with it). */
+  matchOnly(line: string): LogRecord | null {
+    const out = emptyRecord();
+    return this.match(line, out) ? out : null;
+  }
+}
+
+const sharedParser = new CombinedParser();
+
 export function parseCombined(line: string): LogRecord | null {
-  const m = COMBINED.exec(line);
-  if (!m) return null;
-  const ts = clfTimeCached(m[2]);
-  if (ts === null) return null;
-  const ref = m[6] === undefined || m[6] === '-' || m[6] === '' ? null : m[6];
-  return { ts, ip: m[1], method: m[3], path: m[4], status: Number(m[5]), userAgent: m[7] ?? '', referrer: ref, accept: null };
+  const out = emptyRecord();
+  return sharedParser.parse(line, out) ? out : null;
 }
 
 /** Field names tried, in order, for each value of a JSON log line; `--map name=field.path` puts a field first. */
@@ -181,8 +291,11 @@ export function isSuccess(status: number): boolean {
   return (status >= 200 && status < 300) || status === 304;
 }
 
-/** 64-bit content key as 16 hex digits (two independent 32-bit FNV-1a style hashes). */
-export function contentKey(s: string): string {
+/**
+ * The 64-bit content key of `s` (two independent 32-bit FNV-1a style hashes) into key[0] (high half)
+ * and key[1] (low half). Stored keys of earlier imports depend on it: never change it.
+ */
+export function contentKeyInto(s: string, key: Int32Array): void {
   let h1 = 0x811c9dc5;
   let h2 = 0x9747b28c;
   for (let i = 0; i < s.length; i++) {
@@ -194,58 +307,123 @@ export function contentKey(s: string): string {
   h1 ^= h1 >>> 13;
   h1 = Math.imul(h1, 0xc2b2ae35);
   h1 ^= h1 >>> 16;
-  return (h1 >>> 0).toString(16).padStart(8, '0') + (h2 >>> 0).toString(16).padStart(8, '0');
+  key[0] = h1;
+  key[1] = h2;
 }
 
-/** Turns log lines into import records, counting skips by reason. Stateful: identical lines in the same second get distinct keys. */
+const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
+
+/** The content key as 16 hex digits (the bulk endpoint's `k`). */
+export function contentKey(s: string): string {
+  const key = new Int32Array(2);
+  contentKeyInto(s, key);
+  return hex8(key[0]) + hex8(key[1]);
+}
+
+/**
+ * Counts identical lines (equal content keys) within one second: the first is occurrence 1, the next 2, …
+ * Keys are looked up by their high half (a small-integer map key: no allocation per line), with a
+ * chain of entries per high half (newest first), so the count is exact. Entries of earlier seconds
+ * (index below `start`) no longer count; the tables are emptied only when they grow large, not every
+ * second (most seconds of a docs site's log hold a line or two).
+ */
+export class Repeats {
+  private second = -1;
+  private start = 0;
+  private readonly byHigh = new Map<number, number>();
+  private readonly low: number[] = [];
+  private readonly count: number[] = [];
+  private readonly next: number[] = [];
+
+  occurrence(ts: number, hi: number, lo: number): number {
+    if (ts !== this.second) {
+      this.second = ts;
+      if (this.low.length >= 4096) {
+        this.byHigh.clear();
+        this.low.length = this.count.length = this.next.length = 0;
+      }
+      this.start = this.low.length;
+    }
+    const first = this.byHigh.get(hi) ?? -1;
+    for (let j = first; j >= this.start; j = this.next[j]) if (this.low[j] === lo) return ++this.count[j];
+    this.byHigh.set(hi, this.low.length);
+    this.low.push(lo);
+    this.count.push(1);
+    this.next.push(first);
+    return 1;
+  }
+}
+
+/**
+ * Turns log lines into page views, counting skips by reason. Stateful: identical lines in the same
+ * second get distinct keys (occurrence n > 1 is keyed as the line plus `\n#n`).
+ */
 export class LineConverter {
   readonly format: LogFormat;
   readonly fields: Record<string, string[]>;
   readonly skipped: Record<SkipReason, number> = { unparseable: 0, method: 0, status: 0, asset: 0, empty: 0 };
   lines = 0;
-  private seenTs = -1;
-  private seen = new Map<string, number>();
+  /** The last accepted line: its fields (path normalised), reused for the next line. */
+  readonly rec: LogRecord = emptyRecord();
+  /** The last accepted line's content key: [high, low]. */
+  readonly key = new Int32Array(2);
+  private readonly combined = new CombinedParser();
+  /** Repeats of identical lines within one second. */
+  readonly repeats = new Repeats();
 
   constructor(format: LogFormat = 'auto', fields: Record<string, string[]> = DEFAULT_FIELDS) {
     this.format = format;
     this.fields = fields;
   }
 
-  convert(line: string): ImportRecord | null {
+  /** Reads one line into `rec` and `key`; false (and the reason counted) when the line is skipped. */
+  next(line: string): boolean {
     this.lines++;
     let i = 0;
     while (i < line.length && (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9)) i++;
     if (i === line.length) {
       this.skipped.empty++;
-      return null;
+      return false;
     }
+    const rec = this.rec;
     const json = this.format === 'json' || (this.format === 'auto' && line.charCodeAt(i) === 123);
-    const rec = json ? parseJsonLine(line, this.fields) : parseCombined(line);
-    if (!rec || !rec.path.startsWith('/')) {
+    let ok: boolean;
+    if (json) {
+      const r = parseJsonLine(line, this.fields);
+      if (r) Object.assign(rec, r);
+      ok = r !== null;
+    } else {
+      ok = this.combined.parse(line, rec);
+    }
+    if (!ok || rec.path.charCodeAt(0) !== 47) {
       this.skipped.unparseable++;
-      return null;
+      return false;
     }
     if (rec.method !== 'GET' && rec.method !== 'HEAD') {
       this.skipped.method++;
-      return null;
+      return false;
     }
     if (!isSuccess(rec.status)) {
       this.skipped.status++;
-      return null;
+      return false;
     }
-    const path = normalizePath(rec.path);
-    if (!isDocumentPath(path)) {
+    rec.path = normalizePath(rec.path);
+    if (!isDocumentPath(rec.path)) {
       this.skipped.asset++;
-      return null;
+      return false;
     }
-    if (rec.ts !== this.seenTs) {
-      this.seenTs = rec.ts;
-      this.seen.clear();
-    }
-    const key = contentKey(line);
-    const n = (this.seen.get(key) ?? 0) + 1;
-    this.seen.set(key, n);
-    const out: ImportRecord = { t: rec.ts, p: path, ua: rec.userAgent, k: n === 1 ? key : contentKey(`${line}\n#${n}`) };
+    const key = this.key;
+    contentKeyInto(line, key);
+    const n = this.repeats.occurrence(rec.ts, key[0], key[1]);
+    if (n > 1) contentKeyInto(`${line}\n#${n}`, key);
+    return true;
+  }
+
+  /** The line as a record of the bulk endpoint, or null when skipped. */
+  convert(line: string): ImportRecord | null {
+    if (!this.next(line)) return null;
+    const rec = this.rec;
+    const out: ImportRecord = { t: rec.ts, p: rec.path, ua: rec.userAgent, k: hex8(this.key[0]) + hex8(this.key[1]) };
     if (rec.ip) out.ip = rec.ip;
     if (rec.referrer) out.r = rec.referrer;
     if (rec.accept) out.a = rec.accept;
@@ -261,28 +439,36 @@ export class RecordRejected extends Error {
   }
 }
 
+/**
+ * Throws RecordRejected for the first bad value of an import record (the bulk endpoint's fields; the
+ * direct import passes a parsed line's values). `ipChecked`: the IP is known to be valid already.
+ */
+export function checkImportRecord(t: unknown, p: unknown, ua: unknown, ip: unknown, v: unknown, k: unknown, ref: unknown, accept: unknown, now: number, ipChecked = false): void {
+  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0) throw new RecordRejected('invalid_timestamp', '"t" must be milliseconds since 1970.');
+  if (t > now + MAX_FUTURE_MS) throw new RecordRejected('future_timestamp', 'The timestamp is more than 5 minutes in the future.');
+  if (typeof p !== 'string' || !p.startsWith('/') || p.length > 2048) throw new RecordRejected('invalid_path', '"p" must be a path starting with "/" (at most 2,048 characters).');
+  if (typeof ua !== 'string' || ua.length > 1024) throw new RecordRejected('invalid_user_agent', '"ua" must be a string of at most 1,024 characters.');
+  if (ip !== undefined && !ipChecked && (typeof ip !== 'string' || isIP(ip) === 0)) throw new RecordRejected('invalid_ip', '"ip" must be an IPv4 or IPv6 address.');
+  if (v !== undefined && (typeof v !== 'string' || v.length === 0 || v.length > 256)) throw new RecordRejected('invalid_visitor_id', '"v" must be a non-empty string.');
+  if (ip === undefined && v === undefined) throw new RecordRejected('missing_identity', 'Send "ip" or "v" so the visitor can be counted.');
+  if (k !== undefined && (typeof k !== 'string' || !/^[0-9a-f]{16}$/.test(k))) throw new RecordRejected('invalid_key', '"k" must be 16 lowercase hex digits.');
+  if (ref !== undefined && (typeof ref !== 'string' || ref.length > 2048)) throw new RecordRejected('invalid_field', '"r" must be a string.');
+  if (accept !== undefined && (typeof accept !== 'string' || accept.length > 2048)) throw new RecordRejected('invalid_field', '"a" must be a string.');
+}
+
 /** Server side of the bulk endpoint: validates one import record and classifies it. */
 export function prepareImportRecord(raw: unknown, projectId: string, ids: VisitorIds, now: number): PendingEvent {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RecordRejected('invalid_event', 'The line must be a JSON object.');
   const r = raw as Record<string, unknown>;
-  if (typeof r.t !== 'number' || !Number.isSafeInteger(r.t) || r.t < 0) throw new RecordRejected('invalid_timestamp', '"t" must be milliseconds since 1970.');
-  if (r.t > now + MAX_FUTURE_MS) throw new RecordRejected('future_timestamp', 'The timestamp is more than 5 minutes in the future.');
-  if (typeof r.p !== 'string' || !r.p.startsWith('/') || r.p.length > 2048) throw new RecordRejected('invalid_path', '"p" must be a path starting with "/" (at most 2,048 characters).');
-  if (typeof r.ua !== 'string' || r.ua.length > 1024) throw new RecordRejected('invalid_user_agent', '"ua" must be a string of at most 1,024 characters.');
-  if (r.ip !== undefined && (typeof r.ip !== 'string' || isIP(r.ip) === 0)) throw new RecordRejected('invalid_ip', '"ip" must be an IPv4 or IPv6 address.');
-  if (r.v !== undefined && (typeof r.v !== 'string' || r.v.length === 0 || r.v.length > 256)) throw new RecordRejected('invalid_visitor_id', '"v" must be a non-empty string.');
-  if (r.ip === undefined && r.v === undefined) throw new RecordRejected('missing_identity', 'Send "ip" or "v" so the visitor can be counted.');
-  if (r.k !== undefined && (typeof r.k !== 'string' || !/^[0-9a-f]{16}$/.test(r.k))) throw new RecordRejected('invalid_key', '"k" must be 16 lowercase hex digits.');
-  for (const f of ['r', 'a'] as const) {
-    if (r[f] !== undefined && (typeof r[f] !== 'string' || (r[f] as string).length > 2048)) throw new RecordRejected('invalid_field', `"${f}" must be a string.`);
-  }
-  const path = normalizePath(r.p);
-  const c = classify(r.ua, path, r.a as string | undefined);
+  checkImportRecord(r.t, r.p, r.ua, r.ip, r.v, r.k, r.r, r.a, now);
+  const ua = r.ua as string;
+  const path = normalizePath(r.p as string);
+  const c = classify(ua, path, r.a as string | undefined);
   return {
     projectId,
-    ts: r.t,
+    ts: r.t as number,
     path,
-    visitor: r.v !== undefined ? ids.fromGiven(r.v as string) : ids.fromIpAndAgent(r.ip as string, r.ua),
+    visitor: r.v !== undefined ? ids.fromGiven(r.v as string) : ids.fromIpAndAgent(r.ip as string, ua),
     cls: CLS[c.class],
     agent: c.agent,
     referrer: (r.r as string | undefined) ?? null,
@@ -328,6 +514,12 @@ export async function* readLines(stream: AsyncIterable<Buffer | string>, maxLine
 
 /** Opens a log file (`-` for stdin, `.gz` decompressed), as arrays of lines; counts raw bytes read for progress. */
 export function openLog(file: string, onBytes: (n: number) => void): { lines: AsyncIterable<string[]>; size: number | null } {
+  const { stream, size } = openLogBytes(file, onBytes);
+  return { lines: readLineChunks(stream), size };
+}
+
+/** Opens a log file (`-` for stdin, `.gz` decompressed) as a byte stream; counts raw bytes read for progress. */
+export function openLogBytes(file: string, onBytes: (n: number) => void): { stream: Readable; size: number | null } {
   const raw: Readable = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 });
   const size = file === '-' ? null : statSync(file).size;
   const counter = new Transform({
@@ -339,5 +531,5 @@ export function openLog(file: string, onBytes: (n: number) => void): { lines: As
   let stream: Readable = raw.pipe(counter);
   if (file.endsWith('.gz')) stream = stream.pipe(createGunzip());
   raw.on('error', (err) => stream.destroy(err));
-  return { lines: readLineChunks(stream), size };
+  return { stream, size };
 }

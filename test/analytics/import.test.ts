@@ -239,6 +239,18 @@ describe('analytics import directly into the analytics store (no --url)', () => 
     const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    // Gzipped, from stdin, and in small batches (visitor ids settled across batches): still nothing new.
+    writeFileSync(file + '.gz', gzipSync(log.text));
+    const gz = await cli(['analytics', 'import', '--project', projectId, '--json', '--batch', '7', file + '.gz'], env);
+    expect(gz.code, gz.stderr).toBe(0);
+    expect(JSON.parse(gz.stdout)).toMatchObject({ linesRead: log.lines, viewsRecorded: 0, skipped: { ...log.skipped, duplicate: log.ref.length } });
+    const stdin = await cli(['analytics', 'import', '--project', projectId, '--json', '-'], env, log.text);
+    expect(stdin.code, stdin.stderr).toBe(0);
+    expect(JSON.parse(stdin.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    writeFileSync(file + '.bad.gz', 'not gzip at all');
+    const badGz = await cli(['analytics', 'import', '--project', projectId, file + '.bad.gz'], env);
+    expect(badGz.code).toBe(1);
+    expect(badGz.stderr).toMatch(/^folio: .*\.bad\.gz is not a valid gzip file\.$/m);
     const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
@@ -248,6 +260,23 @@ describe('analytics import directly into the analytics store (no --url)', () => 
     const expected = reference(log.ref, null, null, 'views');
     expect(got.totals).toEqual(expected.totals);
     expect(got.views).toEqual(expected.rows);
+
+    // The server's importer (string path, over HTTP) keys lines and visitors as the direct import did:
+    // the same file again is all duplicates, and new lines of the same visitors are not new visitors.
+    const key = await server.createKey(projectId, 'write');
+    const again = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', file], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    const later = log.text.replaceAll('/2025:', '/2026:');
+    const laterFile = path.join(dataDir, 'later.log');
+    writeFileSync(laterFile, later);
+    const more = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', laterFile], env);
+    expect(more.code, more.stderr).toBe(0);
+    expect(JSON.parse(more.stdout).viewsRecorded).toBe(log.ref.length);
+    const readKey = await server.createKey(projectId, 'read');
+    const visitors = (await server.api('GET', `/v1/analytics/${projectId}/visitors?limit=250`, { key: readKey })).body;
+    const shifted = log.ref.map((e) => ({ ...e, ts: e.ts + 365 * 86_400_000 }));
+    expect(visitors.totals).toEqual(reference([...log.ref, ...shifted], null, null).totals);
   });
 
   it.skipIf(ON_CLICKHOUSE)('says so clearly while a server holds the DuckDB file (DuckDB only: ClickHouse has no file lock)', async () => {

@@ -13,8 +13,8 @@
 // ClickHouse 18.16 (Debian) has no query parameters.
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../dates.ts';
-import type { AgentRow, AnalyticsEngine, Counts, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
-import { CLS_NAME } from '../engine.ts';
+import type { AgentRow, AnalyticsEngine, Counts, ImportColumns, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
+import { CLS_NAME, eventsOfColumns } from '../engine.ts';
 import { ident, inList, join, MAX_DATE_DAY, raw, Sql, sql, SqlDate } from './clickhouse-sql.ts';
 
 export interface ClickHouseOptions {
@@ -165,6 +165,11 @@ export class ClickHouseEngine implements AnalyticsEngine {
 
   write(events: StoredEvent[]): Promise<WriteOutcome> {
     return this.exclusive(() => this.writeNow(events));
+  }
+
+  async writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
+    const { duplicates } = await this.write(eventsOfColumns(batch));
+    return { duplicates: duplicates.get(0) ?? 0 };
   }
 
   private async writeNow(events: StoredEvent[]): Promise<WriteOutcome> {

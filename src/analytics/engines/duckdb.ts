@@ -15,8 +15,8 @@
 import { existsSync } from 'node:fs';
 import { BIGINT, DuckDBDataChunk, DuckDBInstance, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../dates.ts';
-import type { AgentRow, AnalyticsEngine, Counts, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
-import { CLS_NAME } from '../engine.ts';
+import type { AgentRow, AnalyticsEngine, Counts, ImportColumns, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
+import { CLS_NAME, SOURCE } from '../engine.ts';
 
 export class AnalyticsLockedError extends Error {
   constructor(file: string) {
@@ -66,6 +66,26 @@ class Pool {
 }
 
 type Row = Record<string, unknown>;
+
+/** The rows of one write as columns, ready for the stage table. */
+interface StageRows {
+  n: number;
+  /** Submission of a group commit per row; null: all 0. */
+  group: Int32Array | null;
+  project: Int32Array;
+  ts: Float64Array;
+  pathId: Int32Array;
+  visitor: BigInt64Array;
+  cls: Uint8Array;
+  /** Index into `agents`, -1 for none. */
+  agent: Int16Array;
+  agents: string[];
+  referrer: (string | null)[] | null;
+  source: Uint8Array;
+  key: BigInt64Array | null;
+  /** Which rows have a key; null: all (when `key` is set). */
+  hasKey: Uint8Array | null;
+}
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
 export interface DuckDbOptions {
@@ -91,6 +111,9 @@ export class DuckDbEngine implements AnalyticsEngine {
   private readonly pendingByProject = new Map<number, number>();
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** Dictionary entries made by the write in progress, stored before its rows. */
+  private newProjects: [number, string][] = [];
+  private newPaths: [number, number, string][] = [];
 
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
     this.instance = instance;
@@ -161,43 +184,123 @@ export class DuckDbEngine implements AnalyticsEngine {
   }
 
   write(events: StoredEvent[]): Promise<WriteOutcome> {
-    return this.exclusive(() => this.writeNow(events));
+    return this.exclusive(async () => ({ duplicates: await this.writeRows(await this.rowsOfEvents(events)) }));
   }
 
-  private async writeNow(events: StoredEvent[]): Promise<WriteOutcome> {
-    const duplicates = new Map<number, number>();
-    if (events.length === 0) return { duplicates };
-    // 1. Dictionaries: new projects and paths are stored before the events that use them.
-    const newProjects: [number, string][] = [];
-    const newPaths: [number, number, string][] = [];
-    const localProjects = new Map<string, number>();
-    const localPaths = new Map<number, Map<string, number>>();
-    let nextProject = this.nextProjectKey;
-    let nextPath = this.nextPathId;
-    const keys = new Int32Array(events.length);
-    const pathIds = new Int32Array(events.length);
-    for (let i = 0; i < events.length; i++) {
+  writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
+    return this.exclusive(async () => ({ duplicates: (await this.writeRows(await this.rowsOfImport(batch))).get(0) ?? 0 }));
+  }
+
+  /** Rows of stored events (the events API, the browser script, the bulk endpoint). */
+  private async rowsOfEvents(events: StoredEvent[]): Promise<StageRows> {
+    const n = events.length;
+    const rows: StageRows = {
+      n,
+      group: new Int32Array(n),
+      project: new Int32Array(n),
+      ts: new Float64Array(n),
+      pathId: new Int32Array(n),
+      visitor: new BigInt64Array(n),
+      cls: new Uint8Array(n),
+      agent: new Int16Array(n),
+      agents: [],
+      referrer: new Array(n),
+      source: new Uint8Array(n),
+      key: new BigInt64Array(n),
+      hasKey: new Uint8Array(n),
+    };
+    const agentIndex = new Map<string, number>();
+    for (let i = 0; i < n; i++) {
       const e = events[i];
-      let pk = this.projectKeys.get(e.projectId) ?? localProjects.get(e.projectId);
-      if (pk === undefined) {
-        pk = nextProject++;
-        localProjects.set(e.projectId, pk);
-        newProjects.push([pk, e.projectId]);
+      const pk = this.projectKey(e.projectId);
+      rows.group![i] = e.group;
+      rows.project[i] = pk;
+      rows.ts[i] = e.ts;
+      rows.pathId[i] = this.pathIds.get(pk)?.get(e.path) ?? this.newPathId(pk, e.path);
+      rows.visitor[i] = e.visitor;
+      rows.cls[i] = e.cls;
+      let a = -1;
+      if (e.agent !== null) {
+        a = agentIndex.get(e.agent) ?? -1;
+        if (a < 0) agentIndex.set(e.agent, (a = rows.agents.push(e.agent) - 1));
       }
-      let pid = this.pathIds.get(pk)?.get(e.path) ?? localPaths.get(pk)?.get(e.path);
-      if (pid === undefined) {
-        pid = nextPath++;
-        let m = localPaths.get(pk);
-        if (!m) localPaths.set(pk, (m = new Map()));
-        m.set(e.path, pid);
-        newPaths.push([pid, pk, e.path]);
+      rows.agent[i] = a;
+      rows.referrer![i] = e.referrer;
+      rows.source[i] = e.source;
+      if (e.importKey !== null) {
+        rows.key![i] = e.importKey;
+        rows.hasKey![i] = 1;
       }
-      keys[i] = pk;
-      pathIds[i] = pid;
     }
-    if (newProjects.length > 0) {
+    await this.storeNewNames();
+    return rows;
+  }
+
+  /** Rows of an import batch: its columns are used as they are. */
+  private async rowsOfImport(c: ImportColumns): Promise<StageRows> {
+    const pk = this.projectKey(c.projectId);
+    const known = this.pathIds.get(pk);
+    const ids = new Int32Array(c.paths.length);
+    for (let p = 0; p < c.paths.length; p++) ids[p] = known?.get(c.paths[p]) ?? this.newPathId(pk, c.paths[p]);
+    await this.storeNewNames();
+    const pathId = new Int32Array(c.n);
+    for (let i = 0; i < c.n; i++) pathId[i] = ids[c.path[i]];
+    return {
+      n: c.n,
+      group: null,
+      project: new Int32Array(c.n).fill(pk),
+      ts: c.ts,
+      pathId,
+      visitor: c.visitor,
+      cls: c.cls,
+      agent: c.agent,
+      agents: c.agents,
+      referrer: c.referrer,
+      source: new Uint8Array(c.n).fill(SOURCE.import),
+      key: c.key,
+      hasKey: null,
+    };
+  }
+
+  /** The project's key; a new one is stored with the next storeNewNames(). */
+  private projectKey(projectId: string): number {
+    let pk = this.projectKeys.get(projectId);
+    if (pk === undefined) {
+      pk = this.nextProjectKey++;
+      this.projectKeys.set(projectId, pk);
+      this.newProjects.push([pk, projectId]);
+    }
+    return pk;
+  }
+
+  private newPathId(pk: number, path: string): number {
+    const id = this.nextPathId++;
+    let m = this.pathIds.get(pk);
+    if (!m) this.pathIds.set(pk, (m = new Map()));
+    m.set(path, id);
+    this.newPaths.push([id, pk, path]);
+    return id;
+  }
+
+  /** Stores new projects and paths before the rows that use them (dictionary rows are never removed). */
+  private async storeNewNames(): Promise<void> {
+    try {
+      await this.appendNewNames();
+    } catch (err) {
+      // Not stored: forget them, so no later row refers to a name that is not in the file.
+      for (const [, id] of this.newProjects) this.projectKeys.delete(id);
+      for (const [, pk, p] of this.newPaths) this.pathIds.get(pk)?.delete(p);
+      throw err;
+    } finally {
+      this.newProjects = [];
+      this.newPaths = [];
+    }
+  }
+
+  private async appendNewNames(): Promise<void> {
+    if (this.newProjects.length > 0) {
       const ap = await this.writer.createAppender('projects');
-      for (const [k, id] of newProjects) {
+      for (const [k, id] of this.newProjects) {
         ap.appendInteger(k);
         ap.appendVarchar(id);
         ap.endRow();
@@ -205,9 +308,9 @@ export class DuckDbEngine implements AnalyticsEngine {
       ap.flushSync();
       ap.closeSync();
     }
-    if (newPaths.length > 0) {
+    if (this.newPaths.length > 0) {
       const ap = await this.writer.createAppender('paths');
-      for (const [id, pk, p] of newPaths) {
+      for (const [id, pk, p] of this.newPaths) {
         ap.appendInteger(id);
         ap.appendInteger(pk);
         ap.appendVarchar(p);
@@ -216,42 +319,46 @@ export class DuckDbEngine implements AnalyticsEngine {
       ap.flushSync();
       ap.closeSync();
     }
-    for (const [id, k] of localProjects) this.projectKeys.set(id, k);
-    for (const [pk, m] of localPaths) {
-      let target = this.pathIds.get(pk);
-      if (!target) this.pathIds.set(pk, (target = new Map()));
-      for (const [p, id] of m) target.set(p, id);
-    }
-    this.nextProjectKey = nextProject;
-    this.nextPathId = nextPath;
+  }
 
-    // 2. Stage the batch (connection-local temp table), then move it in one transaction.
-    let hasImportKeys = false;
+  /** Stages the rows (connection-local temp table), then moves them in one transaction. Returns duplicates by group. */
+  private async writeRows(rows: StageRows): Promise<Map<number, number>> {
+    const duplicates = new Map<number, number>();
+    const n = rows.n;
+    if (n === 0) return duplicates;
+    let minDay = Infinity;
+    let maxDay = -Infinity;
     const perGroup = new Map<number, number>();
     try {
       // Column vectors of 2,048 rows (DuckDB's vector size): numbers are copied in bulk.
       const ap = await this.writer.createAppender('stage', 'main', 'temp');
-      for (let off = 0; off < events.length; off += CHUNK_ROWS) {
-        const n = Math.min(CHUNK_ROWS, events.length - off);
-        const chunk = DuckDBDataChunk.create(STAGE_TYPES, n);
+      for (let off = 0; off < n; off += CHUNK_ROWS) {
+        const m = Math.min(CHUNK_ROWS, n - off);
+        const chunk = DuckDBDataChunk.create(STAGE_TYPES, m);
         const v = STAGE_TYPES.map((_, c) => chunk.getColumnVector(c) as unknown as { setItem(i: number, v: unknown): void; flush(): void });
-        for (let j = 0; j < n; j++) {
+        for (let j = 0; j < m; j++) {
           const i = off + j;
-          const e = events[i];
-          v[0].setItem(j, e.group);
-          v[1].setItem(j, keys[i]);
-          v[2].setItem(j, BigInt(e.ts));
-          v[3].setItem(j, Math.floor(e.ts / DAY_MS));
-          v[4].setItem(j, pathIds[i]);
-          v[5].setItem(j, e.visitor);
-          v[6].setItem(j, e.cls);
-          v[7].setItem(j, e.agent);
-          v[8].setItem(j, e.referrer);
-          v[9].setItem(j, e.source);
-          v[10].setItem(j, e.importKey);
-          if (e.importKey !== null) {
-            hasImportKeys = true;
-            perGroup.set(e.group, (perGroup.get(e.group) ?? 0) + 1);
+          const ts = rows.ts[i];
+          const day = Math.floor(ts / DAY_MS);
+          const keyed = rows.hasKey === null || rows.hasKey[i] === 1;
+          const group = rows.group === null ? 0 : rows.group[i];
+          v[0].setItem(j, group);
+          v[1].setItem(j, rows.project[i]);
+          v[2].setItem(j, BigInt(ts));
+          v[3].setItem(j, day);
+          v[4].setItem(j, rows.pathId[i]);
+          v[5].setItem(j, rows.visitor[i]);
+          v[6].setItem(j, rows.cls[i]);
+          v[7].setItem(j, rows.agent[i] < 0 ? null : rows.agents[rows.agent[i]]);
+          v[8].setItem(j, rows.referrer === null ? null : rows.referrer[i]);
+          v[9].setItem(j, rows.source[i]);
+          if (rows.key !== null && keyed) {
+            v[10].setItem(j, rows.key[i]);
+            perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
+            if (day < minDay) minDay = day;
+            if (day > maxDay) maxDay = day;
+          } else {
+            v[10].setItem(j, null);
           }
         }
         for (const x of v) x.flush();
@@ -261,26 +368,18 @@ export class DuckDbEngine implements AnalyticsEngine {
       ap.closeSync();
       await this.writer.run('BEGIN TRANSACTION');
       try {
-        if (hasImportKeys) {
+        if (perGroup.size > 0) {
           // Drop lines already imported (earlier batches) and repeats inside this batch.
           await this.writer.run(`DELETE FROM stage WHERE ikey IS NOT NULL AND rowid NOT IN
             (SELECT min(rowid) FROM stage WHERE ikey IS NOT NULL GROUP BY project_key, day, ikey)`);
           // Constant day bounds let DuckDB skip the key table's row groups of other days (logs arrive in time order).
-          let minDay = Infinity;
-          let maxDay = -Infinity;
-          for (const e of events) {
-            if (e.importKey === null) continue;
-            const d = Math.floor(e.ts / DAY_MS);
-            if (d < minDay) minDay = d;
-            if (d > maxDay) maxDay = d;
-          }
           await this.writer.run(`DELETE FROM stage s USING import_keys k
             WHERE s.ikey IS NOT NULL AND k.k = s.ikey AND k.project_key = s.project_key AND k.day = s.day
               AND k.day BETWEEN ${int(minDay)} AND ${int(maxDay)}`);
           for (const r of await this.rows(this.writer, 'SELECT grp, count(*) AS n FROM stage WHERE ikey IS NOT NULL GROUP BY grp')) {
             perGroup.set(num(r.grp), (perGroup.get(num(r.grp)) ?? 0) - num(r.n));
           }
-          for (const [g, n] of perGroup) if (n > 0) duplicates.set(g, n);
+          for (const [g, d] of perGroup) if (d > 0) duplicates.set(g, d);
           await this.writer.run('INSERT INTO import_keys SELECT project_key, day, ikey FROM stage WHERE ikey IS NOT NULL');
         }
         await this.writer.run('INSERT INTO events SELECT project_key, ts, day, path_id, visitor, cls, agent, referrer, source FROM stage');
@@ -291,9 +390,9 @@ export class DuckDbEngine implements AnalyticsEngine {
         // Pending rows per project (an upper bound: views before per-flush deduplication), known before
         // the commit so a concurrent query never skips rows that are about to be visible.
         let added = 0;
-        for (let i = 0; i < events.length; i++) {
-          if (events[i].cls > 2) continue;
-          this.pendingByProject.set(keys[i], (this.pendingByProject.get(keys[i]) ?? 0) + 1);
+        for (let i = 0; i < n; i++) {
+          if (rows.cls[i] > 2) continue;
+          this.pendingByProject.set(rows.project[i], (this.pendingByProject.get(rows.project[i]) ?? 0) + 1);
           added++;
         }
         await this.writer.run('COMMIT');
@@ -305,7 +404,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     } finally {
       await this.writer.run('DELETE FROM stage');
     }
-    return { duplicates };
+    return duplicates;
   }
 
   compact(): Promise<void> {

@@ -1,0 +1,130 @@
+// The direct log import's page views as columns (engine.ts ImportColumns): each accepted line is
+// checked like a bulk-endpoint record, classified and identified, and written into typed arrays, so a
+// batch is moved to the engine as a few buffers instead of an object per view.
+import { classify } from './classify.ts';
+import { CLS, type ImportColumns } from './engine.ts';
+import type { VisitorIds } from './identity.ts';
+import { checkImportRecord, RecordRejected, type LineConverter } from './import.ts';
+
+export interface LineError {
+  line: number;
+  code: string;
+  error: string;
+}
+
+/** Word order of a 64-bit integer in memory. */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+const HI = LITTLE_ENDIAN ? 1 : 0;
+const LO = 1 - HI;
+
+/** Errors kept for the summary (the count of rejected lines is always exact). */
+const MAX_ERRORS = 20;
+
+export class ImportColumnsBuilder {
+  private readonly projectId: string;
+  private readonly ids: VisitorIds;
+  private readonly now: number;
+  private readonly capacity: number;
+  private cols!: ImportColumns;
+  private keyWords!: Int32Array;
+  private pathIndex = new Map<string, number>();
+  private agentIndex = new Map<string, number>();
+  /** Views by crawlers and other bots (stored, but neither human nor AI). */
+  crawlers = 0;
+  rejected = 0;
+  readonly errors: LineError[] = [];
+
+  constructor(projectId: string, ids: VisitorIds, now: number, capacity: number) {
+    this.projectId = projectId;
+    this.ids = ids;
+    this.now = now;
+    this.capacity = capacity;
+    this.reset();
+  }
+
+  get length(): number {
+    return this.cols.n;
+  }
+
+  get full(): boolean {
+    return this.cols.n >= this.capacity;
+  }
+
+  /** Adds the converter's current line (`line`: its number, for error reports). */
+  add(conv: LineConverter, line: number): void {
+    const rec = conv.rec;
+    const ua = rec.userAgent;
+    const ip = rec.ip === '' ? undefined : rec.ip;
+    let visitor = ip === undefined ? undefined : this.ids.cachedIpAndAgent(ip, ua);
+    try {
+      checkImportRecord(rec.ts, rec.path, ua, ip, undefined, undefined, rec.referrer || undefined, rec.accept || undefined, this.now, visitor !== undefined);
+    } catch (err) {
+      if (!(err instanceof RecordRejected)) throw err;
+      return this.reject(err, line);
+    }
+    visitor ??= this.ids.fromIpAndAgent(ip!, ua);
+    const c = classify(ua, rec.path, rec.accept);
+    this.push(rec.ts, rec.path, visitor, CLS[c.class], c.agent, rec.referrer, conv.key[0], conv.key[1]);
+  }
+
+  /** Counts a line the server side would reject. */
+  reject(err: RecordRejected, line: number): void {
+    this.rejected++;
+    if (this.errors.length < MAX_ERRORS) this.errors.push({ line, code: err.code, error: err.message });
+  }
+
+  /** Appends one checked, classified and identified view. */
+  push(ts: number, path: string, visitor: bigint, cls: number, agent: string | null, referrer: string | null, keyHi: number, keyLo: number): void {
+    if (cls > CLS.ai) this.crawlers++;
+    const cols = this.cols;
+    const i = cols.n++;
+    cols.ts[i] = ts;
+    let p = this.pathIndex.get(path);
+    if (p === undefined) this.pathIndex.set(path, (p = cols.paths.push(path) - 1));
+    cols.path[i] = p;
+    cols.visitor[i] = visitor;
+    cols.cls[i] = cls;
+    let a = -1;
+    if (agent !== null) {
+      a = this.agentIndex.get(agent) ?? -1;
+      if (a < 0) this.agentIndex.set(agent, (a = cols.agents.push(agent) - 1));
+    }
+    cols.agent[i] = a;
+    if (referrer) (cols.referrer ??= new Array<string | null>(this.capacity).fill(null))[i] = referrer;
+    // The signed 64-bit key (high half, low half) written as two 32-bit words: no BigInt per line.
+    this.keyWords[2 * i + HI] = keyHi;
+    this.keyWords[2 * i + LO] = keyLo;
+  }
+
+  /** The batch so far; the builder starts a new one. */
+  take(): ImportColumns {
+    const out = this.cols;
+    this.reset();
+    return out;
+  }
+
+  private reset(): void {
+    const n = this.capacity;
+    this.cols = {
+      projectId: this.projectId,
+      n: 0,
+      ts: new Float64Array(n),
+      path: new Int32Array(n),
+      paths: [],
+      visitor: new BigInt64Array(n),
+      cls: new Uint8Array(n),
+      agent: new Int16Array(n),
+      agents: [],
+      referrer: null,
+      key: new BigInt64Array(n),
+    };
+    this.keyWords = new Int32Array(this.cols.key.buffer);
+    this.pathIndex = new Map();
+    this.agentIndex = new Map();
+  }
+}
+
+/** The buffers of a batch, for postMessage's transfer list. */
+export function transferList(c: ImportColumns): ArrayBuffer[] {
+  return [c.ts, c.path, c.visitor, c.cls, c.agent, c.key].map((a) => a.buffer as ArrayBuffer);
+}

@@ -1,0 +1,194 @@
+// The direct import's fast paths give exactly what the plain paths give: the combined-line scanner
+// vs the regex, the byte path (import-bytes.ts) vs the string path (LineConverter + builder), IPv4
+// parsing vs net.isIPv4, repeats of identical lines, and visitor ids hashed on the writing thread.
+import { isIPv4 } from 'node:net';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DeferredVisitors, VisitorResolver } from '../../src/analytics/deferred-visitors.ts';
+import type { ImportColumns } from '../../src/analytics/engine.ts';
+import { VisitorIds } from '../../src/analytics/identity.ts';
+import { ByteLineImporter, ipv4At } from '../../src/analytics/import-bytes.ts';
+import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
+import { CombinedParser, contentKey, LineConverter, Repeats } from '../../src/analytics/import.ts';
+import { rng } from './helpers.ts';
+
+const SECRET = 'test-secret-0123456789abcdef';
+const NOW = Date.UTC(2025, 5, 1);
+const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const AI = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Claude-User/1.0; +Claude-User@anthropic.com)';
+const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
+
+/** Ordinary lines and every kind of odd one, in time order with repeats within seconds. */
+function oddLines(n: number, seed: number): string[] {
+  const r = rng(seed);
+  const pick = <T>(xs: T[]) => xs[Math.floor(r() * xs.length)];
+  /** Mostly the first (ordinary) value, sometimes an odd one. */
+  const mostly = <T>(xs: T[]) => (r() < 0.85 ? xs[0] : pick(xs));
+  const lines: string[] = [];
+  let t = Date.UTC(2025, 4, 31, 23, 58, 0);
+  for (let i = 0; i < n; i++) {
+    if (r() < 0.6) t += Math.floor(r() * 3) * 1000;
+    const d = new Date(t);
+    const p = (x: number) => String(x).padStart(2, '0');
+    const mon = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][d.getUTCMonth()];
+    const zone = pick(['+0000', '+0000', '-0700', '+0530']);
+    const when = mostly([`${p(d.getUTCDate())}/${mon}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} ${zone}`, '31/Jan/2025:23:58:6x +0000', '01/Foo/2025:00:00:00 +0000', '1/Jun/2025:00:00:00']);
+    const ip = mostly([`198.51.100.${Math.floor(r() * 40)}`, '10.0.0.1', '255.255.255.255', '0.0.0.0', '01.2.3.4', '256.1.1.1', '1.2.3', '2001:db8::1', '-', 'héllo', '198.51.100.7\t']);
+    const method = mostly(['GET', 'GET', 'GET', 'HEAD', 'POST', 'get', 'G3T']);
+    const path = mostly([pick(['/docs', '/guide', '/api/x.md', '/llms.txt', '/docs/']), '/docs/', '/docs/a?x=1', '/docs/a#f', '/guide/café', '/api/ref.md', '/llms.txt', '/app.js', '/img/x.PNG', 'docs', '/a"b', '/' + 'p'.repeat(2100), '/x y']);
+    const proto = mostly([' HTTP/1.1', ' HTTP/1.1', '', ' HTTP/2.0 extra']);
+    const status = mostly(['200', '200', '304', '404', '500', '2000', '20']);
+    const bytes = mostly(['123', '-', '12"3']);
+    const ref = mostly(['-', '-', '', 'https://example.com/', 'https://a.example/"q', 'https://ex.com/\\"x', 'x'.repeat(2100)]);
+    const ua = mostly([pick([HUMAN, AI, BOT]), '', 'curl/8.0', 'Mozilla \\"quoted\\" agent', 'ü-agent', 'x'.repeat(1100)]);
+    const shape = r();
+    let line: string;
+    if (shape < 0.8) line = `${ip} - - [${when}] "${method} ${path}${proto}" ${status} ${bytes} "${ref}" "${ua}"`;
+    else if (shape < 0.85) line = `${ip} - - [${when}] "${method} ${path}${proto}" ${status} ${bytes}`;
+    else if (shape < 0.88) line = `  ${ip} - - [${when}] "${method} ${path}${proto}" ${status} ${bytes} "${ref}" "${ua}"`;
+    else if (shape < 0.9) line = '';
+    else if (shape < 0.92) line = `{"time":"2025-05-31T23:59:00Z","ip":"${ip}","path":"/json","ua":"x"}`;
+    else if (shape < 0.94) line = `${ip} - - [${when}] "${method} ${path}${proto}" ${status} ${bytes} "${ref}" "${ua}" trailing "stuff"`;
+    else line = 'this is not a log line';
+    lines.push(line);
+    if (r() < 0.1) lines.push(line); // identical line, same second
+  }
+  return lines;
+}
+
+function snapshot(c: ImportColumns) {
+  return Array.from({ length: c.n }, (_, i) => ({
+    ts: c.ts[i],
+    path: c.paths[c.path[i]],
+    visitor: c.visitor[i],
+    cls: c.cls[i],
+    agent: c.agent[i] < 0 ? null : c.agents[c.agent[i]],
+    referrer: c.referrer?.[i] ?? null,
+    key: c.key[i],
+  }));
+}
+
+/** Imports `text` through the string path only, or the byte path first (as the worker does). */
+function importText(text: string, mode: 'string' | 'bytes', batch = 64) {
+  let viaBytes = 0;
+  const conv = new LineConverter('auto');
+  const ids = new VisitorIds(SECRET);
+  const builder = new ImportColumnsBuilder('prj', ids, NOW, batch);
+  const deferred = new DeferredVisitors();
+  const resolver = new VisitorResolver(new VisitorIds(SECRET), 5 * batch);
+  const fast = new ByteLineImporter(conv, builder, ids, NOW, deferred);
+  const rows: ReturnType<typeof snapshot> = [];
+  const flush = () => {
+    const cols = builder.take();
+    const identities = deferred.take();
+    const fresh = resolver.resolve(identities, cols.visitor, cols.n);
+    deferred.settle(identities.first, fresh);
+    rows.push(...snapshot(cols));
+  };
+  const buf = Buffer.from(text, 'utf8');
+  let start = 0;
+  for (let nl = buf.indexOf(10); nl !== -1; nl = buf.indexOf(10, start)) {
+    const end = nl > start && buf[nl - 1] === 13 ? nl - 1 : nl;
+    if (mode === 'bytes' && fast.line(buf, start, end)) viaBytes++;
+    else if (conv.next(buf.toString('utf8', start, end))) builder.add(conv, conv.lines);
+    start = nl + 1;
+    if (builder.full) flush();
+  }
+  flush();
+  return { viaBytes, rows, lines: conv.lines, skipped: conv.skipped, rejected: builder.rejected, errors: builder.errors, crawlers: builder.crawlers };
+}
+
+describe('the direct import fast paths', () => {
+  it('finds the same fields with the scanner as with the regex, on ordinary and odd lines', () => {
+    const parser = new CombinedParser();
+    const out = { ts: 0, ip: '', method: '', path: '', status: 0, userAgent: '', referrer: null as string | null, accept: null as string | null };
+    const lines = oddLines(3000, 11);
+    fc.assert(
+      fc.property(fc.constantFrom(...lines), fc.nat(400), fc.constantFrom('"', ' ', '\\', ']', '[', '\t', 'é', '-', '0'), (line, at, ch) => {
+        for (const l of [line, line.slice(0, at) + ch + line.slice(at), line.slice(0, at)]) {
+          const viaRegex = parser.matchOnly(l);
+          const ok = parser.parse(l, out);
+          expect(ok ? { ...out } : null, l).toEqual(viaRegex);
+        }
+      }),
+      { numRuns: 3000, seed: 7 },
+    );
+  });
+
+  it('imports every line of an odd log exactly as the string path does: rows, keys, visitors, skips and rejections', () => {
+    const text = oddLines(6000, 3).join('\n') + '\r\n' + oddLines(2000, 4).join('\r\n') + '\n';
+    const plain = importText(text, 'string');
+    const fast = importText(text, 'bytes');
+    expect(fast.lines).toBe(plain.lines);
+    expect(fast.skipped).toEqual(plain.skipped);
+    expect(fast.rejected).toBe(plain.rejected);
+    expect(fast.errors).toEqual(plain.errors);
+    expect(fast.crawlers).toBe(plain.crawlers);
+    expect(fast.rows).toEqual(plain.rows);
+    // The log exercises every branch: accepted rows, each skip reason and rejections.
+    expect(plain.rows.length).toBeGreaterThan(1000);
+    expect(fast.viaBytes).toBeGreaterThan(plain.lines / 2);
+    expect(fast.viaBytes).toBeLessThan(plain.lines);
+    for (const reason of ['unparseable', 'method', 'status', 'asset', 'empty'] as const) expect(plain.skipped[reason], reason).toBeGreaterThan(0);
+    expect(plain.rejected).toBeGreaterThan(plain.errors.length);
+    expect(new Set(plain.errors.map((e) => e.code)).size).toBeGreaterThan(2);
+  });
+
+  it('keys a repeated line by its occurrence, the same way on both paths', () => {
+    const line = `198.51.100.9 - - [01/Jun/2025:00:00:01 +0000] "GET /docs HTTP/1.1" 200 1 "-" "${HUMAN}"`;
+    const other = line.replace(':01 +0000', ':02 +0000');
+    const text = [line, line, other, line, line].join('\n') + '\n';
+    for (const mode of ['string', 'bytes'] as const) {
+      const { rows } = importText(text, mode);
+      const hex = rows.map((r) => BigInt.asUintN(64, r.key).toString(16).padStart(16, '0'));
+      expect(hex, mode).toEqual([contentKey(line), contentKey(`${line}\n#2`), contentKey(other), contentKey(line), contentKey(`${line}\n#2`)]);
+    }
+  });
+
+  it('counts repeats exactly per second, also after its tables are emptied', () => {
+    const repeats = new Repeats();
+    for (let second = 0; second < 3; second++) {
+      for (let k = 0; k < 5000; k++) expect(repeats.occurrence(second, k % 7, k)).toBe(1);
+      // Same high half, other low half: a separate key. Same key again: its second occurrence.
+      expect(repeats.occurrence(second, 3, 999_999)).toBe(1);
+      expect(repeats.occurrence(second, 3, 10)).toBe(2);
+      expect(repeats.occurrence(second, 3, 10)).toBe(3);
+    }
+  });
+
+  it('reads IPv4 addresses exactly as net.isIPv4 accepts them', () => {
+    const cases = ['1.2.3.4', '0.0.0.0', '255.255.255.254', '255.255.255.255', '01.2.3.4', '1.2.3.04', '256.0.0.1', '1.2.3', '1.2.3.4.5', '1..2.3', '', '1.2.3.4 ', 'a.b.c.d', '2001:db8::1', '1.2.3.4x'];
+    fc.assert(
+      fc.property(fc.oneof(fc.constantFrom(...cases), fc.ipV4(), fc.ipV4Extended(), fc.string({ maxLength: 16 })), (ip) => {
+        const b = Buffer.from(ip, 'latin1');
+        const n = ipv4At(b, 0, b.length);
+        // -1 is "not an address" (and 255.255.255.255, which the string path then handles).
+        if (n !== -1) {
+          expect(isIPv4(ip), ip).toBe(true);
+          expect(n >>> 0, ip).toBe(ip.split('.').reduce((a, o) => a * 256 + Number(o), 0));
+        } else expect(isIPv4(ip) && ip !== '255.255.255.255', ip).toBe(false);
+      }),
+      { numRuns: 2000, seed: 3 },
+    );
+  });
+
+  it('resolves visitor placeholders to the ids VisitorIds gives, and refuses a reference it no longer holds', () => {
+    const ids = new VisitorIds(SECRET);
+    const deferred = new DeferredVisitors();
+    const resolver = new VisitorResolver(new VisitorIds(SECRET), 4);
+    const settled: bigint[] = [];
+    const a = deferred.defer('198.51.100.1', HUMAN, (id) => settled.push(id));
+    const b = deferred.defer('198.51.100.2', AI, (id) => settled.push(id));
+    const visitor = new BigInt64Array([a, 5n, b, a]);
+    const batch = deferred.take();
+    const fresh = resolver.resolve(batch, visitor, 4);
+    deferred.settle(batch.first, fresh);
+    const ia = ids.fromIpAndAgent('198.51.100.1', HUMAN);
+    const ib = ids.fromIpAndAgent('198.51.100.2', AI);
+    expect([...visitor]).toEqual([ia, 5n, ib, ia]);
+    expect(settled).toEqual([ia, ib]);
+    for (let i = 0; i < 5; i++) deferred.defer(`10.0.0.${i}`, HUMAN, () => {});
+    resolver.resolve(deferred.take(), new BigInt64Array(0), 0);
+    expect(() => resolver.resolve(deferred.take(), new BigInt64Array([a]), 1)).toThrow(/no longer known/);
+  });
+});
