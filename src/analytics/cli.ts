@@ -30,6 +30,14 @@ interface Sink {
  */
 const HTTP_INFLIGHT = 4;
 
+/** Views per request to the bulk endpoint. */
+const HTTP_BATCH = 50_000;
+/**
+ * Views per write of a direct import: fewer, larger DuckDB transactions (each has a fixed cost of
+ * about ten statements) measured 7.5 vs 8.6 s of CPU per 1M lines against 50,000.
+ */
+const DIRECT_BATCH = 250_000;
+
 function httpSink(url: string, key: string, projectId: string): Sink {
   const endpoint = `${url.replace(/\/+$/, '')}/v1/analytics/${encodeURIComponent(projectId)}/import`;
   const totals = { recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] as ImportSummary['errors'] };
@@ -82,7 +90,7 @@ export interface ImportOptions {
   url?: string;
   key?: string;
   map?: string[];
-  batch: number;
+  batch?: number;
   progress: boolean;
 }
 
@@ -145,7 +153,7 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
         for (const line of chunk) {
           const rec = converter.convert(line);
           if (rec) batch.push(rec);
-          if (batch.length >= opts.batch) {
+          if (batch.length >= (opts.batch ?? HTTP_BATCH)) {
             await sink.send(batch);
             batch = [];
           }
@@ -174,7 +182,7 @@ export async function runImport(files: string[], opts: ImportOptions, out: NodeJ
   try {
     const r = opts.url
       ? await importOverHttp(files, opts, fields, progress)
-      : await importDirect(files, { project: opts.project, format: opts.format, fields, batch: opts.batch }, progress);
+      : await importDirect(files, { project: opts.project, format: opts.format, fields, batch: opts.batch ?? DIRECT_BATCH }, progress);
     return {
       files: files.length,
       linesRead: r.lines,
@@ -225,12 +233,12 @@ export function registerAnalyticsCommands(program: Command): void {
     .addOption(new Option('--url <url>', 'a running Folio server (otherwise the analytics store is written directly: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in FOLIO_DATA_DIR)').env('FOLIO_URL'))
     .addOption(new Option('--key <key>', 'API key with the write scope, for --url').env('FOLIO_API_KEY'))
     .option('--map <name=field>', 'JSON lines: read NAME (time, ip, method, path, request, status, userAgent, referrer, accept) from FIELD (dots for nesting); repeatable', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--batch <n>', 'lines per request', (v: string) => Number(v), 50_000)
+    .option('--batch <n>', `views per request with --url (default ${HTTP_BATCH.toLocaleString('en-US')}) or per write into the store (default ${DIRECT_BATCH.toLocaleString('en-US')})`, (v: string) => Number(v))
     .option('--no-progress', 'no progress bar')
     .option('--json', 'print the summary as JSON')
     .action(async (files: string[], o: ImportOptions & { json?: boolean }) => {
       try {
-        if (!Number.isInteger(o.batch) || o.batch < 1) throw new ImportError('--batch must be a positive whole number.');
+        if (o.batch !== undefined && (!Number.isInteger(o.batch) || o.batch < 1)) throw new ImportError('--batch must be a positive whole number.');
         const summary = await runImport(files, o);
         process.stdout.write((o.json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
       } catch (err) {

@@ -103,8 +103,7 @@ export async function importDirect(
         else if (m.type === 'done') {
           finished = true;
           writing.then(() => resolve(m), fail);
-        }
-        else if (m.type === 'batch') {
+        } else if (m.type === 'batch') {
           // Batches are written in order; the worker is told when each one is stored.
           // Ids now, while the engine writes the batch before (this thread is free then).
           let ids: BigInt64Array;

@@ -48,6 +48,11 @@ export interface ImportColumns {
   referrer: (string | null)[] | null;
   /** The import dedupe key of every row. */
   key: BigInt64Array;
+  /**
+   * No two rows share a key: the rows are in time order, so identical lines were numbered apart
+   * (LineConverter) and lines of different seconds differ. The engine then skips its in-batch check.
+   */
+  distinctKeys: boolean;
 }
 
 /** The rows of an import batch as stored events (engines without a columnar write path). */

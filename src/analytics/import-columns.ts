@@ -78,6 +78,7 @@ export class ImportColumnsBuilder {
     if (cls > CLS.ai) this.crawlers++;
     const cols = this.cols;
     const i = cols.n++;
+    if (i > 0 && ts < cols.ts[i - 1]) cols.distinctKeys = false;
     cols.ts[i] = ts;
     let p = this.pathIndex.get(path);
     if (p === undefined) this.pathIndex.set(path, (p = cols.paths.push(path) - 1));
@@ -117,6 +118,7 @@ export class ImportColumnsBuilder {
       agents: [],
       referrer: null,
       key: new BigInt64Array(n),
+      distinctKeys: true,
     };
     this.keyWords = new Int32Array(this.cols.key.buffer);
     this.pathIndex = new Map();

@@ -192,3 +192,41 @@ describe('the direct import fast paths', () => {
     expect(() => resolver.resolve(deferred.take(), new BigInt64Array([a]), 1)).toThrow(/no longer known/);
   });
 });
+
+describe('DuckDbEngine.writeImport', () => {
+  it('stores a column batch, drops keys seen before or twice in a batch, and counts them', async () => {
+    const { DuckDbEngine } = await import('../../src/analytics/engines/duckdb.ts');
+    const engine = await DuckDbEngine.open({ file: ':memory:', readConnections: 1 });
+    try {
+      const day = Date.UTC(2025, 4, 1);
+      const batch = (keys: bigint[], ts: number[], distinctKeys: boolean): ImportColumns => ({
+        projectId: 'prj',
+        n: keys.length,
+        ts: Float64Array.from(ts),
+        path: Int32Array.from(keys.map((_, i) => i % 2)),
+        paths: ['/a', '/b'],
+        visitor: BigInt64Array.from(keys.map((_, i) => BigInt(i % 3))),
+        cls: Uint8Array.from(keys.map((_, i) => (i % 4 === 3 ? 2 : 1))),
+        agent: Int16Array.from(keys.map((_, i) => (i % 4 === 3 ? 0 : -1))),
+        agents: ['Claude-User'],
+        referrer: null,
+        key: BigInt64Array.from(keys),
+        distinctKeys,
+      });
+      const keys = [1n, 2n, -3n, 4n, 5n, 6n];
+      const ts = keys.map((_, i) => day + i * 1000);
+      expect(await engine.writeImport(batch(keys, ts, true))).toEqual({ duplicates: 0 });
+      expect(await engine.writeImport(batch(keys, ts, true))).toEqual({ duplicates: 6 });
+      // Out of order, with a key twice in the batch: the in-batch check keeps one.
+      expect(await engine.writeImport(batch([9n, 8n, 9n], [day + 5000, day, day + 5000], false))).toEqual({ duplicates: 1 });
+      const range = { from: day, to: day + 86_400_000 };
+      const views = await engine.views('prj', range, { limit: 10, offset: 0 });
+      expect(views.totals).toEqual({ human: 7, ai: 1, total: 8 });
+      const visitors = await engine.visitors('prj', range, { limit: 10, offset: 0 });
+      expect(visitors.totals).toEqual({ human: 3, ai: 1, total: 3 });
+      expect(await engine.agents('prj', range)).toEqual([{ agent: 'Claude-User', category: 'ai', visitors: 1, views: 1 }]);
+    } finally {
+      await engine.close();
+    }
+  });
+});

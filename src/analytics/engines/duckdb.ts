@@ -13,7 +13,7 @@
 // Rows in `recent` are folded into daily/daily_site by compact(); until then queries add them with a
 // small join, so results are exact at every moment.
 import { existsSync } from 'node:fs';
-import { BIGINT, DuckDBDataChunk, DuckDBInstance, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { BIGINT, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../dates.ts';
 import type { AgentRow, AnalyticsEngine, Counts, ImportColumns, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../engine.ts';
 import { CLS_NAME, SOURCE } from '../engine.ts';
@@ -39,7 +39,8 @@ const SCHEMA = [
   `CREATE TABLE IF NOT EXISTS import_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, k BIGINT NOT NULL)`,
 ];
 
-const STAGE_TYPES = [INTEGER, INTEGER, BIGINT, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
+// ts is staged as a DOUBLE (exact for ms timestamps) so no BigInt is made per row; it is stored as BIGINT.
+const STAGE_TYPES = [INTEGER, INTEGER, DOUBLE, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
 const CHUNK_ROWS = 2048;
 
 const int = (n: number): string => {
@@ -85,6 +86,8 @@ interface StageRows {
   key: BigInt64Array | null;
   /** Which rows have a key; null: all (when `key` is set). */
   hasKey: Uint8Array | null;
+  /** No two rows have the same key. */
+  distinctKeys: boolean;
 }
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -135,7 +138,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     }
     const writer = await instance.connect();
     for (const sql of SCHEMA) await writer.run(sql);
-    await writer.run(`CREATE TEMP TABLE IF NOT EXISTS stage (grp INTEGER, project_key INTEGER, ts BIGINT, day INTEGER, path_id INTEGER, visitor BIGINT,
+    await writer.run(`CREATE OR REPLACE TEMP TABLE stage (grp INTEGER, project_key INTEGER, ts DOUBLE, day INTEGER, path_id INTEGER, visitor BIGINT,
       cls UTINYINT, agent VARCHAR, referrer VARCHAR, source UTINYINT, ikey BIGINT)`);
     const readers: DuckDBConnection[] = [];
     for (let i = 0; i < (opts.readConnections ?? 4); i++) readers.push(await instance.connect());
@@ -208,6 +211,7 @@ export class DuckDbEngine implements AnalyticsEngine {
       source: new Uint8Array(n),
       key: new BigInt64Array(n),
       hasKey: new Uint8Array(n),
+      distinctKeys: false,
     };
     const agentIndex = new Map<string, number>();
     for (let i = 0; i < n; i++) {
@@ -259,6 +263,7 @@ export class DuckDbEngine implements AnalyticsEngine {
       source: new Uint8Array(c.n).fill(SOURCE.import),
       key: c.key,
       hasKey: null,
+      distinctKeys: c.distinctKeys,
     };
   }
 
@@ -344,7 +349,7 @@ export class DuckDbEngine implements AnalyticsEngine {
           const group = rows.group === null ? 0 : rows.group[i];
           v[0].setItem(j, group);
           v[1].setItem(j, rows.project[i]);
-          v[2].setItem(j, BigInt(ts));
+          v[2].setItem(j, ts);
           v[3].setItem(j, day);
           v[4].setItem(j, rows.pathId[i]);
           v[5].setItem(j, rows.visitor[i]);
@@ -369,9 +374,11 @@ export class DuckDbEngine implements AnalyticsEngine {
       await this.writer.run('BEGIN TRANSACTION');
       try {
         if (perGroup.size > 0) {
-          // Drop lines already imported (earlier batches) and repeats inside this batch.
-          await this.writer.run(`DELETE FROM stage WHERE ikey IS NOT NULL AND rowid NOT IN
-            (SELECT min(rowid) FROM stage WHERE ikey IS NOT NULL GROUP BY project_key, day, ikey)`);
+          // Drop repeats inside this batch (none in a batch known to hold distinct keys), then lines already imported.
+          if (!rows.distinctKeys) {
+            await this.writer.run(`DELETE FROM stage WHERE ikey IS NOT NULL AND rowid NOT IN
+              (SELECT min(rowid) FROM stage WHERE ikey IS NOT NULL GROUP BY project_key, day, ikey)`);
+          }
           // Constant day bounds let DuckDB skip the key table's row groups of other days (logs arrive in time order).
           await this.writer.run(`DELETE FROM stage s USING import_keys k
             WHERE s.ikey IS NOT NULL AND k.k = s.ikey AND k.project_key = s.project_key AND k.day = s.day
@@ -382,7 +389,7 @@ export class DuckDbEngine implements AnalyticsEngine {
           for (const [g, d] of perGroup) if (d > 0) duplicates.set(g, d);
           await this.writer.run('INSERT INTO import_keys SELECT project_key, day, ikey FROM stage WHERE ikey IS NOT NULL');
         }
-        await this.writer.run('INSERT INTO events SELECT project_key, ts, day, path_id, visitor, cls, agent, referrer, source FROM stage');
+        await this.writer.run('INSERT INTO events SELECT project_key, ts::BIGINT, day, path_id, visitor, cls, agent, referrer, source FROM stage');
         await this.writer.run(
           `INSERT INTO recent SELECT project_key, day, path_id, visitor, bit_or(cls)::UTINYINT, count(*) FILTER (WHERE cls = 1), count(*) FILTER (WHERE cls = 2)
            FROM stage WHERE cls <= 2 GROUP BY project_key, day, path_id, visitor`,
