@@ -5,7 +5,7 @@ import { existsSync, statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { importDirect, ImportError, type ImportProgress } from './direct-import.ts';
-import { DEFAULT_FIELDS, LineConverter, openLog, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
+import { DEFAULT_FIELDS, LineConverter, logReadProblem, openLog, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportSummary {
   files: number;
@@ -161,9 +161,8 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
         progress.update(bytes, converter.lines);
       }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ImportError(`File not found: ${file}`);
-      if ((err as NodeJS.ErrnoException).code === 'Z_DATA_ERROR') throw new ImportError(`${file} is not a valid gzip file.`);
-      throw err;
+      const problem = logReadProblem(err, file);
+      throw problem === null ? err : new ImportError(problem);
     }
     if (batch.length) await sink.send(batch);
   }

@@ -99,7 +99,7 @@ export async function importDirect(
         if (failure) return;
         if (m.type === 'file') progress.file(m.file, m.size);
         else if (m.type === 'progress') progress.update(m.bytes, m.lines);
-        else if (m.type === 'error') fail(m.code ? new ImportError(m.message) : new Error(`The import worker failed: ${m.message}`));
+        else if (m.type === 'error') fail(m.expected ? new ImportError(m.message) : new Error(`The import worker failed: ${m.message}`));
         else if (m.type === 'done') {
           finished = true;
           writing.then(() => resolve(m), fail);

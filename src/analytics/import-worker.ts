@@ -7,7 +7,7 @@ import { DeferredVisitors, type NewIdentities } from './deferred-visitors.ts';
 import { VisitorIds } from './identity.ts';
 import { ImportColumnsBuilder, transferList, type LineError } from './import-columns.ts';
 import { ByteLineImporter } from './import-bytes.ts';
-import { LineConverter, openLogBytes, type LogFormat, type SkipReason } from './import.ts';
+import { LineConverter, logReadProblem, openLogBytes, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportWorkerData {
   files: string[];
@@ -27,7 +27,8 @@ export type WorkerMessage =
   | { type: 'progress'; bytes: number; lines: number }
   | { type: 'batch'; columns: ImportColumns; identities: NewIdentities }
   | { type: 'done'; lines: number; skipped: Record<SkipReason, number>; crawlers: number; rejected: number; errors: LineError[] }
-  | { type: 'error'; message: string; code?: string };
+  /** `expected`: a clear problem with the input (printed as is), else a bug (with its stack). */
+  | { type: 'error'; message: string; expected?: boolean };
 
 /** The main thread's answer to each batch once it is written: the ids of its new identities. */
 export type MainMessage = { type: 'written'; first: number; ids: BigInt64Array };
@@ -80,10 +81,9 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
       if (rest) line(rest, 0, rest.length);
       if (builder.full) await send(builder.take());
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return post({ type: 'error', message: `File not found: ${file}`, code });
-      if (code === 'Z_DATA_ERROR') return post({ type: 'error', message: `${file} is not a valid gzip file.`, code });
-      throw err;
+      const problem = logReadProblem(err, file);
+      if (problem === null) throw err;
+      return post({ type: 'error', message: problem, expected: true });
     }
   }
   if (builder.length > 0) await send(builder.take());

@@ -518,6 +518,15 @@ export function openLog(file: string, onBytes: (n: number) => void): { lines: As
   return { lines: readLineChunks(stream), size };
 }
 
+/** A clear sentence for an error reading a log file, or null for an unexpected one. */
+export function logReadProblem(err: unknown, file: string): string | null {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return `File not found: ${file}`;
+  if (code === 'EACCES' || code === 'EPERM') return `Cannot read ${file}: permission denied.`;
+  if (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR') return `${file} is not a valid gzip file.`;
+  return null;
+}
+
 /** Opens a log file (`-` for stdin, `.gz` decompressed) as a byte stream; counts raw bytes read for progress. */
 export function openLogBytes(file: string, onBytes: (n: number) => void): { stream: Readable; size: number | null } {
   const raw: Readable = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 });
