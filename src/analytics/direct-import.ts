@@ -75,7 +75,8 @@ export async function importDirect(
       // Two batches waiting or being written, one being built: the worker rarely waits for a write.
       ahead: 3,
     };
-    const worker = new Worker(new URL('./import-worker.ts', import.meta.url), { workerData: data, stdin: files.includes('-') });
+    const fromStdin = files.includes('-');
+    const worker = new Worker(new URL('./import-worker.ts', import.meta.url), { workerData: data, stdin: fromStdin });
     // Batches in flight (`ahead`) plus the one being built may still use references the worker has not settled.
     const resolver = new VisitorResolver(new VisitorIds(secret), (data.ahead + 2) * opts.batch);
     let recorded = 0;
@@ -84,11 +85,11 @@ export async function importDirect(
     let failure: Error | null = null;
     let finished = false;
     const done = await new Promise<Extract<WorkerMessage, { type: 'done' }>>((resolve, reject) => {
-      if (files.includes('-')) process.stdin.pipe(worker.stdin!);
+      if (fromStdin) process.stdin.pipe(worker.stdin!);
       const fail = (err: Error) => {
         failure ??= err;
         void worker.terminate();
-        if (files.includes('-')) process.stdin.unpipe().destroy(); // nothing more will be read
+        if (fromStdin) process.stdin.unpipe().destroy(); // nothing more will be read
         reject(failure);
       };
       worker.on('error', fail);
