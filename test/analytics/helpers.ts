@@ -1,21 +1,11 @@
 // Shared helpers of the analytics tests: a seeded PRNG, an independent reference computed with plain
-// Sets, and validators for the upstream OpenAPI document.
-import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
+// Sets, and validators of the upstream contract.
 import { CLICKHOUSE_TEST_URL, isScale } from '../helpers/backend.ts';
 
 /** True on the scale leg with ClickHouse: the analytics engine of every test server is ClickHouse, not DuckDB. */
 export const ON_CLICKHOUSE = isScale && CLICKHOUSE_TEST_URL !== '';
 
-export const UPSTREAM = '/work/shared/reference/upstream-openapi/analytics.openapi.json';
-
-export function upstreamValidator(schemaName: string) {
-  const doc = JSON.parse(readFileSync(UPSTREAM, 'utf8'));
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  ajv.addSchema({ $id: 'upstream', components: doc.components }, 'upstream');
-  const validate = ajv.compile({ $ref: `upstream#/components/schemas/${schemaName}` });
-  return (value: unknown): string | null => (validate(value) ? null : ajv.errorsText(validate.errors));
-}
+export { upstreamValidator } from '../helpers/upstream.ts';
 
 export { rng } from '../../bench/analytics/generate.ts';
 

@@ -5,14 +5,14 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const NODE24 = path.join(root, 'node_modules/.bin/node');
-const CHROMIUM = '/usr/bin/chromium';
 
 let server: TestServer;
 let outDir: string;
@@ -122,10 +122,9 @@ describe('compiled client', () => {
   });
 
   it('runs the same scenario in Chromium, streaming events over fetch', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM}; install it with "apt-get install -y chromium".`);
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+      browser = await launchChromium();
       const page = await browser.newPage();
       // Serve the compiled files from the server's own origin, so the page needs no CORS.
       await page.route(`${server.url}/__folio_client/**`, async (route) => {

@@ -1,29 +1,20 @@
 // The client and CLI against a server that speaks only the upstream service's published protocol
-// (reference/upstream-openapi): no `code` in error bodies, no Folio extras on jobs, no events
+// (its contract: test/fixtures/upstream-contract.json): no `code` in error bodies, no Folio extras on jobs, no events
 // operation. Every response of this local server is checked against the upstream documents.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
-import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolioClient, FolioError, type VisitorsPage } from '../../src/client/index.ts';
 import { runCli } from './fixtures/run-cli.ts';
-import { UPSTREAM_DIR } from '../helpers/upstream.ts';
+import { upstreamValidator } from '../helpers/upstream.ts';
 
-const REF = UPSTREAM_DIR;
 const KEY = 'mint_upstream_test_key';
 const PROJECT = 'proj-upstream';
 const PR = 'https://github.com/org/repo/pull/123';
 
-function validator(file: string, schema: string) {
-  const doc = JSON.parse(readFileSync(`${REF}/${file}`, 'utf8'));
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  ajv.addSchema({ $id: 'doc', components: doc.components }, 'doc');
-  return ajv.compile({ $ref: `doc#/components/schemas/${schema}` });
-}
-const validJob = validator('admin-openapi.json', 'AgentJob');
-const validError = validator('admin-openapi.json', 'Error');
-const validVisitors = validator('analytics.openapi.json', 'VisitorsByPageResponse');
+const checkJob = upstreamValidator('AgentJob', { allFields: true });
+const checkError = upstreamValidator('Error');
+const checkVisitors = upstreamValidator('VisitorsByPageResponse');
 
 interface UpstreamJob {
   id: string;
@@ -42,8 +33,8 @@ const requests: string[] = [];
 let rateLimitNextCreate = 0;
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
-  const ok = status < 400 ? true : validError(body);
-  if (!ok) throw new Error(`the fake upstream sent an undocumented error body: ${JSON.stringify(body)}`);
+  const problems = status < 400 ? null : checkError(body);
+  if (problems) throw new Error(`the fake upstream sent an undocumented error body: ${JSON.stringify(body)}`);
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -77,7 +68,7 @@ beforeAll(async () => {
           archivedAt: null,
         };
         jobs.set(id, { job, polls: 0 });
-        expect(validJob(job)).toBe(true);
+        expect(checkJob(job)).toBeNull();
         return send(res, 201, job);
       }
       if (req.method === 'GET' && (m = new RegExp(`^/v2/agent/${PROJECT}/job/([^/]+)$`).exec(url.pathname))) {
@@ -85,14 +76,14 @@ beforeAll(async () => {
         if (!entry) return send(res, 404, { error: 'Job not found' });
         // Finishes on the second poll, with its pull request.
         if (++entry.polls >= 2 && entry.job.status === 'active') Object.assign(entry.job, { status: 'completed', prLink: PR, source: { ...entry.job.source, ref: 'docs/update' } });
-        expect(validJob(entry.job)).toBe(true);
+        expect(checkJob(entry.job)).toBeNull();
         return send(res, 200, entry.job);
       }
       if (req.method === 'GET' && url.pathname === `/v1/analytics/${PROJECT}/visitors`) {
         const limit = Number(url.searchParams.get('limit') ?? 50);
         const offset = Number(url.searchParams.get('offset') ?? 0);
         const page = { totals: { human: 40, ai: 3, total: 43 }, visitors: PATHS.slice(offset, offset + limit), hasMore: offset + limit < PATHS.length };
-        expect(validVisitors(page)).toBe(true);
+        expect(checkVisitors(page)).toBeNull();
         return send(res, 200, page);
       }
       return send(res, 404, { error: 'Not found' });

@@ -1,4 +1,4 @@
-// The dashboard end to end in a real browser (playwright-core driving Debian's Chromium) against a
+// The dashboard end to end in a real browser (playwright-core driving Chromium: the system's or the one from npm) against a
 // real Folio server with the real agent, a scripted Chat Completions model and a fake GitHub:
 // first-run setup, sign-in, project, API key used from the test, a job that opens a pull request,
 // analytics for ingested events, settings, and revoking the key. Screenshots go to a temporary folder,
@@ -8,12 +8,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
+import { launchChromium } from '../helpers/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
 const WEB_INDEX = path.resolve('web/dist/index.html');
 const OWNER = { email: 'owner@example.com', password: 'a long owner passphrase' };
@@ -33,16 +32,13 @@ async function shot(name: string) {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: the dashboard end-to-end test needs it. Install it with "apt-get install -y chromium".`);
-  }
   // The server serves web/dist; build it once if this checkout has not (npm ci does).
   if (!existsSync(WEB_INDEX)) {
     execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
   }
   mkdirSync(SHOTS, { recursive: true });
   e = await startE2E();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', acceptDownloads: true, timezoneId: 'UTC', locale: 'en-GB' });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e.server.url });
   page = await context.newPage();
