@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { drainWorktreePool, Repo } from '../src/git/git.ts';
-import { startCodeHost } from '../test/fixtures/git-server.ts';
+import { LOCAL_GIT, startCodeHost } from '../test/fixtures/git-server.ts';
 import { percentile, TOKEN } from './agent-common.ts';
 
 const FILES = Number(process.argv[2] ?? 5000);
@@ -26,7 +26,7 @@ try {
   const url = host.createRepo('bench/big', files);
   console.log(`generated ${FILES}-file repository in ${((performance.now() - t) / 1000).toFixed(1)} s`);
   const repoWith = (worktreePool: number) =>
-    new Repo({ dataDir, repositoryUrl: url, credentials: { token: TOKEN, username: 'x-access-token' }, author: { name: 'Bench', email: 'b@example.com' }, worktreePool });
+    new Repo({ dataDir, repositoryUrl: url, ...LOCAL_GIT, credentials: { token: TOKEN, username: 'x-access-token' }, author: { name: 'Bench', email: 'b@example.com' }, worktreePool });
 
   /** One job: prepare (measured), edit + commit + push, release (measured). */
   const job = async (repo: Repo, id: string) => {

@@ -23,7 +23,7 @@ const rounds = Number(values.rounds);
 const dataDir = tempDir('folio-bench-');
 const config = loadConfig({ FOLIO_DATA_DIR: dataDir });
 const store = await openStore(config);
-const project = await new ProjectStore(store.db).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
+const project = await new ProjectStore(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
 const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id });
 await store.close();
 

@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { checkBranchName, RepositoryInputError, type RemoteTransport, type RepositoryPolicy } from './git/repository-url.ts';
+import { parseNetwork, type OutboundPolicy } from './net/address-policy.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -17,6 +19,25 @@ export interface Config {
   /** Agent workers in this process. 0 runs the API only. */
   readonly workers: number;
   readonly bodyLimitBytes: number;
+  /** Limits on how long a client may take (ms); see docs/security.md. */
+  readonly timeouts: {
+    /** The request's headers must have arrived within this. */
+    readonly headersMs: number;
+    /** The whole request, headers and body, must have arrived within this. */
+    readonly requestMs: number;
+    /** A connection with no traffic either way is closed after this. */
+    readonly idleMs: number;
+    /** A kept-alive connection waits this long for its next request. */
+    readonly keepAliveMs: number;
+    /** A graceful shutdown (SIGTERM) ends the process after at most this, stalled clients or not. */
+    readonly shutdownMs: number;
+  };
+  /** Live event streams (SSE) open at once in this process, per API key and per project. */
+  readonly streams: { readonly perKey: number; readonly perProject: number };
+  /** What repository URLs projects may use; see src/git/repository-url.ts. */
+  readonly repositories: RepositoryPolicy;
+  /** Networks Folio may reach for user-configured URLs although they are not public; see src/net/address-policy.ts. */
+  readonly outbound: OutboundPolicy;
   /**
    * Which proxies to believe for the client address and protocol (X-Forwarded-For/-Proto): false
    * (none: the socket's peer is the client), true (any), a hop count, or a list of addresses/CIDRs.
@@ -132,6 +153,46 @@ function trustProxy(env: Env): boolean | number | string[] {
   return list;
 }
 
+function gitProtocols(env: Env): RemoteTransport[] {
+  const list = str(env, 'FOLIO_GIT_PROTOCOLS', 'https')
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean);
+  for (const p of list) {
+    if (p !== 'https' && p !== 'http' && p !== 'ssh') {
+      throw new ConfigError(`FOLIO_GIT_PROTOCOLS may list https, http and ssh, got "${p}".`);
+    }
+  }
+  return [...new Set(['https', ...list])] as RemoteTransport[];
+}
+
+/** Job branches are `<prefix><job id>`: the prefix must make valid branch names. */
+function branchPrefix(env: Env): string {
+  const prefix = str(env, 'FOLIO_BRANCH_PREFIX', 'folio/');
+  try {
+    checkBranchName(`${prefix}job_0`, 'FOLIO_BRANCH_PREFIX');
+  } catch (err) {
+    if (err instanceof RepositoryInputError) throw new ConfigError(`${err.message.replace(/"[^"]*job_0"/, `"${prefix}"`)}`);
+    throw err;
+  }
+  return prefix;
+}
+
+function outboundAllow(env: Env): string[] {
+  const list = str(env, 'FOLIO_OUTBOUND_ALLOW', '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of list) {
+    try {
+      parseNetwork(entry);
+    } catch (err) {
+      throw new ConfigError(`FOLIO_OUTBOUND_ALLOW: ${(err as Error).message}`);
+    }
+  }
+  return list;
+}
+
 /** Durations like `30s`, `20m`, `2h`, `7d`, or plain milliseconds. */
 export function parseDuration(raw: string): number | null {
   const m = /^(\d+)(ms|s|m|h|d)?$/.exec(raw.trim());
@@ -140,11 +201,12 @@ export function parseDuration(raw: string): number | null {
   return Number(m[1]) * unit;
 }
 
-function duration(env: Env, name: string, fallbackMs: number): number {
+function duration(env: Env, name: string, fallbackMs: number, minMs = 0): number {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallbackMs;
   const ms = parseDuration(raw);
   if (ms === null) throw new ConfigError(`${name} must be a duration such as 30s, 20m or 2h, got "${raw}".`);
+  if (ms < minMs) throw new ConfigError(`${name} must be at least ${minMs} ms, got "${raw}".`);
   return ms;
 }
 
@@ -210,6 +272,22 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
     workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),
     bodyLimitBytes: int(env, 'FOLIO_BODY_LIMIT', 1024 * 1024, 1024),
+    timeouts: {
+      headersMs: duration(env, 'FOLIO_HEADERS_TIMEOUT', 10_000, 1),
+      requestMs: duration(env, 'FOLIO_REQUEST_TIMEOUT', 60_000, 1),
+      idleMs: duration(env, 'FOLIO_IDLE_TIMEOUT', 60_000, 1),
+      keepAliveMs: duration(env, 'FOLIO_KEEPALIVE_TIMEOUT', 5_000, 1),
+      shutdownMs: duration(env, 'FOLIO_SHUTDOWN_TIMEOUT', 10_000, 1),
+    },
+    streams: {
+      perKey: int(env, 'FOLIO_MAX_STREAMS_PER_KEY', 20, 1, 100_000),
+      perProject: int(env, 'FOLIO_MAX_STREAMS_PER_PROJECT', 100, 1, 100_000),
+    },
+    repositories: {
+      protocols: Object.freeze(gitProtocols(env)),
+      allowLocal: bool(env, 'FOLIO_ALLOW_LOCAL_REPOSITORIES', false),
+    },
+    outbound: { allow: Object.freeze(outboundAllow(env)) },
     trustProxy: trustProxy(env),
     databaseUrl,
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
@@ -238,7 +316,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxRetries: int(env, 'FOLIO_MODEL_RETRIES', 4, 0, 20),
     },
     agent: {
-      branchPrefix: str(env, 'FOLIO_BRANCH_PREFIX', 'folio/'),
+      branchPrefix: branchPrefix(env),
       maxSteps: int(env, 'FOLIO_AGENT_MAX_STEPS', 50, 1, 10_000),
       maxWallClockMs: duration(env, 'FOLIO_AGENT_TIMEOUT', 20 * 60_000),
       maxTokens: int(env, 'FOLIO_AGENT_MAX_TOKENS', 2_000_000, 0),

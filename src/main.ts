@@ -29,9 +29,10 @@ function table(rows: Record<string, string>[]): string {
 }
 
 async function withStore<T>(fn: (s: { projects: ProjectStore; keys: ApiKeyStore }) => Promise<T>): Promise<T> {
-  const store = await openStore(config());
+  const cfg = config();
+  const store = await openStore(cfg);
   try {
-    return await fn({ projects: new ProjectStore(store.db), keys: new ApiKeyStore(store.db) });
+    return await fn({ projects: new ProjectStore(store.db, cfg), keys: new ApiKeyStore(store.db) });
   } finally {
     await store.close();
   }
@@ -81,9 +82,10 @@ export function buildCli(): Command {
     .description('Apply pending database migrations.')
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }) => {
-      const store = await openStore(config(), { migrate: false });
+      const cfg = config();
+      const store = await openStore(cfg, { migrate: false });
       try {
-        const applied = await migrate(store.dialect);
+        const applied = await migrate(store.dialect, cfg.secret);
         print(!!opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Already up to date.'));
       } finally {
         await store.close();

@@ -44,7 +44,7 @@ export function createLogger(config: Config): Logger {
 export async function createServices(config: Config, opts: ServicesOptions = {}): Promise<Services> {
   const log = opts.log ?? createLogger(config);
   const store = await openStore(config);
-  const projects = new ProjectStore(store.db);
+  const projects = new ProjectStore(store.db, config);
   const keys = new ApiKeyStore(store.db, store.dialect);
   const jobs = new JobsService({
     db: store.db,
@@ -52,7 +52,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     config,
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
-  const webhooks = startWebhookDispatcher({ db: store.db, config, log });
+  const webhooks = startWebhookDispatcher({ db: store.db, config, projects, log });
   jobs.onStatusChange((job, projectId) => webhooks.notify({ ...job, projectId }));
   const queue = new JobQueue(store.dialect, config.queue, {
     onWorkerLost: (row) => {
@@ -67,7 +67,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const cleanups: (() => Promise<void>)[] = [];
   if (workerCount > 0) {
     const handler = opts.jobHandler ?? (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log);
-    const pool = new WorkerPool({ db: store.db, config, queue, jobs, handler, log });
+    const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
     workers = pool;
     jobs.onWork(() => pool.wake());
     jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));

@@ -37,7 +37,7 @@ async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine;
   const config = loadConfig();
   const store = await openStore(config);
   try {
-    if (!(await new ProjectStore(store.db).get(projectId))) throw new ImportError(`Project "${projectId}" does not exist.`);
+    if (!(await new ProjectStore(store.db, config).get(projectId))) throw new ImportError(`Project "${projectId}" does not exist.`);
   } finally {
     await store.close();
   }

@@ -1,12 +1,14 @@
 // GitHub and GitHub Enterprise Server pull requests through Octokit. The API is api.github.com for
 // github.com and `{origin}/api/v3` for GHES; an explicit API URL overrides both.
 import { Octokit } from '@octokit/rest';
-import { CodeHostError, parseRepositoryUrl, type CodeHost, type PullRequestInput, type PullRequestRef } from './types.ts';
+import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from './types.ts';
+import { refusalOf } from '../net/guarded-fetch.ts';
 
 export interface GitHubOptions {
   repositoryUrl: string;
   token: string | null;
   apiUrl?: string | null;
+  fetch: typeof globalThis.fetch;
 }
 
 export function githubApiBase(repositoryUrl: string, override?: string | null): string {
@@ -17,9 +19,11 @@ export function githubApiBase(repositoryUrl: string, override?: string | null): 
 }
 
 function wrap(err: unknown, what: string): CodeHostError {
+  const refused = refusalOf(err);
+  if (refused) return refusedCall(refused);
   const e = err as { status?: number; message?: string; response?: { data?: { message?: string } } };
   const detail = e.response?.data?.message ?? e.message ?? String(err);
-  return new CodeHostError(`GitHub ${what} failed${e.status ? ` (HTTP ${e.status})` : ''}: ${detail}`, e.status ?? null);
+  return new CodeHostError(`GitHub ${what} failed${e.status ? ` (HTTP ${e.status})` : ''}: ${hostSaid(String(detail))}`, e.status ?? null);
 }
 
 export function createGitHub(opts: GitHubOptions): CodeHost {
@@ -31,6 +35,7 @@ export function createGitHub(opts: GitHubOptions): CodeHost {
     baseUrl: githubApiBase(opts.repositoryUrl, opts.apiUrl),
     ...(opts.token ? { auth: opts.token } : {}),
     userAgent: 'folio-agent',
+    request: { fetch: opts.fetch },
     log: { debug() {}, info() {}, warn() {}, error() {} },
   });
 

@@ -1,10 +1,12 @@
 // GitLab merge requests (gitlab.com and self-managed) over the REST API v4.
-import { CodeHostError, parseRepositoryUrl, type CodeHost, type PullRequestInput, type PullRequestRef } from './types.ts';
+import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from './types.ts';
+import { refusalOf } from '../net/guarded-fetch.ts';
 
 export interface GitLabOptions {
   repositoryUrl: string;
   token: string | null;
   apiUrl?: string | null;
+  fetch: typeof globalThis.fetch;
 }
 
 export function gitlabApiBase(repositoryUrl: string, override?: string | null): string {
@@ -25,7 +27,7 @@ export function createGitLab(opts: GitLabOptions): CodeHost {
   async function call<T>(method: string, url: string, body: unknown, what: string, signal?: AbortSignal): Promise<T> {
     let res: Response;
     try {
-      res = await fetch(url, {
+      res = await opts.fetch(url, {
         method,
         headers: {
           accept: 'application/json',
@@ -38,7 +40,9 @@ export function createGitLab(opts: GitLabOptions): CodeHost {
       });
     } catch (err) {
       if ((err as Error).name === 'AbortError') throw err;
-      throw new CodeHostError(`GitLab ${what} failed: ${(err as Error).message}`);
+      const refused = refusalOf(err);
+      if (refused) throw refusedCall(refused);
+      throw new CodeHostError(`GitLab ${what} failed: ${hostSaid((err as Error).message)}`);
     }
     const text = await res.text();
     if (!res.ok) {
@@ -49,7 +53,7 @@ export function createGitLab(opts: GitLabOptions): CodeHost {
       } catch {
         // not JSON
       }
-      throw new CodeHostError(`GitLab ${what} failed (HTTP ${res.status}): ${detail}`, res.status);
+      throw new CodeHostError(`GitLab ${what} failed (HTTP ${res.status}): ${hostSaid(detail)}`, res.status);
     }
     return JSON.parse(text) as T;
   }

@@ -3,6 +3,8 @@ import { createGitHub } from './github.ts';
 import { createGitLab } from './gitlab.ts';
 import { createPushOnly } from './push-only.ts';
 import type { CodeHost } from './types.ts';
+import type { OutboundPolicy, Resolve } from '../net/address-policy.ts';
+import { createGuardedFetch } from '../net/guarded-fetch.ts';
 
 export type { CodeHost, PullRequestInput, PullRequestRef } from './types.ts';
 export { CodeHostError, parseRepositoryUrl } from './types.ts';
@@ -13,14 +15,25 @@ export interface CodeHostOptions {
   token: string | null;
   githubApiUrl: string | null;
   gitlabApiUrl: string | null;
+  /** Networks besides public ones the API derived from the repository URL may be in (config.outbound). */
+  outbound: OutboundPolicy;
+  /** Name resolution for the outbound check (tests). */
+  resolve?: Resolve;
 }
 
+/**
+ * The code host of a project. Its API is derived from the repository URL, which a user set, so calls
+ * go through the outbound address check; an API URL the operator configured (GITHUB_API_URL,
+ * GITLAB_API_URL) is trusted as it is.
+ */
 export function createCodeHost(o: CodeHostOptions): CodeHost {
+  const apiUrl = o.kind === 'github' ? o.githubApiUrl : o.gitlabApiUrl;
+  const fetch = apiUrl ? globalThis.fetch : createGuardedFetch(o.outbound, { resolve: o.resolve });
   switch (o.kind) {
     case 'github':
-      return createGitHub({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl: o.githubApiUrl });
+      return createGitHub({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl, fetch });
     case 'gitlab':
-      return createGitLab({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl: o.gitlabApiUrl });
+      return createGitLab({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl, fetch });
     default:
       return createPushOnly();
   }

@@ -26,13 +26,28 @@ export interface CodeHost {
 }
 
 export class CodeHostError extends Error {
-  readonly code = 'code_host_error';
+  readonly code: string;
   readonly status: number | null;
-  constructor(message: string, status: number | null = null) {
+  constructor(message: string, status: number | null = null, code = 'code_host_error') {
     super(message);
     this.name = 'CodeHostError';
     this.status = status;
+    this.code = code;
   }
+}
+
+/**
+ * What a code host said, fit to repeat in a job's error: one line, no control characters, at most
+ * 300 characters (its responses are untrusted input like any other).
+ */
+export function hostSaid(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
+
+/** The error for a call the outbound address policy refused (the API host derived from the repository URL). */
+export function refusedCall(refusal: Error): CodeHostError {
+  return new CodeHostError(`The code host's API: ${refusal.message}`, null, 'code_host_address_refused');
 }
 
 export interface RepoLocation {

@@ -1,20 +1,60 @@
 // Git plumbing with the system `git` binary: a bare mirror per repository (fetched before each run), a
 // worktree per job on its own branch, commit and push. Credentials travel only in the environment of
 // the git process (GIT_CONFIG_COUNT / http.extraHeader): never in argv, files, remote URLs or logs.
+// Every value that comes from a user or the model is checked first (repository-url.ts) and follows
+// `--` or `--end-of-options` in argv, so git never reads it as an option; git may use only the
+// transports the operator allows (GIT_ALLOW_PROTOCOL), and a remote's host must pass the outbound
+// address policy. git's own output never leaves this module in an error message: GitError carries a
+// stable code and a sentence for clients, and `detail` (stderr, secrets blanked) for the server log.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Coalescer } from './coalesce.ts';
 import { childProcessEnv } from '../config.ts';
+import { checkBranchName, checkRepositoryUrl, gitAllowProtocol, RepositoryInputError, type CheckedRepository, type RepositoryPolicy } from './repository-url.ts';
+import { OutboundRefusedError, resolveAllowed, type OutboundPolicy, type Resolve } from '../net/address-policy.ts';
 
 export class GitError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** What git printed (secrets blanked): for the server log only, never for clients or job events. */
+  readonly detail: string | undefined;
+  constructor(code: string, message: string, detail?: string) {
     super(message);
     this.name = 'GitError';
     this.code = code;
+    this.detail = detail;
   }
+}
+
+/** A branch name from a user (a project's base branch) or a setting, checked before it reaches git. */
+function checkBranch(name: string, what = 'Branch'): void {
+  try {
+    checkBranchName(name, what);
+  } catch (err) {
+    if (err instanceof RepositoryInputError) throw new GitError(err.code, err.message);
+    throw err;
+  }
+}
+
+/** Why a fetch or push failed, told from git's output but without repeating it. */
+function remoteFailure(what: 'fetch' | 'push', err: GitError): GitError {
+  const out = err.detail ?? '';
+  const [code, message] =
+    /transport '[^']*' not allowed|unsupported protocol/i.test(out)
+      ? ['repository_protocol_refused', 'git refused the repository\'s transport on this server.']
+      : /authentication failed|could not read (username|password)|permission denied|http (401|403)|\b40[13]\b|access denied|invalid credentials/i.test(out)
+        ? ['repository_auth_failed', 'The code host refused the credentials; check the project\'s repository token and its access to the repository.']
+        : /repository .*not found|not found|does not appear to be a git repository|\b404\b|does not exist/i.test(out)
+          ? ['repository_not_found', 'The repository was not found; check the repository URL and that the token can see it.']
+          : /could not resolve host|connection (refused|timed out|reset)|timed out|network is unreachable|unable to access|failed to connect/i.test(out)
+            ? ['repository_unreachable', 'The repository\'s host could not be reached.']
+            : what === 'push' && /\[rejected\]|non-fast-forward|fetch first|protected branch|pre-receive hook declined/i.test(out)
+              ? ['push_rejected', 'The code host rejected the push of the job branch (a protected branch, a hook, or commits made there by someone else).']
+              : what === 'push'
+                ? ['push_failed', 'Pushing the job branch failed.']
+                : ['repository_unavailable', 'Fetching the repository failed.'];
+  return new GitError(code, message, out);
 }
 
 export interface GitCredentials {
@@ -42,9 +82,24 @@ function redact(text: string, secrets: string[]): string {
 /** The inherited part of git's environment: PATH, HOME, proxies… never Folio's secrets or GIT_* settings. */
 const inherited = childProcessEnv();
 
-/** Environment for a git process: no prompts, no inherited git settings that could redirect it. */
+/**
+ * Environment for a git process: no prompts, no system or user git configuration (which could rewrite
+ * URLs, add credential helpers or hooks), and local transports only (file) unless a Repo widens it
+ * for its remote's transport.
+ */
 function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { ...inherited, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', GCM_INTERACTIVE: 'never', LC_ALL: 'C', ...extra };
+  return {
+    ...inherited,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: '',
+    SSH_ASKPASS: '',
+    GCM_INTERACTIVE: 'never',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ALLOW_PROTOCOL: 'file',
+    LC_ALL: 'C',
+    ...extra,
+  };
 }
 
 /** Environment entries that give git an Authorization header for this process only. */
@@ -78,13 +133,13 @@ export function git(args: string[], opts: RunOptions = {}): Promise<string> {
       if ((e as Error).name === 'AbortError') {
         aborted = e;
         if (child.pid === undefined) reject(e);
-      } else reject(new GitError('git_error', `git could not be started: ${redact((e as Error).message, secrets)}`));
+      } else reject(new GitError('git_error', 'git could not be started on the server.', redact((e as Error).message, secrets)));
     });
     child.on('close', (code) => {
       if (aborted) return reject(aborted);
       if (code === 0) return resolve(Buffer.concat(out).toString('utf8'));
-      const msg = redact(Buffer.concat(err).toString('utf8').trim() || `exit code ${code}`, secrets);
-      reject(new GitError('git_error', `git ${args[0]} failed: ${msg.slice(0, 2000)}`));
+      const detail = redact(Buffer.concat(err).toString('utf8').trim() || `exit code ${code}`, secrets).slice(0, 4000);
+      reject(new GitError('git_error', `A git ${args[0]} command failed on the server.`, detail));
     });
   });
 }
@@ -95,23 +150,10 @@ function gitBuffer(args: string[], cwd: string, input: string): Promise<Buffer> 
     const out: Buffer[] = [];
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.resume();
-    child.on('error', (e) => reject(new GitError('git_error', `git could not be started: ${e.message}`)));
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new GitError('git_error', `git ${args[0]} failed (exit ${code})`))));
+    child.on('error', (e) => reject(new GitError('git_error', 'git could not be started on the server.', e.message)));
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new GitError('git_error', `A git ${args[0]} command failed on the server.`, `exit code ${code}`))));
     child.stdin.end(input);
   });
-}
-
-/** Rejects repository URLs that carry credentials (they would end up in process listings and logs). */
-export function checkRepositoryUrl(url: string): void {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) {
-    const u = new URL(url);
-    if (u.username || u.password) {
-      throw new GitError(
-        'repository_url',
-        'The repository URL contains credentials; remove them and set a repository token on the project instead.',
-      );
-    }
-  }
 }
 
 // Fetches of one mirror run one at a time within this process (git's own ref locks cover other
@@ -135,6 +177,12 @@ export const fetchRounds = new Coalescer();
 export interface GitWorkspaceOptions {
   dataDir: string;
   repositoryUrl: string;
+  /** Which repository URLs and transports are allowed (config.repositories). */
+  policy: RepositoryPolicy;
+  /** Which networks the remote's host may be in besides public ones (config.outbound). */
+  outbound: OutboundPolicy;
+  /** Name resolution for the outbound check (tests). */
+  resolve?: Resolve;
   credentials: GitCredentials | null;
   author: { name: string; email: string };
   /**
@@ -257,7 +305,7 @@ async function removeDir(mirror: string, dir: string, branch?: string): Promise<
   await fs.rm(dir, { recursive: true, force: true });
   await withLock(mirror, async () => {
     await git(['worktree', 'prune'], { cwd: mirror }).catch(() => undefined);
-    if (branch) await git(['branch', '-D', '--quiet', branch], { cwd: mirror }).catch(() => undefined);
+    if (branch) await git(['branch', '-D', '--quiet', '--', branch], { cwd: mirror }).catch(() => undefined);
   });
 }
 
@@ -304,9 +352,16 @@ export class Repo {
   readonly #opts: GitWorkspaceOptions;
   readonly #secrets: string[];
   readonly #fetchKey: string;
+  readonly #remoteRepo: CheckedRepository;
 
+  /** Throws GitError `invalid_repository_url` for a URL the policy refuses (e.g. saved before it existed). */
   constructor(opts: GitWorkspaceOptions) {
-    checkRepositoryUrl(opts.repositoryUrl);
+    try {
+      this.#remoteRepo = checkRepositoryUrl(opts.repositoryUrl, opts.policy);
+    } catch (err) {
+      if (err instanceof RepositoryInputError) throw new GitError(err.code, err.message);
+      throw err;
+    }
     this.#opts = opts;
     this.mirror = mirrorPath(opts.dataDir, opts.repositoryUrl);
     this.#secrets = opts.credentials?.token
@@ -317,8 +372,27 @@ export class Repo {
     this.#fetchKey = `${this.mirror}\0${who}`;
   }
 
-  #remote(args: string[], signal?: AbortSignal, cwd?: string): Promise<string> {
-    return git(args, { cwd: cwd ?? this.mirror, env: credentialEnv(this.#opts.credentials), secrets: this.#secrets, signal });
+  /**
+   * Runs a git command that talks to the remote (`args` end with `--`, the URL and refspecs): only
+   * after the remote's host passed the outbound policy, with git's transports limited to the policy's.
+   */
+  async #remote(what: 'fetch' | 'push', options: string[], refspecs: string[], signal?: AbortSignal, cwd?: string): Promise<string> {
+    const { host, transport } = this.#remoteRepo;
+    if (host !== null && transport !== 'file') {
+      try {
+        await resolveAllowed(host, this.#opts.outbound, this.#opts.resolve);
+      } catch (err) {
+        if (err instanceof OutboundRefusedError) throw new GitError('repository_address_refused', `The repository's host: ${err.message}`);
+        throw err;
+      }
+    }
+    const env = { ...credentialEnv(this.#opts.credentials), GIT_ALLOW_PROTOCOL: gitAllowProtocol(this.#opts.policy) };
+    try {
+      return await git([what, ...options, '--', this.#opts.repositoryUrl, ...refspecs], { cwd: cwd ?? this.mirror, env, secrets: this.#secrets, signal });
+    } catch (err) {
+      if (err instanceof GitError) throw remoteFailure(what, err);
+      throw err;
+    }
   }
 
   /**
@@ -338,20 +412,12 @@ export class Repo {
       // Objects only arrive through fetch below; nothing about the remote is stored.
       await git(['config', 'gc.auto', '0'], { cwd: this.mirror });
     }
-    try {
-      await this.#remote(
-        ['fetch', '--quiet', '--prune', '--no-tags', this.#opts.repositoryUrl, '+refs/heads/*:refs/remotes/origin/*'],
-        signal,
-      );
-    } catch (err) {
-      if (err instanceof GitError) throw new GitError('repository_unavailable', err.message.replace(/^git fetch failed/, 'Fetching the repository failed'));
-      throw err;
-    }
+    await this.#remote('fetch', ['--quiet', '--prune', '--no-tags'], ['+refs/heads/*:refs/remotes/origin/*'], signal);
   }
 
   async revParse(ref: string, cwd = this.mirror): Promise<string | null> {
     try {
-      return (await git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], { cwd })).trim() || null;
+      return (await git(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`], { cwd })).trim() || null;
     } catch {
       return null;
     }
@@ -380,7 +446,7 @@ export class Repo {
 
   /** Reads a commit's tree without checking it out: every path, and the contents of chosen files. */
   async treeSource(sha: string): Promise<{ files: string[]; readMany(paths: string[]): Promise<Map<string, string>> }> {
-    const list = await git(['ls-tree', '-r', '--name-only', '-z', sha], { cwd: this.mirror });
+    const list = await git(['ls-tree', '-r', '--name-only', '-z', '--end-of-options', sha], { cwd: this.mirror });
     const files = list.split('\0').filter(Boolean);
     const mirror = this.mirror;
     return {
@@ -457,7 +523,7 @@ export class Repo {
         try {
           // Rewrites only the files that differ from `start`; the index is reset to its tree. Then every
           // untracked and ignored file and folder (nested repositories too) goes.
-          await git(['checkout', '--quiet', '--force', '--ignore-other-worktrees', '-B', branch, start], { cwd: dir, signal });
+          await git(['checkout', '--quiet', '--force', '--ignore-other-worktrees', '-B', branch, start, '--'], { cwd: dir, signal });
           await git(['clean', '-ffdxq'], { cwd: dir, signal });
           return done();
         } catch (err) {
@@ -470,7 +536,7 @@ export class Repo {
       }
       // Registered under the lock without files (milliseconds), then checked out outside it, so
       // concurrent jobs write their files in parallel.
-      await withLock(mirror, () => git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '-B', branch, dir, start], { cwd: mirror, signal }));
+      await withLock(mirror, () => git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '-B', branch, '--', dir, start], { cwd: mirror, signal }));
       await git(['reset', '--hard', '--quiet'], { cwd: dir, signal });
       return done();
     };
@@ -486,7 +552,7 @@ export class Repo {
           await git(['update-ref', '--no-deref', 'HEAD', 'HEAD'], { cwd: dir });
           if (branchName) {
             const name = branchName;
-            await withLock(mirror, () => git(['branch', '-D', '--quiet', name], { cwd: mirror }).catch(() => undefined));
+            await withLock(mirror, () => git(['branch', '-D', '--quiet', '--', name], { cwd: mirror }).catch(() => undefined));
           }
           const admin = await moveWorktree(dir, slot);
           spares.push({ mirror, dir: slot, admin });
@@ -507,6 +573,8 @@ export class Repo {
       dir,
       prepare(branch, baseBranch, signal) {
         if (prep) throw new GitError('git_error', 'A worktree lease is prepared once.');
+        checkBranch(branch);
+        checkBranch(baseBranch, 'Base branch');
         branchName = branch;
         prep = doPrepare(branch, baseBranch, signal);
         prep.catch(() => undefined); // the caller handles the outcome; release only waits for it
@@ -539,7 +607,7 @@ export class Repo {
       await fs.access(dir);
     } catch {
       // nothing to remove; the branch may still exist
-      if (branch) await withLock(this.mirror, () => git(['branch', '-D', '--quiet', branch], { cwd: this.mirror }).catch(() => undefined));
+      if (branch) await withLock(this.mirror, () => git(['branch', '-D', '--quiet', '--', branch], { cwd: this.mirror }).catch(() => undefined));
       return;
     }
     await removeDir(this.mirror, dir, branch);
@@ -568,22 +636,10 @@ export class Repo {
 
   /** Pushes HEAD of the worktree (`sha` when the caller knows it) to the job branch on the remote (fast-forward only). */
   async push(dir: string, branch: string, signal?: AbortSignal, knownSha?: string): Promise<string> {
+    checkBranch(branch);
     const sha = knownSha ?? (await git(['rev-parse', 'HEAD'], { cwd: dir })).trim();
-    try {
-      await this.#remote(['push', '--quiet', '--porcelain', this.#opts.repositoryUrl, `HEAD:refs/heads/${branch}`], signal, dir);
-    } catch (err) {
-      if (err instanceof GitError) throw new GitError('push_failed', err.message.replace(/^git push failed/, 'Pushing the branch failed'));
-      throw err;
-    }
-    await git(['update-ref', `refs/remotes/origin/${branch}`, sha], { cwd: this.mirror }).catch(() => undefined);
+    await this.#remote('push', ['--quiet', '--porcelain'], [`HEAD:refs/heads/${branch}`], signal, dir);
+    await git(['update-ref', '--', `refs/remotes/origin/${branch}`, sha], { cwd: this.mirror }).catch(() => undefined);
     return sha;
-  }
-
-  /** Commits of the worktree's HEAD not on the remote job branch (or base), e.g. left by a run that died before pushing. */
-  async unpushed(dir: string, branch: string, baseBranch: string): Promise<number> {
-    const upstream = (await this.revParse(`refs/remotes/origin/${branch}`)) ?? (await this.revParse(`refs/remotes/origin/${baseBranch}`));
-    if (!upstream) return 0;
-    const out = await git(['rev-list', '--count', `${upstream}..HEAD`], { cwd: dir });
-    return Number(out.trim());
   }
 }

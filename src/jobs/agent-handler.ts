@@ -76,20 +76,29 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         throw err;
       }
 
-      const repo = new Repo({
-        dataDir: config.dataDir,
-        repositoryUrl: project.repositoryUrl,
-        credentials: credentialsFor(config, project),
-        author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
-        worktreePool: config.agent.worktreePool,
-      });
-      const host: CodeHost = createCodeHost({
-        kind: project.codeHost,
-        repositoryUrl: project.repositoryUrl,
-        token: credentialsFor(config, project)?.token ?? null,
-        githubApiUrl: config.agent.githubApiUrl,
-        gitlabApiUrl: config.agent.gitlabApiUrl,
-      });
+      let repo: Repo;
+      let host: CodeHost;
+      try {
+        repo = new Repo({
+          dataDir: config.dataDir,
+          repositoryUrl: project.repositoryUrl,
+          policy: config.repositories,
+          outbound: config.outbound,
+          credentials: credentialsFor(config, project),
+          author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
+          worktreePool: config.agent.worktreePool,
+        });
+        host = createCodeHost({
+          kind: project.codeHost,
+          repositoryUrl: project.repositoryUrl,
+          token: credentialsFor(config, project)?.token ?? null,
+          githubApiUrl: config.agent.githubApiUrl,
+          gitlabApiUrl: config.agent.gitlabApiUrl,
+          outbound: config.outbound,
+        });
+      } catch (err) {
+        throw asJobFailure(err, secrets, jobLog) ?? err;
+      }
       const dir = path.join(config.dataDir, 'worktrees', job.id);
       let lease: WorktreeLease | undefined;
 
@@ -207,25 +216,23 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
       } catch (err) {
         if (signal.aborted) throw abortError(signal);
         if (err instanceof JobFailure) throw err;
-        const failure =
-          err instanceof AgentFailure
-            ? new JobFailure(err.code, err.message)
-            : err instanceof GitError
-              ? new JobFailure(err.code, err.message)
-              : err instanceof CodeHostError
-                ? new JobFailure(err.code, err.message)
-                : null;
-        if (failure) {
-          const redacted = redactDeep({ m: failure.message }, secrets).m;
-          throw new JobFailure(failure.code, redacted);
-        }
-        throw err;
+        throw asJobFailure(err, secrets, jobLog) ?? err;
       } finally {
         // Back to the pool (reset by the next job) or removed; the job branch leaves the mirror either way.
         await (lease ? lease.release() : repo.removeWorktree(dir, job.ref)).catch((e) => jobLog.warn({ err: e }, 'releasing the worktree failed'));
       }
     },
   };
+}
+
+/**
+ * The job failure for an error of the agent, git or the code host: its stable code and sentence,
+ * secrets blanked. git's output (stderr) goes to the server log only. Null for anything else (a bug).
+ */
+function asJobFailure(err: unknown, secrets: string[], log: Logger): JobFailure | null {
+  if (!(err instanceof AgentFailure || err instanceof GitError || err instanceof CodeHostError)) return null;
+  if (err instanceof GitError && err.detail) log.warn({ code: err.code, detail: redactDeep(err.detail, secrets) }, 'git failed');
+  return new JobFailure(err.code, redactDeep(err.message, secrets));
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -5,6 +5,12 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Database } from '../store/schema.ts';
+import type { ProjectStore } from '../store/projects.ts';
+import type { Resolve } from '../net/address-policy.ts';
+import { createGuardedFetch, refusalOf } from '../net/guarded-fetch.ts';
+
+/** Redirects a delivery follows (307/308 only: they keep the method and body), each checked again. */
+const MAX_REDIRECTS = 3;
 
 export interface WebhookJob {
   id: string;
@@ -21,7 +27,10 @@ export interface WebhookDispatcher {
 export interface WebhookDeps {
   db: Kysely<Database>;
   config: Config;
+  projects: ProjectStore;
   log: Logger;
+  /** Name resolution for the outbound address check (tests). */
+  resolve?: Resolve;
   /** First retry delay (doubles per attempt, capped at 5 minutes). Default 1 s. */
   retryBaseMs?: number;
 }
@@ -31,7 +40,21 @@ export function signWebhook(secret: string, body: string): string {
 }
 
 export function startWebhookDispatcher(deps: WebhookDeps): WebhookDispatcher {
-  const { db, config, log } = deps;
+  const { db, config, log, projects } = deps;
+  const guardedFetch = createGuardedFetch(config.outbound, { resolve: deps.resolve, connectTimeoutMs: config.webhooks.timeoutMs });
+
+  /** POSTs to the receiver, following 307/308 (each hop through the address check); other redirects are failures. */
+  async function post(url: string, init: RequestInit): Promise<Response> {
+    let target = url;
+    for (let hop = 0; ; hop++) {
+      const res = await guardedFetch(target, { ...init, redirect: 'manual' });
+      const location = res.headers.get('location');
+      if ((res.status !== 307 && res.status !== 308) || !location || hop >= MAX_REDIRECTS) return res;
+      await res.body?.cancel().catch(() => undefined);
+      target = new URL(location, target).toString();
+      if (!/^https?:/.test(target)) return res;
+    }
+  }
   const base = deps.retryBaseMs ?? 1000;
   const closing = new AbortController();
   const chains = new Map<string, Promise<void>>();
@@ -57,12 +80,9 @@ export function startWebhookDispatcher(deps: WebhookDeps): WebhookDispatcher {
   }
 
   async function deliver(job: WebhookJob): Promise<void> {
-    const project = await db
-      .selectFrom('projects')
-      .select(['webhook_url', 'webhook_secret'])
-      .where('id', '=', job.projectId)
-      .executeTakeFirst();
-    if (!project?.webhook_url) return;
+    const row = await projects.get(job.projectId);
+    if (!row?.webhook_url) return;
+    const project = { webhook_url: row.webhook_url, webhook_secret: projects.secrets(row).webhookSecret };
     const event = `job.${job.status}`;
     const deliveryId = `whd_${randomUUID()}`;
     const body = JSON.stringify({ id: deliveryId, event, createdAt: new Date().toISOString(), job });
@@ -78,26 +98,24 @@ export function startWebhookDispatcher(deps: WebhookDeps): WebhookDispatcher {
       let status: number | null = null;
       let error: string | null = null;
       try {
-        const res = await fetch(project.webhook_url, {
-          method: 'POST',
-          headers,
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(config.webhooks.timeoutMs),
-        });
+        const res = await post(project.webhook_url, { method: 'POST', headers, body, signal: AbortSignal.timeout(config.webhooks.timeoutMs) });
         status = res.status;
         await res.body?.cancel().catch(() => undefined);
-        if (status < 200 || status >= 300) error = `HTTP ${status}`;
+        if (status >= 300 && status < 400) error = `HTTP ${status}: the receiver redirects; set the webhook URL to the final address`;
+        else if (status < 200 || status >= 300) error = `HTTP ${status}`;
       } catch (err) {
         const e = err as Error;
-        error = e.name === 'TimeoutError' ? `timed out after ${config.webhooks.timeoutMs} ms` : (e.cause as Error)?.message ?? e.message;
+        const refused = refusalOf(err);
+        error = refused ? refused.message : e.name === 'TimeoutError' ? `timed out after ${config.webhooks.timeoutMs} ms` : ((e.cause as Error)?.message ?? e.message);
+        // An address the policy refuses stays refused: no retries.
+        if (refused) status = 0;
       }
       await record(job.projectId, job.id, event, attempt, status, error).catch((err) =>
         log.warn({ err, jobId: job.id }, 'recording a webhook delivery failed'),
       );
       if (error === null) return;
-      // 4xx other than 408/429 means the receiver refuses this payload: retrying will not help.
-      if (status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429) break;
+      // A refused address, a redirect, or a 4xx other than 408/429: retrying will not help.
+      if (status !== null && (status === 0 || (status >= 300 && status < 500 && status !== 408 && status !== 429))) break;
       if (attempt < config.webhooks.maxAttempts && !closing.signal.aborted) {
         await wait(Math.min(300_000, base * 2 ** (attempt - 1)));
         if (closing.signal.aborted) break;

@@ -10,6 +10,8 @@ import { JobFailure, type AbortReason, type JobContext, type JobHandler, type Tu
 import type { JobQueue, TurnOutcome } from './queue.ts';
 import type { JobsService } from './service.ts';
 import type { JobRow } from './view.ts';
+import type { ProjectStore } from '../store/projects.ts';
+import { SecretBoxError } from '../store/secret-box.ts';
 
 /** How long a stopped run may take to wind down before the worker moves on. */
 const ABORT_GRACE_MS = 5_000;
@@ -17,6 +19,7 @@ const ABORT_GRACE_MS = 5_000;
 export interface WorkerPoolDeps {
   db: Kysely<Database>;
   config: Config;
+  projects: ProjectStore;
   queue: JobQueue;
   jobs: JobsService;
   handler: JobHandler;
@@ -124,9 +127,13 @@ export class WorkerPool {
           // Nothing left (e.g. resumed after the last turn was recorded): finish the job.
           outcome = { kind: 'completed', title: '', summary: '', prLink };
         } else {
-          const ctx: JobContext = {
+          const project = await this.projectOf(row.project_id).catch((err: unknown) => {
+            if (err instanceof SecretBoxError) return new JobFailure('project_secret_unreadable', err.message);
+            throw err;
+          });
+          const ctx = (project: JobContext['project']): JobContext => ({
             job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink },
-            project: await this.projectOf(row.project_id),
+            project,
             history,
             message,
             signal: controller.signal,
@@ -137,8 +144,11 @@ export class WorkerPool {
               prLink = url;
               await queue.setPrLink(row.id, this.owner, url);
             },
-          };
-          outcome = await this.runTurn(ctx, controller.signal, jobLog);
+          });
+          outcome =
+            project instanceof JobFailure
+              ? { kind: 'failed', code: project.code, message: project.message }
+              : await this.runTurn(ctx(project), controller.signal, jobLog);
           if (outcome.kind === 'completed') {
             prLink = outcome.prLink ?? prLink;
             outcome.prLink = prLink;
@@ -204,8 +214,11 @@ export class WorkerPool {
     return job?.status === 'archived' ? 'archived' : 'lease_lost';
   }
 
+  /** The job's project with its repository token opened (SecretBoxError when FOLIO_SECRET changed). */
   private async projectOf(projectId: string): Promise<JobContext['project']> {
-    const p = await this.deps.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirstOrThrow();
+    const { projects } = this.deps;
+    const p = await projects.get(projectId);
+    if (!p) throw new Error(`project ${projectId} of a queued job is gone`);
     return {
       id: p.id,
       name: p.name,
@@ -213,7 +226,7 @@ export class WorkerPool {
       baseBranch: p.base_branch,
       codeHost: p.code_host,
       draftPrs: p.draft_prs === 1,
-      repoToken: p.repo_token,
+      repoToken: projects.secrets(p).repoToken,
     };
   }
 

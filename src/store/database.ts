@@ -4,6 +4,17 @@ import type { Config } from '../config.ts';
 import { createStoreDialect, type StoreDialect } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
+import { createSecretBox, type SecretBox } from './secret-box.ts';
+
+/** For reading which migrations exist and ran, which never runs one. */
+const NO_SECRETS: SecretBox = {
+  seal: () => {
+    throw new Error('no secret box while only listing migrations');
+  },
+  open: () => {
+    throw new Error('no secret box while only listing migrations');
+  },
+};
 
 export interface Store {
   readonly db: Kysely<Database>;
@@ -11,7 +22,7 @@ export interface Store {
   close(): Promise<void>;
 }
 
-function migrator(dialect: StoreDialect): Migrator {
+function migrator(dialect: StoreDialect, secrets: SecretBox): Migrator {
   return new Migrator({
     db: dialect.db,
     migrationTableName: 'folio_migrations',
@@ -20,7 +31,7 @@ function migrator(dialect: StoreDialect): Migrator {
       async getMigrations() {
         const out: Record<string, Migration> = {};
         for (const [name, m] of Object.entries(migrations)) {
-          out[name] = { up: (db) => m.up(db, dialect) };
+          out[name] = { up: (db) => m.up(db, dialect, secrets) };
         }
         return out;
       },
@@ -28,9 +39,9 @@ function migrator(dialect: StoreDialect): Migrator {
   });
 }
 
-/** Applies pending migrations; returns the names applied. */
-export async function migrate(dialect: StoreDialect): Promise<string[]> {
-  const { error, results } = await migrator(dialect).migrateToLatest();
+/** Applies pending migrations; returns the names applied. `folioSecret` seals secrets that older versions stored in plain text. */
+export async function migrate(dialect: StoreDialect, folioSecret: string): Promise<string[]> {
+  const { error, results } = await migrator(dialect, createSecretBox(folioSecret)).migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
@@ -38,7 +49,7 @@ export async function migrate(dialect: StoreDialect): Promise<string[]> {
 /** True when the store answers and every known migration is applied. */
 export async function isReady(dialect: StoreDialect): Promise<boolean> {
   try {
-    const applied = await migrator(dialect).getMigrations();
+    const applied = await migrator(dialect, NO_SECRETS).getMigrations();
     return applied.every((m) => m.executedAt !== undefined);
   } catch {
     return false;
@@ -47,6 +58,6 @@ export async function isReady(dialect: StoreDialect): Promise<boolean> {
 
 export async function openStore(config: Config, opts: { migrate?: boolean } = {}): Promise<Store> {
   const dialect = createStoreDialect(config);
-  if (opts.migrate !== false) await migrate(dialect);
+  if (opts.migrate !== false) await migrate(dialect, config.secret);
   return { db: dialect.db, dialect, close: () => dialect.close() };
 }

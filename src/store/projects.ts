@@ -1,7 +1,15 @@
 // Projects: the repository an agent works on, its code host and default model, analytics origins.
+// Everything a user sets is checked here before it is stored (the repository URL and branch by the
+// one rule of src/git/repository-url.ts, the webhook URL by the outbound address policy), and the
+// repository token and webhook secret are stored sealed (secret-box.ts), opened only for the worker
+// and the webhook sender.
 import type { Kysely, Selectable } from 'kysely';
+import type { Config } from '../config.ts';
 import type { CodeHostKind, Database, ProjectsTable } from './schema.ts';
 import { newId } from './ids.ts';
+import { createSecretBox, type SecretBox } from './secret-box.ts';
+import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
+import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
@@ -34,10 +42,19 @@ export interface ProjectInput {
 }
 
 export class ProjectInputError extends Error {
-  constructor(message: string) {
+  /** JSON pointer of the offending field in a request body, e.g. /body/repositoryUrl. */
+  readonly field: string | undefined;
+  constructor(message: string, field?: keyof ProjectInput) {
     super(message);
     this.name = 'ProjectInputError';
+    this.field = field === undefined ? undefined : `/body/${field}`;
   }
+}
+
+/** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
+export interface ProjectSecrets {
+  repoToken: string | null;
+  webhookSecret: string | null;
 }
 
 /** github.com / gitlab.com (or hosts named like them) by URL; anything else is push-only. */
@@ -57,34 +74,16 @@ function hostOf(url: string): string {
   }
 }
 
-const BRANCH = /^(?!\/|.*\/\/|.*\.\.|.*\.lock$|.*\/$)[A-Za-z0-9._\-/]{1,200}$/;
-
-export function validateProjectInput(input: Partial<ProjectInput>): void {
-  if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
-    throw new ProjectInputError('Project name must be 1 to 200 characters.');
+function checkWebhookUrl(value: string): URL {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || value.length > 2000 || /\s/.test(value)) {
+    throw new ProjectInputError(`Webhook URL "${value.slice(0, 200)}" must be an http(s) URL.`, 'webhookUrl');
   }
-  if (input.repositoryUrl !== undefined) {
-    const u = input.repositoryUrl;
-    const ok = /^(https?|ssh|git|file):\/\/\S+$/.test(u) || /^[^@\s]+@[^:\s]+:\S+$/.test(u) || u.startsWith('/');
-    if (!ok) throw new ProjectInputError(`Repository "${u}" is not a git URL (https://…, ssh://…, git@host:org/repo.git or a local path).`);
-  }
-  if (input.baseBranch !== undefined && !BRANCH.test(input.baseBranch)) {
-    throw new ProjectInputError(`Base branch "${input.baseBranch}" is not a valid branch name.`);
-  }
-  if (input.codeHost !== undefined && !['github', 'gitlab', 'none'].includes(input.codeHost)) {
-    throw new ProjectInputError(`Code host must be github, gitlab or none, got "${input.codeHost}".`);
-  }
-  if (input.webhookUrl && !/^https?:\/\/\S+$/.test(input.webhookUrl)) {
-    throw new ProjectInputError(`Webhook URL "${input.webhookUrl}" must be an http(s) URL.`);
-  }
-  for (const o of input.siteOrigins ?? []) {
-    let ok = false;
-    try {
-      const u = new URL(o);
-      ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === o;
-    } catch {}
-    if (!ok) throw new ProjectInputError(`Site origin "${o}" must be an origin such as https://docs.example.com (no path).`);
-  }
+  if (url.username || url.password) throw new ProjectInputError('The webhook URL must not contain credentials; set a webhook secret to sign deliveries instead.', 'webhookUrl');
+  return url;
 }
 
 export function projectView(row: ProjectRow): Project {
@@ -106,12 +105,69 @@ export function projectView(row: ProjectRow): Project {
 
 export class ProjectStore {
   private readonly db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
+  private readonly config: Pick<Config, 'repositories' | 'outbound'>;
+  private readonly box: SecretBox;
+  private readonly resolve: Resolve | undefined;
+  /** `resolve`: name resolution for the webhook URL check (tests). */
+  constructor(db: Kysely<Database>, config: Pick<Config, 'repositories' | 'outbound' | 'secret'>, resolve?: Resolve) {
     this.db = db;
+    this.config = config;
+    this.box = createSecretBox(config.secret);
+    this.resolve = resolve;
+  }
+
+  /** Checks what a user set; throws ProjectInputError with a sentence and the field. */
+  async validate(input: Partial<ProjectInput>): Promise<void> {
+    if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
+      throw new ProjectInputError('Project name must be 1 to 200 characters.', 'name');
+    }
+    try {
+      if (input.repositoryUrl !== undefined) checkRepositoryUrl(input.repositoryUrl, this.config.repositories);
+    } catch (err) {
+      if (err instanceof RepositoryInputError) throw new ProjectInputError(err.message, 'repositoryUrl');
+      throw err;
+    }
+    try {
+      if (input.baseBranch !== undefined) checkBranchName(input.baseBranch, 'Base branch');
+    } catch (err) {
+      if (err instanceof RepositoryInputError) throw new ProjectInputError(err.message, 'baseBranch');
+      throw err;
+    }
+    if (input.codeHost !== undefined && !['github', 'gitlab', 'none'].includes(input.codeHost)) {
+      throw new ProjectInputError(`Code host must be github, gitlab or none, got "${input.codeHost}".`, 'codeHost');
+    }
+    if (input.webhookUrl) {
+      try {
+        await checkUrlHost(checkWebhookUrl(input.webhookUrl), this.config.outbound, this.resolve);
+      } catch (err) {
+        if (err instanceof OutboundRefusedError) throw new ProjectInputError(`Webhook URL: ${err.message}`, 'webhookUrl');
+        throw err;
+      }
+    }
+    for (const o of input.siteOrigins ?? []) {
+      let ok = false;
+      try {
+        const u = new URL(o);
+        ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === o;
+      } catch {}
+      if (!ok) throw new ProjectInputError(`Site origin "${o}" must be an origin such as https://docs.example.com (no path).`, 'siteOrigins');
+    }
+  }
+
+  private seal(value: string | null | undefined, column: 'repo_token' | 'webhook_secret'): string | null {
+    return value ? this.box.seal(value, `projects.${column}`) : null;
+  }
+
+  /** The project's repository token and webhook secret, opened. */
+  secrets(row: Pick<ProjectRow, 'repo_token' | 'webhook_secret'>): ProjectSecrets {
+    return {
+      repoToken: row.repo_token === null ? null : this.box.open(row.repo_token, 'projects.repo_token'),
+      webhookSecret: row.webhook_secret === null ? null : this.box.open(row.webhook_secret, 'projects.webhook_secret'),
+    };
   }
 
   async create(input: ProjectInput): Promise<ProjectRow> {
-    validateProjectInput(input);
+    await this.validate(input);
     const now = Date.now();
     const row: ProjectRow = {
       id: newId('prj'),
@@ -121,9 +177,9 @@ export class ProjectStore {
       code_host: input.codeHost ?? inferCodeHost(input.repositoryUrl),
       default_model: input.defaultModel ?? null,
       draft_prs: input.draftPrs ? 1 : 0,
-      repo_token: input.repoToken ?? null,
+      repo_token: this.seal(input.repoToken, 'repo_token'),
       webhook_url: input.webhookUrl ?? null,
-      webhook_secret: input.webhookSecret ?? null,
+      webhook_secret: this.seal(input.webhookSecret, 'webhook_secret'),
       site_origins: JSON.stringify(input.siteOrigins ?? []),
       created_at: now,
       updated_at: now,
@@ -133,7 +189,7 @@ export class ProjectStore {
   }
 
   async update(id: string, input: Partial<ProjectInput>): Promise<ProjectRow | undefined> {
-    validateProjectInput(input);
+    await this.validate(input);
     const set: Partial<ProjectRow> = { updated_at: Date.now() };
     if (input.name !== undefined) set.name = input.name.trim();
     if (input.repositoryUrl !== undefined) set.repository_url = input.repositoryUrl;
@@ -141,9 +197,9 @@ export class ProjectStore {
     if (input.codeHost !== undefined) set.code_host = input.codeHost;
     if (input.defaultModel !== undefined) set.default_model = input.defaultModel;
     if (input.draftPrs !== undefined) set.draft_prs = input.draftPrs ? 1 : 0;
-    if (input.repoToken !== undefined) set.repo_token = input.repoToken;
+    if (input.repoToken !== undefined) set.repo_token = this.seal(input.repoToken, 'repo_token');
     if (input.webhookUrl !== undefined) set.webhook_url = input.webhookUrl;
-    if (input.webhookSecret !== undefined) set.webhook_secret = input.webhookSecret;
+    if (input.webhookSecret !== undefined) set.webhook_secret = this.seal(input.webhookSecret, 'webhook_secret');
     if (input.siteOrigins !== undefined) set.site_origins = JSON.stringify(input.siteOrigins);
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import { ProjectStore } from '../../src/store/projects.ts';
 import { ApiKeyStore } from '../../src/store/api-keys.ts';
-import { startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
+import { startCodeHost, type CodeHostServer, LOCAL_GIT_ENV } from '../fixtures/git-server.ts';
 import { sequence, startFakeOpenAI, toolCall, type FakeOpenAI } from '../fixtures/fake-openai.ts';
 import { tempDir } from '../helpers/server.ts';
 import { TOKEN } from './e2e-helpers.ts';
@@ -69,6 +69,7 @@ describe('recovery after SIGKILL', () => {
   it('ends with exactly one pull request', async () => {
     const port = await freePort();
     const env = {
+      ...LOCAL_GIT_ENV,
       FOLIO_DATA_DIR: dataDir,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -83,8 +84,9 @@ describe('recovery after SIGKILL', () => {
       FOLIO_WORKERS: '1',
     };
     const url = host.createRepo('acme/recover', { 'README.md': '# Docs\n', 'docs/index.md': '# Home\n' });
-    const store = await openStore(loadConfig(env));
-    const project = await new ProjectStore(store.db).create({ name: 'Docs', repositoryUrl: url, codeHost: 'github' });
+    const config = loadConfig(env);
+    const store = await openStore(config);
+    const project = await new ProjectStore(store.db, config).create({ name: 'Docs', repositoryUrl: url, codeHost: 'github' });
     const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id, scope: 'write' });
     await store.close();
     const base = `http://127.0.0.1:${port}`;

@@ -24,7 +24,7 @@ let statuses: number[] = [];
 
 beforeAll(async () => {
   dataDir = tempDir('folio-webhooks-');
-  config = loadConfig({ FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'webhook-test-secret-0123', FOLIO_WEBHOOK_ATTEMPTS: '3', FOLIO_WEBHOOK_TIMEOUT: '2s' });
+  config = loadConfig({ FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'webhook-test-secret-0123', FOLIO_WEBHOOK_ATTEMPTS: '3', FOLIO_WEBHOOK_TIMEOUT: '2s', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8' });
   store = await openStore(config);
   receiver = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -56,8 +56,8 @@ async function until(fn: () => Promise<boolean>) {
 
 describe('webhooks', () => {
   it('signs the body, retries with backoff and records each attempt', async () => {
-    const p = await new ProjectStore(store.db).create({ name: 'W', repositoryUrl: 'https://github.com/a/b', webhookUrl: receiverUrl, webhookSecret: 'whsec_abc' });
-    const d = startWebhookDispatcher({ db: store.db, config, log: pino({ level: 'silent' }), retryBaseMs: 10 });
+    const p = await new ProjectStore(store.db, config).create({ name: 'W', repositoryUrl: 'https://github.com/a/b', webhookUrl: receiverUrl, webhookSecret: 'whsec_abc' });
+    const d = startWebhookDispatcher({ db: store.db, config, projects: new ProjectStore(store.db, config), log: pino({ level: 'silent' }), retryBaseMs: 10 });
     hits.length = 0;
     statuses = [500, 503, 200];
     d.notify({ id: 'job_1', projectId: p.id, status: 'completed', prLink: 'https://x/pull/1' });
@@ -85,8 +85,8 @@ describe('webhooks', () => {
   });
 
   it('gives up after maxAttempts, and at once on a 4xx refusal', async () => {
-    const p = await new ProjectStore(store.db).create({ name: 'W2', repositoryUrl: 'https://github.com/a/b', webhookUrl: receiverUrl, webhookSecret: 's' });
-    const d = startWebhookDispatcher({ db: store.db, config, log: pino({ level: 'silent' }), retryBaseMs: 5 });
+    const p = await new ProjectStore(store.db, config).create({ name: 'W2', repositoryUrl: 'https://github.com/a/b', webhookUrl: receiverUrl, webhookSecret: 's' });
+    const d = startWebhookDispatcher({ db: store.db, config, projects: new ProjectStore(store.db, config), log: pino({ level: 'silent' }), retryBaseMs: 5 });
     statuses = [500, 500, 500, 500];
     d.notify({ id: 'job_2', projectId: p.id, status: 'failed' });
     await until(async () => (await deliveries('job_2')).length === 3);
@@ -99,10 +99,10 @@ describe('webhooks', () => {
   });
 
   it('records connection errors and delivers status changes of one job in order', async () => {
-    const p = await new ProjectStore(store.db).create({ name: 'W3', repositoryUrl: 'https://github.com/a/b', webhookUrl: 'http://127.0.0.1:1/nothing' });
-    const q = await new ProjectStore(store.db).create({ name: 'W4', repositoryUrl: 'https://github.com/a/b', webhookUrl: receiverUrl });
-    const none = await new ProjectStore(store.db).create({ name: 'W5', repositoryUrl: 'https://github.com/a/b' });
-    const d = startWebhookDispatcher({ db: store.db, config, log: pino({ level: 'silent' }), retryBaseMs: 5 });
+    const p = await new ProjectStore(store.db, config).create({ name: 'W3', repositoryUrl: 'https://github.com/a/b', webhookUrl: 'http://127.0.0.1:1/nothing' });
+    const q = await new ProjectStore(store.db, config).create({ name: 'W4', repositoryUrl: 'https://github.com/a/b', webhookUrl: receiverUrl });
+    const none = await new ProjectStore(store.db, config).create({ name: 'W5', repositoryUrl: 'https://github.com/a/b' });
+    const d = startWebhookDispatcher({ db: store.db, config, projects: new ProjectStore(store.db, config), log: pino({ level: 'silent' }), retryBaseMs: 5 });
     hits.length = 0;
     statuses = [];
     d.notify({ id: 'job_4', projectId: p.id, status: 'completed' });

@@ -6,7 +6,8 @@ import { tempDir } from '../helpers/server.ts';
 import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 
 const dir = tempDir();
-const env: Record<string, string> = { FOLIO_DATA_DIR: dir };
+// ssh allowed, so scp-like URLs (git@host:org/repo.git) are accepted.
+const env: Record<string, string> = { FOLIO_DATA_DIR: dir, FOLIO_GIT_PROTOCOLS: 'https,ssh' };
 let databases: BackendDatabases;
 beforeAll(async () => {
   databases = await backendDatabases();
@@ -68,8 +69,8 @@ describe('folio project / key', () => {
   });
 
   it.each([
-    [['project', 'create', '--name', 'X', '--repository', 'not a url'], /not a git URL/],
-    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--branch', 'bad..branch'], /not a valid branch/],
+    [['project', 'create', '--name', 'X', '--repository', 'not a url'], /contains " ", which a repository URL cannot have/],
+    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--branch', 'bad..branch'], /Base branch "bad..branch" contains "\.\."/],
     [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--code-host', 'bitbucket'], /Allowed choices/],
     [['project', 'update', 'prj_missing', '--name', 'x'], /does not exist/],
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],

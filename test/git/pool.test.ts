@@ -16,7 +16,7 @@ import {
   Repo,
   worktreePoolSettled,
 } from '../../src/git/git.ts';
-import { gitSync, startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
+import { gitSync, LOCAL_GIT, startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
 
 const TOKEN = 'ghp_pooltoken_0123456789abcdef';
 const BASE_FILES = {
@@ -50,7 +50,7 @@ function newDataDir(): string {
 function repo(dataDir: string, worktreePool: number, token = TOKEN): Repo {
   return new Repo({
     dataDir,
-    repositoryUrl: url,
+    repositoryUrl: url, ...LOCAL_GIT,
     credentials: { token, username: 'x-access-token' },
     author: { name: 'Folio Agent', email: 'agent@folio.invalid' },
     worktreePool,
@@ -311,7 +311,7 @@ describe('worktree pool', () => {
     expect(bad.status).toBe('rejected');
     const err = (bad as PromiseRejectedResult).reason;
     expect(err).toBeInstanceOf(GitError);
-    expect((err as GitError).code).toBe('repository_unavailable');
+    expect((err as GitError).code).toBe('repository_auth_failed');
     expect((err as Error).message).not.toContain('wrong-token-value');
   });
 

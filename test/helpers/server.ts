@@ -8,6 +8,7 @@ import type { JobHandler } from '../../src/jobs/handler.ts';
 import type { KeyScope } from '../../src/store/schema.ts';
 import type { ProjectInput } from '../../src/store/projects.ts';
 import { backendDatabases, type BackendDatabases } from './backend.ts';
+import { LOCAL_GIT_ENV } from '../fixtures/git-server.ts';
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -37,6 +38,7 @@ export async function startTestServer(
   const databases = opts.databases ?? (await backendDatabases());
   const env: Record<string, string> = {
     ...databases.env,
+    ...LOCAL_GIT_ENV,
     PORT: '0',
     HOST: '127.0.0.1',
     FOLIO_DATA_DIR: dataDir,

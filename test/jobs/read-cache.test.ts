@@ -59,7 +59,8 @@ describe.skipIf(isScale)('job read cache (SQLite: PostgreSQL reads are not cache
 describe.skipIf(isScale)('SQLite data version', () => {
   it('changes on every commit, by this process or another, and never on a read', async () => {
     const dir = tempDir('folio-version-');
-    const store = await openStore(loadConfig({ FOLIO_DATA_DIR: dir }));
+    const config = loadConfig({ FOLIO_DATA_DIR: dir });
+    const store = await openStore(config);
     try {
       const { dialect } = store;
       const seen = new Set<number | null>();
@@ -68,7 +69,7 @@ describe.skipIf(isScale)('SQLite data version', () => {
       await store.db.selectFrom('jobs').selectAll().execute();
       expect(dialect.dataVersion()).toBe(v0);
       // This process's writer, twenty commits in a row: each one is a new version.
-      const projects = new ProjectStore(store.db);
+      const projects = new ProjectStore(store.db, config);
       for (let i = 0; i < 20; i++) {
         await projects.create({ name: `P${i}`, repositoryUrl: 'https://github.com/acme/docs' });
         const v = dialect.dataVersion();
@@ -92,12 +93,13 @@ describe.skipIf(isScale)('SQLite data version', () => {
 
   it('a value read after `since` is reused; one read before it is not', async () => {
     const dir = tempDir('folio-version-');
-    const store = await openStore(loadConfig({ FOLIO_DATA_DIR: dir }));
+    const config = loadConfig({ FOLIO_DATA_DIR: dir });
+    const store = await openStore(config);
     try {
       const { dialect } = store;
       const arrived = performance.now();
       const first = dialect.dataVersion(arrived);
-      await new ProjectStore(store.db).create({ name: 'P', repositoryUrl: 'https://github.com/acme/docs' });
+      await new ProjectStore(store.db, config).create({ name: 'P', repositoryUrl: 'https://github.com/acme/docs' });
       // The same request may keep the value it read after it arrived…
       expect(dialect.dataVersion(arrived)).toBe(first);
       // …a request that arrived after the commit reads again.

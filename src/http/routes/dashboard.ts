@@ -149,7 +149,7 @@ async function asInvalidProject<T>(write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (err instanceof ProjectInputError) throw badRequest('invalid_project', err.message);
+    if (err instanceof ProjectInputError) throw badRequest('invalid_project', err.message, err.field ? [{ message: err.message, path: err.field }] : undefined);
     throw err;
   }
 }

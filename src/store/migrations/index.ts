@@ -3,12 +3,15 @@ import type { Kysely } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
 import * as m001 from './001_core.ts';
 import * as m002 from './002_users.ts';
+import * as m003 from './003_sealed_secrets.ts';
+import type { SecretBox } from '../secret-box.ts';
 
 export interface FolioMigration {
-  up(db: Kysely<unknown>, dialect: StoreDialect): Promise<void>;
+  up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
 }
 
 export const migrations: Record<string, FolioMigration> = {
   '001_core': m001,
   '002_users': m002,
+  '003_sealed_secrets': m003,
 };
