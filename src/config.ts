@@ -93,6 +93,8 @@ export interface Config {
   readonly webhooks: {
     readonly maxAttempts: number;
     readonly timeoutMs: number;
+    /** Delay before the first retry; it doubles per attempt, up to 5 minutes. */
+    readonly retryBaseMs: number;
   };
   readonly analytics: {
     /** Delete events older than this many days; 0 keeps everything. */
@@ -332,7 +334,8 @@ export function loadConfig(env: Env = process.env): Config {
     },
     webhooks: {
       maxAttempts: int(env, 'FOLIO_WEBHOOK_ATTEMPTS', 5, 1, 50),
-      timeoutMs: duration(env, 'FOLIO_WEBHOOK_TIMEOUT', 10_000),
+      timeoutMs: duration(env, 'FOLIO_WEBHOOK_TIMEOUT', 10_000, 1),
+      retryBaseMs: duration(env, 'FOLIO_WEBHOOK_RETRY_BASE', 1_000, 1),
     },
     analytics: {
       retentionDays: int(env, 'FOLIO_ANALYTICS_RETENTION_DAYS', 0, 0),

@@ -11,7 +11,7 @@ import { WorkerPool } from './jobs/worker.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
 import { createAnalytics, type Analytics } from './analytics/index.ts';
-import { startWebhookDispatcher } from './jobs/webhooks.ts';
+import { WebhookOutbox } from './jobs/webhooks.ts';
 
 export interface ServicesOptions {
   /** Replaces the agent (tests, benchmarks). */
@@ -31,6 +31,7 @@ export interface Services {
   readonly queue: JobQueue;
   readonly workers: WorkerPool | null;
   readonly analytics: Analytics;
+  readonly webhooks: WebhookOutbox;
   close(): Promise<void>;
 }
 
@@ -52,8 +53,10 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     config,
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
-  const webhooks = startWebhookDispatcher({ db: store.db, config, projects, log });
-  jobs.onStatusChange((job, projectId) => webhooks.notify({ ...job, projectId }));
+  const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects, log });
+  // A status change committed here queued its delivery in the same transaction: send it now.
+  jobs.onStatusChange(() => webhooks.wake());
+  webhooks.start();
   const queue = new JobQueue(store.dialect, config.queue, {
     onWorkerLost: (row) => {
       log.warn({ jobId: row.id }, 'job failed: worker lost too often');
@@ -92,6 +95,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     queue,
     workers,
     analytics,
+    webhooks,
     async close() {
       clearInterval(pruner);
       await workers?.stop();

@@ -14,6 +14,7 @@ import {
   type JobStatus,
   type ViewsPage,
   type VisitorsPage,
+  type WebhookDelivery,
 } from './types.ts';
 import { backoffDelay, isAbortError, linkedSignal, parseRetryAfter, randomId, sleep } from './util.ts';
 
@@ -201,6 +202,20 @@ export class FolioClient {
   async archiveJob(id: string, opts: WriteOptions = {}): Promise<Job> {
     // Archiving is idempotent on the server, so the key only marks the call as safe to retry.
     return this.request<Job>('POST', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/archive`, {
+      idempotencyKey: this.idemKey(opts),
+      signal: opts.signal,
+    });
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}/webhooks: the job's webhook deliveries, oldest first. */
+  async webhookDeliveries(id: string, opts: CallOptions = {}): Promise<WebhookDelivery[]> {
+    const page = await this.request<{ deliveries: WebhookDelivery[] }>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/webhooks`, { signal: opts.signal });
+    return page.deliveries;
+  }
+
+  /** POST …/job/{id}/webhooks/{deliveryId}/redeliver: sends a delivery again (same id and body). */
+  async redeliverWebhook(id: string, deliveryId: string, opts: WriteOptions = {}): Promise<WebhookDelivery> {
+    return this.request<WebhookDelivery>('POST', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/webhooks/${seg(deliveryId)}/redeliver`, {
       idempotencyKey: this.idemKey(opts),
       signal: opts.signal,
     });

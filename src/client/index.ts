@@ -27,4 +27,5 @@ export type {
   TrafficCounts,
   ViewsPage,
   VisitorsPage,
+  WebhookDelivery,
 } from './types.ts';

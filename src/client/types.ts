@@ -1,12 +1,14 @@
 // Wire types of the API, derived from the server's TypeBox schemas with type-only imports, so the
 // compiled client has no runtime dependency. The shapes match the upstream service's documents.
 import type { Static } from 'typebox';
-import type { Job as JobSchema, JobEvent as JobEventSchema, JobStatus as JobStatusSchema } from '../contracts/jobs.ts';
+import type { Job as JobSchema, JobEvent as JobEventSchema, JobStatus as JobStatusSchema, WebhookDelivery as WebhookDeliverySchema } from '../contracts/jobs.ts';
 import type { EventsResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 
 export type Job = Static<typeof JobSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
 export type JobEvent = Static<typeof JobEventSchema>;
+/** A job status change announced to the project's webhook URL, and how its delivery went. */
+export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
 
 /** Statuses after which a job needs a follow-up to do anything again (`archived` is final). */
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'archived', 'failed'];

@@ -96,3 +96,27 @@ export const JobEventPage = Type.Object({
   hasMore: Type.Boolean(),
   nextAfter: Type.Integer(),
 });
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ description: 'whd_…: the X-Folio-Delivery header, the same on every attempt.' }),
+    event: Type.String({ description: 'job.<status>, e.g. job.completed.' }),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+    attempts: Type.Integer({ description: 'Attempts made so far (since the last redelivery).' }),
+    lastStatusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt; null when no answer came.' }),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+    createdAt: Type.String({ format: 'date-time' }),
+    nextAttemptAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the next attempt is due; null unless pending.' }),
+    deliveredAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'WebhookDelivery', title: 'WebhookDelivery' },
+);
+export type WebhookDelivery = Static<typeof WebhookDelivery>;
+
+export const WebhookDeliveryList = Type.Object({ deliveries: Type.Array(Type.Ref('WebhookDelivery')) });
+
+export const DeliveryParams = Type.Object({
+  projectId: ProjectId,
+  id: Type.String({ minLength: 1, maxLength: 64, description: 'The job id.' }),
+  deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (whd_…).' }),
+});

@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobRow } from './view.ts';
+import { enqueueWebhook } from './webhooks.ts';
 
 export type TurnOutcome =
   | { kind: 'completed'; title: string; summary: string; prLink: string | null }
@@ -66,6 +67,7 @@ export class JobQueue {
               .where('id', '=', candidate.id)
               .execute();
             await trx.updateTable('job_messages').set({ handled_at: now, outcome: 'failed' }).where('job_id', '=', candidate.id).where('handled_at', 'is', null).execute();
+            await enqueueWebhook(trx, failed, now);
             return { kind: 'lost' as const, row: failed };
           }
           candidate.lost_leases = lost;
@@ -136,7 +138,9 @@ export class JobQueue {
           : { status: 'failed' as const, error_code: outcome.code, error_message: outcome.message };
       const set = { ...end, pr_link: prLink, updated_at: now, lease_owner: null, lease_expires_at: null, lost_leases: 0 };
       await trx.updateTable('jobs').set(set).where('id', '=', jobId).execute();
-      return { row: { ...job, ...set }, more: false };
+      const ended = { ...job, ...set };
+      await enqueueWebhook(trx, ended, now);
+      return { row: ended, more: false };
     });
   }
 

@@ -13,6 +13,7 @@ import { IdempotencyMismatchError, findStoredResponse, storeResponse, type Idemp
 import { appendJobEvent, insertJobEvent, publishJobEvent } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
+import { enqueueWebhook } from './webhooks.ts';
 
 export interface WriteResult {
   job: Job;
@@ -167,6 +168,7 @@ export class JobsService {
         };
         await trx.insertInto('jobs').values(row).execute();
         await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt: body.prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
+        await enqueueWebhook(trx, row, now);
         const event = await insertJobEvent(trx, this.deps.dialect, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref });
         return { row, statusCode: 201, changed: true, event };
       },
@@ -208,6 +210,7 @@ export class JobsService {
           .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
           .where('id', '=', jobId)
           .execute();
+        if (reopened) await enqueueWebhook(trx, updated, now);
         const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq });
         return { row: updated, statusCode: 200, changed: true, event };
       },
@@ -237,7 +240,9 @@ export class JobsService {
         .where('handled_at', 'is', null)
         .execute();
       changed = true;
-      return { ...job, status: 'archived' as JobStatus, archived_at: now, updated_at: now };
+      const archived = { ...job, status: 'archived' as JobStatus, archived_at: now, updated_at: now };
+      await enqueueWebhook(trx, archived, now);
+      return archived;
     });
     if (changed) {
       await this.event(jobId, 'job.archived', {});

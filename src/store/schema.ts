@@ -101,10 +101,34 @@ export interface RateEventsTable {
   at: number;
 }
 
+/** One webhook delivery (a job status change to announce) and where it stands. */
+export interface WebhookOutboxTable {
+  /** whd_…: also the X-Folio-Delivery header, the same on every attempt. */
+  id: string;
+  project_id: string;
+  job_id: string;
+  event: string;
+  /** The JSON body as it is sent (signed at send time with the project's current secret). */
+  body: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  /** The process sending it now, and until when: a delivery is never sent by two at once. */
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
+}
+
+/** One attempt of a delivery. */
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   project_id: string;
   job_id: string;
+  delivery_id: string | null;
   event: string;
   attempt: number;
   status_code: number | null;
@@ -121,4 +145,5 @@ export interface Database extends UsersDatabase {
   idempotency: IdempotencyTable;
   rate_events: RateEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_outbox: WebhookOutboxTable;
 }

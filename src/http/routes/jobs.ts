@@ -4,7 +4,18 @@ import { Type } from 'typebox';
 import type { Services } from '../../services.ts';
 import { badRequest, rateLimitHeaders } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
-import { CreateJobBody, JobList, JobParams, ListJobsQuery, MessageBody, type Job, type ListJobsQuery as ListQuery } from '../../contracts/jobs.ts';
+import {
+  CreateJobBody,
+  DeliveryParams,
+  JobList,
+  JobParams,
+  ListJobsQuery,
+  MessageBody,
+  WebhookDeliveryList,
+  type Job,
+  type ListJobsQuery as ListQuery,
+} from '../../contracts/jobs.ts';
+import { notFound } from '../../errors.ts';
 import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
 import type { WriteResult } from '../../jobs/service.ts';
 import { requireKey } from '../auth.ts';
@@ -147,5 +158,44 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       preHandler: read,
     },
     async (request) => ({ messages: await jobs.messages(request.params.projectId, request.params.id) }),
+  );
+
+  app.get<{ Params: { projectId: string; id: string } }>(
+    '/v2/agent/:projectId/job/:id/webhooks',
+    {
+      schema: {
+        tags,
+        summary: "List a job's webhook deliveries",
+        description: 'Every status change announced to the project\'s webhook URL, oldest first, with its attempts and outcome.',
+        params: JobParams,
+        response: { 200: WebhookDeliveryList, ...errorResponses(400, 401, 403, 404) },
+      },
+      preHandler: read,
+    },
+    async (request) => {
+      await jobs.get(request.params.projectId, request.params.id); // 404 for another project's job
+      return { deliveries: await services.webhooks.list(request.params.id) };
+    },
+  );
+
+  app.post<{ Params: { projectId: string; id: string; deliveryId: string } }>(
+    '/v2/agent/:projectId/job/:id/webhooks/:deliveryId/redeliver',
+    {
+      schema: {
+        tags,
+        summary: 'Send a webhook delivery again',
+        description: 'Queues the delivery again with the same id and body and a fresh set of attempts. A pending delivery is left as it is.',
+        params: DeliveryParams,
+        response: { 200: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404) },
+      },
+      preHandler: write,
+    },
+    async (request) => {
+      const { projectId, id, deliveryId } = request.params;
+      await jobs.get(projectId, id);
+      const delivery = await services.webhooks.redeliver(id, deliveryId);
+      if (!delivery) throw notFound(`Webhook delivery "${deliveryId}" does not exist for this job.`, 'delivery_not_found');
+      return delivery;
+    },
   );
 };

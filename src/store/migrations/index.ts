@@ -4,6 +4,7 @@ import type { StoreDialect } from '../dialect.ts';
 import * as m001 from './001_core.ts';
 import * as m002 from './002_users.ts';
 import * as m003 from './003_sealed_secrets.ts';
+import * as m004 from './004_webhook_outbox.ts';
 import type { SecretBox } from '../secret-box.ts';
 
 export interface FolioMigration {
@@ -14,4 +15,5 @@ export const migrations: Record<string, FolioMigration> = {
   '001_core': m001,
   '002_users': m002,
   '003_sealed_secrets': m003,
+  '004_webhook_outbox': m004,
 };
