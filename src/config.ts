@@ -11,7 +11,7 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
-  /** Key for keyed hashes (visitor ids, webhook signatures are per project). Never logged. */
+  /** Key for keyed hashes (visitor ids) and the secret box of stored tokens. Never logged. */
   readonly secret: string;
   readonly logLevel: LogLevel;
   /** One log line per request (method, route, status, time). */
@@ -241,7 +241,8 @@ function loadSecret(env: Env, dataDir: string): string {
 export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(str(env, 'FOLIO_DATA_DIR', './data'));
   try {
-    mkdirSync(dataDir, { recursive: true });
+    // Only its owner may enter: it holds the databases, mirrors of private repositories and the secret.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw new ConfigError(`FOLIO_DATA_DIR "${dataDir}" cannot be created: ${(err as Error).message}`);
   }
@@ -343,6 +344,9 @@ export function loadConfig(env: Env = process.env): Config {
       flushMaxEvents: int(env, 'FOLIO_ANALYTICS_FLUSH_MAX', 50_000, 1),
     },
   };
+  if (config.timeouts.headersMs > config.timeouts.requestMs) {
+    throw new ConfigError('FOLIO_HEADERS_TIMEOUT must not be longer than FOLIO_REQUEST_TIMEOUT (the headers are part of the request).');
+  }
   return deepFreeze(config);
 }
 

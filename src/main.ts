@@ -70,11 +70,10 @@ export function buildCli(): Command {
     .action(async () => {
       const cfg = config();
       const { createServices } = await import('./services.ts');
+      const { exitOnSignals } = await import('./http/server.ts');
       const services = await createServices(cfg, { workers: Math.max(1, cfg.workers) });
       services.log.info({ workers: Math.max(1, cfg.workers) }, 'Folio workers running');
-      const stop = () => void services.close().then(() => process.exit(0));
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
+      exitOnSignals(services, () => services.close());
     });
 
   program
@@ -241,6 +240,8 @@ export function buildCli(): Command {
 }
 
 export async function runCli(argv: string[]): Promise<void> {
+  // Files Folio creates (databases, their journals, mirrors, worktrees) are its user's alone.
+  process.umask(0o077);
   try {
     await buildCli().parseAsync(argv);
   } catch (err) {

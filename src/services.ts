@@ -1,4 +1,5 @@
 // Builds everything a Folio process runs from one Config: store, services, workers.
+import { statSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { openStore, type Store } from './store/database.ts';
@@ -42,8 +43,20 @@ export function createLogger(config: Config): Logger {
   });
 }
 
+/** Warns when others may read the data directory (made before Folio created it 0700). */
+function checkDataDirMode(config: Config, log: Logger): void {
+  const mode = statSync(config.dataDir).mode & 0o777;
+  if (mode & 0o007) {
+    log.warn(
+      { dataDir: config.dataDir, mode: mode.toString(8) },
+      'the data directory is readable by other users of this machine; it holds the databases and repository mirrors: run chmod 700 on it',
+    );
+  }
+}
+
 export async function createServices(config: Config, opts: ServicesOptions = {}): Promise<Services> {
   const log = opts.log ?? createLogger(config);
+  checkDataDirMode(config, log);
   const store = await openStore(config);
   const projects = new ProjectStore(store.db, config);
   const keys = new ApiKeyStore(store.db, store.dialect);

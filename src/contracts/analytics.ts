@@ -21,7 +21,7 @@ export const PagedQuery = Type.Object({
   dateFrom: Type.Optional(DateParam('from')),
   dateTo: Type.Optional(DateParam('to')),
   limit: Type.Integer({ minimum: 1, maximum: 250, default: 50, description: 'Max results per page (1–250, default 50).' }),
-  offset: Type.Integer({ minimum: 0, default: 0, description: 'Rows to skip; while hasMore is true, add limit to offset.' }),
+  offset: Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'Rows to skip (at most 10,000,000); while hasMore is true, add limit to offset.' }),
 });
 export type PagedQuery = Static<typeof PagedQuery>;
 

@@ -26,6 +26,9 @@ export const ProjectId = Type.String({
 
 export const ProjectParams = Type.Object({ projectId: ProjectId });
 
+/** The largest event id or sequence number the API takes: every number a client sends is bounded. */
+export const MAX_SEQUENCE = 2_147_483_647;
+
 /** Response map entry for error statuses. */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')])) as Record<number, ReturnType<typeof Type.Ref>>;

@@ -1,6 +1,6 @@
 // Agent-job schemas: one source for validation, TypeScript types, OpenAPI and the typed client.
 import { Type, type Static } from 'typebox';
-import { ProjectId } from './common.ts';
+import { MAX_SEQUENCE, ProjectId } from './common.ts';
 
 export const JobStatus = Type.Union(
   [Type.Literal('active'), Type.Literal('completed'), Type.Literal('archived'), Type.Literal('failed')],
@@ -85,7 +85,7 @@ export type JobEvent = Static<typeof JobEvent>;
 
 export const JobEventsQuery = Type.Object(
   {
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Return events with id greater than this.' })),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SEQUENCE, description: 'Return events with id greater than this.' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
   },
   { additionalProperties: false },

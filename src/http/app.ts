@@ -1,7 +1,7 @@
 // The Fastify application: validation, errors, docs, metrics and every area's routes. Not listening;
 // see server.ts.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifySchema } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
@@ -18,6 +18,8 @@ import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { authPlugin } from './auth.ts';
+import { UserStore } from '../store/users.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -84,10 +86,26 @@ export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   return new ApiError(500, 'internal_error', 'Something went wrong on our side; it has been logged.');
 }
 
-/** Route patterns seen at registration, to tell 405 (known path, other method) from 404. */
+/** Every route with its schema, hidden ones included (the fuzz test sends hostile input to each). */
+export interface CatalogRoute {
+  method: string;
+  url: string;
+  schema: FastifySchema | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeCatalog: CatalogRoute[];
+  }
+}
+
+/** Route patterns seen at registration, to tell 405 (known path, other method) from 404; and the catalog. */
 function methodIndex(app: FastifyInstance) {
   const routes: { re: RegExp; methods: Set<string> }[] = [];
+  const catalog: CatalogRoute[] = [];
+  app.decorate('routeCatalog', catalog);
   app.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) catalog.push({ method, url: route.url, schema: route.schema });
     const pattern = '^' + route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\/:[^/]+/g, '/[^/]+').replace(/\*/g, '.*') + '/?$';
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     let entry = routes.find((r) => r.re.source === pattern);
@@ -114,6 +132,18 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     trustProxy: typeof config.trustProxy === 'number' ? ((hops: number) => (_addr: string, hop: number) => hop < hops)(config.trustProxy) : config.trustProxy,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Hostile clients (docs/security.md): headers within headersMs, the whole request within
+    // requestMs (Node answers 408 and closes), no connection silent for longer than idleMs.
+    connectionTimeout: config.timeouts.idleMs,
+    keepAliveTimeout: config.timeouts.keepAliveMs,
+    requestTimeout: config.timeouts.requestMs,
+    http: {
+      headersTimeout: config.timeouts.headersMs,
+      // Also here: Node checks headersTimeout <= requestTimeout when it creates the server.
+      requestTimeout: config.timeouts.requestMs,
+      // How often Node looks for requests past those limits (its default is 30 s).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(Math.min(config.timeouts.headersMs, config.timeouts.requestMs) / 4))),
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
 
@@ -123,7 +153,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // One callback-style hook for every request: each hook costs a runner, each async one a promise.
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = performance.now();
-    reply.header('x-request-id', request.id);
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
     // Only a %00 in the URL decodes to NUL in a path or query value (both are parsed by now).
     // Bodies are the routes' business (a batch of events rejects such an event alone).
     if (!request.url.includes('%00')) return done();
@@ -169,7 +199,12 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    // The reference UI's own files only; plain HTTP stays usable (no upgrade-insecure-requests).
+    staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   registerMetrics(app, services);
@@ -180,6 +215,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     return reply.code(503).send({ error: 'The store is not reachable or not migrated yet.', code: 'not_ready' } satisfies ErrorBody);
   });
 
+  await app.register(authPlugin, { keys: services.keys, users: new UserStore(services.store.db) });
   await app.register(jobRoutes, { services });
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });

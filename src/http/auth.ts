@@ -1,12 +1,29 @@
-// Bearer API keys: 401 for a missing, unknown, revoked or expired key; 403 for a key of another
-// project or without the needed scope. Without an Authorization header, a dashboard operator's
-// session cookie is accepted instead (every project, every scope; changes need the CSRF token).
-import type { FastifyReply, FastifyRequest } from 'fastify';
+// Authentication as a Fastify plugin. It decorates the app with
+//   requireKey(scope): an onRequest hook admitting a Bearer API key of the path's project with at
+//     least `scope`, or, without an Authorization header, a dashboard operator's session cookie
+//     (every project, every scope; changes need the CSRF token);
+//   requireOperator: an onRequest hook for the dashboard's /api routes;
+//   sessions: the SessionManager (sign-in, cookies, CSRF, sign-in rate limit).
+// Both hooks run in onRequest, before the body is read: a stranger gets 401 without learning
+// anything about what the body would have needed (no 400, 413 or 415 details).
+// 401: missing, unknown, revoked or expired key; 403: a key of another project or without the scope.
+import fp from 'fastify-plugin';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { ApiKeyStore, ApiKeyRow, KeyCheck } from '../store/api-keys.ts';
+import type { UserStore } from '../store/users.ts';
 import { forbidden, unauthorized } from '../errors.ts';
-import { sessionsFor } from './session.ts';
+import { SessionManager, type SessionOptions } from './session.ts';
+
+export type Scope = 'read' | 'write';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    sessions: SessionManager;
+    /** onRequest hook: an API key of the path's project with at least `scope`, or an operator's session. */
+    requireKey(scope: Scope): onRequestHookHandler;
+    /** onRequest hook: a signed-in dashboard operator, with the CSRF check on changes. */
+    requireOperator: onRequestHookHandler;
+  }
   interface FastifyRequest {
     apiKey?: ApiKeyRow;
     /** performance.now() when the request arrived: reads of the store made later may be shared. */
@@ -22,54 +39,67 @@ const REASONS: Record<string, [string, string]> = {
   expired: ['expired_api_key', 'The API key has expired.'],
 };
 
-export type Scope = 'read' | 'write';
-
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-/**
- * A preHandler that admits a key of the path's project with at least `scope`, or an operator's
- * session. Callback style: a key the cache already knows is checked without a promise.
- */
-export function requireKey(keys: ApiKeyStore, scope: Scope) {
-  /** Throws the 401/403 for a key that may not make this request; notes the key on the request. */
-  const admit = (request: FastifyRequest, check: KeyCheck): void => {
-    if (!check.ok) throw unauthorized(...REASONS[check.reason]);
-    const projectId = (request.params as { projectId?: string }).projectId;
-    if (projectId !== undefined && check.key.project_id !== projectId) {
-      throw forbidden('wrong_project', 'This API key belongs to another project.');
-    }
-    if (scope === 'write' && check.key.scope !== 'write') {
-      throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
-    }
-    request.apiKey = check.key;
-  };
-
-  const slowPath = async (request: FastifyRequest, header: string | undefined, token: string | undefined): Promise<void> => {
-    if (header === undefined) {
-      const sessions = sessionsFor(keys);
-      const operator = sessions ? await sessions.fromRequest(request) : undefined;
-      if (sessions && operator) {
-        sessions.checkCsrf(request, operator.session);
-        return;
-      }
-    }
-    if (token === undefined) throw unauthorized(...REASONS.missing);
-    admit(request, await keys.verify(token, request.receivedAt));
-  };
-
-  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-    const header = request.headers.authorization;
-    const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
-    const cached = token === undefined ? undefined : keys.verifyCached(token, request.receivedAt);
-    if (!cached) {
-      slowPath(request, header, token).then(() => done(), done);
-      return;
-    }
-    try {
-      admit(request, cached);
-    } catch (err) {
-      return done(err as Error);
-    }
-    done();
-  };
+export interface AuthOptions {
+  keys: ApiKeyStore;
+  users: UserStore;
+  session?: Partial<SessionOptions>;
 }
+
+export const authPlugin = fp<AuthOptions>(
+  async (app, { keys, users, session }) => {
+    const sessions = new SessionManager(users, session);
+    app.decorate('sessions', sessions);
+
+    /** Throws the 401/403 for a key that may not make this request; notes the key on the request. */
+    const admit = (request: FastifyRequest, check: KeyCheck, scope: Scope): void => {
+      if (!check.ok) throw unauthorized(...REASONS[check.reason]);
+      const projectId = (request.params as { projectId?: string }).projectId;
+      if (projectId !== undefined && check.key.project_id !== projectId) {
+        throw forbidden('wrong_project', 'This API key belongs to another project.');
+      }
+      if (scope === 'write' && check.key.scope !== 'write') {
+        throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
+      }
+      request.apiKey = check.key;
+    };
+
+    const slowPath = async (request: FastifyRequest, header: string | undefined, token: string | undefined, scope: Scope): Promise<void> => {
+      if (header === undefined) {
+        const operator = await sessions.fromRequest(request);
+        if (operator) {
+          sessions.checkCsrf(request, operator.session);
+          return;
+        }
+      }
+      if (token === undefined) throw unauthorized(...REASONS.missing);
+      admit(request, await keys.verify(token, request.receivedAt), scope);
+    };
+
+    // Callback style: a key the cache already knows is checked without a promise (GET job is hot).
+    const hooks: Record<Scope, onRequestHookHandler> = { read: keyHook('read'), write: keyHook('write') };
+    function keyHook(scope: Scope): onRequestHookHandler {
+      return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+        const header = request.headers.authorization;
+        const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+        const cached = token === undefined ? undefined : keys.verifyCached(token, request.receivedAt);
+        if (!cached) {
+          slowPath(request, header, token, scope).then(() => done(), done);
+          return;
+        }
+        try {
+          admit(request, cached, scope);
+        } catch (err) {
+          return done(err as Error);
+        }
+        done();
+      };
+    }
+    app.decorate('requireKey', (scope: Scope) => hooks[scope]);
+    app.decorate('requireOperator', async function requireOperator(request: FastifyRequest) {
+      await sessions.require(request);
+    });
+  },
+  { name: 'folio-auth', fastify: '5.x' },
+);

@@ -6,7 +6,8 @@ import { RequestMetrics } from './request-metrics.ts';
 
 export function registerMetrics(app: FastifyInstance, services: Services): void {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'folio_process_' });
+  // prom-client's own names start with process_ and nodejs_: folio_process_cpu_seconds_total…
+  collectDefaultMetrics({ register: registry, prefix: 'folio_' });
   const requests = new RequestMetrics(registry);
   new Gauge({
     name: 'folio_queue_depth',

@@ -32,7 +32,19 @@ export async function startServer(config: Config, opts: ServicesOptions & { logR
     services,
     close() {
       closing ??= (async () => {
-        await app.close();
+        // Requests in flight get FOLIO_SHUTDOWN_TIMEOUT to finish; connections still open then (a
+        // client stalled mid-body, a slow reader) are cut, so a shutdown never waits on a client.
+        let timer: NodeJS.Timeout | undefined;
+        const cut = new Promise<void>((resolve) => {
+          timer = setTimeout(() => {
+            services.log.warn({ afterMs: config.timeouts.shutdownMs }, 'closing the connections still open');
+            app.server.closeAllConnections();
+            resolve();
+          }, config.timeouts.shutdownMs);
+        });
+        await Promise.race([app.close(), cut]);
+        clearTimeout(timer);
+        // Workers stop here: their runs are aborted and their leases released for another process.
         await services.close();
       })();
       return closing;
@@ -40,17 +52,29 @@ export async function startServer(config: Config, opts: ServicesOptions & { logR
   };
 }
 
-/** Closes the server on SIGTERM/SIGINT; a second signal exits at once. */
+/** Closes the server on SIGTERM/SIGINT (see exitOnSignals). */
 export function closeOnSignals(server: RunningServer): void {
+  exitOnSignals(server.services, () => server.close());
+}
+
+/**
+ * Runs `close` on SIGTERM/SIGINT and exits; a second signal exits at once, and so does a shutdown
+ * that takes longer than FOLIO_SHUTDOWN_TIMEOUT plus a grace period for releasing leases.
+ */
+export function exitOnSignals(services: Pick<Services, 'log' | 'config'>, close: () => Promise<void>): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) process.exit(1);
     stopping = true;
-    server.services.log.info({ signal }, 'shutting down');
-    server.close().then(
+    services.log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      services.log.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, services.config.timeouts.shutdownMs + 10_000).unref();
+    close().then(
       () => process.exit(0),
       (err) => {
-        server.services.log.error({ err }, 'shutdown failed');
+        services.log.error({ err }, 'shutdown failed');
         process.exit(1);
       },
     );

@@ -3,7 +3,6 @@
 // token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyStore } from '../store/api-keys.ts';
 import type { SessionRow, UserRow, UserStore } from '../store/users.ts';
 import { ApiError, forbidden, tooManyRequests } from '../errors.ts';
 
@@ -170,18 +169,4 @@ export class SessionManager {
     this.checkCsrf(request, op.session);
     return op;
   }
-}
-
-/**
- * Which session manager serves the API keys of one set of services. requireKey() looks it up so the
- * job and analytics routes also admit an operator's session, without changing their registration.
- */
-const managers = new WeakMap<ApiKeyStore, SessionManager>();
-
-export function attachSessions(keys: ApiKeyStore, manager: SessionManager): void {
-  managers.set(keys, manager);
-}
-
-export function sessionsFor(keys: ApiKeyStore): SessionManager | undefined {
-  return managers.get(keys);
 }

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { toApiError } from '../../src/http/app.ts';
 import { dashboardRoutes } from '../../src/http/routes/dashboard.ts';
+import { authPlugin } from '../../src/http/auth.ts';
+import { UserStore } from '../../src/store/users.ts';
 
 let server: TestServer;
 let root: string;
@@ -20,6 +22,7 @@ async function appFor(webRoot: string): Promise<FastifyInstance> {
   });
   // As the real app: paths the router resolves outside every route get its 404 body.
   a.setNotFoundHandler((_req, reply) => void reply.code(404).send({ error: 'There is no such route.', code: 'route_not_found' }));
+  await a.register(authPlugin, { keys: server.services.keys, users: new UserStore(server.services.store.db) });
   await a.register(dashboardRoutes, { services: server.services, webRoot });
   await a.ready();
   return a;

@@ -98,7 +98,7 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Name').fill('Acme docs');
     await page.getByLabel('Repository URL').fill('not a repository');
     await page.getByRole('button', { name: 'Create project' }).click();
-    await page.getByRole('alert').filter({ hasText: 'is not a git URL' }).waitFor();
+    await page.getByRole('alert').filter({ hasText: 'which a repository URL cannot have' }).waitFor();
     await page.getByLabel('Repository URL').fill(repo);
     await page.getByLabel('Code host').selectOption('github');
     await page.getByRole('button', { name: 'Create project' }).click();
@@ -253,7 +253,10 @@ describe('dashboard in the browser', () => {
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
     const project = await e.server.services.projects.get(projectId);
-    expect(project).toMatchObject({ draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', webhook_secret: 'webhook-secret-value', site_origins: '["https://docs.example.com"]' });
+    expect(project).toMatchObject({ draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', site_origins: '["https://docs.example.com"]' });
+    // Stored sealed, opened only for the webhook sender.
+    expect(project!.webhook_secret).toMatch(/^enc:v1:/);
+    expect(e.server.services.projects.secrets(project!).webhookSecret).toBe('webhook-secret-value');
     await page.getByText(`data-project="${projectId}"`).waitFor();
     await shot('settings');
   });

@@ -28,7 +28,6 @@ import { MAX_EVENTS_PER_REQUEST } from '../../analytics/ingest.ts';
 import { LineTooLongError, prepareImportRecord, readLineChunks, RecordRejected } from '../../analytics/import.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
 import type { PendingEvent } from '../../analytics/writer.ts';
-import { requireKey } from '../auth.ts';
 
 type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { projectId: string }; Querystring: Q; Body: B }>;
 
@@ -84,9 +83,9 @@ function originsOf(siteOrigins: string | null | undefined): string[] {
 }
 
 export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { keys, analytics } = services;
-  const read = requireKey(keys, 'read');
-  const write = requireKey(keys, 'write');
+  const { analytics } = services;
+  const read = app.requireKey('read');
+  const write = app.requireKey('write');
   const tags = ['Analytics'];
   const collectLimiter = new ClientRateLimiter(services.config.rateLimits.collectPerMinute);
 
@@ -145,7 +144,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         querystring: PagedQuery,
         response: { 200: VisitorsResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request, reply) => {
       const range = await rangeOf(request, reply);
@@ -165,7 +164,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         querystring: PagedQuery,
         response: { 200: ViewsResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request, reply) => {
       const range = await rangeOf(request, reply);
@@ -185,7 +184,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         querystring: TimeseriesQuery,
         response: { 200: TimeseriesResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request, reply) => {
       const range = parseRange(request.query);
@@ -211,7 +210,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         querystring: RangeQuery,
         response: { 200: AgentsResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request, reply) => {
       const range = await rangeOf(request, reply);
@@ -233,8 +232,8 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         body: EventsBody,
         response: { 202: EventsResponse, ...errorResponses(400, 401, 403, 404, 413, 415) },
       },
-      onRequest: onlyMediaTypes('application/json'),
-      preHandler: write,
+      // The key first: a stranger learns nothing about media types.
+      onRequest: [write, onlyMediaTypes('application/json')],
     },
     async (request, reply) => {
       const { events } = request.body;
@@ -261,8 +260,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
         params: ProjectParams,
         response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415) },
       },
-      onRequest: onlyMediaTypes('application/x-ndjson', 'application/jsonl'),
-      preHandler: write,
+      onRequest: [write, onlyMediaTypes('application/x-ndjson', 'application/jsonl')],
       bodyLimit: Number.MAX_SAFE_INTEGER,
     },
     async (request: ProjectRequest, reply) => {

@@ -6,6 +6,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import helmet from '@fastify/helmet';
 import { Type, type Static } from 'typebox';
 import type { Services } from '../../services.ts';
 import { nulPath } from '../nul.ts';
@@ -13,7 +14,6 @@ import { ApiError, badRequest, conflict, notFound } from '../../errors.ts';
 import { ProjectInputError, projectView, type ProjectInput, type ProjectRow } from '../../store/projects.ts';
 import { apiKeyView } from '../../store/api-keys.ts';
 import { UserInputError, UserStore, userView } from '../../store/users.ts';
-import { attachSessions, SessionManager, type SessionOptions } from '../session.ts';
 
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../../../web/dist/', import.meta.url));
 
@@ -21,7 +21,6 @@ export interface DashboardOptions {
   services: Services;
   /** Directory of the built web app; defaults to web/dist. */
   webRoot?: string;
-  session?: Partial<SessionOptions>;
 }
 
 // ---------------------------------------------------------------- schemas
@@ -111,12 +110,32 @@ const CONTENT_TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
 };
 
-const HTML_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'",
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'same-origin',
+/**
+ * Security headers of every dashboard response (helmet): a strict Content-Security-Policy (scripts
+ * only from this origin, no framing, no plugins), X-Frame-Options DENY, nosniff, no referrer.
+ * `upgrade-insecure-requests` is left out: the dashboard may be served over plain HTTP on a LAN.
+ */
+const HELMET = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      // React and Chart.js set style attributes.
+      styleSrc: ["'self'", "'unsafe-inline'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      fontSrc: ["'self'"],
+      frameAncestors: ["'none'"],
+      baseUri: ["'self'"],
+      formAction: ["'self'"],
+      objectSrc: ["'none'"],
+    },
+  },
+  frameguard: { action: 'deny' as const },
+  referrerPolicy: { policy: 'no-referrer' as const },
+  // Plain HTTP on a LAN is a supported deployment; HSTS belongs to the TLS proxy in front.
+  strictTransportSecurity: false,
 };
 
 async function sendFile(request: FastifyRequest, reply: FastifyReply, root: string, relative: string, cache: string) {
@@ -137,7 +156,6 @@ async function sendFile(request: FastifyRequest, reply: FastifyReply, root: stri
   const etag = `"${createHash('sha1').update(`${file}:${info.size}:${info.mtimeMs}`).digest('base64url').slice(0, 16)}"`;
   const type = CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
   reply.header('content-type', type).header('cache-control', cache).header('etag', etag).header('x-content-type-options', 'nosniff');
-  if (type.startsWith('text/html')) reply.headers(HTML_HEADERS);
   if (request.headers['if-none-match'] === etag) return reply.code(304).send();
   return reply.send(await readFile(file));
 }
@@ -158,8 +176,9 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
   const { services } = opts;
   const { projects, keys, config } = services;
   const users = new UserStore(services.store.db);
-  const sessions = new SessionManager(users, opts.session);
-  attachSessions(keys, sessions);
+  const { sessions, requireOperator } = app;
+  // In this plugin's scope only: the API's JSON routes do not pay for headers meant for pages.
+  await app.register(helmet, HELMET);
   const webRoot = path.resolve(opts.webRoot ?? DEFAULT_WEB_ROOT) + path.sep;
   const hide = { hide: true } as const;
 
@@ -169,9 +188,6 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     if (where) throw badRequest('invalid_request', 'Text must not contain NUL characters (\\u0000).', [{ message: 'contains NUL', path: where }]);
   });
 
-  const requireOperator = async (request: FastifyRequest) => {
-    await sessions.require(request);
-  };
 
   const sessionBody = (op: { user: Parameters<typeof userView>[0]; session: { csrf_token: string } }) => ({
     user: userView(op.user),
@@ -239,13 +255,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
   // ---- projects
 
-  app.get('/api/projects', { schema: hide, preHandler: requireOperator }, async (request) => ({
+  app.get('/api/projects', { schema: hide, onRequest: requireOperator }, async (request) => ({
     projects: (await projects.list()).map((row) => projectBody(request, row)),
   }));
 
   app.post<{ Body: ProjectInput }>(
     '/api/projects',
-    { schema: { ...hide, body: CreateProjectBody }, preHandler: requireOperator },
+    { schema: { ...hide, body: CreateProjectBody }, onRequest: requireOperator },
     async (request, reply) => {
       const input = normalizeProjectInput(request.body);
       checkModel(input.defaultModel);
@@ -256,13 +272,13 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
   app.get<{ Params: { projectId: string } }>(
     '/api/projects/:projectId',
-    { schema: { ...hide, params: ProjectIdParams }, preHandler: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams }, onRequest: requireOperator },
     async (request) => projectBody(request, await projectOr404(request.params.projectId)),
   );
 
   app.patch<{ Params: { projectId: string }; Body: Partial<ProjectInput> }>(
     '/api/projects/:projectId',
-    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody }, preHandler: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody }, onRequest: requireOperator },
     async (request) => {
       await projectOr404(request.params.projectId);
       const input = normalizeProjectInput(request.body);
@@ -276,7 +292,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
   app.get<{ Params: { projectId: string } }>(
     '/api/projects/:projectId/keys',
-    { schema: { ...hide, params: ProjectIdParams }, preHandler: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams }, onRequest: requireOperator },
     async (request) => {
       await projectOr404(request.params.projectId);
       return { keys: (await keys.list(request.params.projectId)).map(apiKeyView) };
@@ -285,7 +301,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
   app.post<{ Params: { projectId: string }; Body: CreateKeyBody }>(
     '/api/projects/:projectId/keys',
-    { schema: { ...hide, params: ProjectIdParams, body: CreateKeyBody }, preHandler: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams, body: CreateKeyBody }, onRequest: requireOperator },
     async (request, reply) => {
       await projectOr404(request.params.projectId);
       const { name, scope, expiresInDays } = request.body;
@@ -303,7 +319,7 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
 
   app.post<{ Params: { projectId: string; keyId: string } }>(
     '/api/projects/:projectId/keys/:keyId/revoke',
-    { schema: { ...hide, params: KeyParams }, preHandler: requireOperator },
+    { schema: { ...hide, params: KeyParams }, onRequest: requireOperator },
     async (request) => {
       await projectOr404(request.params.projectId);
       const row = await keys.get(request.params.keyId);

@@ -1,19 +1,44 @@
 // Job events as JSON pages, or live as Server-Sent Events resuming from Last-Event-ID.
 import type { FastifyPluginAsync } from 'fastify';
 import type { Services } from '../../services.ts';
-import { errorResponses } from '../../contracts/common.ts';
+import { errorResponses, MAX_SEQUENCE } from '../../contracts/common.ts';
 import { JobEventPage, JobEventsQuery, JobParams } from '../../contracts/jobs.ts';
 import { jobEventBus, listJobEvents } from '../../jobs/events.ts';
-import { badRequest } from '../../errors.ts';
-import { requireKey } from '../auth.ts';
+import { ApiError, badRequest } from '../../errors.ts';
 
 const POLL_MS = 1_000;
 const KEEPALIVE_MS = 15_000;
 
 export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { jobs, keys, store } = services;
+  const { jobs, store, config } = services;
   // Live streams never end by themselves: a graceful shutdown ends them, or the server would wait forever.
   const openStreams = new Set<() => void>();
+  // Open streams per caller (an API key, or an operator's session) and per project, capped so one
+  // client cannot hold every connection or poll the store without end.
+  const streamsBy = new Map<string, number>();
+  const takeStream = (caller: string, project: string): (() => void) => {
+    const { perKey, perProject } = config.streams;
+    const byCaller = streamsBy.get(caller) ?? 0;
+    const byProject = streamsBy.get(project) ?? 0;
+    if (byCaller >= perKey || byProject >= perProject) {
+      const which = byCaller >= perKey ? `${perKey} per API key` : `${perProject} per project`;
+      throw new ApiError(429, 'too_many_streams', `Too many live event streams are open (at most ${which}); close one or read the events as pages.`, {
+        headers: { 'retry-after': '5' },
+      });
+    }
+    streamsBy.set(caller, byCaller + 1);
+    streamsBy.set(project, byProject + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const k of [caller, project]) {
+        const n = (streamsBy.get(k) ?? 1) - 1;
+        if (n <= 0) streamsBy.delete(k);
+        else streamsBy.set(k, n);
+      }
+    };
+  };
   app.addHook('preClose', (done) => {
     for (const end of openStreams) end();
     done();
@@ -30,9 +55,9 @@ export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async 
           'With `Accept: text/event-stream` the same events stream live as Server-Sent Events; reconnect with `Last-Event-ID` to resume.',
         params: JobParams,
         querystring: JobEventsQuery,
-        response: { 200: JobEventPage, ...errorResponses(400, 401, 403, 404) },
+        response: { 200: JobEventPage, ...errorResponses(400, 401, 403, 404, 429) },
       },
-      preHandler: requireKey(keys, 'read'),
+      onRequest: app.requireKey('read'),
     },
     async (request, reply) => {
       const { projectId, id } = request.params;
@@ -48,9 +73,14 @@ export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async 
       const lastEventId = request.headers['last-event-id'];
       let cursor = request.query.after ?? 0;
       if (typeof lastEventId === 'string' && lastEventId !== '') {
-        if (!/^\d+$/.test(lastEventId)) throw badRequest('invalid_request', 'Last-Event-ID must be an event id (a whole number).');
+        if (!/^\d{1,10}$/.test(lastEventId) || Number(lastEventId) > MAX_SEQUENCE) {
+          throw badRequest('invalid_request', `Last-Event-ID must be an event id (a whole number up to ${MAX_SEQUENCE}).`);
+        }
         cursor = Number(lastEventId);
       }
+
+      const caller = request.apiKey ? `key:${request.apiKey.id}` : `user:${request.operator?.user.id}`;
+      const releaseStream = takeStream(caller, `project:${projectId}`);
 
       reply.hijack();
       const res = reply.raw;
@@ -91,6 +121,7 @@ export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async 
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
       const close = () => {
         closed = true;
+        releaseStream();
         clearInterval(poll);
         clearInterval(keepalive);
         jobEventBus.off(`job:${id}`, onEvent);

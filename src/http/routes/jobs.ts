@@ -18,7 +18,6 @@ import {
 import { notFound } from '../../errors.ts';
 import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
 import type { WriteResult } from '../../jobs/service.ts';
-import { requireKey } from '../auth.ts';
 
 const JobRef = Type.Ref('AgentJob');
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -42,11 +41,11 @@ function sendWrite(reply: FastifyReply, result: WriteResult) {
 }
 
 export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
-  const { jobs, keys } = services;
+  const { jobs } = services;
   /** JSON of the cached job views (by the route's response schema); a view is never changed. */
   const serializedViews = new WeakMap<Job, string>();
-  const read = requireKey(keys, 'read');
-  const write = requireKey(keys, 'write');
+  const read = app.requireKey('read');
+  const write = app.requireKey('write');
   const tags = ['Agent jobs'];
 
   app.post<{ Params: { projectId: string }; Body: CreateJobBody }>(
@@ -60,7 +59,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         body: CreateJobBody,
         response: { 201: JobRef, ...errorResponses(400, 401, 403, 404, 413, 415, 422, 429) },
       },
-      preHandler: write,
+      onRequest: write,
     },
     async (request, reply) => sendWrite(reply, await jobs.create(request.params.projectId, request.body, idempotencyOf(request))),
   );
@@ -69,7 +68,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     '/v2/agent/:projectId/job/:id',
     {
       schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
-      preHandler: read,
+      onRequest: read,
     },
     // Not async: a cached view goes out without a promise, serialised once per view.
     (request, reply) => {
@@ -93,7 +92,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         body: MessageBody,
         response: { 200: JobRef, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
-      preHandler: write,
+      onRequest: write,
     },
     async (request, reply) =>
       sendWrite(reply, await jobs.sendMessage(request.params.projectId, request.params.id, request.body.prompt, idempotencyOf(request))),
@@ -109,7 +108,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         params: JobParams,
         response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) },
       },
-      preHandler: write,
+      onRequest: write,
     },
     async (request) => jobs.archive(request.params.projectId, request.params.id),
   );
@@ -125,7 +124,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         querystring: ListJobsQuery,
         response: { 200: JobList, ...errorResponses(400, 401, 403) },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request) => jobs.list(request.params.projectId, request.query),
   );
@@ -155,7 +154,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
           ...errorResponses(401, 403, 404),
         },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request) => ({ messages: await jobs.messages(request.params.projectId, request.params.id) }),
   );
@@ -170,7 +169,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         params: JobParams,
         response: { 200: WebhookDeliveryList, ...errorResponses(400, 401, 403, 404) },
       },
-      preHandler: read,
+      onRequest: read,
     },
     async (request) => {
       await jobs.get(request.params.projectId, request.params.id); // 404 for another project's job
@@ -188,7 +187,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
         params: DeliveryParams,
         response: { 200: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404) },
       },
-      preHandler: write,
+      onRequest: write,
     },
     async (request) => {
       const { projectId, id, deliveryId } = request.params;

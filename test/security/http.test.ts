@@ -1,0 +1,276 @@
+// The HTTP server under hostile clients: authentication before the body, timeouts that cut slow and
+// stalled clients, bounded numbers, a cap on live event streams, security headers, and a shutdown
+// that ends even with stalled clients while releasing job leases.
+import net from 'node:net';
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
+import { ScriptedHandler, eventually } from '../helpers/handlers.ts';
+import { runCli, startProcess } from '../helpers/process.ts';
+import { backendDatabases } from '../helpers/backend.ts';
+import { setUp } from '../dashboard/session.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/database.ts';
+
+/** Sends raw bytes on a new connection; resolves with everything the server wrote once it closes (or after `waitMs`). */
+function raw(url: string, chunks: string[], waitMs = 15_000, until?: RegExp): Promise<{ text: string; closed: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname);
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ text, closed: false });
+    }, waitMs);
+    socket.on('data', (d) => {
+      text += d.toString();
+      if (until?.test(text)) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve({ text, closed: false });
+      }
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ text, closed: true });
+    });
+    socket.on('error', () => undefined);
+    socket.on('connect', () => {
+      for (const c of chunks) socket.write(c);
+    });
+  });
+}
+
+describe('authentication before the body', () => {
+  let server: TestServer;
+  let projectId: string;
+  beforeAll(async () => {
+    server = await startTestServer({ jobHandler: new ScriptedHandler() });
+    projectId = await server.createProject();
+  });
+  afterAll(() => server.close());
+
+  it('a stranger gets 401 whatever the body: no 400, 413 or 415 details', async () => {
+    const cases: { path: string; body: string; type: string }[] = [
+      { path: `/v2/agent/${projectId}/job`, body: '{not json', type: 'application/json' },
+      { path: `/v2/agent/${projectId}/job`, body: JSON.stringify({ prompt: '' }), type: 'application/json' },
+      { path: `/v2/agent/${projectId}/job`, body: 'x'.repeat(2 * 1024 * 1024), type: 'application/json' },
+      { path: `/v2/agent/${projectId}/job`, body: '<a/>', type: 'application/xml' },
+      { path: `/v1/analytics/${projectId}/events`, body: 'text', type: 'text/plain' },
+      { path: `/v1/analytics/${projectId}/import`, body: 'x'.repeat(100), type: 'application/x-ndjson' },
+    ];
+    for (const c of cases) {
+      const res = await server.api('POST', c.path, { body: c.body, headers: { 'content-type': c.type } });
+      expect(res.status, `${c.path} ${c.type}`).toBe(401);
+      expect(res.body.code).toBe('missing_api_key');
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+    const wrongKey = await server.api('POST', `/v2/agent/${projectId}/job`, { body: '{not json', headers: { authorization: 'Bearer folio_' + 'x'.repeat(40) } });
+    expect(wrongKey.status).toBe(401);
+  });
+
+  it('answers 401 without waiting for a body that never comes', async () => {
+    const { text } = await raw(
+      server.url,
+      [`POST /v2/agent/${projectId}/job HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"prompt":`],
+      10_000,
+      /missing_api_key.*\}/,
+    );
+    expect(text).toMatch(/^HTTP\/1.1 401/);
+    expect(text).toContain('missing_api_key');
+  });
+});
+
+describe('timeouts', () => {
+  let server: TestServer;
+  let projectId: string;
+  let key: string;
+  beforeAll(async () => {
+    server = await startTestServer({
+      jobHandler: new ScriptedHandler(),
+      env: { FOLIO_HEADERS_TIMEOUT: '500ms', FOLIO_REQUEST_TIMEOUT: '1s', FOLIO_KEEPALIVE_TIMEOUT: '300ms', FOLIO_IDLE_TIMEOUT: '5s' },
+    });
+    projectId = await server.createProject();
+    key = await server.createKey(projectId);
+  });
+  afterAll(() => server.close());
+
+  it('cuts off a client whose headers never finish', async () => {
+    const { closed } = await raw(server.url, [`GET /v2/agent/${projectId}/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`]);
+    expect(closed).toBe(true);
+  });
+
+  it('cuts off a client that sends its headers and part of the body, with 408', async () => {
+    const { text, closed } = await raw(server.url, [
+      `POST /v2/agent/${projectId}/job HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"prompt":`,
+    ]);
+    expect(closed).toBe(true);
+    expect(text).toMatch(/^HTTP\/1.1 408/);
+    expect((await server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).body.jobs).toEqual([]);
+  });
+
+  it('closes a kept-alive connection that stays idle', async () => {
+    const { text, closed } = await raw(server.url, [`GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`]);
+    expect(text).toMatch(/^HTTP\/1.1 200/);
+    expect(closed).toBe(true);
+  });
+});
+
+describe('bounded numbers and streams', () => {
+  let server: TestServer;
+  let projectId: string;
+  let key: string;
+  let jobId: string;
+  beforeAll(async () => {
+    server = await startTestServer({ jobHandler: new ScriptedHandler(), env: { FOLIO_MAX_STREAMS_PER_KEY: '2', FOLIO_MAX_STREAMS_PER_PROJECT: '3' } });
+    projectId = await server.createProject();
+    key = await server.createKey(projectId);
+    jobId = (await server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'x' } })).body.id;
+  });
+  afterAll(() => server.close());
+
+  it('refuses infinite, huge, negative and fractional numbers with 400, never 500', async () => {
+    const events = `/v2/agent/${projectId}/job/${jobId}/events`;
+    const urls = [
+      ...['Infinity', '-Infinity', '1e309', '-1', '9007199254740993', '2147483648', '1.5', 'NaN', 'x'].map((v) => `${events}?after=${encodeURIComponent(v)}`),
+      `${events}?limit=1e309`,
+      `/v2/agent/${projectId}/jobs?limit=Infinity`,
+      `/v1/analytics/${projectId}/visitors?offset=1e309`,
+      `/v1/analytics/${projectId}/visitors?offset=10000001`,
+      `/v1/analytics/${projectId}/visitors?limit=-0.5`,
+      `/v1/analytics/${projectId}/views?dateFrom=275760-09-14`,
+      `/v1/analytics/${projectId}/timeseries?dateFrom=9999-99-99`,
+    ];
+    for (const url of urls) {
+      const res = await server.api('GET', url, { key });
+      expect(res.status, `${url}: ${res.text}`).toBe(400);
+      expect(res.body.code).toMatch(/^invalid_/);
+    }
+    for (const id of ['99999999999999999999999', '-1', '1e3', '2147483648']) {
+      const res = await server.api('GET', events, { key, headers: { accept: 'text/event-stream', 'last-event-id': id } });
+      expect(res.status, id).toBe(400);
+    }
+  });
+
+  it('caps live event streams per key and per project with 429', async () => {
+    const other = await server.createKey(projectId);
+    const streams: AbortController[] = [];
+    const open = async (k: string) => {
+      const controller = new AbortController();
+      const res = await fetch(`${server.url}/v2/agent/${projectId}/job/${jobId}/events`, {
+        headers: { authorization: `Bearer ${k}`, accept: 'text/event-stream' },
+        signal: controller.signal,
+      });
+      if (res.status === 200) streams.push(controller);
+      else await res.text();
+      return res;
+    };
+    try {
+      expect((await open(key)).status).toBe(200);
+      expect((await open(key)).status).toBe(200);
+      const perKey = await open(key);
+      expect(perKey.status).toBe(429);
+      expect(perKey.headers.get('retry-after')).toBe('5');
+      expect((await open(other)).status).toBe(200);
+      const perProject = await open(other);
+      expect(perProject.status).toBe(429);
+      // Pages of events are not streams: still served.
+      expect((await server.api('GET', `/v2/agent/${projectId}/job/${jobId}/events`, { key })).status).toBe(200);
+      // A closed stream frees its place.
+      streams.shift()!.abort();
+      await eventually(async () => {
+        const res = await open(key);
+        return res.status === 200;
+      });
+    } finally {
+      for (const s of streams) s.abort();
+    }
+  });
+});
+
+describe('security headers', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ workers: 0 });
+  });
+  afterAll(() => server.close());
+
+  it('the dashboard has a strict CSP, no framing, nosniff and no referrer; the API has nosniff', async () => {
+    const page = await fetch(`${server.url}/projects`);
+    await page.text();
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("object-src 'none'");
+    expect(csp).not.toContain('unsafe-eval');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    const b = await setUp(server);
+    const api = await b.req('GET', '/api/projects');
+    expect(api.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const job = await server.api('GET', '/v2/agent/prj_x/jobs');
+    expect(job.headers.get('x-content-type-options')).toBe('nosniff');
+    const docs = await fetch(`${server.url}/docs/static/index.html`);
+    await docs.text();
+    expect(docs.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('SIGTERM ends the process within the shutdown timeout despite stalled clients, and releases job leases', async () => {
+    const dataDir = tempDir();
+    const databases = await backendDatabases();
+    try {
+      const env = { ...databases.env, FOLIO_DATA_DIR: dataDir };
+      const project = JSON.parse((await runCli(['project', 'create', '--name', 'G', '--repository', 'https://github.com/acme/docs', '--json'], env)).stdout);
+      const key = JSON.parse((await runCli(['key', 'create', '--project', project.id, '--json'], env)).stdout).key;
+      const child = await startProcess('test/fixtures/serve-with-handler.ts', [], {
+        ...env,
+        PORT: '0',
+        LOG_LEVEL: 'warn',
+        ANTHROPIC_API_KEY: 'x',
+        TEST_TURN_MS: '120000',
+        FOLIO_SHUTDOWN_TIMEOUT: '1s',
+        FOLIO_REQUEST_TIMEOUT: '10m',
+        FOLIO_HEADERS_TIMEOUT: '10m',
+        FOLIO_IDLE_TIMEOUT: '10m',
+      });
+      try {
+        const job = (await (await fetch(`${child.url}/v2/agent/${project.id}/job`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"prompt":"long"}' })).json()) as { id: string };
+        // The job runs (its turn lasts two minutes); a client stalls mid-body; another holds a live stream.
+        const config = loadConfig({ ...env });
+        const store = await openStore(config, { migrate: false });
+        try {
+          await eventually(async () => (await store.db.selectFrom('jobs').select('lease_owner').where('id', '=', job.id).executeTakeFirst())?.lease_owner);
+        } finally {
+          await store.close();
+        }
+        const stalled = raw(child.url, [
+          `POST /v2/agent/${project.id}/job HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"pro`,
+        ]);
+        const stream = fetch(`${child.url}/v2/agent/${project.id}/job/${job.id}/events`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } }).then((r) => r.text()).catch(() => '');
+        await new Promise((r) => setTimeout(r, 300));
+        child.proc.kill('SIGTERM');
+        const code = await Promise.race([child.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 20_000))]);
+        expect(code).toBe(0);
+        await stalled;
+        await stream;
+        const after = await openStore(config, { migrate: false });
+        try {
+          const row = await after.db.selectFrom('jobs').select(['status', 'lease_owner', 'lease_expires_at']).where('id', '=', job.id).executeTakeFirstOrThrow();
+          expect(row).toEqual({ status: 'active', lease_owner: null, lease_expires_at: null });
+        } finally {
+          await after.close();
+        }
+      } finally {
+        if (child.proc.exitCode === null) child.proc.kill('SIGKILL');
+      }
+    } finally {
+      await databases.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
