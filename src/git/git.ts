@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Coalescer } from './coalesce.ts';
 import { childProcessEnv } from '../config.ts';
 import { checkBranchName, checkRepositoryUrl, gitAllowProtocol, RepositoryInputError, type CheckedRepository, type RepositoryPolicy } from './repository-url.ts';
-import { OutboundRefusedError, resolveAllowed, type OutboundPolicy, type Resolve } from '../net/address-policy.ts';
+import { OutboundRefusedError, resolveAllowed, UnresolvedHostError, type OutboundPolicy, type Resolve } from '../net/address-policy.ts';
 
 export class GitError extends Error {
   readonly code: string;
@@ -383,6 +383,7 @@ export class Repo {
         await resolveAllowed(host, this.#opts.outbound, this.#opts.resolve);
       } catch (err) {
         if (err instanceof OutboundRefusedError) throw new GitError('repository_address_refused', `The repository's host: ${err.message}`);
+        if (err instanceof UnresolvedHostError) throw new GitError('repository_unreachable', "The repository's host could not be reached.", err.message);
         throw err;
       }
     }

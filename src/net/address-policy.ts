@@ -27,6 +27,15 @@ export class OutboundRefusedError extends Error {
   }
 }
 
+/** A host name with no address (yet): not a refusal, and worth trying again later. */
+export class UnresolvedHostError extends Error {
+  readonly code = 'host_not_resolved';
+  constructor(host: string) {
+    super(`The host name ${host} could not be resolved.`);
+    this.name = 'UnresolvedHostError';
+  }
+}
+
 const RANGE_NAMES: Record<string, string> = {
   loopback: 'a loopback address',
   private: 'a private address',
@@ -91,9 +100,9 @@ export async function resolveAllowed(host: string, policy: OutboundPolicy, resol
   try {
     addresses = await resolve(bare);
   } catch {
-    throw new OutboundRefusedError(`The host name ${bare} could not be resolved.`);
+    throw new UnresolvedHostError(bare);
   }
-  if (addresses.length === 0) throw new OutboundRefusedError(`The host name ${bare} has no address.`);
+  if (addresses.length === 0) throw new UnresolvedHostError(bare);
   for (const a of addresses) {
     const why = refusal(a.address, policy);
     if (why) throw refusedError(bare, a.address, why);
@@ -109,7 +118,7 @@ export async function checkUrlHost(url: URL, policy: OutboundPolicy, resolve: Re
   try {
     await resolveAllowed(url.hostname, policy, resolve);
   } catch (err) {
-    if (err instanceof OutboundRefusedError && /could not be resolved|has no address/.test(err.message)) return;
+    if (err instanceof UnresolvedHostError) return;
     throw err;
   }
 }

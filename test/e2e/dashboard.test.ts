@@ -37,7 +37,7 @@ beforeAll(async () => {
     execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
   }
   mkdirSync(SHOTS, { recursive: true });
-  e = await startE2E();
+  e = await startE2E({ FOLIO_WEBHOOK_ATTEMPTS: '1' });
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', acceptDownloads: true, timezoneId: 'UTC', locale: 'en-GB' });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e.server.url });
@@ -259,6 +259,22 @@ describe('dashboard in the browser', () => {
     expect(e.server.services.projects.secrets(project!).webhookSecret).toBe('webhook-secret-value');
     await page.getByText(`data-project="${projectId}"`).waitFor();
     await shot('settings');
+  });
+
+  it("lists a job's webhook deliveries and sends one again", async () => {
+    // The receiver's name does not resolve on this machine: with one attempt allowed, the delivery fails.
+    const created = await e.server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'Say hello in the README.' } });
+    expect(created.status).toBe(201);
+    const attemptsOf = async () =>
+      (await e.server.services.store.db.selectFrom('webhook_deliveries').select('id').where('job_id', '=', created.body.id).where('event', '=', 'job.active').execute()).length;
+    await page.goto(`${e.server.url}/projects/${projectId}/jobs/${created.body.id}`);
+    const row = page.getByTestId('webhook-delivery').filter({ hasText: 'job.active' });
+    await row.getByText('failed').waitFor();
+    await expect.poll(() => row.textContent()).toMatch(/hooks.example.com could not be resolved/);
+    const before = await attemptsOf();
+    await row.getByRole('button', { name: 'Send again' }).click();
+    await expect.poll(attemptsOf).toBe(before + 1);
+    await page.getByRole('link', { name: '← All jobs' }).click();
   });
 
   it('revokes the key after confirmation and the API refuses it', async () => {

@@ -46,11 +46,31 @@ describe('config', () => {
     [{ FOLIO_MODELS: 'openai/gpt-5,llama' }, /FOLIO_MODELS/],
     [{ FOLIO_LEASE: 'forever' }, /FOLIO_LEASE must be a duration/],
     [{ FOLIO_TRUST_PROXY: 'the load balancer' }, /FOLIO_TRUST_PROXY/],
+    [{ FOLIO_BRANCH_PREFIX: '-x/' }, /FOLIO_BRANCH_PREFIX "-x\/" starts with "-"/],
+    [{ FOLIO_BRANCH_PREFIX: 'a b/' }, /FOLIO_BRANCH_PREFIX/],
+    [{ FOLIO_GIT_PROTOCOLS: 'https,ext' }, /FOLIO_GIT_PROTOCOLS may list https, http and ssh, got "ext"/],
+    [{ FOLIO_OUTBOUND_ALLOW: '10.0.0.0/8,intranet' }, /FOLIO_OUTBOUND_ALLOW: "intranet" is not an address or a CIDR/],
+    [{ FOLIO_HEADERS_TIMEOUT: '2m', FOLIO_REQUEST_TIMEOUT: '1m' }, /FOLIO_HEADERS_TIMEOUT must not be longer than FOLIO_REQUEST_TIMEOUT/],
+    [{ FOLIO_SHUTDOWN_TIMEOUT: '0' }, /FOLIO_SHUTDOWN_TIMEOUT must be at least 1 ms/],
   ])('refuses %j with a clear message', (env, message) => {
     const dir = tempDir();
     expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(message);
     rmSync(dir, { recursive: true });
+  });
+
+  it('reads the security settings, with safe defaults', () => {
+    const parent = tempDir();
+    const dir = path.join(parent, 'data'); // created by loadConfig
+    const defaults = loadConfig({ FOLIO_DATA_DIR: dir });
+    expect(defaults.repositories).toEqual({ protocols: ['https'], allowLocal: false });
+    expect(defaults.outbound).toEqual({ allow: [] });
+    expect(defaults.timeouts).toEqual({ headersMs: 10_000, requestMs: 60_000, idleMs: 60_000, keepAliveMs: 5_000, shutdownMs: 10_000 });
+    const set = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_GIT_PROTOCOLS: 'ssh, HTTP', FOLIO_ALLOW_LOCAL_REPOSITORIES: 'yes', FOLIO_OUTBOUND_ALLOW: '10.0.0.0/8, fd00::/8,192.168.1.5' });
+    expect(set.repositories).toEqual({ protocols: ['https', 'ssh', 'http'], allowLocal: true });
+    expect(set.outbound.allow).toEqual(['10.0.0.0/8', 'fd00::/8', '192.168.1.5']);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    rmSync(parent, { recursive: true });
   });
 
   it('parses durations', () => {

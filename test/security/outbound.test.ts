@@ -4,7 +4,7 @@
 // address actually used (a name that changes its answer cannot slip through) and on every redirect.
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refusal, resolveAllowed, type Resolve } from '../../src/net/address-policy.ts';
+import { checkUrlHost, OutboundRefusedError, refusal, resolveAllowed, UnresolvedHostError, type Resolve } from '../../src/net/address-policy.ts';
 import { createGuardedFetch, refusalOf } from '../../src/net/guarded-fetch.ts';
 import { createCodeHost } from '../../src/codehost/index.ts';
 import { ProjectStore } from '../../src/store/projects.ts';
@@ -75,6 +75,10 @@ describe('the address policy', () => {
     await expect(resolveAllowed('public.test', NONE, resolve)).resolves.toEqual({ address: '93.184.216.34', family: 4 });
     await expect(resolveAllowed('localhost', NONE, resolve)).rejects.toThrow(/loopback/);
     await expect(resolveAllowed('db.localhost', NONE, resolve)).rejects.toThrow(/loopback/);
+    // A name with no address is not refused but unresolved: deliveries retry it, and saving accepts it.
+    await expect(resolveAllowed('nowhere.test', NONE, resolve)).rejects.toBeInstanceOf(UnresolvedHostError);
+    await expect(checkUrlHost(new URL('https://nowhere.test/hook'), NONE, resolve)).resolves.toBeUndefined();
+    await expect(checkUrlHost(new URL('https://mixed.test/hook'), NONE, resolve)).rejects.toBeInstanceOf(OutboundRefusedError);
   });
 });
 

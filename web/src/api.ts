@@ -2,9 +2,9 @@
 // analytics go through the typed client (folio/client), authenticated by the session cookie: its
 // fetch hook drops the Bearer header and adds the session's CSRF token to every change.
 import { FolioClient, FolioError } from '../../src/client/index.ts';
-import type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts } from '../../src/client/index.ts';
+import type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts, WebhookDelivery } from '../../src/client/index.ts';
 
-export type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts };
+export type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts, WebhookDelivery };
 
 export class ApiFailure extends Error {
   readonly status: number;

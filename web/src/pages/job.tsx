@@ -1,6 +1,6 @@
 // One agent job: prompt and follow-ups, the live event stream, the pull request, follow-up and archive.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { api, errorMessage, folioClient, type Job, type JobEvent, type JobMessage } from '../api.ts';
+import { api, errorMessage, folioClient, type Job, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
 import { Link } from '../router.tsx';
 import { Alert, Confirm, Empty, formatDate, Loading, StatusBadge, useTitle } from '../ui.tsx';
 import { prLabel } from './jobs.tsx';
@@ -113,6 +113,7 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
           </ol>
           <FollowUp job={job} client={client} onSent={(j) => (setJob(j), setTick((t) => t + 1))} />
           <ArchiveButton job={job} client={client} onArchived={(j) => (setJob(j), setTick((t) => t + 1))} />
+          <Webhooks jobId={job.id} client={client} refresh={tick} />
         </section>
         <section className="stack" aria-labelledby="events-title">
           <div className="page-head">
@@ -291,5 +292,71 @@ function ArchiveButton({ job, client, onArchived }: { job: Job; client: ReturnTy
         <p>{job.status === 'active' ? 'The running agent is stopped. ' : ''}An archived job takes no more follow-ups. Its pull request stays open.</p>
       </Confirm>
     </div>
+  );
+}
+
+/** The job's webhook deliveries (when the project has a webhook URL), with their outcome; each can be sent again. */
+function Webhooks({ jobId, client, refresh }: { jobId: string; client: ReturnType<typeof folioClient>; refresh: number }) {
+  const [deliveries, setDeliveries] = useState<WebhookDelivery[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [again, setAgain] = useState(0);
+  useEffect(() => {
+    let live = true;
+    const load = () =>
+      client.webhookDeliveries(jobId).then(
+        (list) => live && (setDeliveries(list), setError(null)),
+        (err) => live && setError(errorMessage(err)),
+      );
+    void load();
+    const timer = window.setInterval(() => !document.hidden && load(), REFRESH_MS);
+    return () => {
+      live = false;
+      window.clearInterval(timer);
+    };
+  }, [client, jobId, refresh, again]);
+  if (deliveries === null || (deliveries.length === 0 && !error)) return null;
+  const resend = async (id: string) => {
+    try {
+      await client.redeliverWebhook(jobId, id);
+      setAgain((n) => n + 1);
+    } catch (err) {
+      setError(errorMessage(err));
+    }
+  };
+  return (
+    <section className="card stack" aria-labelledby="webhooks-title">
+      <h3 id="webhooks-title">Webhook deliveries</h3>
+      {error && <Alert kind="warning">{error}</Alert>}
+      <div className="table-wrap">
+      <table className="small">
+        <thead>
+          <tr>
+            <th>Event</th>
+            <th>Status</th>
+            <th>Attempts</th>
+            <th>Last answer</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {deliveries.map((d) => (
+            <tr key={d.id} data-testid="webhook-delivery">
+              <td className="mono">{d.event}</td>
+              <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}` : d.status}</td>
+              <td>{d.attempts}</td>
+              <td>{d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '—')}</td>
+              <td>
+                {d.status !== 'pending' && (
+                  <button type="button" className="button small secondary" onClick={() => void resend(d.id)}>
+                    Send again
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      </div>
+    </section>
   );
 }
