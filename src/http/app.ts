@@ -18,6 +18,8 @@ import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { triggerRoutes } from './routes/triggers.ts';
+import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -183,5 +185,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });
   await app.register(dashboardRoutes, { services });
+  await app.register(triggerRoutes, { services });
+  await app.register(triggerSettingsRoutes, { services });
   return app;
 }

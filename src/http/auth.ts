@@ -2,13 +2,13 @@
 // project or without the needed scope. Without an Authorization header, a dashboard operator's
 // session cookie is accepted instead (every project, every scope; changes need the CSRF token).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKeyStore, ApiKeyRow, KeyCheck } from '../store/api-keys.ts';
+import { keyCovers, type ApiKeyStore, type KeyCheck, type StoredKey } from '../store/api-keys.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { sessionsFor } from './session.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    apiKey?: ApiKeyRow;
+    apiKey?: StoredKey;
     /** performance.now() when the request arrived: reads of the store made later may be shared. */
     receivedAt?: number;
   }
@@ -35,8 +35,8 @@ export function requireKey(keys: ApiKeyStore, scope: Scope) {
   const admit = (request: FastifyRequest, check: KeyCheck): void => {
     if (!check.ok) throw unauthorized(...REASONS[check.reason]);
     const projectId = (request.params as { projectId?: string }).projectId;
-    if (projectId !== undefined && check.key.project_id !== projectId) {
-      throw forbidden('wrong_project', 'This API key belongs to another project.');
+    if (projectId !== undefined && !keyCovers(check.key, projectId)) {
+      throw forbidden('wrong_project', 'This API key does not cover this project.');
     }
     if (scope === 'write' && check.key.scope !== 'write') {
       throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
