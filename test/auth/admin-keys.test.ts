@@ -55,6 +55,19 @@ describe('keys that cover many projects', () => {
     expect((await b.req('GET', `/api/projects/${c}/keys`)).body.keys.map((k: any) => k.id)).not.toContain(view.id);
   });
 
+  it('a client written for the hosted service drives several projects with one key, unchanged', async () => {
+    const { FolioClient } = await import('../../src/client/index.ts');
+    const { key } = (await b.req('POST', '/api/keys', { body: { projectIds: [a, bee] } })).body;
+    const client = new FolioClient({ baseUrl: server.url, apiKey: key });
+    const jobA = await client.createJob('Document A', { projectId: a });
+    const jobB = await client.createJob('Document B', { projectId: bee });
+    expect((await client.getJob(jobA.id, { projectId: a })).id).toBe(jobA.id);
+    expect((await client.getJob(jobB.id, { projectId: bee })).id).toBe(jobB.id);
+    // A job of one project is not found through another, even with a key that covers both.
+    await expect(client.getJob(jobA.id, { projectId: bee })).rejects.toMatchObject({ status: 404 });
+    await expect(client.listJobsPage({}, { projectId: c })).rejects.toMatchObject({ status: 403, code: 'wrong_project' });
+  });
+
   it('an all-projects key covers every project, also one made after it; scopes and expiry hold', async () => {
     const all = (await b.req('POST', '/api/keys', { body: { allProjects: true, scope: 'read' } })).body;
     expect(all).toMatchObject({ kind: 'admin', allProjects: true, projectIds: [], scope: 'read' });

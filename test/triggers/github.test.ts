@@ -165,9 +165,13 @@ describe('jobs started by GitHub webhooks', () => {
     expect((await jobsOf(e.server, projectId, key)).length).toBe(before);
 
     e.llm.setResponder(sequence([]));
-    const labelled = await sendGitHub(url, secret, 'pull_request', githubPullRequest('closed', { ...pr, labels: ['bug', 'Docs-Needed'] }, { merged: true }));
-    expect(labelled.status).toBe(201);
+    // Text no store keeps (NUL) and control characters in the change are dropped from the prompt.
+    const labelled = await sendGitHub(url, secret, 'pull_request', githubPullRequest('closed', { ...pr, title: 'README\u0000 update\u0007', body: 'a\u0000b', labels: ['bug', 'Docs-Needed'] }, { merged: true }));
+    expect(labelled.status, JSON.stringify(labelled.body)).toBe(201);
     await waitForJob(e.server, projectId, labelled.body.jobId, key);
+    const [m] = await messagesOf(e.server, projectId, labelled.body.jobId, key);
+    expect(m.prompt).toContain('Change: README update');
+    expect(m.prompt).not.toMatch(/[\u0000\u0007]/);
   });
 
   it('with jobs started on opened pull requests, later pushes to it follow up on the same job', async () => {
@@ -230,6 +234,9 @@ describe('jobs started by GitHub webhooks', () => {
   });
 
   it('a body over the limit gets 413; an unknown project 404; a project without a secret 404', async () => {
+    // Larger than the API's general body limit (1 MiB) but within the webhook limit: accepted.
+    const padded = await sendGitHub(url, secret, 'ping', { zen: 'z'.repeat(2 * 1024 * 1024) });
+    expect(padded.status).toBe(200);
     const big = await sendGitHub(url, secret, 'push', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10) });
     expect(big.status).toBe(413);
     expect((await deliveries(e.server, projectId))[0]).toMatchObject({ outcome: 'rejected', statusCode: 413 });

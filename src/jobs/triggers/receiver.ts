@@ -229,8 +229,9 @@ export class TriggerReceiver {
     }
 
     // What changed, from the code host's API (the payload's own file list when that fails).
+    // New commits on a tracked pull request: only what they changed; otherwise the whole change.
     const ref: ChangeRef | null =
-      e.kind === 'pull_request_updated' && e.before && e.after
+      e.kind === 'pull_request_updated' && tracking && e.before && e.after
         ? { base: e.before, head: e.after }
         : e.number !== null
           ? { pull: e.number }
