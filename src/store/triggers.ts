@@ -197,6 +197,9 @@ export class TriggerStore {
   }
 
   async recordDelivery(db: Db, r: DeliveryRecord): Promise<void> {
+    // Text from senders never carries NUL into the store (PostgreSQL refuses it).
+    const text = <T extends string | null | undefined>(v: T): T => (typeof v === 'string' ? (v.replaceAll('\u0000', '').slice(0, 2000) as T) : v);
+    r = { ...r, deliveryId: text(r.deliveryId), event: text(r.event), reason: text(r.reason), repository: text(r.repository), changeUrl: text(r.changeUrl) };
     await db
       .insertInto('trigger_deliveries')
       .values({

@@ -140,6 +140,12 @@ describe('jobs started by GitHub webhooks', () => {
     const branch = await sendGitHub(url, secret, 'push', githubPush('acme/api', { ref: 'refs/heads/dev', before: base, after: base, message: 'x' }));
     expect(branch.status).toBe(202);
     expect(branch.body.reason).toMatch(/not to the default branch/);
+    // NUL in names from the payload never reaches the store (PostgreSQL would refuse it).
+    const nulRef = await sendGitHub(url, secret, 'push', githubPush('acme/api', { ref: 'refs/heads/de\u0000v', before: base, after: base, message: 'x' }));
+    expect(nulRef.status).toBe(202);
+    const nulRepo = await sendGitHub(url, secret, 'pull_request', githubPullRequest('closed', { repo: 'acme/o\u0000ther', number: 5, title: 'x', base: { ref: 'main', sha: base }, head: { ref: 'x', sha: base } }, { merged: true }));
+    expect(nulRepo.status).toBe(202);
+    expect(nulRepo.body.reason).toMatch(/acme\/other is not watched/);
     const notEnabled = await sendGitHub(url, secret, 'push', githubPush('acme/api', { ref: 'refs/heads/main', before: base, after: base, message: 'x' }));
     expect(notEnabled.status).toBe(202);
     expect(notEnabled.body.reason).toMatch(/does not start jobs on pushes/);

@@ -51,7 +51,9 @@ function str(o: Obj, key: string, where: string, opts: { optional?: boolean; max
   if ((v === undefined || v === null) && opts.optional) return '';
   if (typeof v !== 'string') throw new MalformedPayload(`${where}.${key} is not a string.`);
   const max = opts.max ?? 100_000;
-  return v.length > max ? v.slice(0, max) : v;
+  // NUL is dropped at once: no store keeps it in text (PostgreSQL refuses it) and no name contains it.
+  const clean = v.includes('\u0000') ? v.replaceAll('\u0000', '') : v;
+  return clean.length > max ? clean.slice(0, max) : clean;
 }
 function int(o: Obj, key: string, where: string): number {
   const v = o[key];
@@ -73,7 +75,7 @@ function list(o: Obj, key: string, where: string): unknown[] {
 function labelsOf(items: unknown[], field: 'name' | 'title'): string[] {
   const out: string[] = [];
   for (const item of items.slice(0, MAX_LABELS)) {
-    if (item && typeof item === 'object' && typeof (item as Obj)[field] === 'string') out.push(((item as Obj)[field] as string).slice(0, 200));
+    if (item && typeof item === 'object' && typeof (item as Obj)[field] === 'string') out.push(((item as Obj)[field] as string).replaceAll('\u0000', '').slice(0, 200));
   }
   return out;
 }
@@ -84,7 +86,7 @@ function filesOfCommits(commits: unknown[]): string[] {
     for (const k of ['added', 'modified', 'removed']) {
       const v = (c as Obj)[k];
       if (!Array.isArray(v)) continue;
-      for (const f of v) if (typeof f === 'string' && f.length <= 4096 && files.size < MAX_PAYLOAD_FILES) files.add(f);
+      for (const f of v) if (typeof f === 'string' && f.length <= 4096 && !f.includes('\u0000') && files.size < MAX_PAYLOAD_FILES) files.add(f);
     }
   }
   return [...files];
@@ -92,7 +94,7 @@ function filesOfCommits(commits: unknown[]): string[] {
 function commitLines(commits: unknown[]): string {
   return commits
     .slice(0, 50)
-    .map((c) => (c && typeof c === 'object' && typeof (c as Obj).message === 'string' ? `- ${((c as Obj).message as string).split('\n')[0].slice(0, 300)}` : ''))
+    .map((c) => (c && typeof c === 'object' && typeof (c as Obj).message === 'string' ? `- ${((c as Obj).message as string).replaceAll('\u0000', '').split('\n')[0].slice(0, 300)}` : ''))
     .filter(Boolean)
     .join('\n');
 }
@@ -182,7 +184,7 @@ export function parseGitLab(event: string, body: unknown): ParsedDelivery {
     const commits = list(root, 'commits', 'payload');
     const before = sha(root, 'before', 'payload');
     const last = commits.at(-1);
-    const title = last && typeof last === 'object' && typeof (last as Obj).message === 'string' ? ((last as Obj).message as string).split('\n')[0].slice(0, 1000) : '';
+    const title = last && typeof last === 'object' && typeof (last as Obj).message === 'string' ? ((last as Obj).message as string).replaceAll('\u0000', '').split('\n')[0].slice(0, 1000) : '';
     return {
       type: 'change',
       event: {
