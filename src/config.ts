@@ -96,6 +96,15 @@ export interface Config {
     /** Delay before the first retry; it doubles per attempt, up to 5 minutes. */
     readonly retryBaseMs: number;
   };
+  /** Jobs started by code changes (webhooks from GitHub and GitLab). */
+  readonly triggers: {
+    /** Largest webhook body accepted; larger deliveries get 413. */
+    readonly bodyLimitBytes: number;
+    /** Timeout of one code host API call that reads a change. */
+    readonly apiTimeoutMs: number;
+    /** Deliveries older than this many days are forgotten (a redelivery after that starts a job again). */
+    readonly deliveryRetentionDays: number;
+  };
   readonly analytics: {
     /** Delete events older than this many days; 0 keeps everything. */
     readonly retentionDays: number;
@@ -337,6 +346,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxAttempts: int(env, 'FOLIO_WEBHOOK_ATTEMPTS', 5, 1, 50),
       timeoutMs: duration(env, 'FOLIO_WEBHOOK_TIMEOUT', 10_000, 1),
       retryBaseMs: duration(env, 'FOLIO_WEBHOOK_RETRY_BASE', 1_000, 1),
+    },
+    triggers: {
+      bodyLimitBytes: int(env, 'FOLIO_TRIGGER_BODY_LIMIT', 5 * 1024 * 1024, 1024, 25 * 1024 * 1024),
+      apiTimeoutMs: duration(env, 'FOLIO_TRIGGER_API_TIMEOUT', 10_000),
+      deliveryRetentionDays: int(env, 'FOLIO_TRIGGER_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     },
     analytics: {
       retentionDays: int(env, 'FOLIO_ANALYTICS_RETENTION_DAYS', 0, 0),

@@ -3,7 +3,7 @@ import { Command, Option, CommanderError } from 'commander';
 import { ConfigError, loadConfig, parseDuration, readNamedSecret, type Config } from './config.ts';
 import { openStore, migrate } from './store/database.ts';
 import { ProjectInputError, ProjectStore, projectView, type ProjectInput } from './store/projects.ts';
-import { ApiKeyStore, apiKeyView } from './store/api-keys.ts';
+import { ApiKeyStore, apiKeyView, type ApiKeyView } from './store/api-keys.ts';
 import type { CodeHostKind, KeyScope } from './store/schema.ts';
 import { registerUserCommands } from './user-cli.ts';
 import { registerJobCommands, registerAnalyticsQueryCommands } from './client/cli.ts';
@@ -28,11 +28,19 @@ function table(rows: Record<string, string>[]): string {
   return [line(cols), ...rows.map((r) => line(cols.map((c) => r[c])))].join('\n');
 }
 
+/** What a key covers, in words: "project prj_…", "every project", "projects prj_a, prj_b". */
+function coverText(k: ApiKeyView): string {
+  if (k.kind === 'project') return `project ${k.projectId}`;
+  return k.allProjects ? 'every project' : `projects ${k.projectIds.join(', ')}`;
+}
+
 async function withStore<T>(fn: (s: { projects: ProjectStore; keys: ApiKeyStore }) => Promise<T>): Promise<T> {
   const cfg = config();
   const store = await openStore(cfg);
   try {
-    return await fn({ projects: new ProjectStore(store.db, cfg), keys: new ApiKeyStore(store.db) });
+    // A revocation here reaches running servers at once (PostgreSQL NOTIFY; SQLite sees the commit).
+    const keys = new ApiKeyStore(store.db, store.db, { notifyRevoked: () => store.dialect.notify('folio_keys') });
+    return await fn({ projects: new ProjectStore(store.db, cfg), keys });
   } finally {
     await store.close();
   }
@@ -175,40 +183,51 @@ export function buildCli(): Command {
   const key = program.command('key').description('Manage admin API keys.');
   key
     .command('create')
-    .description('Create an API key; the full key is printed once.')
-    .requiredOption('--project <id>', 'project the key belongs to')
-    .option('--name <name>', 'what the key is for', 'API key')
+    .description('Create an API key for one project, or one that covers many (--all-projects, --projects a,b); the full key is printed once.')
+    .option('--project <id>', 'project the key belongs to')
+    .option('--all-projects', 'the key covers every project of this installation, also later ones')
+    .option('--projects <ids>', 'the key covers these projects (comma-separated ids)')
+    .option('--name <name>', 'what the key is for')
     .addOption(new Option('--scope <scope>', 'read (GET only) or write (everything)').choices(['read', 'write']).default('write'))
     .option('--expires-in <duration>', 'e.g. 90d, 12h')
     .option('--json', 'machine-readable output')
-    .action(async (o: { project: string; name: string; scope: KeyScope; expiresIn?: string; json?: boolean }) => {
+    .action(async (o: { project?: string; allProjects?: boolean; projects?: string; name?: string; scope: KeyScope; expiresIn?: string; json?: boolean }) => {
+      if ([o.project !== undefined, o.allProjects === true, o.projects !== undefined].filter(Boolean).length !== 1) {
+        throw new UsageError('Say what the key covers: exactly one of --project <id>, --all-projects or --projects <ids>.');
+      }
       let expiresAt: number | null = null;
       if (o.expiresIn !== undefined) {
         const ms = parseDuration(o.expiresIn);
         if (!ms) throw new UsageError(`--expires-in must be a duration such as 90d or 12h, got "${o.expiresIn}".`);
         expiresAt = Date.now() + ms;
       }
+      const listed = o.projects?.split(',').map((p) => p.trim()).filter(Boolean);
+      if (listed && listed.length === 0) throw new UsageError('--projects needs at least one project id.');
       const created = await withStore(async ({ projects, keys }) => {
-        if (!(await projects.get(o.project))) throw new UsageError(`Project "${o.project}" does not exist.`);
-        return keys.create({ projectId: o.project, name: o.name, scope: o.scope, expiresAt });
+        for (const id of o.project ? [o.project] : (listed ?? [])) {
+          if (!(await projects.get(id))) throw new UsageError(`Project "${id}" does not exist.`);
+        }
+        if (o.project) return keys.create({ projectId: o.project, name: o.name ?? 'API key', scope: o.scope, expiresAt });
+        return keys.createAdmin({ projectIds: listed ?? null, name: o.name ?? 'Admin key', scope: o.scope, expiresAt });
       });
       const view = { ...apiKeyView(created.row), key: created.key };
-      print(!!o.json, view, () => `${created.key}\n\nKey ${view.id} (${view.scope}) for project ${view.projectId}. This is the only time the key is shown: store it now.`);
+      print(!!o.json, view, () => `${created.key}\n\nKey ${view.id} (${view.scope}) for ${coverText(view)}. This is the only time the key is shown: store it now.`);
     });
 
   key
     .command('list')
-    .description('List a project\'s API keys (prefixes only).')
-    .requiredOption('--project <id>', 'project')
+    .description('List API keys (prefixes only): all of them, or those usable on one project.')
+    .option('--project <id>', 'only keys usable on this project: its own and those that cover it')
     .option('--json', 'machine-readable output')
-    .action(async (o: { project: string; json?: boolean }) => {
-      const rows = (await withStore(({ keys }) => keys.list(o.project))).map(apiKeyView);
+    .action(async (o: { project?: string; json?: boolean }) => {
+      const rows = (await withStore(({ keys }) => (o.project ? keys.listCovering(o.project) : keys.listAll()))).map(apiKeyView);
       print(!!o.json, rows, () =>
         table(
           rows.map((k) => ({
             ID: k.id,
             NAME: k.name,
             PREFIX: k.prefix + '…',
+            COVERS: coverText(k),
             SCOPE: k.scope,
             CREATED: k.createdAt,
             'LAST USED': k.lastUsedAt ?? 'never',

@@ -13,6 +13,9 @@ import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
 import { createAnalytics, type Analytics } from './analytics/index.ts';
 import { WebhookOutbox } from './jobs/webhooks.ts';
+import { createSecretBox } from './store/secret-box.ts';
+import { TriggerStore } from './store/triggers.ts';
+import { TriggerReceiver } from './jobs/triggers/receiver.ts';
 
 export interface ServicesOptions {
   /** Replaces the agent (tests, benchmarks). */
@@ -33,6 +36,8 @@ export interface Services {
   readonly workers: WorkerPool | null;
   readonly analytics: Analytics;
   readonly webhooks: WebhookOutbox;
+  /** Jobs started by code changes: settings and deliveries, and the webhook receiver. */
+  readonly triggers: { store: TriggerStore; receiver: TriggerReceiver };
   close(): Promise<void>;
 }
 
@@ -59,7 +64,8 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   checkDataDirMode(config, log);
   const store = await openStore(config);
   const projects = new ProjectStore(store.db, config);
-  const keys = new ApiKeyStore(store.db, store.dialect);
+  // A revocation reaches the verified-key caches of every other process at once (PostgreSQL NOTIFY).
+  const keys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
   const jobs = new JobsService({
     db: store.db,
     dialect: store.dialect,
@@ -81,6 +87,9 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const workerCount = opts.workers ?? config.workers;
   let workers: WorkerPool | null = null;
   const cleanups: (() => Promise<void>)[] = [];
+  cleanups.push(await store.dialect.listen('folio_keys', () => keys.forgetVerified()));
+  const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
+  const triggers = { store: triggerStore, receiver: new TriggerReceiver({ store: triggerStore, jobs, config, log }) };
   if (workerCount > 0) {
     const handler = opts.jobHandler ?? (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log);
     const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
@@ -95,7 +104,10 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
 
   const analytics = await createAnalytics({ config, log, db: store.db, dialect: store.dialect });
 
-  const pruner = setInterval(() => void pruneIdempotency(store.db).catch(() => {}), 3_600_000);
+  const pruner = setInterval(() => {
+    void pruneIdempotency(store.db).catch(() => {});
+    void triggerStore.pruneDeliveries(Date.now() - config.triggers.deliveryRetentionDays * 86_400_000).catch(() => {});
+  }, 3_600_000);
   pruner.unref();
 
   return {
@@ -109,6 +121,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     workers,
     analytics,
     webhooks,
+    triggers,
     async close() {
       clearInterval(pruner);
       await workers?.stop();

@@ -22,13 +22,21 @@ export interface CodeHostOptions {
 }
 
 /**
+ * How to call a code host's API: as it is when the operator set the API URL, else (the API derived
+ * from a repository URL a user set) through the outbound address check.
+ */
+export function codeHostFetch(apiUrl: string | null, outbound: OutboundPolicy, resolve?: Resolve): typeof globalThis.fetch {
+  return apiUrl ? globalThis.fetch : createGuardedFetch(outbound, { resolve });
+}
+
+/**
  * The code host of a project. Its API is derived from the repository URL, which a user set, so calls
  * go through the outbound address check; an API URL the operator configured (GITHUB_API_URL,
  * GITLAB_API_URL) is trusted as it is.
  */
 export function createCodeHost(o: CodeHostOptions): CodeHost {
   const apiUrl = o.kind === 'github' ? o.githubApiUrl : o.gitlabApiUrl;
-  const fetch = apiUrl ? globalThis.fetch : createGuardedFetch(o.outbound, { resolve: o.resolve });
+  const fetch = codeHostFetch(apiUrl, o.outbound, o.resolve);
   switch (o.kind) {
     case 'github':
       return createGitHub({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl, fetch });

@@ -7,6 +7,19 @@ export const JobStatus = Type.Union(
   { description: 'active → completed | failed; completed/failed → active on a follow-up; any → archived (terminal).' },
 );
 
+export const JobTrigger = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('pull_request_merged'), Type.Literal('pull_request_opened'), Type.Literal('push')], {
+      description: 'What started the job: a merged or an opened pull request (merge request), or a push to the default branch.',
+    }),
+    host: Type.Union([Type.Literal('github'), Type.Literal('gitlab')]),
+    repository: Type.String({ description: 'The code repository the change was made in (web URL).' }),
+    url: Type.String({ description: 'The change: pull request, merge request or compare page.' }),
+  },
+  { description: 'The code change that started the job; null for jobs created through the API.' },
+);
+export type JobTrigger = Static<typeof JobTrigger>;
+
 export const Job = Type.Object(
   {
     id: Type.String({ description: 'Opaque, URL-safe, sortable by creation time (job_…).' }),
@@ -26,6 +39,7 @@ export const Job = Type.Object(
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
       description: 'Why the job failed; null otherwise.',
     }),
+    trigger: Type.Union([JobTrigger, Type.Null()]),
   },
   { $id: 'AgentJob', title: 'AgentJob' },
 );

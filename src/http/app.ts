@@ -20,6 +20,8 @@ import { analyticsRoutes } from './routes/analytics.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { authPlugin } from './auth.ts';
 import { UserStore } from '../store/users.ts';
+import { triggerRoutes } from './routes/triggers.ts';
+import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -220,5 +222,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });
   await app.register(dashboardRoutes, { services });
+  await app.register(triggerRoutes, { services });
+  await app.register(triggerSettingsRoutes, { services });
   return app;
 }

@@ -6,10 +6,11 @@
 //   sessions: the SessionManager (sign-in, cookies, CSRF, sign-in rate limit).
 // Both hooks run in onRequest, before the body is read: a stranger gets 401 without learning
 // anything about what the body would have needed (no 400, 413 or 415 details).
-// 401: missing, unknown, revoked or expired key; 403: a key of another project or without the scope.
+// 401: missing, unknown, revoked or expired key; 403: a key that does not cover the path's project
+// (a project key of another project, an admin key outside its list) or without the scope.
 import fp from 'fastify-plugin';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import type { ApiKeyStore, ApiKeyRow, KeyCheck } from '../store/api-keys.ts';
+import { keyCovers, type ApiKeyStore, type KeyCheck, type StoredKey } from '../store/api-keys.ts';
 import type { UserStore } from '../store/users.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { SessionManager, type SessionOptions } from './session.ts';
@@ -25,7 +26,7 @@ declare module 'fastify' {
     requireOperator: onRequestHookHandler;
   }
   interface FastifyRequest {
-    apiKey?: ApiKeyRow;
+    apiKey?: StoredKey;
     /** performance.now() when the request arrived: reads of the store made later may be shared. */
     receivedAt?: number;
   }
@@ -56,8 +57,8 @@ export const authPlugin = fp<AuthOptions>(
     const admit = (request: FastifyRequest, check: KeyCheck, scope: Scope): void => {
       if (!check.ok) throw unauthorized(...REASONS[check.reason]);
       const projectId = (request.params as { projectId?: string }).projectId;
-      if (projectId !== undefined && check.key.project_id !== projectId) {
-        throw forbidden('wrong_project', 'This API key belongs to another project.');
+      if (projectId !== undefined && !keyCovers(check.key, projectId)) {
+        throw forbidden('wrong_project', 'This API key does not cover this project.');
       }
       if (scope === 'write' && check.key.scope !== 'write') {
         throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');

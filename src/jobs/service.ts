@@ -3,7 +3,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors.ts';
-import type { Job } from '../contracts/jobs.ts';
+import type { Job, JobTrigger } from '../contracts/jobs.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database, JobStatus } from '../store/schema.ts';
 import { newId } from '../store/ids.ts';
@@ -21,6 +21,14 @@ export interface WriteResult {
   rate: RateInfo | null;
   /** True when an Idempotency-Key replayed an earlier response. */
   replayed: boolean;
+}
+
+/** Job writes offered inside JobsService.transact(). */
+export interface TransactionJobs {
+  /** Starts a job on the project's default model (takes a job-creation rate-limit slot). */
+  create(input: { prompt: string; trigger: JobTrigger }): Promise<Job>;
+  /** Queues a follow-up on a job (takes a follow-up slot); 404 unknown, 409 archived. */
+  followUp(jobId: string, prompt: string): Promise<Job>;
 }
 
 export interface JobsServiceDeps {
@@ -136,7 +144,7 @@ export class JobsService {
   }
 
   async create(projectId: string, body: { prompt: string; model?: string }, idem?: IdempotencyRequest): Promise<WriteResult> {
-    const { db, config } = this.deps;
+    const { config } = this.deps;
     const [project] = await this.projectById({ id: projectId });
     if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
     const model = this.resolveModel(body.model, project.default_model);
@@ -146,31 +154,7 @@ export class JobsService {
       { bucket: 'create', limit: config.rateLimits.createJobPerHour, what: 'job creations' },
       async (trx, takeSlot) => {
         await takeSlot();
-        const now = Date.now();
-        const id = newId('job');
-        const row: JobRow = {
-          id,
-          project_id: projectId,
-          status: 'active',
-          model,
-          repository: project.repository_url,
-          ref: `${config.agent.branchPrefix}${id}`,
-          base_ref: project.base_branch,
-          pr_link: null,
-          error_code: null,
-          error_message: null,
-          created_at: now,
-          updated_at: now,
-          archived_at: null,
-          lease_owner: null,
-          lease_expires_at: null,
-          lost_leases: 0,
-        };
-        await trx.insertInto('jobs').values(row).execute();
-        await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt: body.prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
-        await enqueueWebhook(trx, row, now);
-        const event = await insertJobEvent(trx, this.deps.dialect, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref });
-        return { row, statusCode: 201, changed: true, event };
+        return { ...(await this.insertJob(trx, project, model, body.prompt, null)), statusCode: 201, changed: true };
       },
     );
     if (result.changed && result.row) {
@@ -180,39 +164,52 @@ export class JobsService {
     return result;
   }
 
+  /** Writes a new job, its first message and its first event. */
+  private async insertJob(
+    trx: Transaction<Database>,
+    project: { id: string; repository_url: string; base_branch: string },
+    model: string,
+    prompt: string,
+    trigger: JobTrigger | null,
+  ): Promise<{ row: JobRow; event: JobEventView }> {
+    const now = Date.now();
+    const id = newId('job');
+    const row: JobRow = {
+      id,
+      project_id: project.id,
+      status: 'active',
+      model,
+      repository: project.repository_url,
+      ref: `${this.deps.config.agent.branchPrefix}${id}`,
+      base_ref: project.base_branch,
+      pr_link: null,
+      error_code: null,
+      error_message: null,
+      created_at: now,
+      updated_at: now,
+      archived_at: null,
+      lease_owner: null,
+      lease_expires_at: null,
+      lost_leases: 0,
+      trigger: trigger === null ? null : JSON.stringify(trigger),
+    };
+    await trx.insertInto('jobs').values(row).execute();
+    await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
+    await enqueueWebhook(trx, row, now);
+    const event = await insertJobEvent(trx, this.deps.dialect, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref, ...(trigger ? { trigger } : {}) });
+    return { row, event };
+  }
+
   async sendMessage(projectId: string, jobId: string, prompt: string, idem?: IdempotencyRequest): Promise<WriteResult> {
-    let seq = 0;
     let reopened = false;
     const result = await this.write(
       projectId,
       idem,
       { bucket: 'follow_up', limit: this.deps.config.rateLimits.followUpPerHour, what: 'follow-up messages' },
       async (trx, takeSlot) => {
-        // Row lock: a concurrent archive or end of turn either sees this message or waits for it.
-        const job = await this.deps.dialect
-          .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
-          .executeTakeFirst();
-        if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
-        if (job.status === 'archived') throw conflict('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
-        await takeSlot();
-        const { max } = await trx
-          .selectFrom('job_messages')
-          .select((eb) => eb.fn.max<number>('seq').as('max'))
-          .where('job_id', '=', jobId)
-          .executeTakeFirstOrThrow();
-        seq = Number(max ?? 0) + 1;
-        const now = Date.now();
-        await trx.insertInto('job_messages').values({ job_id: jobId, seq, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
-        reopened = job.status !== 'active';
-        const updated: JobRow = { ...job, status: 'active', updated_at: now, error_code: null, error_message: null };
-        await trx
-          .updateTable('jobs')
-          .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
-          .where('id', '=', jobId)
-          .execute();
-        if (reopened) await enqueueWebhook(trx, updated, now);
-        const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq });
-        return { row: updated, statusCode: 200, changed: true, event };
+        const queued = await this.queueMessage(trx, projectId, jobId, prompt, takeSlot);
+        reopened = queued.reopened;
+        return { row: queued.row, statusCode: 200, changed: true, event: queued.event };
       },
     );
     if (result.changed && result.row) {
@@ -220,6 +217,92 @@ export class JobsService {
       if (reopened) this.statusChanged(result.row);
     }
     return result;
+  }
+
+  /** Queues a follow-up message on a job (reopening it when it had finished). */
+  private async queueMessage(
+    trx: Transaction<Database>,
+    projectId: string,
+    jobId: string,
+    prompt: string,
+    takeSlot: () => Promise<unknown>,
+  ): Promise<{ row: JobRow; event: JobEventView; reopened: boolean }> {
+    // Row lock: a concurrent archive or end of turn either sees this message or waits for it.
+    const job = await this.deps.dialect
+      .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
+      .executeTakeFirst();
+    if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
+    if (job.status === 'archived') throw conflict('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
+    await takeSlot();
+    const { max } = await trx
+      .selectFrom('job_messages')
+      .select((eb) => eb.fn.max<number>('seq').as('max'))
+      .where('job_id', '=', jobId)
+      .executeTakeFirstOrThrow();
+    const seq = Number(max ?? 0) + 1;
+    const now = Date.now();
+    await trx.insertInto('job_messages').values({ job_id: jobId, seq, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
+    const reopened = job.status !== 'active';
+    const row: JobRow = { ...job, status: 'active', updated_at: now, error_code: null, error_message: null };
+    await trx
+      .updateTable('jobs')
+      .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
+      .where('id', '=', jobId)
+      .execute();
+    if (reopened) await enqueueWebhook(trx, row, now);
+    const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq });
+    return { row, event, reopened };
+  }
+
+  /**
+   * Runs `fn` in one project-serialised transaction in which it may start a job or follow up on one
+   * (with the usual rate-limit slots) and write its own records: what a code-change trigger commits
+   * together with its delivery record, so a delivery starts its job exactly once. Workers are woken,
+   * events published and status listeners told only after the commit.
+   */
+  async transact<T>(projectId: string, fn: (trx: Transaction<Database>, jobs: TransactionJobs) => Promise<T>): Promise<T> {
+    const [project] = await this.projectById({ id: projectId });
+    if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
+    const { config, dialect } = this.deps;
+    for (let attempt = 1; ; attempt++) {
+      const after: (() => void)[] = [];
+      try {
+        const result = await this.deps.db.transaction().execute(async (trx) => {
+          await dialect.lockProject(trx, projectId);
+          const ops: TransactionJobs = {
+            create: async ({ prompt, trigger }) => {
+              const model = this.resolveModel(undefined, project.default_model);
+              await takeRateSlot(trx, projectId, 'create', config.rateLimits.createJobPerHour, 'job creations');
+              const { row, event } = await this.insertJob(trx, project, model, prompt, trigger);
+              after.push(() => {
+                publishJobEvent(row.id, event);
+                this.workQueued();
+                this.statusChanged(row);
+              });
+              return jobView(row);
+            },
+            followUp: async (jobId, prompt) => {
+              const take = () => takeRateSlot(trx, projectId, 'follow_up', config.rateLimits.followUpPerHour, 'follow-up messages');
+              const { row, event, reopened } = await this.queueMessage(trx, projectId, jobId, prompt, take);
+              after.push(() => {
+                publishJobEvent(row.id, event);
+                this.workQueued();
+                if (reopened) this.statusChanged(row);
+              });
+              return jobView(row);
+            },
+          };
+          return fn(trx, ops);
+        });
+        for (const f of after) f();
+        return result;
+      } catch (err) {
+        // A worker took the same event number meanwhile (PostgreSQL): nothing was committed; go again.
+        if (attempt < 5 && dialect.isUniqueViolation(err)) continue;
+        if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
+        throw err;
+      }
+    }
   }
 
   async archive(projectId: string, jobId: string): Promise<Job> {

@@ -1,6 +1,6 @@
 // The job object of the API, from a jobs row.
 import type { Selectable } from 'kysely';
-import type { Job } from '../contracts/jobs.ts';
+import type { Job, JobTrigger } from '../contracts/jobs.ts';
 import type { JobsTable } from '../store/schema.ts';
 
 export type JobRow = Selectable<JobsTable>;
@@ -18,5 +18,6 @@ export function jobView(row: JobRow): Job {
     updatedAt: iso(row.updated_at),
     archivedAt: row.archived_at === null ? null : iso(row.archived_at),
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
+    trigger: row.trigger === null || row.trigger === undefined ? null : (JSON.parse(row.trigger) as JobTrigger),
   };
 }

@@ -1,7 +1,9 @@
 // Admin API keys: `folio_` + 40 random base62 characters, stored only as a SHA-256 hash and a display prefix.
+// A key belongs to one project (api_keys) or covers many: every project or a chosen list (admin_keys).
+// Whether a key may act on a project is decided in one place: keyCovers().
 import { hash, randomInt } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
-import type { ApiKeysTable, Database, KeyScope } from './schema.ts';
+import type { AdminKeysTable, ApiKeysTable, Database, KeyScope } from './schema.ts';
 import { newId } from './ids.ts';
 import { preparedRead, type ReadTarget } from './prepared.ts';
 
@@ -19,10 +21,45 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const VERIFIED_CACHE_MS = 1_000;
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type AdminKeyRow = Selectable<AdminKeysTable>;
+
+/**
+ * A stored key of either kind. `project_id` is the owning project of a project key (null for an
+ * admin key); `projects` is what an admin key covers (null: every project).
+ */
+export type StoredKey =
+  | (ApiKeyRow & { kind: 'project' })
+  | (Omit<AdminKeyRow, 'project_ids'> & { kind: 'admin'; project_id: null; projects: readonly string[] | null });
+
+/** The one answer to "may this key act on this project?". */
+export function keyCovers(key: StoredKey, projectId: string): boolean {
+  if (key.kind === 'project') return key.project_id === projectId;
+  return key.projects === null || key.projects.includes(projectId);
+}
+
+const projectKey = (row: ApiKeyRow): StoredKey => ({ ...row, kind: 'project' });
+
+function adminKey(row: AdminKeyRow): StoredKey {
+  const { project_ids, ...rest } = row;
+  let projects: string[] | null = null;
+  if (project_ids !== null) {
+    const parsed: unknown = JSON.parse(project_ids);
+    // A damaged list covers nothing rather than everything.
+    projects = Array.isArray(parsed) ? parsed.filter((p): p is string => typeof p === 'string') : [];
+  }
+  return { ...rest, kind: 'admin', project_id: null, projects };
+}
 
 export interface ApiKeyView {
   id: string;
-  projectId: string;
+  /** `project`: belongs to one project; `admin`: covers every project or a list of them. */
+  kind: 'project' | 'admin';
+  /** The owning project of a project key; null for an admin key. */
+  projectId: string | null;
+  /** True when the key covers every project of the installation. */
+  allProjects: boolean;
+  /** The projects it covers (empty when allProjects). */
+  projectIds: string[];
   name: string;
   prefix: string;
   scope: KeyScope;
@@ -33,15 +70,19 @@ export interface ApiKeyView {
 }
 
 export type KeyCheck =
-  | { ok: true; key: ApiKeyRow }
+  | { ok: true; key: StoredKey }
   | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-export function apiKeyView(row: ApiKeyRow): ApiKeyView {
+export function apiKeyView(key: ApiKeyRow | StoredKey): ApiKeyView {
+  const row: StoredKey = 'kind' in key ? key : projectKey(key);
   return {
     id: row.id,
+    kind: row.kind,
     projectId: row.project_id,
+    allProjects: row.kind === 'admin' && row.projects === null,
+    projectIds: row.kind === 'project' ? [row.project_id] : [...(row.projects ?? [])],
     name: row.name,
     prefix: row.prefix,
     scope: row.scope,
@@ -61,17 +102,69 @@ export function generateKey(): string {
 export const hashKey = (key: string) => hash('sha256', key, 'hex');
 const WELL_FORMED = new RegExp(`^${KEY_PREFIX}[A-Za-z0-9]{32,128}$`);
 
+export interface ApiKeyStoreOptions {
+  /** Tells other processes that a key was revoked (they forget their verified keys at once). */
+  notifyRevoked?: () => Promise<void>;
+}
+
 export class ApiKeyStore {
   private readonly db: Kysely<Database>;
   private readonly lastUsedWritten = new Map<string, number>();
-  private readonly verified = new Map<string, { row: ApiKeyRow; at: number; version: number | null }>();
+  private readonly verified = new Map<string, { row: StoredKey; at: number; version: number | null }>();
   private readonly dataVersion: (since?: number) => number | null;
   private readonly byHash;
+  private readonly adminByHash;
+  private readonly notifyRevoked: () => Promise<void>;
   /** `reads` serves the per-request key lookup (StoreDialect for its committed-read path). */
-  constructor(db: Kysely<Database>, reads: ReadTarget = db) {
+  constructor(db: Kysely<Database>, reads: ReadTarget = db, opts: ApiKeyStoreOptions = {}) {
     this.db = db;
     this.dataVersion = 'dataVersion' in reads ? (since) => reads.dataVersion(since) : () => null;
     this.byHash = preparedRead(reads, db.selectFrom('api_keys').selectAll().where('hash', '=', ':hash'), ['hash']);
+    this.adminByHash = preparedRead(reads, db.selectFrom('admin_keys').selectAll().where('hash', '=', ':hash'), ['hash']);
+    this.notifyRevoked = opts.notifyRevoked ?? (async () => {});
+  }
+
+  /** Forgets every verified key of this process (a key was revoked elsewhere). */
+  forgetVerified(): void {
+    this.verified.clear();
+  }
+
+  /** Creates a key covering every project (`projectIds` null) or the listed ones; shown in full only here. */
+  async createAdmin(input: { projectIds: string[] | null; name?: string; scope?: KeyScope; expiresAt?: number | null }): Promise<{ key: string; row: StoredKey }> {
+    const key = generateKey();
+    const row: AdminKeyRow = {
+      id: newId('key'),
+      name: input.name?.trim() || 'Admin key',
+      prefix: key.slice(0, DISPLAY_LENGTH),
+      hash: hashKey(key),
+      scope: input.scope ?? 'write',
+      project_ids: input.projectIds === null ? null : JSON.stringify([...new Set(input.projectIds)]),
+      created_at: Date.now(),
+      expires_at: input.expiresAt ?? null,
+      revoked_at: null,
+      last_used_at: null,
+    };
+    await this.db.insertInto('admin_keys').values(row).execute();
+    return { key, row: adminKey(row) };
+  }
+
+  /** Keys usable on a project: its own keys, then the admin keys that cover it. */
+  async listCovering(projectId: string): Promise<StoredKey[]> {
+    const own = (await this.list(projectId)).map(projectKey);
+    const admin = (await this.listAdmin()).filter((k) => keyCovers(k, projectId));
+    return [...own, ...admin];
+  }
+
+  /** Every admin key, oldest first. */
+  async listAdmin(): Promise<StoredKey[]> {
+    const rows = await this.db.selectFrom('admin_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+    return rows.map(adminKey);
+  }
+
+  /** Every key of the installation: project keys, then admin keys. */
+  async listAll(): Promise<StoredKey[]> {
+    const own = await this.db.selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('id').execute();
+    return [...own.map(projectKey), ...(await this.listAdmin())];
   }
 
   /** Creates a key and returns it in full: the only time it is ever shown. */
@@ -97,14 +190,26 @@ export class ApiKeyStore {
     return this.db.selectFrom('api_keys').selectAll().where('project_id', '=', projectId).orderBy('created_at').orderBy('id').execute();
   }
 
-  get(id: string): Promise<ApiKeyRow | undefined> {
-    return this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+  /** A key of either kind by id. */
+  async get(id: string): Promise<StoredKey | undefined> {
+    const own = await this.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    if (own) return projectKey(own);
+    const admin = await this.db.selectFrom('admin_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return admin && adminKey(admin);
   }
 
-  /** Revokes a key; idempotent. Returns the row, or undefined for an unknown id. */
-  async revoke(id: string): Promise<ApiKeyRow | undefined> {
+  /**
+   * Revokes a key of either kind; idempotent. Returns the key, or undefined for an unknown id. The
+   * verified-key cache is keyed by the key, not by project, so access ends on every project at once
+   * (in other processes: at once through notifyRevoked, and by the cache's bound otherwise).
+   */
+  async revoke(id: string): Promise<StoredKey | undefined> {
     this.verified.clear();
-    await this.db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    const now = Date.now();
+    await this.db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    await this.db.updateTable('admin_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+    this.verified.clear();
+    await this.notifyRevoked().catch(() => {});
     return this.get(id);
   }
 
@@ -116,7 +221,10 @@ export class ApiKeyStore {
     const hit = this.verifyCached(presented, since, now);
     if (hit) return hit;
     const version = this.dataVersion(since); // before the read: a commit in between only ages the entry
-    const [row] = await this.byHash({ hash: hashKey(presented) });
+    const digest = hashKey(presented);
+    const [own] = await this.byHash({ hash: digest });
+    const [admin] = own ? [] : await this.adminByHash({ hash: digest });
+    const row = own ? projectKey(own) : admin ? adminKey(admin) : undefined;
     if (row) {
       if (this.verified.size > 10_000) this.verified.clear();
       this.verified.set(presented, { row, at: now, version });
@@ -135,7 +243,7 @@ export class ApiKeyStore {
     return fresh ? this.check(cached.row, now) : undefined;
   }
 
-  private check(row: ApiKeyRow | undefined, now: number): KeyCheck {
+  private check(row: StoredKey | undefined, now: number): KeyCheck {
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
     if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
@@ -144,12 +252,12 @@ export class ApiKeyStore {
   }
 
   /** Records use at most once a minute per key, off the request's critical path. */
-  private touch(row: ApiKeyRow, now: number): void {
+  private touch(row: StoredKey, now: number): void {
     const last = Math.max(row.last_used_at ?? 0, this.lastUsedWritten.get(row.id) ?? 0);
     if (now - last < LAST_USED_RESOLUTION_MS) return;
     this.lastUsedWritten.set(row.id, now);
     void this.db
-      .updateTable('api_keys')
+      .updateTable(row.kind === 'admin' ? 'admin_keys' : 'api_keys')
       .set({ last_used_at: now })
       .where('id', '=', row.id)
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', now - LAST_USED_RESOLUTION_MS)]))

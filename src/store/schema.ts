@@ -59,6 +59,8 @@ export interface JobsTable {
   lease_owner: string | null;
   lease_expires_at: number | null;
   lost_leases: number;
+  /** JSON {kind, host, repository, url} of the code change that started the job; null otherwise. */
+  trigger: string | null;
 }
 
 export interface JobMessagesTable {
@@ -136,6 +138,74 @@ export interface WebhookDeliveriesTable {
   at: number;
 }
 
+/** A key that covers many projects: same format, hash, scope, expiry and revocation as api_keys. */
+export interface AdminKeysTable {
+  id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  scope: KeyScope;
+  /** JSON array of the project ids it covers; null covers every project. */
+  project_ids: string | null;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  last_used_at: number | null;
+}
+
+export type TriggerHost = 'github' | 'gitlab';
+
+export interface TriggerSettingsTable {
+  project_id: string;
+  /** Sealed webhook secret (secret box, "trigger_settings.secret"). */
+  secret: string | null;
+  secret_created_at: number | null;
+  /** Prompt template; null uses the default. */
+  template: string | null;
+  updated_at: number;
+}
+
+export interface TriggerRepositoriesTable {
+  id: string;
+  project_id: string;
+  host: TriggerHost;
+  repository_url: string;
+  /** Lower-cased path on the host, e.g. acme/api or group/sub/api. */
+  full_path: string;
+  /** JSON arrays. */
+  events: string;
+  paths: string;
+  labels: string;
+  /** Sealed API token (secret box, "trigger_repositories.token"); null uses GITHUB_TOKEN / GITLAB_TOKEN. */
+  token: string | null;
+  created_at: number;
+}
+
+export interface TriggerDeliveriesTable {
+  id: Generated<number>;
+  project_id: string;
+  host: TriggerHost;
+  delivery_id: string | null;
+  event: string | null;
+  /** started | followed_up | ignored | duplicate | rejected | failed */
+  outcome: string;
+  status_code: number;
+  reason: string;
+  repository: string | null;
+  change_url: string | null;
+  job_id: string | null;
+  dedupe_key: string | null;
+  received_at: number;
+}
+
+export interface TriggerChangesTable {
+  project_id: string;
+  /** host:full_path#number of the pull request. */
+  change_key: string;
+  job_id: string;
+  created_at: number;
+}
+
 export interface Database extends UsersDatabase {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -146,4 +216,9 @@ export interface Database extends UsersDatabase {
   rate_events: RateEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_outbox: WebhookOutboxTable;
+  admin_keys: AdminKeysTable;
+  trigger_settings: TriggerSettingsTable;
+  trigger_repositories: TriggerRepositoriesTable;
+  trigger_deliveries: TriggerDeliveriesTable;
+  trigger_changes: TriggerChangesTable;
 }

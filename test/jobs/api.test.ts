@@ -32,7 +32,7 @@ describe('create job', () => {
     const res = await server.api('POST', `${base()}/job`, { key, body: { prompt: 'Document the --dry-run flag' } });
     expect(res.status).toBe(201);
     const job = res.body;
-    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'id', 'model', 'prLink', 'source', 'status', 'updatedAt']);
+    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'id', 'model', 'prLink', 'source', 'status', 'trigger', 'updatedAt']);
     expect(job.id).toMatch(/^job_[0-9a-z]{26}$/);
     expect(job.status).toBe('active');
     expect(job.source).toEqual({ repository: 'https://github.com/acme/docs', ref: `folio/${job.id}`, baseRef: 'develop' });

@@ -6,6 +6,13 @@ import { runCli, startProcess, type Child } from '../helpers/process.ts';
 import { tempDir } from '../helpers/server.ts';
 import { eventually } from '../helpers/handlers.ts';
 import { backendDatabases, isScale, type BackendDatabases } from '../helpers/backend.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/database.ts';
+import { createSecretBox } from '../../src/store/secret-box.ts';
+import { TriggerStore } from '../../src/store/triggers.ts';
+import { updateTriggerSettings } from '../../src/jobs/triggers/settings.ts';
+import { startCodeHost } from '../fixtures/git-server.ts';
+import { githubPullRequest, sendGitHub } from '../fixtures/code-host-sender.ts';
 
 describe.skipIf(!isScale)('several processes on PostgreSQL (needs FOLIO_TEST_BACKEND=scale; SQLite is one process\'s store)', () => {
   const children: Child[] = [];
@@ -44,6 +51,8 @@ describe.skipIf(!isScale)('several processes on PostgreSQL (needs FOLIO_TEST_BAC
       FOLIO_POLL: '2s', // wake-ups must come from LISTEN/NOTIFY, not the poll
       FOLIO_RATE_LIMIT_CREATE: '0',
       FOLIO_WORKERS: '3',
+      // Shared by every process, as in any multi-process deployment: sealed secrets open everywhere.
+      FOLIO_SECRET: 'multiprocess-test-secret-0123456789',
     };
     const p = JSON.parse((await runCli(['project', 'create', '--name', 'M', '--repository', 'https://github.com/acme/docs', '--json'], env)).stdout);
     projectId = p.id;
@@ -118,5 +127,37 @@ describe.skipIf(!isScale)('several processes on PostgreSQL (needs FOLIO_TEST_BAC
     await eventually(async () => (await call(apis[0].url, 'GET', `/v2/agent/${projectId}/job/${job.id}/events`)).body.events.some((e: any) => e.type === 'run.stopped'), 5_000);
     w.proc.kill('SIGTERM');
     await w.exited;
+  });
+
+  it('the same webhook delivery received by both APIs at once starts exactly one job', async () => {
+    const host = await startCodeHost();
+    const store = await openStore(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
+    try {
+      host.createRepo('acme/api', { 'src/cli.ts': 'export {};\n' });
+      const base = host.revParse('acme/api', 'main');
+      const triggers = new TriggerStore(store.db, createSecretBox(env.FOLIO_SECRET));
+      const secret = await triggers.rotateSecret(projectId);
+      await updateTriggerSettings(triggers, projectId, { repositories: [{ host: 'github', repositoryUrl: `${host.origin}/acme/api`, events: ['merged'] }] });
+      for (let n = 1; n <= 5; n++) {
+        const head = host.commit('acme/api', `feature/${n}`, { [`src/f${n}.ts`]: `export const n = ${n};\n` }, `Change ${n}`);
+        host.github.pulls.push({ number: n, owner: 'acme', repo: 'api', head: `feature/${n}`, base: 'main', title: `Change ${n}`, body: '', draft: false, state: 'closed' });
+        const payload = githubPullRequest('closed', { repo: 'acme/api', number: n, title: `Change ${n}`, base: { ref: 'main', sha: base }, head: { ref: `feature/${n}`, sha: head } }, { merged: true });
+        const deliveryId = `multi-${n}`;
+        const answers = await Promise.all(apis.map((api) => sendGitHub(`${api.url}/v1/triggers/${projectId}/github`, secret, 'pull_request', payload, { deliveryId })));
+        expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([200, 201]);
+        const started = answers.find((a) => a.status === 201)!.body;
+        expect(answers.find((a) => a.status === 200)!.body).toMatchObject({ outcome: 'duplicate', jobId: started.jobId });
+      }
+      const triggered = await store.db.selectFrom('jobs').select(['id', 'trigger']).where('project_id', '=', projectId).where('trigger', 'is not', null).execute();
+      expect(triggered).toHaveLength(5);
+      expect(new Set(triggered.map((j) => JSON.parse(j.trigger!).url)).size).toBe(5);
+      const acted = await store.db.selectFrom('trigger_deliveries').select(['outcome']).where('project_id', '=', projectId).execute();
+      expect(acted.filter((d) => d.outcome === 'started')).toHaveLength(5);
+      expect(acted.filter((d) => d.outcome === 'duplicate')).toHaveLength(5);
+      for (const j of triggered) await call(apis[0].url, 'POST', `/v2/agent/${projectId}/job/${j.id}/archive`);
+    } finally {
+      await store.close();
+      await host.close();
+    }
   });
 });

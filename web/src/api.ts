@@ -61,7 +61,11 @@ export interface ProjectInput {
 
 export interface ApiKey {
   id: string;
-  projectId: string;
+  /** `project`: one project's key; `admin`: covers every project or a list of them. */
+  kind: 'project' | 'admin';
+  projectId: string | null;
+  allProjects: boolean;
+  projectIds: string[];
   name: string;
   prefix: string;
   scope: 'read' | 'write';
@@ -69,6 +73,55 @@ export interface ApiKey {
   expiresAt: string | null;
   revokedAt: string | null;
   lastUsedAt: string | null;
+}
+
+export type TriggerEvent = 'merged' | 'opened' | 'push';
+
+export interface WatchedRepository {
+  id: string;
+  host: 'github' | 'gitlab';
+  repositoryUrl: string;
+  fullPath: string;
+  events: TriggerEvent[];
+  paths: string[];
+  labels: string[];
+  hasToken: boolean;
+  createdAt: string;
+}
+
+export interface RepositoryInput {
+  id?: string;
+  host: 'github' | 'gitlab';
+  repositoryUrl: string;
+  events: TriggerEvent[];
+  paths: string[];
+  labels: string[];
+  token?: string | null;
+}
+
+export interface TriggerSettings {
+  endpoints: { github: string; gitlab: string };
+  hasSecret: boolean;
+  secretCreatedAt: string | null;
+  template: string;
+  customTemplate: boolean;
+  defaultTemplate: string;
+  placeholders: string[];
+  repositories: WatchedRepository[];
+}
+
+export interface TriggerDelivery {
+  id: number;
+  host: 'github' | 'gitlab';
+  deliveryId: string | null;
+  event: string | null;
+  outcome: string;
+  statusCode: number;
+  reason: string;
+  repository: string | null;
+  changeUrl: string | null;
+  jobId: string | null;
+  receivedAt: string;
 }
 
 export interface JobMessage {
@@ -157,6 +210,19 @@ export const api = {
     request<ApiKey & { key: string }>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys`, input),
   revokeKey: (projectId: string, keyId: string) =>
     request<ApiKey>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}/revoke`),
+
+  allKeys: () => request<{ keys: ApiKey[] }>('GET', '/api/keys').then((r) => r.keys),
+  createAdminKey: (input: { name: string; scope: 'read' | 'write'; expiresInDays: number | null; allProjects?: true; projectIds?: string[] }) =>
+    request<ApiKey & { key: string }>('POST', '/api/keys', input),
+  revokeAnyKey: (keyId: string) => request<ApiKey>('POST', `/api/keys/${encodeURIComponent(keyId)}/revoke`),
+
+  triggers: (projectId: string) => request<TriggerSettings>('GET', `/api/projects/${encodeURIComponent(projectId)}/triggers`),
+  saveTriggers: (projectId: string, input: { template?: string | null; repositories?: RepositoryInput[] }) =>
+    request<TriggerSettings>('PUT', `/api/projects/${encodeURIComponent(projectId)}/triggers`, input),
+  makeTriggerSecret: (projectId: string) =>
+    request<TriggerSettings & { secret: string }>('POST', `/api/projects/${encodeURIComponent(projectId)}/triggers/secret`),
+  triggerDeliveries: (projectId: string) =>
+    request<{ deliveries: TriggerDelivery[] }>('GET', `/api/projects/${encodeURIComponent(projectId)}/triggers/deliveries?limit=50`).then((r) => r.deliveries),
 
   // Job API routes the typed client does not cover.
   jobMessages: (projectId: string, jobId: string) =>

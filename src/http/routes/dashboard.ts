@@ -67,6 +67,17 @@ const CreateKeyBody = Type.Object(
 );
 type CreateKeyBody = Static<typeof CreateKeyBody>;
 
+/** A key that covers every project (allProjects) or the listed ones (projectIds). */
+const CreateAdminKeyBody = Type.Object(
+  {
+    ...CreateKeyBody.properties,
+    allProjects: Type.Optional(Type.Boolean()),
+    projectIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+type CreateAdminKeyBody = Static<typeof CreateAdminKeyBody>;
+
 const ProjectIdParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
 const KeyParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }), keyId: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -295,7 +306,8 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
     { schema: { ...hide, params: ProjectIdParams }, onRequest: requireOperator },
     async (request) => {
       await projectOr404(request.params.projectId);
-      return { keys: (await keys.list(request.params.projectId)).map(apiKeyView) };
+      // The project's own keys, then the keys that cover many projects including this one.
+      return { keys: (await keys.listCovering(request.params.projectId)).map(apiKeyView) };
     },
   );
 
@@ -327,6 +339,40 @@ export const dashboardRoutes: FastifyPluginAsync<DashboardOptions> = async (app,
         throw notFound(`API key "${request.params.keyId}" does not exist in this project.`, 'key_not_found');
       }
       return apiKeyView((await keys.revoke(row.id))!);
+    },
+  );
+
+  // ---- keys that cover many projects
+
+  app.get('/api/keys', { schema: hide, onRequest: requireOperator }, async () => ({ keys: (await keys.listAll()).map(apiKeyView) }));
+
+  app.post<{ Body: CreateAdminKeyBody }>('/api/keys', { schema: { ...hide, body: CreateAdminKeyBody }, onRequest: requireOperator }, async (request, reply) => {
+    const { name, scope, expiresInDays, allProjects, projectIds } = request.body;
+    if (name !== undefined && name.trim() === '') throw badRequest('invalid_key', 'The key name must not be blank.');
+    if ((allProjects === true) === (projectIds !== undefined)) {
+      throw badRequest('invalid_key', 'Say what the key covers: either "allProjects": true or a list of "projectIds".');
+    }
+    if (allProjects === false) throw badRequest('invalid_key', 'Send "allProjects": true, or leave it out and list "projectIds".');
+    for (const id of projectIds ?? []) {
+      if (!(await projects.get(id))) throw notFound(`Project "${id}" does not exist.`, 'project_not_found');
+    }
+    const created = await keys.createAdmin({
+      projectIds: allProjects ? null : projectIds!,
+      name,
+      scope: scope ?? 'write',
+      expiresAt: expiresInDays ? Date.now() + expiresInDays * 86_400_000 : null,
+    });
+    reply.header('cache-control', 'no-store');
+    return reply.code(201).send({ ...apiKeyView(created.row), key: created.key });
+  });
+
+  app.post<{ Params: { keyId: string } }>(
+    '/api/keys/:keyId/revoke',
+    { schema: { ...hide, params: Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 64 }) }) }, onRequest: requireOperator },
+    async (request) => {
+      const row = await keys.revoke(request.params.keyId);
+      if (!row) throw notFound(`API key "${request.params.keyId}" does not exist.`, 'key_not_found');
+      return apiKeyView(row);
     },
   );
 

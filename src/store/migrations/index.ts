@@ -6,6 +6,7 @@ import * as m002 from './002_users.ts';
 import * as m003 from './003_sealed_secrets.ts';
 import * as m004 from './004_webhook_outbox.ts';
 import type { SecretBox } from '../secret-box.ts';
+import * as m006 from './006_triggers_admin_keys.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -16,4 +17,5 @@ export const migrations: Record<string, FolioMigration> = {
   '002_users': m002,
   '003_sealed_secrets': m003,
   '004_webhook_outbox': m004,
+  '006_triggers_admin_keys': m006,
 };

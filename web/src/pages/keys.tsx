@@ -1,6 +1,7 @@
-// The API keys page: the project id, creating a key (shown once), the key list and revoking.
+// The API keys page: the project id, creating a key (shown once) for this project or for many,
+// the keys usable on this project with what each covers, and revoking.
 import { useState, type FormEvent } from 'react';
-import { api, errorMessage, type ApiKey } from '../api.ts';
+import { api, errorMessage, type ApiKey, type Project } from '../api.ts';
 import { Alert, Confirm, CopyButton, Empty, formatDate, Loading, timeAgo, useAsync, useTitle } from '../ui.tsx';
 
 const EXPIRY = [
@@ -9,6 +10,14 @@ const EXPIRY = [
   ['90', '90 days'],
   ['365', '1 year'],
 ] as const;
+
+/** What a key covers, in words; names of projects where they are known. */
+export function coverText(k: ApiKey, projects: Project[] | undefined): string {
+  if (k.kind === 'project') return 'This project';
+  if (k.allProjects) return 'Every project';
+  const names = k.projectIds.map((id) => projects?.find((p) => p.id === id)?.name ?? id);
+  return `${names.length} project${names.length === 1 ? '' : 's'}: ${names.join(', ')}`;
+}
 
 function keyState(k: ApiKey): 'revoked' | 'expired' | 'active' {
   if (k.revokedAt) return 'revoked';
@@ -19,6 +28,7 @@ function keyState(k: ApiKey): 'revoked' | 'expired' | 'active' {
 export function KeysPage({ projectId }: { projectId: string }) {
   useTitle('API keys');
   const keys = useAsync(() => api.keys(projectId), [projectId]);
+  const projects = useAsync(() => api.projects(), []);
   const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [revokeError, setRevokeError] = useState<string | null>(null);
@@ -28,7 +38,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
     setRevoking(null);
     setRevokeError(null);
     try {
-      await api.revokeKey(projectId, k.id);
+      await (k.kind === 'admin' ? api.revokeAnyKey(k.id) : api.revokeKey(projectId, k.id));
       keys.reload();
     } catch (err) {
       setRevokeError(errorMessage(err));
@@ -55,6 +65,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
           <Alert kind="warning" title="Copy this key now.">
             It is shown only this once; Folio stores only a hash of it. If you lose it, revoke it and create another.
           </Alert>
+          <p>Works on: {coverText(created, projects.data)}.</p>
           <div className="copy-row">
             <code className="codeblock key" data-testid="new-key">{created.key}</code>
             <CopyButton value={created.key} what="API key" />
@@ -68,6 +79,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
       ) : (
         <CreateKey
           projectId={projectId}
+          projects={projects.data}
           onCreated={(k) => {
             setCreated(k);
             keys.reload();
@@ -88,6 +100,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
                 <tr>
                   <th scope="col">Name</th>
                   <th scope="col">Key</th>
+                  <th scope="col">Covers</th>
                   <th scope="col">Scope</th>
                   <th scope="col">Created</th>
                   <th scope="col">Last used</th>
@@ -105,6 +118,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
                     <tr key={k.id}>
                       <td>{k.name}</td>
                       <td className="mono">{k.prefix}…</td>
+                      <td data-testid="key-covers">{coverText(k, projects.data)}</td>
                       <td>{k.scope === 'write' ? 'read & write' : 'read only'}</td>
                       <td>{formatDate(k.createdAt)}</td>
                       <td title={k.lastUsedAt ?? undefined}>{timeAgo(k.lastUsedAt)}</td>
@@ -130,16 +144,20 @@ export function KeysPage({ projectId }: { projectId: string }) {
 
       <Confirm open={revoking !== null} title="Revoke this key?" confirmLabel="Revoke key" danger onConfirm={revoke} onCancel={() => setRevoking(null)}>
         <p>
-          <strong>{revoking?.name}</strong> (<span className="mono">{revoking?.prefix}…</span>) stops working at once. Anything using it will get
-          401 errors. This cannot be undone.
+          <strong>{revoking?.name}</strong> (<span className="mono">{revoking?.prefix}…</span>) stops working at once
+          {revoking?.kind === 'admin' ? ' on every project it covers' : ''}. Anything using it will get 401 errors. This cannot be undone.
         </p>
       </Confirm>
     </div>
   );
 }
 
-function CreateKey({ projectId, onCreated }: { projectId: string; onCreated: (k: ApiKey & { key: string }) => void }) {
+type Cover = 'project' | 'all' | 'chosen';
+
+function CreateKey({ projectId, projects, onCreated }: { projectId: string; projects: Project[] | undefined; onCreated: (k: ApiKey & { key: string }) => void }) {
   const [name, setName] = useState('');
+  const [cover, setCover] = useState<Cover>('project');
+  const [chosen, setChosen] = useState<string[]>([projectId]);
   const [scope, setScope] = useState<'read' | 'write'>('write');
   const [expiry, setExpiry] = useState<(typeof EXPIRY)[number][0]>('90');
   const [error, setError] = useState<string | null>(null);
@@ -150,7 +168,11 @@ function CreateKey({ projectId, onCreated }: { projectId: string; onCreated: (k:
     setBusy(true);
     setError(null);
     try {
-      const k = await api.createKey(projectId, { name: name.trim() || 'API key', scope, expiresInDays: expiry === 'never' ? null : Number(expiry) });
+      const common = { name: name.trim() || (cover === 'project' ? 'API key' : 'Admin key'), scope, expiresInDays: expiry === 'never' ? null : Number(expiry) };
+      const k =
+        cover === 'project'
+          ? await api.createKey(projectId, common)
+          : await api.createAdminKey(cover === 'all' ? { ...common, allProjects: true } : { ...common, projectIds: chosen });
       setName('');
       onCreated(k);
     } catch (err) {
@@ -164,7 +186,7 @@ function CreateKey({ projectId, onCreated }: { projectId: string; onCreated: (k:
     <form className="card stack" onSubmit={submit} aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create a key</h2>
       {error && <Alert>{error}</Alert>}
-      <div className="grid-3">
+      <div className="grid-2">
         <div className="field">
           <label htmlFor="k-name">Name</label>
           <input id="k-name" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="CI pipeline" />
@@ -174,6 +196,14 @@ function CreateKey({ projectId, onCreated }: { projectId: string; onCreated: (k:
           <select id="k-scope" value={scope} onChange={(e) => setScope(e.target.value as 'read' | 'write')}>
             <option value="write">Read & write (create jobs, ingest events)</option>
             <option value="read">Read only (get jobs, read analytics)</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="k-cover">Works on</label>
+          <select id="k-cover" value={cover} onChange={(e) => setCover(e.target.value as Cover)}>
+            <option value="project">This project</option>
+            <option value="all">Every project (also later ones)</option>
+            <option value="chosen">Chosen projects</option>
           </select>
         </div>
         <div className="field">
@@ -187,8 +217,23 @@ function CreateKey({ projectId, onCreated }: { projectId: string; onCreated: (k:
           </select>
         </div>
       </div>
+      {cover === 'chosen' && (
+        <fieldset className="stack plain">
+          <legend className="small">Projects the key works on</legend>
+          {(projects ?? []).map((p) => (
+            <label className="inline small" key={p.id}>
+              <input
+                type="checkbox"
+                checked={chosen.includes(p.id)}
+                onChange={(e) => setChosen((c) => (e.target.checked ? [...c, p.id] : c.filter((x) => x !== p.id)))}
+              />{' '}
+              {p.name} <span className="muted mono">{p.id}</span>
+            </label>
+          ))}
+        </fieldset>
+      )}
       <div className="actions">
-        <button type="submit" className="button" disabled={busy}>
+        <button type="submit" className="button" disabled={busy || (cover === 'chosen' && chosen.length === 0)}>
           {busy ? 'Creating…' : 'Create key'}
         </button>
       </div>

@@ -2,6 +2,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, errorMessage, type Project, type ProjectInput, type Session } from '../api.ts';
 import { Alert, CopyButton, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
+import { TriggersSection } from './triggers.tsx';
 
 export function SettingsPage({ projectId, session, onSaved }: { projectId: string; session: Session; onSaved: (p: Project) => void }) {
   const project = useAsync(() => api.project(projectId), [projectId]);
@@ -9,14 +10,17 @@ export function SettingsPage({ projectId, session, onSaved }: { projectId: strin
   if (project.error) return <Alert title="Settings could not be loaded.">{project.error}</Alert>;
   if (!project.data) return <Loading what="settings" />;
   return (
-    <SettingsForm
-      project={project.data}
-      session={session}
-      onSaved={(p) => {
-        project.set(p);
-        onSaved(p);
-      }}
-    />
+    <div className="stack">
+      <SettingsForm
+        project={project.data}
+        session={session}
+        onSaved={(p) => {
+          project.set(p);
+          onSaved(p);
+        }}
+      />
+      <TriggersSection projectId={project.data.id} />
+    </div>
   );
 }
 

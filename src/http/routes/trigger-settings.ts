@@ -1,0 +1,62 @@
+// The dashboard's settings of code-change triggers (operators only, by session): watched
+// repositories, filters and template; the webhook secret, shown once when made; recent deliveries.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Services } from '../../services.ts';
+import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { DeliveriesQuery, TriggerSettingsBody } from '../../contracts/triggers.ts';
+import { TriggerSettingsError, triggerSettingsView, updateTriggerSettings } from '../../jobs/triggers/settings.ts';
+import { nulPath } from '../nul.ts';
+
+const Params = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
+type Params = { projectId: string };
+
+export const triggerSettingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { projects } = services;
+  const { store } = services.triggers;
+  const hide = { hide: true } as const;
+
+  app.addHook('preValidation', async (request) => {
+    const where = nulPath(request.body, '/body');
+    if (where) throw badRequest('invalid_request', 'Text must not contain NUL characters (\\u0000).', [{ message: 'contains NUL', path: where }]);
+  });
+
+  // Signed in first (before the body is read), then the project must exist.
+  const projectExists = async (request: FastifyRequest) => {
+    const { projectId } = request.params as Params;
+    if (!(await projects.get(projectId))) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
+  };
+  const operatorOn = [app.requireOperator, projectExists];
+  const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
+
+  app.get<{ Params: Params }>('/api/projects/:projectId/triggers', { schema: { ...hide, params: Params }, onRequest: operatorOn }, async (request) =>
+    triggerSettingsView(store, request.params.projectId, baseUrlOf(request)),
+  );
+
+  app.put<{ Params: Params; Body: TriggerSettingsBody }>(
+    '/api/projects/:projectId/triggers',
+    { schema: { ...hide, params: Params, body: TriggerSettingsBody }, onRequest: operatorOn },
+    async (request) => {
+      try {
+        await updateTriggerSettings(store, request.params.projectId, request.body);
+      } catch (err) {
+        if (err instanceof TriggerSettingsError) throw badRequest('invalid_trigger_settings', err.message);
+        throw err;
+      }
+      return triggerSettingsView(store, request.params.projectId, baseUrlOf(request));
+    },
+  );
+
+  // A new secret replaces the old one at once; it is in this answer only, never stored in plain text.
+  app.post<{ Params: Params }>('/api/projects/:projectId/triggers/secret', { schema: { ...hide, params: Params }, onRequest: operatorOn }, async (request, reply) => {
+    const secret = await store.rotateSecret(request.params.projectId);
+    reply.header('cache-control', 'no-store');
+    return reply.code(201).send({ secret, ...(await triggerSettingsView(store, request.params.projectId, baseUrlOf(request))) });
+  });
+
+  app.get<{ Params: Params; Querystring: { limit?: number } }>(
+    '/api/projects/:projectId/triggers/deliveries',
+    { schema: { ...hide, params: Params, querystring: DeliveriesQuery }, onRequest: operatorOn },
+    async (request) => ({ deliveries: await store.recentDeliveries(request.params.projectId, request.query.limit ?? 50) }),
+  );
+};

@@ -1,0 +1,68 @@
+// Webhooks from code hosts that start agent jobs: POST /v1/triggers/{projectId}/github and
+// /v1/triggers/{projectId}/gitlab. Not authenticated by API key: each delivery is verified by its
+// host's signature over the raw body, so this scope reads bodies as bytes (bounded) and parses them
+// only after the signature checks out.
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type { Services } from '../../services.ts';
+import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
+import type { TriggerHost } from '../../store/schema.ts';
+
+const REFUSALS: Record<string, [number, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'The Content-Length header does not match the body.'],
+};
+
+export const triggerRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+  const { receiver } = services.triggers;
+  const bodyLimit = services.config.triggers.bodyLimitBytes;
+
+  // This scope only: every body is kept as the bytes that were signed.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+
+  // Deliveries refused before the handler ran (too large, broken length) are recorded too.
+  app.addHook('onError', async (request, _reply, error: FastifyError) => {
+    const refusal = error.code ? REFUSALS[error.code] : undefined;
+    const params = request.params as { projectId?: string };
+    const host = request.routeOptions.url?.endsWith('/gitlab') ? 'gitlab' : 'github';
+    if (refusal && params.projectId) await receiver.refused(params.projectId, host, request.headers, refusal[0], refusal[1]).catch(() => {});
+  });
+
+  for (const host of ['github', 'gitlab'] as const satisfies readonly TriggerHost[]) {
+    const hostName = host === 'github' ? 'GitHub (and GitHub Enterprise Server)' : 'GitLab';
+    app.post<{ Params: { projectId: string } }>(
+      `/v1/triggers/:projectId/${host}`,
+      {
+        bodyLimit,
+        schema: {
+          tags: ['Code-change triggers'],
+          summary: `Receive a ${hostName} webhook`,
+          description:
+            host === 'github'
+              ? 'Verified by `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the project\'s trigger secret). Acts on `pull_request` (merged; opened and new commits when enabled) and `push` to the default branch; `X-GitHub-Delivery` makes a redelivery do nothing. See docs/triggers.md.'
+              : 'Verified by `X-Gitlab-Token` (the project\'s trigger secret). Acts on `Merge Request Hook` (merge; open and new commits when enabled) and `Push Hook` to the default branch; `Idempotency-Key` / `X-Gitlab-Event-UUID` make a redelivery do nothing. See docs/triggers.md.',
+          security: [],
+          params: TriggerParams,
+          response: {
+            200: DeliveryAnswerSchema,
+            201: DeliveryAnswerSchema,
+            202: DeliveryAnswerSchema,
+            ...Object.fromEntries([400, 401, 404, 409, 413, 415, 429, 502, 503].map((s) => [s, DeliveryRefusal])),
+          },
+        },
+      },
+      async (request, reply) => {
+        const answer = await receiver.receive({
+          projectId: request.params.projectId,
+          host,
+          headers: request.headers,
+          contentType: request.headers['content-type'],
+          body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+        });
+        if (answer.headers) reply.headers(answer.headers);
+        return reply.code(answer.statusCode).send(answer.body);
+      },
+    );
+  }
+};
+

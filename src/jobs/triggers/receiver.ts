@@ -1,0 +1,355 @@
+// Receives a code host's webhook for a project and decides, exactly once per delivery, whether it
+// starts an agent job, follows up on the job that tracks its pull request, or does nothing (and why).
+// Every delivery is recorded with its outcome, also the refused ones.
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Config } from '../../config.ts';
+import { ApiError } from '../../errors.ts';
+import type { JobTrigger } from '../../contracts/jobs.ts';
+import { readChange, type ChangedFile, type ChangeRef } from '../../codehost/changes.ts';
+import { CodeHostError } from '../../codehost/types.ts';
+import { codeHostFetch } from '../../codehost/index.ts';
+import type { TriggerHost } from '../../store/schema.ts';
+import { SecretBoxError } from '../../store/secret-box.ts';
+import type { DeliveryRecord, TriggerStore } from '../../store/triggers.ts';
+import type { JobsService } from '../service.ts';
+import { MalformedPayload, parseGitHub, parseGitLab, type ChangeEvent, type ParsedDelivery } from './events.ts';
+import { verifyGitHub, verifyGitLab } from './signature.ts';
+import { pathsMatch, summarizeChange } from './summary.ts';
+import { DEFAULT_TEMPLATE, fillTemplate } from './template.ts';
+
+export interface IncomingDelivery {
+  projectId: string;
+  host: TriggerHost;
+  headers: Record<string, string | string[] | undefined>;
+  contentType: string | undefined;
+  body: Buffer;
+}
+
+export interface DeliveryAnswer {
+  statusCode: number;
+  body: { outcome: DeliveryRecord['outcome']; reason: string; deliveryId: string | null; jobId?: string; code?: string; error?: string };
+  headers?: Record<string, string>;
+}
+
+export interface TriggerReceiverDeps {
+  store: TriggerStore;
+  jobs: JobsService;
+  config: Config;
+  log: Logger;
+}
+
+const DELIVERY_ID = /^[\x21-\x7e]{1,200}$/;
+/**
+ * Deliveries refused before their signature was checked are recorded at most this often per project
+ * and minute: anyone can send them, and they must not fill the store.
+ */
+const UNVERIFIED_RECORDS_PER_MINUTE = 30;
+
+const header = (headers: IncomingDelivery['headers'], name: string): string | undefined => {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+function deliveryIdOf(d: IncomingDelivery): string {
+  const names = d.host === 'github' ? ['x-github-delivery'] : ['idempotency-key', 'x-gitlab-event-uuid'];
+  for (const n of names) {
+    const v = header(d.headers, n);
+    if (v !== undefined && DELIVERY_ID.test(v)) return v;
+  }
+  // No usable id: a byte-identical redelivery is the same delivery.
+  return `sha256:${createHash('sha256').update(d.body).digest('hex')}`;
+}
+
+/** The JSON payload of a delivery: a JSON body, or GitHub's form encoding (payload=…). */
+function payloadOf(d: IncomingDelivery): unknown {
+  const type = (d.contentType ?? '').split(';')[0].trim().toLowerCase();
+  let text: string;
+  if (type === 'application/json' || type === '') text = d.body.toString('utf8');
+  else if (type === 'application/x-www-form-urlencoded') {
+    const payload = new URLSearchParams(d.body.toString('utf8')).get('payload');
+    if (payload === null) throw new MalformedPayload('The form body has no "payload" field.');
+    text = payload;
+  } else throw new MalformedPayload(`The body is ${type.slice(0, 100)}; send application/json (or GitHub's form encoding).`);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new MalformedPayload('The body is not valid JSON.');
+  }
+}
+
+function changeKeyOf(e: ChangeEvent): string | null {
+  return e.number === null ? null : `${e.host}:${e.fullPath}#${e.number}`;
+}
+
+/** Links are built from the configured repository, never taken from the payload. */
+function changeUrlOf(repositoryUrl: string, e: ChangeEvent): string {
+  if (e.number !== null) return e.host === 'github' ? `${repositoryUrl}/pull/${e.number}` : `${repositoryUrl}/-/merge_requests/${e.number}`;
+  if (e.before && e.after) return e.host === 'github' ? `${repositoryUrl}/compare/${e.before}...${e.after}` : `${repositoryUrl}/-/compare/${e.before}...${e.after}`;
+  return e.after ? (e.host === 'github' ? `${repositoryUrl}/commit/${e.after}` : `${repositoryUrl}/-/commit/${e.after}`) : repositoryUrl;
+}
+
+function eventText(e: ChangeEvent): string {
+  const what = e.host === 'github' ? `pull request #${e.number}` : `merge request !${e.number}`;
+  switch (e.kind) {
+    case 'pull_request_merged':
+      return `merged (${what})`;
+    case 'pull_request_opened':
+      return `opened for review (${what})`;
+    case 'pull_request_updated':
+      return `updated with new commits (${what})`;
+    case 'push':
+      return 'pushed to the default branch';
+  }
+}
+
+/** Which watched-repository event setting lets this change through. */
+const NEEDS: Record<ChangeEvent['kind'], 'merged' | 'opened' | 'push'> = {
+  pull_request_merged: 'merged',
+  pull_request_opened: 'opened',
+  pull_request_updated: 'opened',
+  push: 'push',
+};
+
+export class TriggerReceiver {
+  private readonly deps: TriggerReceiverDeps;
+  constructor(deps: TriggerReceiverDeps) {
+    this.deps = deps;
+  }
+
+  /** Records a delivery refused before it reached receive() (too large, unreadable body). */
+  async refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], statusCode: number, reason: string): Promise<void> {
+    if (!(await this.deps.store.projectExists(projectId)) || !(await this.mayRecordUnverified(projectId))) return;
+    const deliveryId = header(headers, host === 'github' ? 'x-github-delivery' : 'idempotency-key') ?? null;
+    const event = header(headers, host === 'github' ? 'x-github-event' : 'x-gitlab-event') ?? null;
+    await this.deps.store.recordDelivery(this.deps.store.db, {
+      projectId,
+      host,
+      deliveryId: deliveryId && DELIVERY_ID.test(deliveryId) ? deliveryId : null,
+      event: event?.slice(0, 100) ?? null,
+      outcome: 'rejected',
+      statusCode,
+      reason,
+    });
+  }
+
+  async receive(d: IncomingDelivery): Promise<DeliveryAnswer> {
+    const { store, log } = this.deps;
+    if (!(await store.projectExists(d.projectId))) {
+      throw new ApiError(404, 'project_not_found', `Project "${d.projectId}" does not exist.`);
+    }
+    const deliveryId = deliveryIdOf(d);
+    const rawEvent = header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event');
+    const event = rawEvent === undefined ? null : rawEvent.slice(0, 100);
+    const base: Pick<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'> = { projectId: d.projectId, host: d.host, deliveryId, event };
+    let verified = false;
+    const answer = async (r: Omit<DeliveryRecord, keyof typeof base>, extra: { code?: string; headers?: Record<string, string> } = {}): Promise<DeliveryAnswer> => {
+      // Jobs, follow-ups and duplicates were recorded with what they did; the rest are recorded here.
+      if (r.outcome !== 'started' && r.outcome !== 'followed_up' && r.outcome !== 'duplicate' && (verified || (await this.mayRecordUnverified(d.projectId)))) {
+        await store.recordDelivery(store.db, { ...base, ...r });
+      }
+      log.info({ projectId: d.projectId, host: d.host, deliveryId, event, outcome: r.outcome, jobId: r.jobId ?? undefined }, 'code host delivery');
+      const body: DeliveryAnswer['body'] = { outcome: r.outcome, reason: r.reason, deliveryId, ...(r.jobId ? { jobId: r.jobId } : {}) };
+      // Refusals carry the API's error body too, so every 4xx/5xx reads like the rest of the API.
+      if (r.statusCode >= 400) Object.assign(body, { error: r.reason, code: extra.code ?? 'delivery_rejected' });
+      return { statusCode: r.statusCode, body, headers: extra.headers };
+    };
+
+    let secret: string | null;
+    try {
+      secret = await store.secret(d.projectId);
+    } catch (err) {
+      if (!(err instanceof SecretBoxError)) throw err;
+      return answer({ outcome: 'failed', statusCode: 503, reason: 'The webhook secret cannot be opened: FOLIO_SECRET changed since it was made; make a new secret.' }, { code: 'trigger_secret_unavailable' });
+    }
+    if (secret === null) {
+      return answer({ outcome: 'rejected', statusCode: 404, reason: 'This project has no webhook secret yet: make one in the project settings first.' }, { code: 'triggers_not_configured' });
+    }
+    verified =
+      d.host === 'github' ? verifyGitHub(secret, d.body, header(d.headers, 'x-hub-signature-256')) : verifyGitLab(secret, header(d.headers, 'x-gitlab-token'));
+    if (!verified) {
+      const reason =
+        d.host === 'github'
+          ? 'The X-Hub-Signature-256 header is missing or is not the HMAC-SHA256 of the body with this project\'s secret.'
+          : 'The X-Gitlab-Token header is missing or is not this project\'s secret.';
+      return answer({ outcome: 'rejected', statusCode: 401, reason }, { code: 'invalid_signature' });
+    }
+    if (event === null) {
+      return answer({ outcome: 'rejected', statusCode: 400, reason: `The ${d.host === 'github' ? 'X-GitHub-Event' : 'X-Gitlab-Event'} header is missing.` }, { code: 'invalid_payload' });
+    }
+
+    let parsed: ParsedDelivery;
+    try {
+      const payload = payloadOf(d);
+      parsed = d.host === 'github' ? parseGitHub(event, payload) : parseGitLab(event, payload);
+    } catch (err) {
+      if (!(err instanceof MalformedPayload)) throw err;
+      return answer({ outcome: 'rejected', statusCode: 400, reason: `Malformed ${event} payload: ${err.message}` }, { code: 'invalid_payload' });
+    }
+    if (parsed.type === 'ping') return answer({ outcome: 'ignored', statusCode: 200, reason: 'Ping received: the webhook is set up.' });
+    if (parsed.type === 'ignored') return answer({ outcome: 'ignored', statusCode: 202, reason: parsed.reason });
+    return this.act(d, parsed.event, deliveryId, answer);
+  }
+
+  private async mayRecordUnverified(projectId: string): Promise<boolean> {
+    return (await this.deps.store.refusedSince(projectId, Date.now() - 60_000)) < UNVERIFIED_RECORDS_PER_MINUTE;
+  }
+
+  private async act(
+    d: IncomingDelivery,
+    e: ChangeEvent,
+    deliveryId: string,
+    answer: (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>, extra?: { code?: string; headers?: Record<string, string> }) => Promise<DeliveryAnswer>,
+  ): Promise<DeliveryAnswer> {
+    const { store, jobs, config } = this.deps;
+    const watched = await store.watched(d.projectId, e.host, e.fullPath);
+    if (!watched) return answer({ outcome: 'ignored', statusCode: 202, reason: `Repository ${e.fullPath} is not watched by this project.` });
+    const repository = watched.repositoryUrl;
+    const changeUrl = changeUrlOf(repository, e);
+    const seen = { repository, changeUrl };
+    if (!watched.events.includes(NEEDS[e.kind])) {
+      const reason =
+        e.kind === 'pull_request_updated'
+          ? 'New commits on a pull request start nothing unless jobs start when pull requests are opened.'
+          : `This repository does not start jobs on ${NEEDS[e.kind] === 'push' ? 'pushes to the default branch' : `${NEEDS[e.kind]} pull requests`}.`;
+      return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason });
+    }
+
+    const dedupeKey = `${d.host}:${deliveryId}`;
+    const earlier = await store.acted(store.db, dedupeKey);
+    if (earlier) return this.duplicate(d, deliveryId, seen, earlier.jobId, answer);
+
+    const changeKey = changeKeyOf(e);
+    const tracking = changeKey ? await store.changeJob(store.db, d.projectId, changeKey) : undefined;
+    // Labels decide whether a job starts; a change that already has its job is followed whatever its labels.
+    if (!tracking && watched.labels.length > 0 && e.kind !== 'push') {
+      const wanted = new Set(watched.labels.map((l) => l.toLowerCase()));
+      if (!e.labels.some((l) => wanted.has(l.toLowerCase()))) {
+        return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: `The change carries none of the labels ${watched.labels.join(', ')}.` });
+      }
+    }
+
+    // What changed, from the code host's API (the payload's own file list when that fails).
+    // New commits on a tracked pull request: only what they changed; otherwise the whole change.
+    const ref: ChangeRef | null =
+      e.kind === 'pull_request_updated' && tracking && e.before && e.after
+        ? { base: e.before, head: e.after }
+        : e.number !== null
+          ? { pull: e.number }
+          : e.before && e.after
+            ? { base: e.before, head: e.after }
+            : null;
+    let files: ChangedFile[] = e.payloadFiles.map((path) => ({ path, previousPath: null, status: 'modified' as const, patch: null }));
+    let note: string | undefined;
+    if (ref) {
+      const apiUrl = e.host === 'github' ? config.agent.githubApiUrl : config.agent.gitlabApiUrl;
+      try {
+        files = await readChange({
+          host: e.host,
+          repositoryUrl: repository,
+          token: watched.token ?? (e.host === 'github' ? config.agent.githubToken : config.agent.gitlabToken),
+          apiUrl,
+          timeoutMs: config.triggers.apiTimeoutMs,
+          fetch: codeHostFetch(apiUrl, config.outbound),
+        }, ref);
+      } catch (err) {
+        const why = err instanceof CodeHostError ? err.message : (err as Error).name === 'TimeoutError' ? 'the code host did not answer in time' : 'the code host could not be reached';
+        if (watched.paths.length > 0) {
+          return answer({ ...seen, outcome: 'failed', statusCode: 502, reason: `The changed files could not be read, so the path filters cannot be checked: ${why}. Redeliver when the code host answers.` }, { code: 'code_host_error' });
+        }
+        note = `(The changed files could not be read from the code host: ${why}.${files.length ? ' Files named by the webhook:' : ''})`;
+      }
+    }
+    if (!pathsMatch(files, watched.paths)) {
+      return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: `No changed file matches the path filters ${watched.paths.join(', ')}.` });
+    }
+
+    const settings = await store.settings(d.projectId);
+    const prompt = fillTemplate(settings.template ?? DEFAULT_TEMPLATE, {
+      event: eventText(e),
+      repository,
+      title: e.title,
+      url: changeUrl,
+      author: e.author,
+      description: e.description,
+      changes: summarizeChange(files, note),
+    });
+    const trigger: JobTrigger = {
+      kind: e.kind === 'pull_request_updated' ? 'pull_request_opened' : e.kind,
+      host: e.host,
+      repository,
+      url: changeUrl,
+    };
+
+    try {
+      const result = await jobs.transact(d.projectId, async (trx, ops) => {
+        // Under the project's lock: a concurrent copy of this delivery (another process) committed first.
+        const prior = await store.acted(trx, dedupeKey);
+        if (prior) return { duplicate: true as const, jobId: prior.jobId };
+        const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
+        let jobId: string | undefined;
+        let outcome: 'started' | 'followed_up' = 'started';
+        if (current) {
+          try {
+            jobId = (await ops.followUp(current, prompt)).id;
+            outcome = 'followed_up';
+          } catch (err) {
+            // The job of this change was archived (or is gone): the change gets a new job.
+            if (!(err instanceof ApiError) || (err.code !== 'job_archived' && err.code !== 'job_not_found')) throw err;
+          }
+        }
+        if (!jobId) {
+          jobId = (await ops.create({ prompt, trigger })).id;
+          if (changeKey) await store.linkChange(trx, d.projectId, changeKey, jobId);
+        }
+        const reason = outcome === 'started' ? `Started job ${jobId} for ${changeUrl}.` : `Sent the new commits of ${changeUrl} to job ${jobId} as a follow-up.`;
+        await store.recordDelivery(trx, {
+          projectId: d.projectId,
+          host: d.host,
+          deliveryId,
+          event: header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null,
+          outcome,
+          statusCode: outcome === 'started' ? 201 : 200,
+          reason,
+          repository,
+          changeUrl,
+          jobId,
+          dedupeKey,
+        });
+        return { duplicate: false as const, jobId, outcome, reason };
+      });
+      if (result.duplicate) return this.duplicate(d, deliveryId, seen, result.jobId, answer);
+      return answer({ ...seen, outcome: result.outcome, statusCode: result.outcome === 'started' ? 201 : 200, reason: result.reason, jobId: result.jobId });
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 429) {
+        return answer({ ...seen, outcome: 'rejected', statusCode: 429, reason: err.message }, { code: 'rate_limited', headers: err.headers });
+      }
+      if (err instanceof ApiError && err.code === 'model_not_configured') {
+        return answer({ ...seen, outcome: 'failed', statusCode: 409, reason: err.message }, { code: 'model_not_configured' });
+      }
+      throw err;
+    }
+  }
+
+  private async duplicate(
+    d: IncomingDelivery,
+    deliveryId: string,
+    seen: { repository: string; changeUrl: string },
+    jobId: string | null,
+    answer: (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>) => Promise<DeliveryAnswer>,
+  ): Promise<DeliveryAnswer> {
+    // Recorded without the dedupe key: only the first delivery holds it.
+    await this.deps.store.recordDelivery(this.deps.store.db, {
+      projectId: d.projectId,
+      host: d.host,
+      deliveryId,
+      event: header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null,
+      outcome: 'duplicate',
+      statusCode: 200,
+      reason: `Delivery ${deliveryId} was handled before${jobId ? ` (job ${jobId})` : ''}; nothing was done again.`,
+      ...seen,
+      jobId,
+    });
+    return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: `Delivery ${deliveryId} was handled before; nothing was done again.`, jobId });
+  }
+}

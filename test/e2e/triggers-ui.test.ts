@@ -1,0 +1,131 @@
+// The dashboard's new parts in a real browser: code-change triggers in the project settings (secret
+// shown once, watched repositories and filters saved, deliveries listed with their outcome) and keys
+// that cover many projects on the API keys page.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { setUp, OWNER } from '../dashboard/session.ts';
+import { sendGitHub } from '../fixtures/code-host-sender.ts';
+
+const SHOTS = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
+
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+let a: string;
+let b: string;
+let c: string;
+const errors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(path.resolve('web/dist/index.html'))) {
+    execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startTestServer({ workers: 0 });
+  await setUp(server);
+  a = await server.createProject({ name: 'Docs A' });
+  b = await server.createProject({ name: 'Docs B' });
+  c = await server.createProject({ name: 'Docs C' });
+  browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-GB' });
+  page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${server.url}/login`);
+  await page.getByLabel('Email').fill(OWNER.email);
+  await page.getByLabel('Password').fill(OWNER.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/projects');
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe('code-change triggers and many-project keys in the dashboard', () => {
+  it('makes a secret shown once, saves a watched repository with filters, and lists deliveries', async () => {
+    await page.goto(`${server.url}/projects/${a}/settings`);
+    await page.getByRole('heading', { name: 'Code-change triggers' }).waitFor();
+    expect(await page.getByTestId('github-endpoint').textContent()).toBe(`${server.url}/v1/triggers/${a}/github`);
+    await page.getByRole('button', { name: 'Make a secret' }).click();
+    const secret = (await page.getByTestId('trigger-secret').textContent())!.trim();
+    expect(secret).toMatch(/^fts_/);
+
+    await page.getByRole('button', { name: 'Watch a repository' }).click();
+    const repo = page.getByRole('group', { name: 'Watched repository 1' });
+    await repo.getByLabel('Code repository').fill('https://github.com/acme/api');
+    await repo.getByLabel('Opened pull requests (new commits follow up)').check();
+    await repo.getByLabel('Only when these paths change').fill('src/**\napi/*.proto');
+    await repo.getByLabel('Only with one of these labels').fill('docs-needed, api');
+    await page.getByRole('button', { name: 'Save trigger settings' }).click();
+    await page.getByText('Saved the trigger settings.').waitFor();
+    const stored = await server.services.triggers.store.repositories(a);
+    expect(stored).toMatchObject([{ host: 'github', fullPath: 'acme/api', events: ['merged', 'opened'], paths: ['src/**', 'api/*.proto'], labels: ['docs-needed', 'api'] }]);
+
+    // A bad template is refused with the server's sentence.
+    await page.getByLabel('The instruction each job gets').fill('Hello {{nope}}');
+    await page.getByRole('button', { name: 'Save trigger settings' }).click();
+    await page.getByText('The template names unknown placeholders: {{nope}}').waitFor();
+    await page.getByRole('button', { name: 'Use the default template' }).click();
+    await page.getByRole('button', { name: 'Save trigger settings' }).click();
+    await page.getByText('Saved the trigger settings.').waitFor();
+    expect((await server.services.triggers.store.settings(a)).template).toBeNull();
+
+    // Deliveries show up with their outcome.
+    expect((await sendGitHub(`${server.url}/v1/triggers/${a}/github`, secret, 'ping', { zen: 'hi' })).status).toBe(200);
+    expect((await sendGitHub(`${server.url}/v1/triggers/${a}/github`, 'wrong', 'ping', {})).status).toBe(401);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const table = page.getByRole('table');
+    await table.getByText('Ping received: the webhook is set up.').waitFor();
+    await table.getByText('rejected').waitFor();
+    await page.locator('section[aria-labelledby="triggers-title"]').screenshot({ path: path.join(SHOTS, 'triggers.png') });
+
+    // After a reload the secret is gone from the page.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Code-change triggers' }).waitFor();
+    await page.getByRole('button', { name: 'Make a new secret' }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+  });
+
+  it('creates a key for chosen projects that works on them and not on others, shows what it covers, and revokes it', async () => {
+    await page.goto(`${server.url}/projects/${a}/keys`);
+    await page.getByRole('heading', { name: 'Create a key' }).waitFor();
+    await page.getByLabel('Name').fill('Fleet');
+    await page.getByLabel('Works on').selectOption('chosen');
+    await page.getByLabel(/Docs B/).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByTestId('new-key').textContent())!.trim();
+    expect(key).toMatch(/^folio_[A-Za-z0-9]{40}$/);
+    await page.getByText('Works on: 2 projects: Docs A, Docs B.').waitFor();
+    for (const p of [a, b]) expect((await server.api('GET', `/v2/agent/${p}/jobs`, { key })).status).toBe(200);
+    expect((await server.api('GET', `/v2/agent/${c}/jobs`, { key })).status).toBe(403);
+    await page.getByRole('button', { name: 'I have stored the key' }).click();
+
+    await page.getByLabel('Works on').selectOption('all');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('Works on: Every project.').waitFor();
+    await page.getByRole('button', { name: 'I have stored the key' }).click();
+
+    const row = page.getByRole('row').filter({ hasText: 'Fleet' });
+    await expect.poll(() => row.getByTestId('key-covers').textContent()).toBe('2 projects: Docs A, Docs B');
+    await page.getByRole('row').filter({ hasText: 'Every project' }).waitFor();
+    await page.screenshot({ path: path.join(SHOTS, 'api-keys-many-projects.png'), fullPage: true });
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await dialog.getByText('on every project it covers').waitFor();
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText('revoked').waitFor();
+    for (const p of [a, b]) expect((await server.api('GET', `/v2/agent/${p}/jobs`, { key })).status).toBe(401);
+    // Project B's page lists the revoked admin key too.
+    await page.goto(`${server.url}/projects/${b}/keys`);
+    await page.getByRole('row').filter({ hasText: 'Fleet' }).getByText('revoked').waitFor();
+    expect(errors).toEqual([]);
+  });
+});
