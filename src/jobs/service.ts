@@ -13,6 +13,9 @@ import { IdempotencyMismatchError, findStoredResponse, storeResponse, type Idemp
 import { appendJobEvent, insertJobEvent, publishJobEvent } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
+import { readChanges, saveBranchDiff, saveChecks, type BranchDiff, type StoredChecks } from './changes.ts';
+import { recordUsage, usageReport } from './usage.ts';
+import type { JobChanges, UsageReport } from '../contracts/jobs.ts';
 
 export interface WriteResult {
   job: Job;
@@ -65,7 +68,7 @@ export class JobsService {
   }
 
   statusChanged(row: JobRow): void {
-    const job = jobView(row);
+    const job = jobView(row, this.deps.config.models.prices);
     for (const fn of this.statusListeners) fn(job, row.project_id);
   }
 
@@ -121,7 +124,7 @@ export class JobsService {
         let rateInfo: RateInfo | null = null;
         const takeSlot = async () => (rateInfo = rate ? await takeRateSlot(trx, projectId, rate.bucket, rate.limit, rate.what) : null);
         const { row, statusCode, changed, event } = await fn(trx, takeSlot);
-        const job = jobView(row);
+        const job = jobView(row, this.deps.config.models.prices);
         if (idem) await storeResponse(trx, projectId, idem, { statusCode, body: JSON.stringify(job) });
         return { job, statusCode, rate: rateInfo, replayed: false, changed, row, event };
       });
@@ -164,6 +167,9 @@ export class JobsService {
           lease_owner: null,
           lease_expires_at: null,
           lost_leases: 0,
+          input_tokens: 0,
+          output_tokens: 0,
+          files: '[]',
         };
         await trx.insertInto('jobs').values(row).execute();
         await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt: body.prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
@@ -245,7 +251,7 @@ export class JobsService {
       void this.deps.dialect.notify('folio_archive', jobId).catch(() => {});
       this.statusChanged(row);
     }
-    return jobView(row);
+    return jobView(row, this.deps.config.models.prices);
   }
 
   /** `since`: when the request arrived (see StoreDialect.dataVersion); the view is never older. */
@@ -256,7 +262,7 @@ export class JobsService {
     const key = `${projectId}/${jobId}`;
     const [row] = await this.jobById({ id: jobId, projectId });
     if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
-    const job = jobView(row);
+    const job = jobView(row, this.deps.config.models.prices);
     if (version !== null) {
       // Read after the version: a commit in between only makes the entry look older than it is.
       if (this.viewCache.size >= 10_000) this.viewCache.delete(this.viewCache.keys().next().value!);
@@ -287,7 +293,7 @@ export class JobsService {
     const hasMore = rows.length > limit;
     const page = rows.slice(0, limit);
     return {
-      jobs: page.map(jobView),
+      jobs: page.map((r) => jobView(r, this.deps.config.models.prices)),
       hasMore,
       nextCursor: hasMore ? encodeCursor(page[page.length - 1].id) : null,
     };
@@ -306,6 +312,32 @@ export class JobsService {
       title: m.title,
       summary: m.summary,
     }));
+  }
+
+  /** The job's diff against its base, its files and the last docs checks report. */
+  async changes(projectId: string, jobId: string): Promise<JobChanges> {
+    const job = await this.get(projectId, jobId);
+    return readChanges(this.deps.db, jobId, job.files);
+  }
+
+  /** Token usage and estimated cost of the project's jobs per day and per job. */
+  usage(projectId: string, days: number): Promise<UsageReport> {
+    return usageReport(this.deps.db, this.deps.config.models.prices, projectId, days);
+  }
+
+  /** Worker side: one model call's tokens. */
+  recordUsage(job: { id: string; projectId: string; model: string }, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+    return recordUsage(this.deps.db, job, usage);
+  }
+
+  /** Worker side: what the pushed branch changed. */
+  saveBranchDiff(jobId: string, diff: BranchDiff): Promise<void> {
+    return saveBranchDiff(this.deps.db, jobId, diff);
+  }
+
+  /** Worker side: the docs checks of the last turn. */
+  saveChecks(jobId: string, checks: StoredChecks): Promise<void> {
+    return saveChecks(this.deps.db, jobId, checks);
   }
 
   event(jobId: string, type: string, data: Record<string, unknown>) {

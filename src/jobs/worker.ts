@@ -9,6 +9,7 @@ import type { Database } from '../store/schema.ts';
 import { JobFailure, type AbortReason, type JobContext, type JobHandler, type TurnMessage } from './handler.ts';
 import type { JobQueue, TurnOutcome } from './queue.ts';
 import type { JobsService } from './service.ts';
+import { checksMode } from '../store/projects.ts';
 import type { JobRow } from './view.ts';
 
 /** How long a stopped run may take to wind down before the worker moves on. */
@@ -137,6 +138,9 @@ export class WorkerPool {
               prLink = url;
               await queue.setPrLink(row.id, this.owner, url);
             },
+            recordUsage: (usage) => jobs.recordUsage({ id: row.id, projectId: row.project_id, model: row.model }, usage),
+            saveBranchDiff: (diff) => jobs.saveBranchDiff(row.id, diff),
+            saveChecks: (checks) => jobs.saveChecks(row.id, checks),
           };
           outcome = await this.runTurn(ctx, controller.signal, jobLog);
           if (outcome.kind === 'completed') {
@@ -214,6 +218,7 @@ export class WorkerPool {
       codeHost: p.code_host,
       draftPrs: p.draft_prs === 1,
       repoToken: p.repo_token,
+      checks: checksMode(p.checks),
     };
   }
 

@@ -5,6 +5,10 @@ import { newId } from './ids.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
+/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
+export type ChecksMode = 'strict' | 'warn' | 'off';
+export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
+
 export interface Project {
   id: string;
   name: string;
@@ -17,6 +21,7 @@ export interface Project {
   webhookUrl: string | null;
   hasWebhookSecret: boolean;
   siteOrigins: string[];
+  checks: ChecksMode;
   createdAt: string;
 }
 
@@ -31,6 +36,7 @@ export interface ProjectInput {
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   siteOrigins?: string[];
+  checks?: ChecksMode;
 }
 
 export class ProjectInputError extends Error {
@@ -77,6 +83,9 @@ export function validateProjectInput(input: Partial<ProjectInput>): void {
   if (input.webhookUrl && !/^https?:\/\/\S+$/.test(input.webhookUrl)) {
     throw new ProjectInputError(`Webhook URL "${input.webhookUrl}" must be an http(s) URL.`);
   }
+  if (input.checks !== undefined && !CHECKS_MODES.includes(input.checks)) {
+    throw new ProjectInputError(`Checks must be strict, warn or off, got "${String(input.checks).slice(0, 50)}".`);
+  }
   for (const o of input.siteOrigins ?? []) {
     let ok = false;
     try {
@@ -85,6 +94,11 @@ export function validateProjectInput(input: Partial<ProjectInput>): void {
     } catch {}
     if (!ok) throw new ProjectInputError(`Site origin "${o}" must be an origin such as https://docs.example.com (no path).`);
   }
+}
+
+/** The stored mode; anything unexpected reads as the default. */
+export function checksMode(value: string): ChecksMode {
+  return (CHECKS_MODES as readonly string[]).includes(value) ? (value as ChecksMode) : 'warn';
 }
 
 export function projectView(row: ProjectRow): Project {
@@ -100,6 +114,7 @@ export function projectView(row: ProjectRow): Project {
     webhookUrl: row.webhook_url,
     hasWebhookSecret: row.webhook_secret !== null,
     siteOrigins: JSON.parse(row.site_origins) as string[],
+    checks: checksMode(row.checks),
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -125,6 +140,7 @@ export class ProjectStore {
       webhook_url: input.webhookUrl ?? null,
       webhook_secret: input.webhookSecret ?? null,
       site_origins: JSON.stringify(input.siteOrigins ?? []),
+      checks: input.checks ?? 'warn',
       created_at: now,
       updated_at: now,
     };
@@ -145,6 +161,7 @@ export class ProjectStore {
     if (input.webhookUrl !== undefined) set.webhook_url = input.webhookUrl;
     if (input.webhookSecret !== undefined) set.webhook_secret = input.webhookSecret;
     if (input.siteOrigins !== undefined) set.site_origins = JSON.stringify(input.siteOrigins);
+    if (input.checks !== undefined) set.checks = input.checks;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

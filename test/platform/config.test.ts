@@ -46,10 +46,29 @@ describe('config', () => {
     [{ FOLIO_MODELS: 'openai/gpt-5,llama' }, /FOLIO_MODELS/],
     [{ FOLIO_LEASE: 'forever' }, /FOLIO_LEASE must be a duration/],
     [{ FOLIO_TRUST_PROXY: 'the load balancer' }, /FOLIO_TRUST_PROXY/],
+    [{ FOLIO_PUBLIC_URL: 'folio.example.com' }, /FOLIO_PUBLIC_URL must be an http\(s\) URL/],
+    [{ FOLIO_PUBLIC_URL: 'javascript:alert(1)' }, /FOLIO_PUBLIC_URL/],
+    [{ FOLIO_PUBLIC_URL: 'https://user:pw@folio.example.com' }, /without credentials/],
+    [{ FOLIO_MODEL_PRICES: 'openai/gpt-5=cheap' }, /FOLIO_MODEL_PRICES has "openai\/gpt-5=cheap"/],
+    [{ FOLIO_MODEL_PRICES: 'gpt-5=1:2' }, /not a model id/],
+    [{ FOLIO_MODEL_PRICES: 'openai/gpt-5=-1:2' }, /FOLIO_MODEL_PRICES/],
   ])('refuses %j with a clear message', (env, message) => {
     const dir = tempDir();
     expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(message);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('reads the dashboard URL and the model price table', () => {
+    const dir = tempDir();
+    const c = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_PUBLIC_URL: 'https://folio.example.com/base/', FOLIO_MODEL_PRICES: 'openai-compatible/qwen3-coder=0:0, anthropic/claude-sonnet-4-5=2.5:12.25' });
+    expect(c.publicUrl).toBe('https://folio.example.com/base');
+    expect(c.models.prices['openai-compatible/qwen3-coder']).toEqual({ input: 0, output: 0 });
+    expect(c.models.prices['anthropic/claude-sonnet-4-5']).toEqual({ input: 2.5, output: 12.25 });
+    expect(c.models.prices['openai/gpt-5']).toEqual({ input: 1.25, output: 10 });
+    const d = loadConfig({ FOLIO_DATA_DIR: dir });
+    expect(d.publicUrl).toBeNull();
+    expect(d.models.prices['anthropic/claude-sonnet-4-5']).toEqual({ input: 3, output: 15 });
     rmSync(dir, { recursive: true });
   });
 

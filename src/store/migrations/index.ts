@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
 import * as m001 from './001_core.ts';
 import * as m002 from './002_users.ts';
+import * as m005 from './005_pr_checks.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect): Promise<void>;
@@ -11,4 +12,5 @@ export interface FolioMigration {
 export const migrations: Record<string, FolioMigration> = {
   '001_core': m001,
   '002_users': m002,
+  '005_pr_checks': m005,
 };
