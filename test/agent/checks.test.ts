@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDocsChecks, type ChecksReport } from '../../src/agent/checks/index.ts';
 import { sidebarScript } from '../../src/agent/checks/frameworks.ts';
 import { explicitHeadingId, parsePage } from '../../src/agent/checks/markdown.ts';
+import { redirectMatcher } from '../../src/agent/checks/site.ts';
 import { anchorsFor, hasAnchor, pythonMarkdownSlug } from '../../src/agent/checks/slugs.ts';
 import { detectDocs, type DocsSource } from '../../src/agent/prompts.ts';
 import { openWorkspace, type Workspace } from '../../src/agent/workspace.ts';
@@ -290,6 +291,36 @@ describe('hostile input from the model', () => {
     expect(report.truncated).toBe(true);
     expect(report.problems.filter((p) => p.path === 'many.mdx').length).toBeLessThanOrEqual(2000);
     expect(report.problems.some((p) => p.path === 'long.md' && p.target === '/nowhere')).toBe(true);
+  });
+});
+
+describe('redirect sources', () => {
+  it('match by segment: params, rest params, wildcards', () => {
+    const match = redirectMatcher([
+      { source: '/old/:slug*', destination: '/new/:slug*' },
+      { source: '/a/:id/b', destination: '/c' },
+      { source: '/exact/', destination: '/x' },
+      { source: '/docs/*', destination: '/y' },
+    ]);
+    expect(match('/old')?.destination).toBe('/new/:slug*');
+    expect(match('/old/x/y/z')?.destination).toBe('/new/:slug*');
+    expect(match('/a/42/b')?.destination).toBe('/c');
+    expect(match('/a/42/43/b')).toBeNull();
+    expect(match('/exact')?.destination).toBe('/x');
+    expect(match('/docs/any/thing')?.destination).toBe('/y');
+    expect(match('/elsewhere')).toBeNull();
+  });
+
+  it('stay linear on hostile patterns and inputs', async () => {
+    const stars = '/' + Array.from({ length: 60 }, () => '*').join('/') + '/never';
+    const config = JSON.parse(MINTLIFY.files['docs.json']);
+    config.redirects = Array.from({ length: 200 }, (_, i) => ({ source: `${stars}${i}`, destination: '/quickstart' }));
+    const deep = '/' + Array.from({ length: 400 }, (_, i) => `s${i}`).join('/');
+    const { report } = await checkEdit(MINTLIFY.files, async (w) => {
+      await w.writeText('docs.json', JSON.stringify(config));
+      await w.writeText('deep.mdx', `# Deep\n\n[x](${deep}) ${'<a href="'.repeat(20_000)}\n\n<div>${'<a '.repeat(30_000)}</div>\n`);
+    });
+    expect(report.problems.some((p) => p.path === 'deep.mdx' && p.target === deep)).toBe(true);
   });
 });
 

@@ -28,8 +28,13 @@ export interface ParsedPage {
 }
 
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
-const HTML_ATTR = /<(a|img|source|video|audio|iframe|link|embed)\b([^>]*)>/gi;
-const HTML_ID = /\b(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)')/gi;
+// Bounded repetitions: raw HTML comes from the page (the model may write it), so no pattern may
+// backtrack over the whole text.
+const HTML_ATTR = /<(a|img|source|video|audio|iframe|link|embed)\b([^>]{0,2000})>/gi;
+const HTML_LINK_ATTR = /\b(href|src)\s{0,20}=\s{0,20}(?:"([^"]{0,2000})"|'([^']{0,2000})')/gi;
+const HTML_ID = /\b(?:id|name)\s{0,20}=\s{0,20}(?:"([^"]{0,200})"|'([^']{0,200})')/gi;
+/** Raw HTML read per node at most. */
+const MAX_HTML = 100_000;
 
 interface Node {
   type: string;
@@ -128,11 +133,12 @@ export function parsePage(text: string, format: 'mdx' | 'md'): ParsedPage {
     }
     links.push({ href: h.length > MAX_HREF ? h.slice(0, MAX_HREF) : h, line: lineOf(node, offset), kind });
   };
-  const fromHtml = (html: string, node: Node) => {
+  const fromHtml = (raw: string, node: Node) => {
+    const html = raw.length > MAX_HTML ? raw.slice(0, MAX_HTML) : raw;
     for (const m of html.matchAll(HTML_ATTR)) {
       const tag = m[1].toLowerCase();
       const attrs = m[2];
-      for (const a of attrs.matchAll(/\b(href|src)\s*=\s*(?:"([^"]*)"|'([^']*)')/gi)) {
+      for (const a of attrs.matchAll(HTML_LINK_ATTR)) {
         add(a[2] ?? a[3], tag === 'a' || tag === 'link' ? 'link' : 'image', node);
       }
     }

@@ -110,26 +110,46 @@ export class PageCache {
   }
 }
 
-/** Compiles a redirect source such as `/old/:slug*` or `/docs/*` into a matcher. */
+/**
+ * Matches site paths against redirect sources such as `/old/:slug*`, `/docs/*` or `/a/:id/b`, segment
+ * by segment (`:x*`, `:x+` and `*` take any number of segments, `:x` and `:x?` one), without regular
+ * expressions: sources come from the repository (the model may write them), so matching must stay
+ * linear in their size whatever they contain.
+ */
 export function redirectMatcher(redirects: Redirect[]): (sitePath: string) => Redirect | null {
-  const compiled: { re: RegExp; r: Redirect }[] = [];
-  for (const r of redirects.slice(0, 10_000)) {
-    if (typeof r.source !== 'string' || r.source.length > 500) continue;
-    const pattern = normalizeSitePath(r.source)
-      .split('/')
-      .map((seg) => {
-        if (/^:\w+[*+]$/.test(seg) || seg === '*') return '.*';
-        if (/^:\w+\??$/.test(seg)) return '[^/]+';
-        return seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      })
-      .join('/');
-    try {
-      compiled.push({ re: new RegExp(`^${pattern.replace(/\/\.\*$/, '(?:/.*)?')}$`), r });
-    } catch {
-      // an unusable pattern matches nothing
+  const compiled = redirects
+    .slice(0, 10_000)
+    .filter((r) => typeof r.source === 'string' && r.source.length <= 500)
+    .map((r) => ({ r, segs: segments(normalizeSitePath(r.source)) }));
+  return (sitePath) => {
+    const path = segments(normalizeSitePath(sitePath));
+    return compiled.find((c) => matchSegments(c.segs, path))?.r ?? null;
+  };
+}
+
+function segments(p: string): string[] {
+  return p.split('/').filter(Boolean);
+}
+
+function isRest(seg: string): boolean {
+  return seg === '*' || /^:\w+[*+]$/.test(seg);
+}
+
+/** Dynamic programming over (pattern segment, path segment): O(pattern × path). */
+function matchSegments(pattern: string[], path: string[]): boolean {
+  let row = new Array<boolean>(path.length + 1).fill(false);
+  row[0] = true;
+  for (const seg of pattern) {
+    const next = new Array<boolean>(path.length + 1).fill(false);
+    const rest = isRest(seg);
+    const one = !rest && /^:\w+\??$/.test(seg);
+    for (let j = 0; j <= path.length; j++) {
+      if (rest) next[j] = row[j] || (j > 0 && next[j - 1]);
+      else if (j > 0 && row[j - 1] && (one || seg === path[j - 1])) next[j] = true;
     }
+    row = next;
   }
-  return (sitePath) => compiled.find((c) => c.re.test(normalizeSitePath(sitePath)))?.r ?? null;
+  return row[path.length];
 }
 
 /** '/guides/auth' form: one leading slash, no trailing slash, no `index`. */
