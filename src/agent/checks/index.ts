@@ -95,7 +95,7 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
     const texts = await cur.site.tree.readMany(candidates);
     for (const p of candidates) {
       const t = texts.get(p);
-      if (t && keys.some((k) => t.includes(k))) toCheck.push(p);
+      if (t && keys.some((k) => mentions(t, k))) toCheck.push(p);
     }
   }
   for (const page of toCheck) {
@@ -166,6 +166,18 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
     blame(broken(cur), broken(base));
   }
   return report;
+}
+
+const WORD = /[\p{L}\p{N}_-]/u;
+
+/** `text` names `key` as a whole path segment or file name (`page-3` in `/a/page-3#x`, not in `page-30`). */
+export function mentions(text: string, key: string): boolean {
+  for (let i = text.indexOf(key); i !== -1; i = text.indexOf(key, i + 1)) {
+    const before = i === 0 ? '' : text[i - 1];
+    const after = text[i + key.length] ?? '';
+    if (!WORD.test(before) && !WORD.test(after)) return true;
+  }
+  return false;
 }
 
 function keyOf(p: DocsProblem): string {

@@ -48,13 +48,19 @@ export async function workspaceTree(ws: Workspace): Promise<DocsTree> {
   const { files, truncated } = await ws.listFiles('.', { limit: MAX_TREE_FILES });
   return cached(new Set(files), truncated, async (paths) => {
     const out = new Map<string, string>();
-    for (const p of paths) {
-      try {
-        out.set(p, await ws.readText(p));
-      } catch {
-        // unreadable, binary, too large or a link out of the workspace: not checked
+    // A few reads at a time: each one resolves the path (symlinks) before reading.
+    let next = 0;
+    const reader = async () => {
+      while (next < paths.length) {
+        const p = paths[next++];
+        try {
+          out.set(p, await ws.readText(p));
+        } catch {
+          // unreadable, binary, too large or a link out of the workspace: not checked
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: Math.min(16, paths.length) }, reader));
     return out;
   });
 }
