@@ -158,7 +158,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
                   priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
                 }),
               };
-        const stored = (report: ChecksReport) => ({ mode: project.checks, ...report });
+        const withMode = (report: ChecksReport) => ({ mode: project.checks, ...report });
         let result;
         try {
           result = await runAgent({
@@ -185,7 +185,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         } catch (err) {
           if (prepFailed.signal.aborted && !signal.aborted) throw prepFailed.signal.reason;
           // The report a failed run ended on stays visible in the dashboard.
-          if (err instanceof AgentFailure && err.checks) await ctx.saveChecks(stored(err.checks)).catch((e) => jobLog.warn({ err: e }, 'saving the checks failed'));
+          if (err instanceof AgentFailure && err.checks) await ctx.saveChecks(withMode(err.checks)).catch((e) => jobLog.warn({ err: e }, 'saving the checks failed'));
           throw err;
         }
         const wt = await prep;
@@ -219,7 +219,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
             deletions: files.reduce((n, f) => n + f.deletions, 0),
           });
         }
-        if (result.checks) await ctx.saveChecks(stored(result.checks));
+        if (result.checks) await ctx.saveChecks(withMode(result.checks));
 
         let prLink = job.prLink;
         // The description is rewritten on every turn while the branch carries the job's work (also
@@ -235,7 +235,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
             jobUrl: jobPageUrl(config, job.projectId, job.id),
             turns,
             files,
-            checks: result.checks ? stored(result.checks) : null,
+            checks: result.checks ? withMode(result.checks) : null,
             checksMode: project.checks,
             baseBranch: job.baseRef,
           });

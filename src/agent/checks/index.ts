@@ -121,12 +121,17 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
         message: `${from ? `Page ${from} was moved to ${page}, which` : `New page ${page}`} is not in the navigation: add "${nav.entryFor(page)}" to ${nav.label}.`,
       });
     }
-    const dangling = (s: Side, movedTo: Map<string, string>): DocsProblem[] =>
+    // Entries of the base navigation that named a page this job removed, and where moved pages went.
+    const removedSet = new Set(removedPages);
+    const removedBy = new Map<string, string>();
+    for (const e of base.site.nav?.entries ?? []) if (e.page && removedSet.has(e.page)) removedBy.set(e.value, e.page);
+    const movedTo = new Map([...moves].map(([to, from]) => [from, to]));
+    const dangling = (s: Side): DocsProblem[] =>
       (s.site.nav?.entries ?? [])
         .filter((e) => e.page === null)
         .map((e) => {
-          const gone = removedPages.find((p) => s.site.nav!.entryFor(p) === e.value || base.site.nav?.entries.find((b) => b.value === e.value)?.page === p);
-          const to = gone ? [...movedTo.entries()].find(([, from]) => from === gone)?.[0] : undefined;
+          const gone = removedBy.get(e.value);
+          const to = gone ? movedTo.get(gone) : undefined;
           return {
             check: 'navigation' as CheckName,
             path: nav.file,
@@ -137,7 +142,7 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
               : `${nav.label} lists "${e.value}", which is not a page: fix or remove the entry.`,
           };
         });
-    blame(dangling(cur, moves), dangling(base, new Map()));
+    blame(dangling(cur), dangling(base));
   }
 
   // Mintlify: a moved page keeps its old address through a redirect, and redirects lead somewhere.
