@@ -48,6 +48,8 @@ export interface Config {
   readonly databasePoolSize: number;
   /** `http://…` switches the analytics store to ClickHouse; otherwise DuckDB in the data dir. */
   readonly clickhouseUrl: string | null;
+  /** Where people reach the dashboard (e.g. https://folio.example.com), for links in pull requests; null leaves them out. */
+  readonly publicUrl: string | null;
   readonly rateLimits: {
     /** Per project per rolling hour; 0 means unlimited. */
     readonly createJobPerHour: number;
@@ -71,6 +73,8 @@ export interface Config {
     readonly openai: { readonly apiKey: string | null; readonly baseUrl: string | null };
     readonly openaiCompatible: { readonly baseUrl: string | null; readonly apiKey: string | null };
     readonly maxRetries: number;
+    /** USD per million input and output tokens, by model id: the cost estimates of jobs. */
+    readonly prices: Readonly<Record<string, ModelPrice>>;
   };
   readonly agent: {
     readonly branchPrefix: string;
@@ -112,6 +116,58 @@ export interface Config {
     readonly flushMs: number;
     readonly flushMaxEvents: number;
   };
+}
+
+export interface ModelPrice {
+  /** USD per million input tokens. */
+  readonly input: number;
+  /** USD per million output tokens. */
+  readonly output: number;
+}
+
+/**
+ * List prices (USD per million tokens, standard tier, no caching) of common models when this was
+ * written; FOLIO_MODEL_PRICES adds models and overrides these. Estimates only: check your invoice.
+ */
+export const DEFAULT_MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
+  'anthropic/claude-opus-4-1': { input: 15, output: 75 },
+  'anthropic/claude-sonnet-4-5': { input: 3, output: 15 },
+  'anthropic/claude-sonnet-4-0': { input: 3, output: 15 },
+  'anthropic/claude-haiku-4-5': { input: 1, output: 5 },
+  'openai/gpt-5': { input: 1.25, output: 10 },
+  'openai/gpt-5-mini': { input: 0.25, output: 2 },
+  'openai/gpt-4.1': { input: 2, output: 8 },
+  'openai/gpt-4o': { input: 2.5, output: 10 },
+};
+
+/** `provider/model=input:output,…` (USD per million tokens), e.g. `openai-compatible/qwen3-coder=0:0`. */
+function modelPrices(env: Env): Record<string, ModelPrice> {
+  const prices: Record<string, ModelPrice> = { ...DEFAULT_MODEL_PRICES };
+  const raw = optional(env, 'FOLIO_MODEL_PRICES');
+  if (raw === null) return prices;
+  for (const item of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^(.+)=(\d+(?:\.\d+)?):(\d+(?:\.\d+)?)$/.exec(item);
+    if (!m) {
+      throw new ConfigError(`FOLIO_MODEL_PRICES has "${item}": use provider/model=input:output in USD per million tokens, e.g. openai/gpt-5=1.25:10.`);
+    }
+    prices[modelId('FOLIO_MODEL_PRICES', m[1].trim())] = { input: Number(m[2]), output: Number(m[3]) };
+  }
+  return prices;
+}
+
+function publicUrl(env: Env): string | null {
+  const raw = optional(env, 'FOLIO_PUBLIC_URL');
+  if (raw === null) return null;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`FOLIO_PUBLIC_URL must be an http(s) URL such as https://folio.example.com, got "${raw}".`);
+  }
+  if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password || u.search || u.hash) {
+    throw new ConfigError(`FOLIO_PUBLIC_URL must be an http(s) URL without credentials, query or fragment, got "${raw}".`);
+  }
+  return u.href.replace(/\/+$/, '');
 }
 
 export class ConfigError extends Error {
@@ -304,6 +360,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     clickhouseUrl,
+    publicUrl: publicUrl(env),
     rateLimits: {
       createJobPerHour: int(env, 'FOLIO_RATE_LIMIT_CREATE', 100, 0),
       followUpPerHour: int(env, 'FOLIO_RATE_LIMIT_FOLLOW_UP', 100, 0),
@@ -326,6 +383,7 @@ export function loadConfig(env: Env = process.env): Config {
         apiKey: optional(env, 'OPENAI_COMPATIBLE_API_KEY'),
       },
       maxRetries: int(env, 'FOLIO_MODEL_RETRIES', 4, 0, 20),
+      prices: modelPrices(env),
     },
     agent: {
       branchPrefix: branchPrefix(env),

@@ -2,7 +2,7 @@
 import { Command, Option, CommanderError } from 'commander';
 import { ConfigError, loadConfig, parseDuration, readNamedSecret, type Config } from './config.ts';
 import { openStore, migrate } from './store/database.ts';
-import { ProjectInputError, ProjectStore, projectView, type ProjectInput } from './store/projects.ts';
+import { CHECKS_MODES, ProjectInputError, ProjectStore, projectView, type ChecksMode, type ProjectInput } from './store/projects.ts';
 import { ApiKeyStore, apiKeyView, type ApiKeyView } from './store/api-keys.ts';
 import type { CodeHostKind, KeyScope } from './store/schema.ts';
 import { registerUserCommands } from './user-cli.ts';
@@ -112,8 +112,9 @@ export function buildCli(): Command {
     .option('--webhook-url <url>', 'POSTed on every job status change')
     .option('--webhook-secret <secret>', 'HMAC-SHA256 key for webhook signatures')
     .option('--site-origin <origin>', 'origin allowed to send browser analytics (repeatable)', collect)
+    .addOption(new Option('--checks <mode>', 'docs checks before each push: strict fails jobs that leave broken links, warn lists problems in the PR, off').choices(CHECKS_MODES))
     .option('--json', 'machine-readable output')
-    .action(async (o: { name: string; repository: string; branch: string; codeHost?: CodeHostKind; model?: string; draftPrs?: boolean; webhookUrl?: string; webhookSecret?: string; siteOrigin?: string[]; json?: boolean }) => {
+    .action(async (o: { name: string; repository: string; branch: string; codeHost?: CodeHostKind; model?: string; draftPrs?: boolean; webhookUrl?: string; webhookSecret?: string; siteOrigin?: string[]; checks?: ChecksMode; json?: boolean }) => {
       const row = await withStore(({ projects }) =>
         projects.create({
           name: o.name,
@@ -125,6 +126,7 @@ export function buildCli(): Command {
           webhookUrl: o.webhookUrl ?? null,
           webhookSecret: o.webhookSecret ?? null,
           siteOrigins: o.siteOrigin ?? [],
+          checks: o.checks,
         }),
       );
       const view = projectView(row);
@@ -144,6 +146,7 @@ export function buildCli(): Command {
     .option('--webhook-secret <secret>', 'empty string removes it')
     .option('--repo-token-env <name>', 'read a per-project repository token from this environment variable')
     .option('--site-origin <origin>', 'replaces the allowed origins (repeatable)', collect)
+    .addOption(new Option('--checks <mode>', 'docs checks before each push').choices(CHECKS_MODES))
     .option('--json', 'machine-readable output')
     .action(async (id: string, o: Record<string, unknown>) => {
       const input: Partial<ProjectInput> = {};
@@ -156,6 +159,7 @@ export function buildCli(): Command {
       if (o.webhookUrl !== undefined) input.webhookUrl = (o.webhookUrl as string) || null;
       if (o.webhookSecret !== undefined) input.webhookSecret = (o.webhookSecret as string) || null;
       if (o.siteOrigin !== undefined) input.siteOrigins = o.siteOrigin as string[];
+      if (o.checks !== undefined) input.checks = o.checks as ChecksMode;
       if (o.repoTokenEnv !== undefined) {
         const token = readNamedSecret(o.repoTokenEnv as string);
         if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);
@@ -176,7 +180,7 @@ export function buildCli(): Command {
     .action(async (o: { json?: boolean }) => {
       const rows = (await withStore(({ projects }) => projects.list())).map(projectView);
       print(!!o.json, rows, () =>
-        table(rows.map((p) => ({ ID: p.id, NAME: p.name, REPOSITORY: p.repositoryUrl, BRANCH: p.baseBranch, HOST: p.codeHost, MODEL: p.defaultModel ?? '(server default)' }))),
+        table(rows.map((p) => ({ ID: p.id, NAME: p.name, REPOSITORY: p.repositoryUrl, BRANCH: p.baseBranch, HOST: p.codeHost, MODEL: p.defaultModel ?? '(server default)', CHECKS: p.checks }))),
       );
     });
 

@@ -76,7 +76,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   // A status change committed here queued its delivery in the same transaction: send it now.
   jobs.onStatusChange(() => webhooks.wake());
   webhooks.start();
-  const queue = new JobQueue(store.dialect, config.queue, {
+  const queue = new JobQueue(store.dialect, config, {
     onWorkerLost: (row) => {
       log.warn({ jobId: row.id }, 'job failed: worker lost too often');
       void jobs.event(row.id, 'error', { code: 'worker_lost', message: row.error_message }).catch(() => {});

@@ -2,18 +2,34 @@
 // guardrails checked between steps (step limit, wall clock, token budget, repeated calls), retries with
 // backoff on provider rate limits and transient errors, and validation rounds before finishing.
 import { APICallError, generateText, stepCountIs, type LanguageModel, type ModelMessage } from 'ai';
+import { describeForModel, type ChecksReport } from './checks/index.ts';
 import { createTools, type FinishState } from './tools.ts';
 import { validateChanged, type ValidationIssue } from './validate.ts';
 import { clip, type Workspace } from './workspace.ts';
 
-/** Ends the run with a machine code: step_limit, time_limit, token_budget, no_progress, model_error, validation_failed. */
+/** Ends the run with a machine code: step_limit, time_limit, token_budget, no_progress, model_error, validation_failed, checks_failed. */
 export class AgentFailure extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  /** The last docs checks report, when checks ran (e.g. the one a `checks_failed` run ended on). */
+  readonly checks: ChecksReport | null;
+  constructor(code: string, message: string, checks: ChecksReport | null = null) {
     super(message);
     this.name = 'AgentFailure';
     this.code = code;
+    this.checks = checks;
   }
+}
+
+/** Docs-aware checks run with the parse validation when the model finishes. */
+export interface AgentChecks {
+  /** `strict`: problems left after the fix rounds fail the run (`checks_failed`); `warn`: they are returned. */
+  mode: 'strict' | 'warn';
+  run(workspace: Workspace): Promise<ChecksReport>;
+}
+
+export interface StepUsage {
+  inputTokens: number;
+  outputTokens: number;
 }
 
 export interface AgentLimits {
@@ -45,6 +61,10 @@ export interface AgentRunInput {
   eventClipChars?: number;
   /** Resolves when the workspace folder is checked out; tools wait for it (the first model call does not). */
   workspaceReady?: Promise<unknown>;
+  /** Docs-aware checks (links, navigation, redirects); none when the project turned them off. */
+  checks?: AgentChecks;
+  /** Called with each model call's tokens as they are reported (also for runs that fail later). */
+  onUsage?: (usage: StepUsage) => void | Promise<void>;
 }
 
 export interface AgentRunResult {
@@ -54,6 +74,8 @@ export interface AgentRunResult {
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
   /** Files written, moved or deleted during the run (relative paths). */
   touched: string[];
+  /** The docs checks of the last round (null when checks are off); new problems left are for the PR. */
+  checks: ChecksReport | null;
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -180,6 +202,7 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     usage.inputTokens += inTok;
     usage.outputTokens += outTok;
     usage.totalTokens += inTok + outTok;
+    await input.onUsage?.({ inputTokens: inTok, outputTokens: outTok });
     await emit('usage', { step: steps, inputTokens: inTok, outputTokens: outTok, totalTokens: usage.totalTokens });
     if (result.text.trim()) await emit('model_message', { step: steps, text: clip(result.text, clipChars) });
     for (const call of result.toolCalls) {
@@ -213,27 +236,51 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
     }
 
     if (state.finished) {
+      const round = validationRounds + 1;
       const issues: ValidationIssue[] = await validateChanged(workspace, workspace.touched, { mdFormat: input.mdFormat });
-      await emit('validation', { round: validationRounds + 1, ok: issues.length === 0, issues: issues.slice(0, 50) });
-      if (issues.length === 0) {
-        return { ...state.finished, steps, usage, touched: [...workspace.touched].sort() };
+      await emit('validation', { round, ok: issues.length === 0, issues: issues.slice(0, 50) });
+      let report: ChecksReport | null = null;
+      if (input.checks) {
+        report = await input.checks.run(workspace);
+        await emit('checks', checksEvent(report, round, input.checks.mode));
+      }
+      const problems = report?.problems ?? [];
+      if (issues.length === 0 && problems.length === 0) {
+        return { ...state.finished, steps, usage, touched: [...workspace.touched].sort(), checks: report };
       }
       if (validationRounds >= limits.maxValidationRounds) {
-        throw new AgentFailure(
-          'validation_failed',
-          `Changed files still do not parse after ${validationRounds} fix round${validationRounds === 1 ? '' : 's'}: ${issues
-            .slice(0, 5)
-            .map((i) => `${i.path}: ${i.message}`)
-            .join('; ')}`,
-        );
+        const rounds = `${validationRounds} fix round${validationRounds === 1 ? '' : 's'}`;
+        if (issues.length > 0) {
+          throw new AgentFailure(
+            'validation_failed',
+            `Changed files still do not parse after ${rounds}: ${issues
+              .slice(0, 5)
+              .map((i) => `${i.path}: ${i.message}`)
+              .join('; ')}`,
+            report,
+          );
+        }
+        if (input.checks?.mode === 'strict') {
+          throw new AgentFailure(
+            'checks_failed',
+            `The docs checks still find ${problems.length} problem${problems.length === 1 ? '' : 's'} the job introduced after ${rounds}: ${problems
+              .slice(0, 5)
+              .map((p) => `${p.line ? `${p.path}:${p.line}` : p.path}: ${p.message}`)
+              .join('; ')}`,
+            report,
+          );
+        }
+        // warn: what is left goes into the pull request.
+        return { ...state.finished, steps, usage, touched: [...workspace.touched].sort(), checks: report };
       }
       validationRounds++;
       state.finished = null;
+      const parts: string[] = [];
+      if (issues.length > 0) parts.push(`These changed files do not parse:\n${issues.map((i) => `- ${i.path}: ${i.message}`).join('\n')}`);
+      if (problems.length > 0) parts.push(`The docs checks found problems your changes introduced:\n${describeForModel(report!)}`);
       messages.push({
         role: 'user',
-        content: `Your changes do not pass validation, so they were not committed yet. Fix these problems, then call finish again:\n${issues
-          .map((i) => `- ${i.path}: ${i.message}`)
-          .join('\n')}`,
+        content: `Your changes have problems, so they were not committed yet. Fix them, then call finish again.\n\n${parts.join('\n\n')}`,
       });
       continue;
     }
@@ -251,4 +298,21 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       idleTurns = 0;
     }
   }
+}
+
+/** The `checks` event: which checks ran, on how many pages, and what they found (lists clipped). */
+function checksEvent(report: ChecksReport, round: number, mode: string): Record<string, unknown> {
+  return {
+    round,
+    mode,
+    framework: report.framework,
+    ran: report.ran,
+    pagesChecked: report.pagesChecked,
+    ok: report.problems.length === 0,
+    problemCount: report.problems.length,
+    preExistingCount: report.preExisting.length,
+    problems: report.problems.slice(0, 50),
+    preExisting: report.preExisting.slice(0, 50),
+    truncated: report.truncated,
+  };
 }

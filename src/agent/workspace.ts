@@ -46,10 +46,12 @@ export interface Workspace {
   remove(p: string): Promise<void>;
   move(from: string, to: string): Promise<void>;
   exists(p: string): Promise<boolean>;
-  /** Relative paths of files under `dir` (recursive), sorted, skipping .git and node_modules. */
+  /** Relative paths of files under `dir` (recursive), sorted, skipping .git and node_modules. `limit` defaults to `maxListEntries`. */
   listFiles(dir?: string, opts?: { glob?: string; limit?: number }): Promise<{ files: string[]; truncated: boolean }>;
   /** Paths (relative, POSIX) the agent wrote, moved or deleted since the workspace was opened. */
   readonly touched: Set<string>;
+  /** Files the agent moved since the workspace was opened, as [from, to] (relative, POSIX), in order. */
+  readonly moves: [string, string][];
 }
 
 function toPosix(p: string): string {
@@ -65,6 +67,7 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
   const realRoot = await fs.realpath(root);
   const lim: WorkspaceLimits = { ...DEFAULT_LIMITS, ...limits };
   const touched = new Set<string>();
+  const moves: [string, string][] = [];
 
   function lexical(p: unknown): string {
     if (typeof p !== 'string' || p.trim() === '') throw new WorkspaceError('A path is required.');
@@ -139,6 +142,7 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
     root: realRoot,
     limits: lim,
     touched,
+    moves,
     resolve,
     async readText(p) {
       const abs = await resolve(p);
@@ -203,11 +207,14 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
       await fs.rename(a, b);
       touched.add(relOf(a));
       touched.add(relOf(b));
+      moves.push([relOf(a), relOf(b)]);
     },
     exists: async (p) => exists(await resolve(p)),
     async listFiles(dir = '.', opts = {}) {
       const start = dir === '.' || dir === '' ? realRoot : await resolve(dir);
-      const limit = Math.min(opts.limit ?? lim.maxListEntries, lim.maxListEntries);
+      // The model's list_files passes no limit and gets at most maxListEntries; search and the docs
+      // checks ask for more.
+      const limit = opts.limit ?? lim.maxListEntries;
       const match = opts.glob ? picomatch(opts.glob, { dot: true, basename: !opts.glob.includes('/') }) : null;
       const out: string[] = [];
       let truncated = false;

@@ -150,13 +150,30 @@ function jobView(job: Job): string {
   if (job.updatedAt) rows.push(['UPDATED', job.updatedAt]);
   if (job.archivedAt) rows.push(['ARCHIVED', job.archivedAt]);
   if (job.error) rows.push(['ERROR', `${job.error.code}: ${job.error.message}`]);
+  // `usage` and `files` are Folio's; other servers may not send them.
+  if (job.usage) rows.push(['USAGE', usageText(job.usage)]);
+  if (Array.isArray(job.files)) {
+    const adds = job.files.reduce((n, f) => n + f.additions, 0);
+    const dels = job.files.reduce((n, f) => n + f.deletions, 0);
+    rows.push(['FILES', job.files.length ? `${job.files.length} changed, +${adds} -${dels}` : 'none']);
+    for (const f of job.files.slice(0, 50)) {
+      const label = f.status === 'renamed' && f.previousPath ? `renamed from ${f.previousPath}` : f.status;
+      rows.push(['', `${f.path}  ${label}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`]);
+    }
+    if (job.files.length > 50) rows.push(['', `… and ${job.files.length - 50} more`]);
+  }
   const w = Math.max(...rows.map(([k]) => k.length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${clean(v)}`).join('\n');
 }
 
+function usageText(u: Job['usage']): string {
+  const cost = u.estimatedCostUsd === null ? 'no price for this model' : `~$${u.estimatedCostUsd.toFixed(u.estimatedCostUsd < 1 ? 4 : 2)}`;
+  return `${u.inputTokens} input + ${u.outputTokens} output tokens (${cost})`;
+}
+
 function jobsTable(jobs: Job[]): string {
   return formatTable(
-    jobs.map((j) => ({ ID: j.id, STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, PR: j.prLink ?? '' })),
+    jobs.map((j) => ({ ID: j.id, STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, TOKENS: j.usage ? String(j.usage.totalTokens) : '', PR: j.prLink ?? '' })),
   );
 }
 

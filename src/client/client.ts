@@ -8,10 +8,12 @@ import {
   type AnalyticsQuery,
   type IngestResult,
   type Job,
+  type JobChanges,
   type JobEvent,
   type JobEventPage,
   type JobPage,
   type JobStatus,
+  type UsageReport,
   type ViewsPage,
   type VisitorsPage,
   type WebhookDelivery,
@@ -187,6 +189,16 @@ export class FolioClient {
   /** GET /v2/agent/{projectId}/job/{id}. */
   async getJob(id: string, opts: CallOptions = {}): Promise<Job> {
     return this.request<Job>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}`, { signal: opts.signal });
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}/changes: the branch's diff against its base, its files and the last docs checks (Folio). */
+  async getJobChanges(id: string, opts: CallOptions = {}): Promise<JobChanges> {
+    return this.request<JobChanges>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/changes`, { signal: opts.signal });
+  }
+
+  /** GET /v2/agent/{projectId}/usage: the project's tokens and estimated cost per day and per job (Folio). */
+  async usage(query: { days?: number } = {}, opts: CallOptions = {}): Promise<UsageReport> {
+    return this.request<UsageReport>('GET', `v2/agent/${seg(this.project(opts))}/usage`, { query: { days: query.days }, signal: opts.signal });
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/message: queues a follow-up; the job becomes active again. */

@@ -1,7 +1,14 @@
 // Wire types of the API, derived from the server's TypeBox schemas with type-only imports, so the
 // compiled client has no runtime dependency. The shapes match the upstream service's documents.
 import type { Static } from 'typebox';
-import type { Job as JobSchema, JobEvent as JobEventSchema, JobStatus as JobStatusSchema, WebhookDelivery as WebhookDeliverySchema } from '../contracts/jobs.ts';
+import type {
+  Job as JobSchema,
+  JobChanges as JobChangesSchema,
+  JobEvent as JobEventSchema,
+  JobStatus as JobStatusSchema,
+  UsageReport as UsageReportSchema,
+  WebhookDelivery as WebhookDeliverySchema,
+} from '../contracts/jobs.ts';
 import type { EventsResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 
 export type Job = Static<typeof JobSchema>;
@@ -9,6 +16,16 @@ export type JobStatus = Static<typeof JobStatusSchema>;
 export type JobEvent = Static<typeof JobEventSchema>;
 /** A job status change announced to the project's webhook URL, and how its delivery went. */
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
+/** One file a job changed. */
+export type JobFile = Job['files'][number];
+/** Tokens and estimated cost of a job. */
+export type JobUsage = Job['usage'];
+/** GET /v2/agent/{projectId}/job/{id}/changes: the diff against the base, the files, the last docs checks. */
+export type JobChanges = Static<typeof JobChangesSchema>;
+/** The docs checks report of a job's last turn. */
+export type ChecksReport = NonNullable<JobChanges['checks']>;
+/** GET /v2/agent/{projectId}/usage: tokens and estimated cost per day and per job. */
+export type UsageReport = Static<typeof UsageReportSchema>;
 
 /** Statuses after which a job needs a follow-up to do anything again (`archived` is final). */
 export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'archived', 'failed'];

@@ -19,6 +19,31 @@ export const JobTrigger = Type.Object(
   { description: 'The code change that started the job; null for jobs created through the API.' },
 );
 export type JobTrigger = Static<typeof JobTrigger>;
+export const JobFile = Type.Object(
+  {
+    path: Type.String(),
+    status: Type.Union([Type.Literal('added'), Type.Literal('modified'), Type.Literal('deleted'), Type.Literal('renamed')]),
+    previousPath: Type.Optional(Type.String({ description: 'The old path of a renamed file.' })),
+    additions: Type.Integer({ minimum: 0 }),
+    deletions: Type.Integer({ minimum: 0 }),
+    binary: Type.Optional(Type.Boolean({ description: 'Binary files have no line counts.' })),
+  },
+  { description: 'One file the job changed, against the commit its branch forked from.' },
+);
+export type JobFile = Static<typeof JobFile>;
+
+export const JobUsage = Type.Object(
+  {
+    inputTokens: Type.Integer({ minimum: 0 }),
+    outputTokens: Type.Integer({ minimum: 0 }),
+    totalTokens: Type.Integer({ minimum: 0 }),
+    estimatedCostUsd: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+      description: "From the server's per-model price table (FOLIO_MODEL_PRICES); null when the job's model has no price.",
+    }),
+  },
+  { description: "Tokens the model reported for every turn of the job (failed turns too), and what they cost." },
+);
+export type JobUsage = Static<typeof JobUsage>;
 
 export const Job = Type.Object(
   {
@@ -40,6 +65,8 @@ export const Job = Type.Object(
       description: 'Why the job failed; null otherwise.',
     }),
     trigger: Type.Union([JobTrigger, Type.Null()]),
+    files: Type.Array(JobFile, { description: "Files changed by the whole job (its pushed branch against where it forked from the base); [] until it pushes." }),
+    usage: JobUsage,
   },
   { $id: 'AgentJob', title: 'AgentJob' },
 );
@@ -134,3 +161,62 @@ export const DeliveryParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'The job id.' }),
   deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (whd_…).' }),
 });
+export const DocsProblem = Type.Object({
+  check: Type.Union([Type.Literal('links'), Type.Literal('anchors'), Type.Literal('assets'), Type.Literal('navigation'), Type.Literal('redirects')]),
+  path: Type.String({ description: 'The page, or the navigation/configuration file, the problem is in.' }),
+  line: Type.Union([Type.Integer(), Type.Null()]),
+  target: Type.Union([Type.String(), Type.Null()], { description: 'The link, image, navigation entry or page concerned.' }),
+  message: Type.String(),
+});
+
+export const ChecksReport = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('strict'), Type.Literal('warn'), Type.Literal('off')]),
+    framework: Type.String(),
+    ran: Type.Array(Type.String(), { description: 'links, anchors, assets, navigation (explicit navigation only), redirects (Mintlify).' }),
+    pagesChecked: Type.Integer(),
+    problems: Type.Array(DocsProblem, { description: 'Problems the job introduced and left (after its fix rounds).' }),
+    preExisting: Type.Array(DocsProblem, { description: 'Problems already on the base branch in the checked files; never blocking.' }),
+    truncated: Type.Boolean(),
+  },
+  { description: "The docs checks of the job's last turn." },
+);
+
+export const JobChanges = Type.Object(
+  {
+    baseSha: Type.Union([Type.String(), Type.Null()], { description: "The commit the job's branch forked from." }),
+    headSha: Type.Union([Type.String(), Type.Null()], { description: 'The pushed tip of the job branch.' }),
+    files: Type.Array(JobFile),
+    diff: Type.String({ description: 'Unified diff of the branch against baseSha, whole files only, bounded in size.' }),
+    diffTruncated: Type.Boolean({ description: 'True when files were left out of `diff` to keep it bounded (all are in `files`).' }),
+    checks: Type.Union([ChecksReport, Type.Null()]),
+    updatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  },
+  { $id: 'AgentJobChanges', title: 'AgentJobChanges' },
+);
+export type JobChanges = Static<typeof JobChanges>;
+
+export const UsageQuery = Type.Object(
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366, default: 30, description: 'Days back from today (UTC), today included.' })),
+  },
+  { additionalProperties: false },
+);
+
+const UsageFigures = {
+  inputTokens: Type.Integer({ minimum: 0 }),
+  outputTokens: Type.Integer({ minimum: 0 }),
+  totalTokens: Type.Integer({ minimum: 0 }),
+  estimatedCostUsd: Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'Cost of the tokens whose model has a price; null when none has.' }),
+  unpricedTokens: Type.Integer({ minimum: 0, description: 'Tokens of models without a price (not in the estimate).' }),
+};
+
+export const UsageReport = Type.Object({
+  days: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD (UTC).' }), jobs: Type.Integer(), ...UsageFigures })),
+  jobs: Type.Array(
+    Type.Object({ id: Type.String(), status: JobStatus, model: Type.String(), createdAt: Type.String({ format: 'date-time' }), ...UsageFigures }),
+    { description: 'Jobs with usage in the period, most tokens first (at most 100).' },
+  ),
+  totals: Type.Object(UsageFigures),
+});
+export type UsageReport = Static<typeof UsageReport>;

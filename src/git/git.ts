@@ -643,4 +643,140 @@ export class Repo {
     await git(['update-ref', '--', `refs/remotes/origin/${branch}`, sha], { cwd: this.mirror }).catch(() => undefined);
     return sha;
   }
+
+  /**
+   * Where the job's branch forked from the base branch: the merge base of `headSha` and the fetched
+   * base branch (the base tip itself before the job's first push). Null when the base branch is gone.
+   */
+  async forkPoint(headSha: string, baseBranch: string): Promise<string | null> {
+    const base = await this.revParse(`refs/remotes/origin/${baseBranch}`);
+    if (!base) return null;
+    try {
+      return (await git(['merge-base', '--', checkSha(base), checkSha(headSha)], { cwd: this.mirror })).trim() || null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Paths that differ between two commits (renames as a deletion and an addition). */
+  async changedPaths(fromSha: string, toSha: string): Promise<string[]> {
+    if (fromSha === toSha) return [];
+    const out = await git(['diff', '--name-only', '-z', '--no-renames', '--no-ext-diff', checkSha(fromSha), checkSha(toSha), '--'], { cwd: this.mirror });
+    return out.split('\0').filter(Boolean);
+  }
+
+  /** What changed between two commits, file by file: status, lines added and deleted (renames detected). */
+  async diffFiles(fromSha: string, toSha: string): Promise<DiffFile[]> {
+    const range = [checkSha(fromSha), checkSha(toSha)];
+    const [status, numstat] = await Promise.all([
+      git(['diff', '--name-status', '-z', '-M', '--no-ext-diff', ...range, '--'], { cwd: this.mirror }),
+      git(['diff', '--numstat', '-z', '-M', '--no-ext-diff', ...range, '--'], { cwd: this.mirror }),
+    ]);
+    return parseDiffFiles(status, numstat);
+  }
+
+  /**
+   * The unified diff between two commits, cut at a file boundary to at most `maxBytes` (UTF-8).
+   * `truncated` says files were left out.
+   */
+  async diffText(fromSha: string, toSha: string, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+    const args = ['diff', '-M', '--no-color', '--no-ext-diff', '--no-textconv', checkSha(fromSha), checkSha(toSha), '--'];
+    const { out, cut } = await gitHead(args, this.mirror, maxBytes + 1);
+    if (!cut && out.length <= maxBytes) return { text: out.toString('utf8'), truncated: false };
+    // Keep whole files only: up to the last file header that starts within the limit.
+    const text = out.subarray(0, maxBytes).toString('utf8');
+    const last = text.lastIndexOf('\ndiff --git ');
+    return { text: last === -1 ? '' : text.slice(0, last + 1), truncated: true };
+  }
+}
+
+export interface DiffFile {
+  path: string;
+  /** added, modified, deleted, renamed (GitHub's words); copies count as added. */
+  status: 'added' | 'modified' | 'deleted' | 'renamed';
+  /** The old path of a renamed file. */
+  previousPath?: string;
+  additions: number;
+  deletions: number;
+  /** Binary files have no line counts (0 and 0). */
+  binary?: boolean;
+}
+
+/** A commit id as git printed it; anything else is refused before it reaches a git command line. */
+function checkSha(sha: string): string {
+  if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) throw new GitError('git_error', 'Not a commit id.');
+  return sha;
+}
+
+/** Parses `git diff --name-status -z -M` and `git diff --numstat -z -M` of the same range. */
+export function parseDiffFiles(status: string, numstat: string): DiffFile[] {
+  const files: DiffFile[] = [];
+  const byPath = new Map<string, DiffFile>();
+  const s = status.split('\0');
+  for (let i = 0; i + 1 < s.length; ) {
+    const code = s[i];
+    if (!code) break;
+    const kind = code[0];
+    if (kind === 'R' || kind === 'C') {
+      const from = s[i + 1];
+      const to = s[i + 2];
+      i += 3;
+      const f: DiffFile = kind === 'R' ? { path: to, status: 'renamed', previousPath: from, additions: 0, deletions: 0 } : { path: to, status: 'added', additions: 0, deletions: 0 };
+      files.push(f);
+      byPath.set(to, f);
+    } else {
+      const p = s[i + 1];
+      i += 2;
+      const f: DiffFile = { path: p, status: kind === 'A' ? 'added' : kind === 'D' ? 'deleted' : 'modified', additions: 0, deletions: 0 };
+      files.push(f);
+      byPath.set(p, f);
+    }
+  }
+  const n = numstat.split('\0');
+  for (let i = 0; i < n.length; ) {
+    const head = n[i];
+    if (!head) break;
+    const m = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(head);
+    if (!m) break;
+    let p = m[3];
+    i += 1;
+    if (p === '') {
+      // A rename: the old and new paths follow.
+      p = n[i + 1];
+      i += 2;
+    }
+    const f = byPath.get(p);
+    if (!f) continue;
+    if (m[1] === '-') f.binary = true;
+    else {
+      f.additions = Number(m[1]);
+      f.deletions = Number(m[2]);
+    }
+  }
+  return files;
+}
+
+/** Runs git and keeps at most `limit` bytes of its output, stopping it once it has written that much. */
+function gitHead(args: string[], cwd: string, limit: number): Promise<{ out: Buffer; cut: boolean }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let cut = false;
+    child.stdout.on('data', (d: Buffer) => {
+      if (cut) return;
+      chunks.push(d);
+      size += d.length;
+      if (size >= limit) {
+        cut = true;
+        child.kill('SIGKILL');
+      }
+    });
+    child.stderr.resume();
+    child.on('error', () => reject(new GitError('git_error', `git ${args[0]} could not be started.`)));
+    child.on('close', (code) => {
+      if (code === 0 || cut) resolve({ out: Buffer.concat(chunks).subarray(0, limit), cut });
+      else reject(new GitError('git_error', `git ${args[0]} failed (exit ${code}).`));
+    });
+  });
 }

@@ -9,7 +9,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Services } from '../services.ts';
 import { ApiError, type ErrorBody, type ErrorDetail } from '../errors.ts';
 import { ErrorBody as ErrorSchema } from '../contracts/common.ts';
-import { Job, JobEvent, WebhookDelivery } from '../contracts/jobs.ts';
+import { Job, JobChanges, JobEvent, WebhookDelivery } from '../contracts/jobs.ts';
 import { isReady } from '../store/database.ts';
 import { registerMetrics } from './metrics.ts';
 import { nulPath } from './nul.ts';
@@ -187,6 +187,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.addSchema(Job);
   app.addSchema(JobEvent);
   app.addSchema(WebhookDelivery);
+  app.addSchema(JobChanges);
 
   await app.register(swagger, {
     openapi: {

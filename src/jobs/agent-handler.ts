@@ -3,13 +3,16 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { AgentFailure, runAgent } from '../agent/loop.ts';
+import { createDocsChecks, type ChecksReport } from '../agent/checks/index.ts';
+import { AgentFailure, runAgent, type AgentChecks } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
 import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
 import { GitError, Repo, type GitCredentials, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
+import { MAX_STORED_DIFF_BYTES } from './changes.ts';
+import { pullRequestBody } from './pr-description.ts';
 
 export interface AgentHandlerOptions {
   /** First retry delay after a provider 429/5xx (doubles per retry). */
@@ -50,12 +53,9 @@ export function redactDeep<T>(value: T, secrets: string[]): T {
   return walk(value) as T;
 }
 
-/** The pull request description: every turn's title and summary, oldest first. */
-export function pullRequestBody(jobId: string, turns: { prompt: string; title: string | null; summary: string | null }[]): string {
-  const parts = turns
-    .filter((t) => t.summary || t.title)
-    .map((t, i) => `### ${i === 0 ? '' : `Follow-up ${i}: `}${t.title ?? ''}\n\n${t.summary ?? ''}`);
-  return `${parts.join('\n\n')}\n\n---\nOpened by Folio for agent job \`${jobId}\`. Follow-up instructions to the job add commits to this branch.`;
+/** The job's page in the dashboard, when FOLIO_PUBLIC_URL says where the dashboard is. */
+export function jobPageUrl(config: Config, projectId: string, jobId: string): string | null {
+  return config.publicUrl ? `${config.publicUrl}/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}` : null;
 }
 
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions = {}): JobHandler {
@@ -152,6 +152,22 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         );
         await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
         const prior = ctx.history.filter((m) => m.seq < message.seq);
+        // The docs checks compare the workspace with the commit the job's branch forked from.
+        let fork: Promise<string> | undefined;
+        const forkPoint = () =>
+          (fork ??= prep.then(async (w) => (await repo.forkPoint(w.startSha, job.baseRef)) ?? w.startSha));
+        const checks: AgentChecks | undefined =
+          project.checks === 'off'
+            ? undefined
+            : {
+                mode: project.checks,
+                ...createDocsChecks({
+                  profile,
+                  base: async () => repo.treeSource(await forkPoint()),
+                  priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
+                }),
+              };
+        const withMode = (report: ChecksReport) => ({ mode: project.checks, ...report });
         let result;
         try {
           result = await runAgent({
@@ -172,9 +188,13 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
             signal: AbortSignal.any([signal, prepFailed.signal]),
             emit,
             mdFormat: profile.mdFormat,
+            checks,
+            onUsage: (u) => ctx.recordUsage(u),
           });
         } catch (err) {
           if (prepFailed.signal.aborted && !signal.aborted) throw prepFailed.signal.reason;
+          // The report a failed run ended on stays visible in the dashboard.
+          if (err instanceof AgentFailure && err.checks) await ctx.saveChecks(withMode(err.checks)).catch((e) => jobLog.warn({ err: e }, 'saving the checks failed'));
           throw err;
         }
         const wt = await prep;
@@ -192,19 +212,43 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           await emit('no_changes', { message: 'The agent changed no files in this turn.' });
         }
 
+        // What the whole job changed: its pushed branch against where it forked from the base.
+        const head = commit?.sha ?? (wt.resumed ? wt.startSha : null);
+        let files: Awaited<ReturnType<Repo['diffFiles']>> = [];
+        if (head) {
+          const base = (await repo.forkPoint(head, job.baseRef)) ?? wt.startSha;
+          files = await repo.diffFiles(base, head);
+          const diff = await repo.diffText(base, head, MAX_STORED_DIFF_BYTES);
+          await ctx.saveBranchDiff({ baseSha: base, headSha: head, files, diff: diff.text, diffTruncated: diff.truncated });
+          await emit('changes', {
+            baseSha: base,
+            headSha: head,
+            files: files.length,
+            additions: files.reduce((n, f) => n + f.additions, 0),
+            deletions: files.reduce((n, f) => n + f.deletions, 0),
+          });
+        }
+        if (result.checks) await ctx.saveChecks(withMode(result.checks));
+
         let prLink = job.prLink;
-        // Open or update the pull request whenever the branch carries the job's work: after a commit,
-        // and also when an earlier run pushed but died before the pull request existed.
-        if (pushedSomething && host.kind !== 'none' && (commit || !prLink)) {
+        // The description is rewritten on every turn while the branch carries the job's work (also
+        // when an earlier run pushed but died before the pull request existed).
+        if (pushedSomething && host.kind !== 'none') {
           const turns: Pick<TurnMessage, 'prompt' | 'title' | 'summary'>[] = [
             ...prior,
             { prompt: message.prompt, title: result.title, summary: result.summary },
           ];
           const firstTitle = turns.find((t) => t.title)?.title ?? result.title;
-          const pr = await host.upsert(
-            { branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body: pullRequestBody(job.id, turns), draft: project.draftPrs },
-            signal,
-          );
+          const body = pullRequestBody({
+            jobId: job.id,
+            jobUrl: jobPageUrl(config, job.projectId, job.id),
+            turns,
+            files,
+            checks: result.checks ? withMode(result.checks) : null,
+            checksMode: project.checks,
+            baseBranch: job.baseRef,
+          });
+          const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs }, signal);
           if (pr) {
             if (pr.url !== prLink) await ctx.setPrLink(pr.url);
             prLink = pr.url;

@@ -1,6 +1,8 @@
 // What a worker runs for each queued message of a job. The agent (src/agent) supplies the real one;
 // tests supply their own. A handler never touches the store: it gets what it needs here.
 import type { CodeHostKind } from '../store/schema.ts';
+import type { ChecksMode } from '../store/projects.ts';
+import type { BranchDiff, StoredChecks } from './changes.ts';
 
 export interface TurnMessage {
   /** 1 is the job's prompt; follow-ups count up from 2. */
@@ -34,6 +36,8 @@ export interface JobContext {
     draftPrs: boolean;
     /** Per-project repository token; null means use the configured GITHUB_TOKEN / GITLAB_TOKEN. Never shown to the model. */
     repoToken: string | null;
+    /** Docs checks before each push: strict, warn or off. */
+    checks: ChecksMode;
   };
   /** Every message of the job in order, including `message`. */
   history: TurnMessage[];
@@ -45,6 +49,12 @@ export interface JobContext {
   emit(type: string, data: Record<string, unknown>): Promise<void>;
   /** Persists the pull request link as soon as it exists, so a resumed run reuses it. */
   setPrLink(url: string): Promise<void>;
+  /** Adds one model call's tokens to the job's usage (durable at once: counted even if the run dies later). */
+  recordUsage(usage: { inputTokens: number; outputTokens: number }): Promise<void>;
+  /** Stores what the job's pushed branch changed against its base (files, bounded diff). */
+  saveBranchDiff(diff: BranchDiff): Promise<void>;
+  /** Stores the docs checks report of this turn. */
+  saveChecks(checks: StoredChecks): Promise<void>;
 }
 
 export type AbortReason = 'archived' | 'lease_lost' | 'shutdown';

@@ -7,6 +7,7 @@ import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobRow } from './view.ts';
 import { enqueueWebhook } from './webhooks.ts';
+import type { PriceTable } from './usage.ts';
 
 export type TurnOutcome =
   | { kind: 'completed'; title: string; summary: string; prLink: string | null }
@@ -21,12 +22,15 @@ export class JobQueue {
   private readonly db: Kysely<Database>;
   private readonly dialect: StoreDialect;
   private readonly cfg: Config['queue'];
+  /** For the job view of webhook deliveries queued with a status change. */
+  private readonly prices: PriceTable;
   private readonly events: QueueEvents;
 
-  constructor(dialect: StoreDialect, cfg: Config['queue'], events: QueueEvents) {
+  constructor(dialect: StoreDialect, config: Pick<Config, 'queue' | 'models'>, events: QueueEvents) {
     this.db = dialect.db;
     this.dialect = dialect;
-    this.cfg = cfg;
+    this.cfg = config.queue;
+    this.prices = config.models.prices;
     this.events = events;
   }
 
@@ -67,7 +71,7 @@ export class JobQueue {
               .where('id', '=', candidate.id)
               .execute();
             await trx.updateTable('job_messages').set({ handled_at: now, outcome: 'failed' }).where('job_id', '=', candidate.id).where('handled_at', 'is', null).execute();
-            await enqueueWebhook(trx, failed, now);
+            await enqueueWebhook(trx, failed, this.prices, now);
             return { kind: 'lost' as const, row: failed };
           }
           candidate.lost_leases = lost;
@@ -139,7 +143,7 @@ export class JobQueue {
       const set = { ...end, pr_link: prLink, updated_at: now, lease_owner: null, lease_expires_at: null, lost_leases: 0 };
       await trx.updateTable('jobs').set(set).where('id', '=', jobId).execute();
       const ended = { ...job, ...set };
-      await enqueueWebhook(trx, ended, now);
+      await enqueueWebhook(trx, ended, this.prices, now);
       return { row: ended, more: false };
     });
   }

@@ -14,6 +14,9 @@ import { appendJobEvent, insertJobEvent, publishJobEvent } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
 import { enqueueWebhook } from './webhooks.ts';
+import { readChanges, saveBranchDiff, saveChecks, type BranchDiff, type StoredChecks } from './changes.ts';
+import { recordUsage, usageReport } from './usage.ts';
+import type { JobChanges, UsageReport } from '../contracts/jobs.ts';
 
 export interface WriteResult {
   job: Job;
@@ -74,7 +77,7 @@ export class JobsService {
   }
 
   statusChanged(row: JobRow): void {
-    const job = jobView(row);
+    const job = jobView(row, this.deps.config.models.prices);
     for (const fn of this.statusListeners) fn(job, row.project_id);
   }
 
@@ -130,7 +133,7 @@ export class JobsService {
         let rateInfo: RateInfo | null = null;
         const takeSlot = async () => (rateInfo = rate ? await takeRateSlot(trx, projectId, rate.bucket, rate.limit, rate.what) : null);
         const { row, statusCode, changed, event } = await fn(trx, takeSlot);
-        const job = jobView(row);
+        const job = jobView(row, this.deps.config.models.prices);
         if (idem) await storeResponse(trx, projectId, idem, { statusCode, body: JSON.stringify(job) });
         return { job, statusCode, rate: rateInfo, replayed: false, changed, row, event };
       });
@@ -192,10 +195,13 @@ export class JobsService {
       lease_expires_at: null,
       lost_leases: 0,
       trigger: trigger === null ? null : JSON.stringify(trigger),
+      input_tokens: 0,
+      output_tokens: 0,
+      files: '[]',
     };
     await trx.insertInto('jobs').values(row).execute();
     await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
-    await enqueueWebhook(trx, row, now);
+    await enqueueWebhook(trx, row, this.deps.config.models.prices, now);
     const event = await insertJobEvent(trx, this.deps.dialect, id, 'job.created', { model, ref: row.ref, baseRef: row.base_ref, ...(trigger ? { trigger } : {}) });
     return { row, event };
   }
@@ -249,7 +255,7 @@ export class JobsService {
       .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
       .where('id', '=', jobId)
       .execute();
-    if (reopened) await enqueueWebhook(trx, row, now);
+    if (reopened) await enqueueWebhook(trx, row, this.deps.config.models.prices, now);
     const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq });
     return { row, event, reopened };
   }
@@ -279,7 +285,7 @@ export class JobsService {
                 this.workQueued();
                 this.statusChanged(row);
               });
-              return jobView(row);
+              return jobView(row, config.models.prices);
             },
             followUp: async (jobId, prompt) => {
               const take = () => takeRateSlot(trx, projectId, 'follow_up', config.rateLimits.followUpPerHour, 'follow-up messages');
@@ -289,7 +295,7 @@ export class JobsService {
                 this.workQueued();
                 if (reopened) this.statusChanged(row);
               });
-              return jobView(row);
+              return jobView(row, config.models.prices);
             },
           };
           return fn(trx, ops);
@@ -324,7 +330,7 @@ export class JobsService {
         .execute();
       changed = true;
       const archived = { ...job, status: 'archived' as JobStatus, archived_at: now, updated_at: now };
-      await enqueueWebhook(trx, archived, now);
+      await enqueueWebhook(trx, archived, this.deps.config.models.prices, now);
       return archived;
     });
     if (changed) {
@@ -333,7 +339,7 @@ export class JobsService {
       void this.deps.dialect.notify('folio_archive', jobId).catch(() => {});
       this.statusChanged(row);
     }
-    return jobView(row);
+    return jobView(row, this.deps.config.models.prices);
   }
 
   /** `since`: when the request arrived (see StoreDialect.dataVersion); the view is never older. */
@@ -344,7 +350,7 @@ export class JobsService {
     const key = `${projectId}/${jobId}`;
     const [row] = await this.jobById({ id: jobId, projectId });
     if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
-    const job = jobView(row);
+    const job = jobView(row, this.deps.config.models.prices);
     if (version !== null) {
       // Read after the version: a commit in between only makes the entry look older than it is.
       if (this.viewCache.size >= 10_000) this.viewCache.delete(this.viewCache.keys().next().value!);
@@ -375,7 +381,7 @@ export class JobsService {
     const hasMore = rows.length > limit;
     const page = rows.slice(0, limit);
     return {
-      jobs: page.map(jobView),
+      jobs: page.map((r) => jobView(r, this.deps.config.models.prices)),
       hasMore,
       nextCursor: hasMore ? encodeCursor(page[page.length - 1].id) : null,
     };
@@ -394,6 +400,32 @@ export class JobsService {
       title: m.title,
       summary: m.summary,
     }));
+  }
+
+  /** The job's diff against its base, its files and the last docs checks report. */
+  async changes(projectId: string, jobId: string): Promise<JobChanges> {
+    const job = await this.get(projectId, jobId);
+    return readChanges(this.deps.db, jobId, job.files);
+  }
+
+  /** Token usage and estimated cost of the project's jobs per day and per job. */
+  usage(projectId: string, days: number): Promise<UsageReport> {
+    return usageReport(this.deps.db, this.deps.config.models.prices, projectId, days);
+  }
+
+  /** Worker side: one model call's tokens. */
+  recordUsage(job: { id: string; projectId: string; model: string }, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+    return recordUsage(this.deps.db, job, usage);
+  }
+
+  /** Worker side: what the pushed branch changed. */
+  saveBranchDiff(jobId: string, diff: BranchDiff): Promise<void> {
+    return saveBranchDiff(this.deps.db, jobId, diff);
+  }
+
+  /** Worker side: the docs checks of the last turn. */
+  saveChecks(jobId: string, checks: StoredChecks): Promise<void> {
+    return saveChecks(this.deps.db, jobId, checks);
   }
 
   event(jobId: string, type: string, data: Record<string, unknown>) {

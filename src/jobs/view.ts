@@ -1,13 +1,25 @@
 // The job object of the API, from a jobs row.
 import type { Selectable } from 'kysely';
-import type { Job, JobTrigger } from '../contracts/jobs.ts';
+import type { Job, JobFile, JobTrigger } from '../contracts/jobs.ts';
 import type { JobsTable } from '../store/schema.ts';
+import { jobUsage, type PriceTable } from './usage.ts';
 
 export type JobRow = Selectable<JobsTable>;
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
-export function jobView(row: JobRow): Job {
+function filesOf(json: string | null | undefined): JobFile[] {
+  if (!json) return [];
+  try {
+    const v = JSON.parse(json) as unknown;
+    return Array.isArray(v) ? (v as JobFile[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** `prices` turns the job's tokens into its estimated cost (FOLIO_MODEL_PRICES). */
+export function jobView(row: JobRow, prices: PriceTable): Job {
   return {
     id: row.id,
     status: row.status,
@@ -19,5 +31,7 @@ export function jobView(row: JobRow): Job {
     archivedAt: row.archived_at === null ? null : iso(row.archived_at),
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
     trigger: row.trigger === null || row.trigger === undefined ? null : (JSON.parse(row.trigger) as JobTrigger),
+    files: filesOf(row.files),
+    usage: jobUsage(prices, row.model, row.input_tokens ?? 0, row.output_tokens ?? 0),
   };
 }

@@ -17,6 +17,7 @@ import { SecretBoxError } from '../store/secret-box.ts';
 import type { Resolve } from '../net/address-policy.ts';
 import { createGuardedFetch, refusalOf } from '../net/guarded-fetch.ts';
 import { jobView, type JobRow } from './view.ts';
+import type { PriceTable } from './usage.ts';
 
 /** Redirects a delivery follows (307/308 only: they keep the method and body), each checked again. */
 const MAX_REDIRECTS = 3;
@@ -34,12 +35,12 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).to
  * Queues the announcement of a job's status (`job.<status>`), in the transaction that changed it.
  * Nothing is queued for a project without a webhook URL.
  */
-export async function enqueueWebhook(trx: Transaction<Database>, row: JobRow, now = Date.now()): Promise<void> {
+export async function enqueueWebhook(trx: Transaction<Database>, row: JobRow, prices: PriceTable, now = Date.now()): Promise<void> {
   const project = await trx.selectFrom('projects').select('webhook_url').where('id', '=', row.project_id).executeTakeFirst();
   if (!project?.webhook_url) return;
   const id = newId('whd');
   const event = `job.${row.status}`;
-  const body = JSON.stringify({ id, event, createdAt: iso(now), job: { ...jobView(row), projectId: row.project_id } });
+  const body = JSON.stringify({ id, event, createdAt: iso(now), job: { ...jobView(row, prices), projectId: row.project_id } });
   await trx
     .insertInto('webhook_outbox')
     .values({ id, project_id: row.project_id, job_id: row.id, event, body, status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now })

@@ -10,7 +10,7 @@ import { JobFailure, type AbortReason, type JobContext, type JobHandler, type Tu
 import type { JobQueue, TurnOutcome } from './queue.ts';
 import type { JobsService } from './service.ts';
 import type { JobRow } from './view.ts';
-import type { ProjectStore } from '../store/projects.ts';
+import { checksMode, type ProjectStore } from '../store/projects.ts';
 import { SecretBoxError } from '../store/secret-box.ts';
 
 /** How long a stopped run may take to wind down before the worker moves on. */
@@ -144,6 +144,9 @@ export class WorkerPool {
               prLink = url;
               await queue.setPrLink(row.id, this.owner, url);
             },
+            recordUsage: (usage) => jobs.recordUsage({ id: row.id, projectId: row.project_id, model: row.model }, usage),
+            saveBranchDiff: (diff) => jobs.saveBranchDiff(row.id, diff),
+            saveChecks: (checks) => jobs.saveChecks(row.id, checks),
           });
           outcome =
             project instanceof JobFailure
@@ -227,6 +230,7 @@ export class WorkerPool {
       codeHost: p.code_host,
       draftPrs: p.draft_prs === 1,
       repoToken: projects.secrets(p).repoToken,
+      checks: checksMode(p.checks),
     };
   }
 

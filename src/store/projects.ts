@@ -13,6 +13,10 @@ import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
+/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
+export type ChecksMode = 'strict' | 'warn' | 'off';
+export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
+
 export interface Project {
   id: string;
   name: string;
@@ -25,6 +29,7 @@ export interface Project {
   webhookUrl: string | null;
   hasWebhookSecret: boolean;
   siteOrigins: string[];
+  checks: ChecksMode;
   createdAt: string;
 }
 
@@ -39,6 +44,7 @@ export interface ProjectInput {
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   siteOrigins?: string[];
+  checks?: ChecksMode;
 }
 
 export class ProjectInputError extends Error {
@@ -86,6 +92,11 @@ function checkWebhookUrl(value: string): URL {
   return url;
 }
 
+/** The stored mode; anything unexpected reads as the default. */
+export function checksMode(value: string): ChecksMode {
+  return (CHECKS_MODES as readonly string[]).includes(value) ? (value as ChecksMode) : 'warn';
+}
+
 export function projectView(row: ProjectRow): Project {
   return {
     id: row.id,
@@ -99,6 +110,7 @@ export function projectView(row: ProjectRow): Project {
     webhookUrl: row.webhook_url,
     hasWebhookSecret: row.webhook_secret !== null,
     siteOrigins: JSON.parse(row.site_origins) as string[],
+    checks: checksMode(row.checks),
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -135,6 +147,9 @@ export class ProjectStore {
     }
     if (input.codeHost !== undefined && !['github', 'gitlab', 'none'].includes(input.codeHost)) {
       throw new ProjectInputError(`Code host must be github, gitlab or none, got "${input.codeHost}".`, 'codeHost');
+    }
+    if (input.checks !== undefined && !CHECKS_MODES.includes(input.checks)) {
+      throw new ProjectInputError(`Checks must be strict, warn or off, got "${String(input.checks).slice(0, 50)}".`, 'checks');
     }
     if (input.webhookUrl) {
       try {
@@ -181,6 +196,7 @@ export class ProjectStore {
       webhook_url: input.webhookUrl ?? null,
       webhook_secret: this.seal(input.webhookSecret, 'webhook_secret'),
       site_origins: JSON.stringify(input.siteOrigins ?? []),
+      checks: input.checks ?? 'warn',
       created_at: now,
       updated_at: now,
     };
@@ -201,6 +217,7 @@ export class ProjectStore {
     if (input.webhookUrl !== undefined) set.webhook_url = input.webhookUrl;
     if (input.webhookSecret !== undefined) set.webhook_secret = this.seal(input.webhookSecret, 'webhook_secret');
     if (input.siteOrigins !== undefined) set.site_origins = JSON.stringify(input.siteOrigins);
+    if (input.checks !== undefined) set.checks = input.checks;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

@@ -21,6 +21,8 @@ export interface ProjectsTable {
   webhook_secret: string | null;
   /** JSON array of origins allowed to post browser analytics, e.g. ["https://docs.example.com"]. */
   site_origins: string;
+  /** Docs checks before each push: strict, warn or off. */
+  checks: string;
   created_at: number;
   updated_at: number;
 }
@@ -61,6 +63,11 @@ export interface JobsTable {
   lost_leases: number;
   /** JSON {kind, host, repository, url} of the code change that started the job; null otherwise. */
   trigger: string | null;
+  /** Tokens the model reported for every turn of the job. */
+  input_tokens: number;
+  output_tokens: number;
+  /** JSON array of the files the job changed (path, status, additions, deletions). */
+  files: string;
 }
 
 export interface JobMessagesTable {
@@ -206,6 +213,30 @@ export interface TriggerChangesTable {
   created_at: number;
 }
 
+export interface JobUsageTable {
+  job_id: string;
+  project_id: string;
+  /** Start of the UTC day (epoch ms). */
+  day: number;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  /** Model calls counted in the row. */
+  calls: number;
+}
+
+export interface JobChangesTable {
+  job_id: string;
+  base_sha: string | null;
+  head_sha: string | null;
+  /** Unified diff of the job branch against base_sha, bounded. */
+  diff: string;
+  diff_truncated: number;
+  /** JSON of the last checks report, or null. */
+  checks: string | null;
+  updated_at: number;
+}
+
 export interface Database extends UsersDatabase {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -221,4 +252,6 @@ export interface Database extends UsersDatabase {
   trigger_repositories: TriggerRepositoriesTable;
   trigger_deliveries: TriggerDeliveriesTable;
   trigger_changes: TriggerChangesTable;
+  job_usage: JobUsageTable;
+  job_changes: JobChangesTable;
 }

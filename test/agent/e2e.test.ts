@@ -106,7 +106,13 @@ describe('agent jobs end to end', () => {
     const url = e.host.createRepo('group/sub/docs', DOCS);
     const projectId = await e.server.createProject({ repositoryUrl: url, codeHost: 'gitlab' });
     const key = await e.server.createKey(projectId);
-    e.llm.setResponder(sequence([toolCall('write_file', { path: 'new.md', content: '# New\n' }), toolCall('finish', { title: 'Add new page', summary: 'Added.' })]));
+    e.llm.setResponder(
+      sequence([
+        toolCall('write_file', { path: 'new.md', content: '# New\n' }),
+        toolCall('edit_file', { path: 'docs.json', old_string: '"index"', new_string: '"index", "new"' }),
+        toolCall('finish', { title: 'Add new page', summary: 'Added.' }),
+      ]),
+    );
     const created = await e.server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'Add a page' } });
     const job = await waitForJob(e.server, projectId, created.body.id, key);
     expect(job.error).toBeNull();

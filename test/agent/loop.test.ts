@@ -218,7 +218,7 @@ describe('validation rounds', () => {
     expect(v.map((e) => e.data.ok)).toEqual([false, true]);
     const issues = v[0].data.issues as { path: string }[];
     expect(issues.map((i) => i.path).sort()).toEqual(['docs.json', 'docs/new.mdx']);
-    expect(JSON.stringify(model.doGenerateCalls[3].prompt)).toContain('do not pass validation');
+    expect(JSON.stringify(model.doGenerateCalls[3].prompt)).toContain('do not parse');
   });
 
   it('validation_failed after the allowed rounds', async () => {
@@ -229,5 +229,75 @@ describe('validation rounds', () => {
     const f = await failure(p);
     expect(f.code).toBe('validation_failed');
     expect(f.message).toContain('mkdocs.yml');
+  });
+});
+
+describe('docs checks rounds', () => {
+  const checksOn = (mode: 'strict' | 'warn', max = 2) => {
+    const usage: number[][] = [];
+    const model = scripted([
+      callTool('write_file', { path: 'docs/a.mdx', content: '# A\n\n[gone](./nowhere)\n' }, [100, 7]),
+      callTool('finish', { title: 'T', summary: 'S' }, [200, 9]),
+      callTool('write_file', { path: 'docs/a.mdx', content: '# A\n\n[home](./index)\n' }, [300, 11]),
+      callTool('finish', { title: 'T2', summary: 'S2' }),
+    ]);
+    const p = runAgent({
+      model,
+      workspace: ws,
+      system: 's',
+      messages: conversation([], 'p'),
+      limits: { ...limits, maxValidationRounds: max },
+      signal: new AbortController().signal,
+      emit: (type, data) => {
+        events.push({ type, data });
+      },
+      checks: {
+        mode,
+        run: async (w) => {
+          const text = readFileSync(path.join(w.root, 'docs/a.mdx'), 'utf8');
+          const broken = text.includes('nowhere');
+          return {
+            framework: 'markdown',
+            ran: ['links'],
+            pagesChecked: 1,
+            problems: broken ? [{ check: 'links', path: 'docs/a.mdx', line: 3, target: './nowhere', message: 'Link "./nowhere" does not lead to a page.' }] : [],
+            preExisting: [{ check: 'links', path: 'docs/a.mdx', line: 1, target: './old', message: 'old' }],
+            truncated: false,
+          };
+        },
+      },
+      onUsage: (u) => {
+        usage.push([u.inputTokens, u.outputTokens]);
+      },
+    });
+    return { p, model, usage };
+  };
+
+  it('problems go back to the model with the pre-existing ones named apart; fixed, the run returns the report', async () => {
+    const { p, model, usage } = checksOn('warn');
+    const r = await p;
+    expect(r.title).toBe('T2');
+    expect(r.checks?.problems).toEqual([]);
+    const told = JSON.stringify(model.doGenerateCalls[2].prompt);
+    expect(told).toContain('docs/a.mdx:3 (links): Link \\"./nowhere\\" does not lead to a page.');
+    expect(told).toContain('1 problem was already on the base branch');
+    expect(events.filter((e) => e.type === 'checks').map((e) => [e.data.round, e.data.ok, e.data.ran])).toEqual([
+      [1, false, ['links']],
+      [2, true, ['links']],
+    ]);
+    expect(usage).toEqual([[100, 7], [200, 9], [300, 11], [10, 5]]);
+    expect(r.usage.inputTokens).toBe(610);
+  });
+
+  it('after the last round: strict fails with checks_failed, warn returns what is left', async () => {
+    const strict = checksOn('strict', 0);
+    const f = await failure(strict.p);
+    expect(f.code).toBe('checks_failed');
+    expect(f.message).toContain('docs/a.mdx:3: Link "./nowhere" does not lead to a page.');
+    expect(f.checks?.problems).toHaveLength(1);
+    const warn = checksOn('warn', 0);
+    const r = await warn.p;
+    expect(r.title).toBe('T');
+    expect(r.checks?.problems).toHaveLength(1);
   });
 });

@@ -26,13 +26,14 @@ describe('folio project / key', () => {
     const r = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://gitlab.com/acme/docs.git', '--branch', 'trunk', '--json'], env);
     expect(r.code).toBe(0);
     const p = JSON.parse(r.stdout);
-    expect(p).toMatchObject({ name: 'Docs', codeHost: 'gitlab', baseBranch: 'trunk', defaultModel: null });
+    expect(p).toMatchObject({ name: 'Docs', codeHost: 'gitlab', baseBranch: 'trunk', defaultModel: null, checks: 'warn' });
     expect(p.id).toMatch(/^prj_/);
     projectId = p.id;
     const gh = JSON.parse((await runCli(['project', 'create', '--name', 'G', '--repository', 'git@github.com:acme/docs.git', '--json'], env)).stdout);
     expect(gh.codeHost).toBe('github');
-    const other = JSON.parse((await runCli(['project', 'create', '--name', 'O', '--repository', 'https://git.example.com/docs.git', '--json'], env)).stdout);
+    const other = JSON.parse((await runCli(['project', 'create', '--name', 'O', '--repository', 'https://git.example.com/docs.git', '--checks', 'strict', '--json'], env)).stdout);
     expect(other.codeHost).toBe('none');
+    expect(other.checks).toBe('strict');
   });
 
   it('lists projects as a table and as JSON', async () => {
@@ -43,8 +44,8 @@ describe('folio project / key', () => {
   });
 
   it('updates settings', async () => {
-    const r = await runCli(['project', 'update', projectId, '--draft-prs', 'true', '--site-origin', 'https://docs.acme.dev', '--webhook-url', 'https://hooks.acme.dev/folio', '--json'], env);
-    expect(JSON.parse(r.stdout)).toMatchObject({ draftPrs: true, siteOrigins: ['https://docs.acme.dev'], webhookUrl: 'https://hooks.acme.dev/folio' });
+    const r = await runCli(['project', 'update', projectId, '--draft-prs', 'true', '--site-origin', 'https://docs.acme.dev', '--webhook-url', 'https://hooks.acme.dev/folio', '--checks', 'off', '--json'], env);
+    expect(JSON.parse(r.stdout)).toMatchObject({ draftPrs: true, siteOrigins: ['https://docs.acme.dev'], webhookUrl: 'https://hooks.acme.dev/folio', checks: 'off' });
   });
 
   it('creates a key once, lists prefixes only, revokes', async () => {
@@ -73,6 +74,7 @@ describe('folio project / key', () => {
     [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--branch', 'bad..branch'], /Base branch "bad..branch" contains "\.\."/],
     [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--code-host', 'bitbucket'], /Allowed choices/],
     [['project', 'update', 'prj_missing', '--name', 'x'], /does not exist/],
+    [['project', 'update', 'prj_x', '--checks', 'sometimes'], /Allowed choices are strict, warn, off/],
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],
     [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
     [['key', 'revoke', 'key_missing'], /does not exist/],

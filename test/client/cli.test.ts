@@ -103,6 +103,12 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(human.stdout).toMatch(new RegExp(`^ID\\s+${job.id}$`, 'm'));
     expect(human.stdout).toMatch(/^STATUS\s+completed$/m);
     expect(human.stdout).toMatch(new RegExp(`^PR\\s+${PR_LINK}$`, 'm'));
+    expect(human.stdout).toMatch(/^USAGE\s+1000 input \+ 200 output tokens \(~\$0\.0060\)$/m);
+    expect(human.stdout).toMatch(/^FILES\s+2 changed, \+13 -1$/m);
+    expect(human.stdout).toMatch(/^\s+guides\/new\.mdx {2}added {2}\+12 -0$/m);
+    const asJson = JSON.parse((await runCli(['jobs', 'get', job.id, '--json'])).stdout);
+    expect(asJson.usage).toEqual({ inputTokens: 1000, outputTokens: 200, totalTokens: 1200, estimatedCostUsd: 0.006 });
+    expect(asJson.files).toHaveLength(2);
 
     const followUp = await runCli(['jobs', 'message', job.id, 'complete: second turn', '--wait']);
     expect(followUp.code).toBe(0);
@@ -115,7 +121,7 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(page).toHaveProperty('hasMore');
 
     const table = await runCli(['jobs', 'list', '--status', 'completed', '--all']);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+MODEL\s+CREATED\s+PR$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+MODEL\s+CREATED\s+TOKENS\s+PR$/);
     expect(table.stdout).toMatch(new RegExp(`^${job.id}\\s+completed\\s`, 'm'));
 
     const archived = await runCli(['jobs', 'archive', job.id]);

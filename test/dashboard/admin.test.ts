@@ -51,6 +51,7 @@ describe('projects', () => {
       webhookUrl: null,
       hasWebhookSecret: false,
       siteOrigins: [],
+      checks: 'warn',
     });
     expect(res.body.id).toMatch(/^prj_/);
     expect(res.body.scriptTag).toBe(`<script defer src="${server.url}/v1/analytics/script.js" data-project="${res.body.id}"></script>`);
@@ -66,6 +67,11 @@ describe('projects', () => {
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, name: '   ' } }), 400, 'invalid_project');
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, siteOrigins: ['https://docs.example.com/path'] } }), 400, 'invalid_project');
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, webhookUrl: 'ftp://x' } }), 400, 'invalid_project');
+    const checks = await b.req('POST', '/api/projects', { body: { ...PROJECT, checks: 'sometimes' } });
+    expectError(checks, 400, 'invalid_project');
+    expect(checks.body.error).toBe('Checks must be strict, warn or off, got "sometimes".');
+    expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, checks: 1 } }), 400, 'invalid_request');
+    expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, checks: 'x'.repeat(100) } }), 400, 'invalid_request');
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, defaultModel: 'anthropic/not-allowed-model' } }), 400, 'invalid_model');
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, codeHost: 'bitbucket' } }), 400, 'invalid_request');
     expectError(await b.req('POST', '/api/projects', { body: { ...PROJECT, draftPrs: 'yes' } }), 400, 'invalid_request');
@@ -91,6 +97,7 @@ describe('projects', () => {
         siteOrigins: ['https://docs.example.com/', 'http://localhost:3000'],
         defaultModel: model,
         repoToken: 'ghp_secret_token',
+        checks: 'strict',
       },
     });
     expect(res.status).toBe(200);
@@ -103,6 +110,7 @@ describe('projects', () => {
       hasRepoToken: true,
       siteOrigins: ['https://docs.example.com', 'http://localhost:3000'],
       defaultModel: model,
+      checks: 'strict',
     });
     expect(res.text).not.toContain('s3cret-value');
     expect(res.text).not.toContain('ghp_secret_token');
@@ -115,6 +123,8 @@ describe('projects', () => {
     const created = (await b.req('POST', '/api/projects', { body: PROJECT })).body;
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: {} }), 400, 'invalid_request');
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { repositoryUrl: 'nope' } }), 400, 'invalid_project');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { checks: 'STRICT' } }), 400, 'invalid_project');
+    expect((await b.req('PATCH', `/api/projects/${created.id}`, { body: { checks: 'off' } })).body.checks).toBe('off');
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { color: 'red' } }), 400, 'invalid_request');
     expectError(await b.req('PATCH', '/api/projects/prj_unknown', { body: { name: 'x' } }), 404, 'project_not_found');
     expectError(await b.req('GET', '/api/projects/prj_unknown'), 404, 'project_not_found');

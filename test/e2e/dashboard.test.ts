@@ -37,7 +37,7 @@ beforeAll(async () => {
     execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
   }
   mkdirSync(SHOTS, { recursive: true });
-  e = await startE2E({ FOLIO_WEBHOOK_ATTEMPTS: '1' });
+  e = await startE2E({ FOLIO_WEBHOOK_ATTEMPTS: '1', FOLIO_MODEL_PRICES: 'openai-compatible/test-model=3:15' });
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', acceptDownloads: true, timezoneId: 'UTC', locale: 'en-GB' });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e.server.url });
@@ -175,6 +175,15 @@ describe('dashboard in the browser', () => {
 
     const viaApi = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}`, { key });
     expect(viaApi.body).toMatchObject({ status: 'completed', prLink });
+    // The diff of the branch, file by file, and the docs checks that ran before the push.
+    const diff = page.getByTestId('diff');
+    await diff.getByTestId('diff-file').filter({ hasText: 'index.mdx' }).waitFor();
+    await diff.getByRole('cell', { name: 'Use `--dry-run` to preview.' }).waitFor();
+    const checks = page.getByTestId('checks');
+    await checks.getByText('No new problems').waitFor();
+    await checks.getByRole('listitem').filter({ hasText: 'Links' }).waitFor();
+    expect(await checks.getByRole('list', { name: 'Checks that ran' }).textContent()).toContain('✓ Navigation');
+    expect(await page.getByTestId('job-usage').textContent()).toMatch(/^[\d,]+ tokens · /);
     await shot('job');
 
     // A follow-up from the job page, then archive it (after confirming).
@@ -200,6 +209,45 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Status').selectOption('');
     await page.getByRole('row').filter({ hasText: jobId }).waitFor();
     await shot('jobs');
+  }, 150_000);
+
+  it('shows the diff and the docs checks a job left for review, and the project usage', async () => {
+    const page1 = '---\ntitle: Limits\n---\n\n## Per key\n\nSee [the limits API](/api/limits).\n\n![Chart](/images/limits.png)\n';
+    e.llm.setResponder(
+      sequence([
+        toolCall('write_file', { path: 'guides/limits.mdx', content: page1 }),
+        toolCall('finish', { title: 'Limits page', summary: 'Added a limits page.' }),
+        // Told of the problems, the model gives up on them (warn: they are listed for review).
+      ]),
+    );
+    const created = await e.server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'Add a limits page' } });
+    expect(created.status).toBe(201);
+    const jobId = created.body.id;
+    await page.goto(`${e.server.url}/projects/${projectId}/jobs/${jobId}`);
+    await page.getByText('completed', { exact: true }).first().waitFor({ timeout: 60_000 });
+    const checks = page.getByTestId('checks');
+    await checks.getByText('3 problems').waitFor();
+    const ran = checks.getByRole('list', { name: 'Checks that ran' });
+    expect((await ran.textContent())!.replace(/\s+/g, ' ')).toContain('✗ Links: 1');
+    expect((await ran.textContent())!.replace(/\s+/g, ' ')).toContain('✗ Navigation: 1');
+    expect((await ran.textContent())!.replace(/\s+/g, ' ')).toContain('✗ Images and files: 1');
+    const problems = checks.getByRole('list', { name: 'Problems introduced by this job' });
+    await problems.getByText('Link "/api/limits" does not lead to a page', { exact: false }).waitFor();
+    await problems.getByText('New page guides/limits.mdx is not in the navigation', { exact: false }).waitFor();
+    const file = page.getByTestId('diff-file').filter({ hasText: 'guides/limits.mdx' });
+    await file.getByText('added', { exact: true }).waitFor();
+    await file.getByRole('cell', { name: 'See [the limits API](/api/limits).' }).waitFor();
+    await shot('job-changes');
+
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.waitForURL(`**/projects/${projectId}/usage`);
+    const perJob = page.getByRole('table', { name: 'Per job' });
+    await perJob.getByRole('row').filter({ hasText: jobId }).waitFor();
+    const report = (await e.server.api('GET', `/v2/agent/${projectId}/usage`, { key })).body;
+    expect(await page.getByTestId('usage-total-tokens').textContent()).toBe(report.totals.totalTokens.toLocaleString('en-US'));
+    const day = page.getByRole('table', { name: 'Per day' }).getByRole('row').filter({ hasText: new Date().toISOString().slice(0, 10) });
+    expect(await day.textContent()).toContain(report.days[0].inputTokens.toLocaleString('en-US'));
+    await shot('usage');
   }, 150_000);
 
   it('shows analytics for ingested events and exports the table as CSV', async () => {
@@ -250,10 +298,11 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Webhook URL').fill('https://hooks.example.com/folio');
     await page.getByLabel('Webhook secret').fill('webhook-secret-value');
     await page.getByLabel('Site origins').fill('https://docs.example.com');
+    await page.getByLabel('Docs checks').selectOption('strict');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
     const project = await e.server.services.projects.get(projectId);
-    expect(project).toMatchObject({ draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', site_origins: '["https://docs.example.com"]' });
+    expect(project).toMatchObject({ checks: 'strict', draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', site_origins: '["https://docs.example.com"]' });
     // Stored sealed, opened only for the webhook sender.
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
     expect(e.server.services.projects.secrets(project!).webhookSecret).toBe('webhook-secret-value');

@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitError, Repo, mirrorPath } from '../../src/git/git.ts';
+import { GitError, Repo, mirrorPath, parseDiffFiles } from '../../src/git/git.ts';
 import { LOCAL_GIT, startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
 
 const TOKEN = 'ghp_testtoken_0123456789abcdef';
@@ -135,5 +135,55 @@ describe('mirror, worktree, commit, push over smart HTTP', () => {
       }),
     );
     for (const i of [5, 6, 7]) expect(host.log('acme/docs', `folio/job_c${i}`)?.[0]).toBe(`C${i}`);
+  });
+});
+
+describe('what a job branch changed', () => {
+  it('files with status and line counts (renames, binaries), changed paths, a diff cut at a file boundary', async () => {
+    const r = repo();
+    const dir = path.join(dataDir, 'worktrees', 'job_diff');
+    const wt = await r.prepareWorktree(dir, 'folio/job_diff', 'main');
+    const { renameSync, mkdirSync } = await import('node:fs');
+    writeFileSync(path.join(dir, 'docs/new.md'), '# New\n\nA\nB\n');
+    writeFileSync(path.join(dir, 'README.md'), '# Docs\n\nMore.\n');
+    mkdirSync(path.join(dir, 'guides'));
+    renameSync(path.join(dir, 'docs/index.md'), path.join(dir, 'guides/index.md'));
+    writeFileSync(path.join(dir, 'logo.png'), Buffer.from([0x89, 0x50, 0, 1, 2, 3]));
+    writeFileSync(path.join(dir, 'big.md'), 'line\n'.repeat(50_000));
+    const c = (await r.commitAll(dir, 'Changes'))!;
+    await r.push(dir, 'folio/job_diff');
+    const fork = (await r.forkPoint(c.sha, 'main'))!;
+    expect(fork).toBe(wt.startSha);
+    const files = await r.diffFiles(fork, c.sha);
+    expect(files.sort((a, b) => (a.path < b.path ? -1 : 1))).toEqual([
+      { path: 'README.md', status: 'modified', additions: 2, deletions: 0 },
+      { path: 'big.md', status: 'added', additions: 50_000, deletions: 0 },
+      { path: 'docs/new.md', status: 'added', additions: 4, deletions: 0 },
+      { path: 'guides/index.md', status: 'renamed', previousPath: 'docs/index.md', additions: 0, deletions: 0 },
+      { path: 'logo.png', status: 'added', additions: 0, deletions: 0, binary: true },
+    ]);
+    expect((await r.changedPaths(fork, c.sha)).sort()).toEqual(['README.md', 'big.md', 'docs/index.md', 'docs/new.md', 'guides/index.md', 'logo.png']);
+    const whole = await r.diffText(fork, c.sha, 10_000_000);
+    expect(whole.truncated).toBe(false);
+    expect(whole.text).toContain('diff --git a/docs/new.md b/docs/new.md');
+    expect(whole.text).toContain('rename from docs/index.md');
+    const cut = await r.diffText(fork, c.sha, 5_000);
+    expect(cut.truncated).toBe(true);
+    expect(Buffer.byteLength(cut.text)).toBeLessThanOrEqual(5_000);
+    // Whole files only: README.md comes before big.md (which alone is over the limit).
+    expect(cut.text).toMatch(/^diff --git a\/README.md b\/README.md\n[\s\S]*\n$/);
+    expect(cut.text).not.toContain('big.md');
+    // Only commit ids reach git's command line.
+    await expect(r.diffFiles('--output=/tmp/x', c.sha)).rejects.toThrow(GitError);
+    await expect(r.diffText('HEAD', c.sha, 10)).rejects.toThrow('Not a commit id.');
+    await r.removeWorktree(dir, 'folio/job_diff');
+  });
+
+  it('parses rename and binary lines of numstat -z', () => {
+    expect(parseDiffFiles('R087\0a b.md\0c.md\0A\0d.bin\0', '3\t1\t\0a b.md\0c.md\0-\t-\td.bin\0')).toEqual([
+      { path: 'c.md', status: 'renamed', previousPath: 'a b.md', additions: 3, deletions: 1 },
+      { path: 'd.bin', status: 'added', additions: 0, deletions: 0, binary: true },
+    ]);
+    expect(parseDiffFiles('', '')).toEqual([]);
   });
 });

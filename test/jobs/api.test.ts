@@ -32,7 +32,9 @@ describe('create job', () => {
     const res = await server.api('POST', `${base()}/job`, { key, body: { prompt: 'Document the --dry-run flag' } });
     expect(res.status).toBe(201);
     const job = res.body;
-    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'id', 'model', 'prLink', 'source', 'status', 'trigger', 'updatedAt']);
+    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'files', 'id', 'model', 'prLink', 'source', 'status', 'trigger', 'updatedAt', 'usage']);
+    expect(job.files).toEqual([]);
+    expect(job.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0, estimatedCostUsd: 0 });
     expect(job.id).toMatch(/^job_[0-9a-z]{26}$/);
     expect(job.status).toBe('active');
     expect(job.source).toEqual({ repository: 'https://github.com/acme/docs', ref: `folio/${job.id}`, baseRef: 'develop' });
@@ -392,7 +394,14 @@ describe('platform routes', () => {
     expect(metrics).toContain('folio_http_request_duration_seconds_bucket');
     const doc = (await server.api('GET', '/openapi.json')).body;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v2/agent/{projectId}/job', '/v2/agent/{projectId}/job/{id}', '/v2/agent/{projectId}/job/{id}/message']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/v2/agent/{projectId}/job', '/v2/agent/{projectId}/job/{id}', '/v2/agent/{projectId}/job/{id}/message', '/v2/agent/{projectId}/job/{id}/changes', '/v2/agent/{projectId}/usage']),
+    );
+    const job = doc.components.schemas.AgentJob;
+    expect(job.required).toEqual(expect.arrayContaining(['files', 'usage']));
+    expect(Object.keys(job.properties.files.items.properties).sort()).toEqual(['additions', 'binary', 'deletions', 'path', 'previousPath', 'status']);
+    expect(Object.keys(job.properties.usage.properties).sort()).toEqual(['estimatedCostUsd', 'inputTokens', 'outputTokens', 'totalTokens']);
+    expect(doc.components.schemas.AgentJobChanges.properties.checks).toBeTruthy();
     const docs = await fetch(`${server.url}/docs`, { redirect: 'follow' });
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('swagger');

@@ -52,6 +52,12 @@ describe('config', () => {
     [{ FOLIO_OUTBOUND_ALLOW: '10.0.0.0/8,intranet' }, /FOLIO_OUTBOUND_ALLOW: "intranet" is not an address or a CIDR/],
     [{ FOLIO_HEADERS_TIMEOUT: '2m', FOLIO_REQUEST_TIMEOUT: '1m' }, /FOLIO_HEADERS_TIMEOUT must not be longer than FOLIO_REQUEST_TIMEOUT/],
     [{ FOLIO_SHUTDOWN_TIMEOUT: '0' }, /FOLIO_SHUTDOWN_TIMEOUT must be at least 1 ms/],
+    [{ FOLIO_PUBLIC_URL: 'folio.example.com' }, /FOLIO_PUBLIC_URL must be an http\(s\) URL/],
+    [{ FOLIO_PUBLIC_URL: 'javascript:alert(1)' }, /FOLIO_PUBLIC_URL/],
+    [{ FOLIO_PUBLIC_URL: 'https://user:pw@folio.example.com' }, /without credentials/],
+    [{ FOLIO_MODEL_PRICES: 'openai/gpt-5=cheap' }, /FOLIO_MODEL_PRICES has "openai\/gpt-5=cheap"/],
+    [{ FOLIO_MODEL_PRICES: 'gpt-5=1:2' }, /not a model id/],
+    [{ FOLIO_MODEL_PRICES: 'openai/gpt-5=-1:2' }, /FOLIO_MODEL_PRICES/],
   ])('refuses %j with a clear message', (env, message) => {
     const dir = tempDir();
     expect(() => loadConfig({ FOLIO_DATA_DIR: dir, ...env })).toThrow(ConfigError);
@@ -71,6 +77,19 @@ describe('config', () => {
     expect(set.outbound.allow).toEqual(['10.0.0.0/8', 'fd00::/8', '192.168.1.5']);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     rmSync(parent, { recursive: true });
+  });
+
+  it('reads the dashboard URL and the model price table', () => {
+    const dir = tempDir();
+    const c = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_PUBLIC_URL: 'https://folio.example.com/base/', FOLIO_MODEL_PRICES: 'openai-compatible/qwen3-coder=0:0, anthropic/claude-sonnet-4-5=2.5:12.25' });
+    expect(c.publicUrl).toBe('https://folio.example.com/base');
+    expect(c.models.prices['openai-compatible/qwen3-coder']).toEqual({ input: 0, output: 0 });
+    expect(c.models.prices['anthropic/claude-sonnet-4-5']).toEqual({ input: 2.5, output: 12.25 });
+    expect(c.models.prices['openai/gpt-5']).toEqual({ input: 1.25, output: 10 });
+    const d = loadConfig({ FOLIO_DATA_DIR: dir });
+    expect(d.publicUrl).toBeNull();
+    expect(d.models.prices['anthropic/claude-sonnet-4-5']).toEqual({ input: 3, output: 15 });
+    rmSync(dir, { recursive: true });
   });
 
   it('parses durations', () => {

@@ -2,9 +2,12 @@
 // analytics go through the typed client (folio/client), authenticated by the session cookie: its
 // fetch hook drops the Bearer header and adds the session's CSRF token to every change.
 import { FolioClient, FolioError } from '../../src/client/index.ts';
-import type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts, WebhookDelivery } from '../../src/client/index.ts';
+import type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery } from '../../src/client/index.ts';
 
-export type { Job, JobEvent, JobStatus, PathCounts, TrafficCounts, WebhookDelivery };
+export type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery };
+
+/** Docs checks before each push. */
+export type ChecksMode = 'strict' | 'warn' | 'off';
 
 export class ApiFailure extends Error {
   readonly status: number;
@@ -42,6 +45,7 @@ export interface Project {
   webhookUrl: string | null;
   hasWebhookSecret: boolean;
   siteOrigins: string[];
+  checks: ChecksMode;
   createdAt: string;
   scriptTag: string;
 }
@@ -57,6 +61,7 @@ export interface ProjectInput {
   webhookUrl?: string | null;
   webhookSecret?: string | null;
   siteOrigins?: string[];
+  checks?: ChecksMode;
 }
 
 export interface ApiKey {

@@ -48,6 +48,8 @@ const projectFields = {
   webhookUrl: NullableString(2000),
   webhookSecret: NullableString(1000),
   siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
+  // Checked by the project store, which answers an unknown mode with one clear sentence.
+  checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
 };
 
 /** A change names at least one field; a new project needs a name and a repository. */

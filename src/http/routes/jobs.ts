@@ -11,6 +11,8 @@ import {
   JobParams,
   ListJobsQuery,
   MessageBody,
+  UsageQuery,
+  UsageReport,
   WebhookDeliveryList,
   type Job,
   type ListJobsQuery as ListQuery,
@@ -127,6 +129,39 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       onRequest: read,
     },
     async (request) => jobs.list(request.params.projectId, request.query),
+  );
+
+  app.get<{ Params: { projectId: string; id: string } }>(
+    '/v2/agent/:projectId/job/:id/changes',
+    {
+      schema: {
+        tags,
+        summary: 'Get a job\'s changes',
+        description:
+          'The diff of the job branch against the commit it forked from (whole files, bounded in size), the files changed, and the docs checks of the last turn with their results.',
+        params: JobParams,
+        response: { 200: Type.Ref('AgentJobChanges'), ...errorResponses(400, 401, 403, 404) },
+      },
+      preHandler: read,
+    },
+    async (request) => jobs.changes(request.params.projectId, request.params.id),
+  );
+
+  app.get<{ Params: { projectId: string }; Querystring: { days?: number } }>(
+    '/v2/agent/:projectId/usage',
+    {
+      schema: {
+        tags,
+        summary: 'Token usage and cost',
+        description:
+          'Tokens the model reported for the project\'s jobs and their estimated cost (FOLIO_MODEL_PRICES), per UTC day and per job, over the last `days` days.',
+        params: ProjectParams,
+        querystring: UsageQuery,
+        response: { 200: UsageReport, ...errorResponses(400, 401, 403) },
+      },
+      preHandler: read,
+    },
+    async (request) => jobs.usage(request.params.projectId, request.query.days ?? 30),
   );
 
   app.get<{ Params: { projectId: string; id: string } }>(

@@ -7,6 +7,7 @@ import * as m003 from './003_sealed_secrets.ts';
 import * as m004 from './004_webhook_outbox.ts';
 import type { SecretBox } from '../secret-box.ts';
 import * as m006 from './006_triggers_admin_keys.ts';
+import * as m005 from './005_pr_checks.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -18,4 +19,5 @@ export const migrations: Record<string, FolioMigration> = {
   '003_sealed_secrets': m003,
   '004_webhook_outbox': m004,
   '006_triggers_admin_keys': m006,
+  '005_pr_checks': m005,
 };

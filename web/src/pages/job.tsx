@@ -1,9 +1,11 @@
 // One agent job: prompt and follow-ups, the live event stream, the pull request, follow-up and archive.
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { api, errorMessage, folioClient, type Job, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
+import { api, errorMessage, folioClient, type ChecksMode, type Job, type JobChanges, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
 import { Link } from '../router.tsx';
 import { Alert, Confirm, Empty, formatDate, Loading, StatusBadge, useTitle } from '../ui.tsx';
 import { prLabel } from './jobs.tsx';
+import { ChecksCard, DiffView } from './job-changes.tsx';
+import { formatCost, usageTitle } from './usage.tsx';
 
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
@@ -13,6 +15,8 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const [job, setJob] = useState<Job | null>(null);
   const [messages, setMessages] = useState<JobMessage[]>([]);
+  const [changes, setChanges] = useState<JobChanges | null>(null);
+  const [checksMode, setChecksMode] = useState<ChecksMode | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [events, setEvents] = useState<JobEvent[]>([]);
   const [streamState, setStreamState] = useState<'connecting' | 'live' | 'error'>('connecting');
@@ -24,16 +28,19 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
     let live = true;
     const load = async () => {
       try {
-        const [j, m] = await Promise.all([client.getJob(jobId), api.jobMessages(projectId, jobId)]);
+        const [j, m, c] = await Promise.all([client.getJob(jobId), api.jobMessages(projectId, jobId), client.getJobChanges(jobId)]);
         if (!live) return;
         setJob(j);
         setMessages(m);
+        // A new object only when something changed: the diff is parsed again only then.
+        setChanges((old) => (old && old.updatedAt === c.updatedAt && old.files.length === c.files.length ? old : c));
         setError(null);
       } catch (err) {
         if (live) setError(errorMessage(err));
       }
     };
     void load();
+    api.project(projectId).then((p) => live && setChecksMode(p.checks), () => undefined);
     const timer = window.setInterval(() => !document.hidden && load(), REFRESH_MS);
     return () => {
       live = false;
@@ -53,7 +60,7 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
           if (first) setStreamState('live');
           first = false;
           setEvents((list) => (list.length >= MAX_EVENTS ? [...list.slice(-MAX_EVENTS + 1), e] : [...list, e]));
-          if (['turn.completed', 'pull_request', 'error', 'job.archived', 'run.started', 'message.queued'].includes(e.type)) setTick((t) => t + 1);
+          if (['turn.completed', 'pull_request', 'error', 'job.archived', 'run.started', 'message.queued', 'changes', 'checks'].includes(e.type)) setTick((t) => t + 1);
         }
       } catch (err) {
         if (abort.signal.aborted) return;
@@ -126,6 +133,8 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
           <EventList events={events} />
         </section>
       </div>
+      <ChecksCard checks={changes?.checks ?? null} mode={checksMode} />
+      <DiffView changes={changes} />
     </div>
   );
 }
@@ -158,6 +167,25 @@ function JobSummary({ job }: { job: Job }) {
         <dd>{job.model}</dd>
       </div>
       <div>
+        <dt>Usage</dt>
+        <dd data-testid="job-usage" title={usageTitle(job.usage)}>
+          {job.usage.totalTokens.toLocaleString('en-US')} tokens · {formatCost(job.usage.estimatedCostUsd)}
+        </dd>
+      </div>
+      <div>
+        <dt>Files</dt>
+        <dd>
+          {job.files.length} changed
+          {job.files.length > 0 && (
+            <>
+              {' '}
+              <span className="adds">+{job.files.reduce((n, f) => n + f.additions, 0)}</span>{' '}
+              <span className="dels">−{job.files.reduce((n, f) => n + f.deletions, 0)}</span>
+            </>
+          )}
+        </dd>
+      </div>
+      <div>
         <dt>Created</dt>
         <dd>{formatDate(job.createdAt)}</dd>
       </div>
@@ -184,6 +212,10 @@ function describe(e: JobEvent): string {
       return `Pushed ${d.branch} at ${String(d.sha ?? '').slice(0, 10)}`;
     case 'pull_request':
       return `${d.created ? 'Opened' : 'Updated'} pull request ${d.url}`;
+    case 'checks':
+      return `Round ${d.round}: ${Array.isArray(d.ran) ? d.ran.join(', ') : ''} on ${d.pagesChecked} page(s) — ${d.ok ? 'no new problems' : `${d.problemCount} new problem(s)`}${d.preExistingCount ? `, ${d.preExistingCount} already on the base branch` : ''}`;
+    case 'changes':
+      return `${d.files} file(s) changed against the base: +${d.additions} −${d.deletions}`;
     case 'error':
       return `${d.code ?? 'error'}: ${d.message ?? ''}`;
     case 'turn.completed':

@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { errorMessage, folioClient, type Job, type JobStatus, type Session } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
 import { Alert, Empty, formatDate, Loading, StatusBadge, timeAgo, useTitle } from '../ui.tsx';
+import { formatCost, formatTokens, usageTitle } from './usage.tsx';
 
 const FILTERS: ['' | JobStatus, string][] = [
   ['', 'All'],
@@ -103,6 +104,8 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
                   <th scope="col">Status</th>
                   <th scope="col">Pull request</th>
                   <th scope="col">Model</th>
+                  <th scope="col">Tokens</th>
+                  <th scope="col">Cost</th>
                   <th scope="col">Created</th>
                   <th scope="col">Updated</th>
                 </tr>
@@ -128,6 +131,8 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
                       )}
                     </td>
                     <td className="small">{j.model}</td>
+                    <td className="num" title={usageTitle(j.usage)}>{formatTokens(j.usage.totalTokens)}</td>
+                    <td className="num">{formatCost(j.usage.estimatedCostUsd)}</td>
                     <td>{formatDate(j.createdAt)}</td>
                     <td title={j.updatedAt}>{timeAgo(j.updatedAt)}</td>
                   </tr>

@@ -1,6 +1,6 @@
 // Project settings: repository, branch, code host, model, draft PRs, webhook, analytics origins, script tag.
 import { useState, type FormEvent } from 'react';
-import { api, errorMessage, type Project, type ProjectInput, type Session } from '../api.ts';
+import { api, errorMessage, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
 import { Alert, CopyButton, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 
@@ -31,6 +31,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
   const [codeHost, setCodeHost] = useState(project.codeHost);
   const [defaultModel, setDefaultModel] = useState(project.defaultModel ?? '');
   const [draftPrs, setDraftPrs] = useState(project.draftPrs);
+  const [checks, setChecks] = useState<ChecksMode>(project.checks);
   const [webhookUrl, setWebhookUrl] = useState(project.webhookUrl ?? '');
   const [webhookSecret, setWebhookSecret] = useState('');
   const [removeSecret, setRemoveSecret] = useState(false);
@@ -52,6 +53,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
       codeHost,
       defaultModel: defaultModel || null,
       draftPrs,
+      checks,
       webhookUrl: webhookUrl.trim() || null,
       siteOrigins: origins
         .split(/[\s,]+/)
@@ -130,6 +132,17 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
             <div className="field checkbox">
               <input id="s-draft" type="checkbox" checked={draftPrs} onChange={(e) => setDraftPrs(e.target.checked)} />
               <label htmlFor="s-draft">Open pull requests as drafts</label>
+            </div>
+            <div className="field">
+              <label htmlFor="s-checks">Docs checks</label>
+              <select id="s-checks" value={checks} onChange={(e) => setChecks(e.target.value as ChecksMode)} aria-describedby="s-checks-hint">
+                <option value="warn">Warn: list problems in the pull request</option>
+                <option value="strict">Strict: fail jobs that leave broken links</option>
+                <option value="off">Off</option>
+              </select>
+              <p id="s-checks-hint" className="hint">
+                Before each push the agent checks links, anchors, images, navigation and redirects, and fixes what it broke. Problems already on the base branch never count.
+              </p>
             </div>
           </div>
         </fieldset>

@@ -1,0 +1,326 @@
+// Docs-aware checks before every push: internal links and anchors resolve, images and assets exist,
+// new pages are in the navigation (where the framework has an explicit one), removed pages are out of
+// it and nothing links to them, moved Mintlify pages keep a redirect. Only what the job did is blamed:
+// each checked file is checked again as it is on the base commit, and problems found there too are
+// reported as pre-existing, never blocking.
+import type { DocsProfile, DocsSource } from '../prompts.ts';
+import type { Workspace } from '../workspace.ts';
+import { buildSite } from './frameworks.ts';
+import { isAssetPath } from './paths.ts';
+import { PageCache, type ParseMemo, type Site } from './site.ts';
+import { hasAnchor } from './slugs.ts';
+import { sourceTree, workspaceTree, type DocsTree } from './tree.ts';
+import { problemWhere, type CheckName, type ChecksReport, type DocsProblem } from './types.ts';
+
+export * from './types.ts';
+
+/** Unchanged pages read to find links to removed pages, at most. */
+const MAX_INBOUND_PAGES = 5000;
+/** Problems reported at most (new and pre-existing each). */
+const MAX_PROBLEMS = 500;
+
+export interface ChecksInput {
+  profile: DocsProfile;
+  current: DocsTree;
+  base: DocsTree;
+  /** Paths the job changed relative to the base: earlier turns and this one (added, modified, deleted). */
+  changed: Iterable<string>;
+  /** Files the agent moved in this turn, [from, to] in order. */
+  moves?: Iterable<[string, string]>;
+}
+
+interface Side {
+  site: Site;
+  pages: PageCache;
+}
+
+async function side(profile: DocsProfile, tree: DocsTree, memo: ParseMemo | null = null): Promise<Side> {
+  const site = await buildSite(profile, tree);
+  return { site, pages: new PageCache(site, memo) };
+}
+
+/** Runs every check on the job's changes; see ChecksReport. */
+export async function runDocsChecks(input: ChecksInput): Promise<ChecksReport> {
+  return checkSides(input, await side(input.profile, input.current), await side(input.profile, input.base));
+}
+
+async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Side, base: Side): Promise<ChecksReport> {
+  const report: ChecksReport = {
+    framework: cur.site.framework,
+    ran: ['links', 'anchors', 'assets'],
+    pagesChecked: 0,
+    problems: [],
+    preExisting: [],
+    truncated: cur.site.tree.truncated || base.site.tree.truncated,
+  };
+  if (cur.site.nav || base.site.nav) report.ran.push('navigation');
+  if (cur.site.redirects) report.ran.push('redirects');
+
+  const curFiles = cur.site.tree.files;
+  const baseFiles = base.site.tree.files;
+  const changed = [...new Set(input.changed)].sort();
+  const changedSet = new Set(changed);
+  const addedPages = changed.filter((p) => cur.site.pages.has(p) && !baseFiles.has(p));
+  const removedPages = changed.filter((p) => base.site.pages.has(p) && !curFiles.has(p));
+  const moves = await detectMoves(input.moves ?? [], addedPages, removedPages, cur, base);
+
+  const blame = (now: DocsProblem[], before: DocsProblem[]) => {
+    // Problems are matched by check, file and target, counted: a second broken link to the same
+    // target is new even when the first one was there before.
+    const seen = new Map<string, number>();
+    for (const p of before) seen.set(keyOf(p), (seen.get(keyOf(p)) ?? 0) + 1);
+    for (const p of now) {
+      const k = keyOf(p);
+      const n = seen.get(k) ?? 0;
+      if (n > 0) {
+        seen.set(k, n - 1);
+        push(report.preExisting, p);
+      } else push(report.problems, p);
+    }
+  };
+  const push = (list: DocsProblem[], p: DocsProblem) => {
+    if (list.length < MAX_PROBLEMS) list.push(p);
+    else report.truncated = true;
+  };
+
+  // Links from changed pages, and from unchanged pages that may link to a removed page.
+  const toCheck = changed.filter((p) => cur.site.pages.has(p));
+  if (removedPages.length > 0) {
+    const keys = [...new Set(removedPages.flatMap((p) => base.site.linkKeys(p)))];
+    let candidates = [...cur.site.pages].filter((p) => !changedSet.has(p)).sort();
+    if (candidates.length > MAX_INBOUND_PAGES) {
+      candidates = candidates.slice(0, MAX_INBOUND_PAGES);
+      report.truncated = true;
+    }
+    const texts = await cur.site.tree.readMany(candidates);
+    for (const p of candidates) {
+      const t = texts.get(p);
+      if (t && keys.some((k) => mentions(t, k))) toCheck.push(p);
+    }
+  }
+  for (const page of toCheck) {
+    const now = await linkProblems(cur, page);
+    if (now.truncated) report.truncated = true;
+    const was = moves.get(page) ?? page;
+    const before = base.site.pages.has(was) ? (await linkProblems(base, was)).problems.map((p) => ({ ...p, path: page })) : [];
+    blame(now.problems, before);
+  }
+  report.pagesChecked = toCheck.length;
+
+  // Navigation: new pages listed, no entry naming a page that is gone.
+  const nav = cur.site.nav;
+  if (nav) {
+    for (const page of addedPages) {
+      if (!cur.site.needsNav(page) || nav.includes(page)) continue;
+      const from = moves.get(page);
+      push(report.problems, {
+        check: 'navigation',
+        path: nav.file,
+        line: null,
+        target: page,
+        message: `${from ? `Page ${from} was moved to ${page}, which` : `New page ${page}`} is not in the navigation: add "${nav.entryFor(page)}" to ${nav.label}.`,
+      });
+    }
+    // Entries of the base navigation that named a page this job removed, and where moved pages went.
+    const removedSet = new Set(removedPages);
+    const removedBy = new Map<string, string>();
+    for (const e of base.site.nav?.entries ?? []) if (e.page && removedSet.has(e.page)) removedBy.set(e.value, e.page);
+    const movedTo = new Map([...moves].map(([to, from]) => [from, to]));
+    const dangling = (s: Side): DocsProblem[] =>
+      (s.site.nav?.entries ?? [])
+        .filter((e) => e.page === null)
+        .map((e) => {
+          const gone = removedBy.get(e.value);
+          const to = gone ? movedTo.get(gone) : undefined;
+          return {
+            check: 'navigation' as CheckName,
+            path: nav.file,
+            line: null,
+            target: e.value,
+            message: gone
+              ? `${nav.label} still lists "${e.value}", but this job ${to ? `moved ${gone} to ${to}: list "${nav.entryFor(to)}" instead` : `deleted ${gone}: remove the entry`}.`
+              : `${nav.label} lists "${e.value}", which is not a page: fix or remove the entry.`,
+          };
+        });
+    blame(dangling(cur), dangling(base));
+  }
+
+  // Mintlify: a moved page keeps its old address through a redirect, and redirects lead somewhere.
+  if (cur.site.redirects) {
+    const config = cur.site.configFile ?? 'docs.json';
+    for (const [to, from] of moves) {
+      const oldUrl = base.site.urlOf(from);
+      if (!oldUrl || cur.site.redirectFor(oldUrl)) continue;
+      push(report.problems, {
+        check: 'redirects',
+        path: config,
+        line: null,
+        target: oldUrl,
+        message: `Page ${from} was moved to ${to}: add {"source": "${oldUrl}", "destination": "${cur.site.urlOf(to)}"} to "redirects" in ${config} so links to the old address keep working.`,
+      });
+    }
+    const broken = (s: Side): DocsProblem[] =>
+      (s.site.redirects ?? [])
+        .filter((r) => !/[:*]/.test(r.destination) && !/^[a-z][a-z0-9+.-]*:|^\/\//i.test(r.destination))
+        .flatMap((r) => {
+          const href = r.destination.startsWith('/') ? r.destination : `/${r.destination}`;
+          const t = s.site.resolve(config, { href, line: null, kind: 'link' });
+          if (t.kind !== 'missing' && t.kind !== 'outside') return [];
+          return [{ check: 'redirects' as CheckName, path: config, line: null, target: r.destination, message: `The redirect from "${r.source}" leads to "${r.destination}", which is not a page.` }];
+        });
+    blame(broken(cur), broken(base));
+  }
+  return report;
+}
+
+const WORD = /[\p{L}\p{N}_-]/u;
+
+/** `text` names `key` as a whole path segment or file name (`page-3` in `/a/page-3#x`, not in `page-30`). */
+export function mentions(text: string, key: string): boolean {
+  for (let i = text.indexOf(key); i !== -1; i = text.indexOf(key, i + 1)) {
+    const before = i === 0 ? '' : text[i - 1];
+    const after = text[i + key.length] ?? '';
+    if (!WORD.test(before) && !WORD.test(after)) return true;
+  }
+  return false;
+}
+
+function keyOf(p: DocsProblem): string {
+  return `${p.check}\0${p.path}\0${p.target ?? ''}`;
+}
+
+/** Moved pages as new path → old path: moves the agent made, then identical content, then a unique file name. */
+async function detectMoves(explicit: Iterable<[string, string]>, added: string[], removed: string[], cur: Side, base: Side): Promise<Map<string, string>> {
+  const origin = new Map<string, string>();
+  for (const [a, b] of explicit) {
+    const first = origin.get(a) ?? a;
+    origin.delete(a);
+    origin.set(b, first);
+  }
+  const moves = new Map<string, string>();
+  const addedSet = new Set(added);
+  const removedSet = new Set(removed);
+  for (const [to, from] of origin) {
+    if (addedSet.has(to) && removedSet.has(from)) {
+      moves.set(to, from);
+      addedSet.delete(to);
+      removedSet.delete(from);
+    }
+  }
+  if (addedSet.size > 0 && removedSet.size > 0 && addedSet.size * removedSet.size <= 250_000) {
+    const [now, before] = await Promise.all([cur.site.tree.readMany([...addedSet]), base.site.tree.readMany([...removedSet])]);
+    for (const from of [...removedSet]) {
+      const text = before.get(from)?.trim();
+      const to = [...addedSet].find((a) => text !== undefined && now.get(a)?.trim() === text);
+      if (to) {
+        moves.set(to, from);
+        addedSet.delete(to);
+        removedSet.delete(from);
+      }
+    }
+    const name = (p: string) => p.slice(p.lastIndexOf('/') + 1).replace(/\.(mdx|md)$/i, '');
+    for (const from of [...removedSet]) {
+      const same = [...addedSet].filter((a) => name(a) === name(from));
+      const rivals = [...removedSet].filter((r) => name(r) === name(from));
+      if (same.length === 1 && rivals.length === 1) {
+        moves.set(same[0], from);
+        addedSet.delete(same[0]);
+        removedSet.delete(from);
+      }
+    }
+  }
+  return moves;
+}
+
+/** The link, anchor and asset problems of one page. */
+async function linkProblems(s: Side, page: string): Promise<{ problems: DocsProblem[]; truncated: boolean }> {
+  const parsed = await s.pages.parsed(page);
+  if (!parsed) return { problems: [], truncated: false };
+  const problems: DocsProblem[] = [];
+  const problem = (check: CheckName, line: number | null, target: string, message: string) =>
+    problems.push({ check, path: page, line, target, message });
+  for (const link of parsed.links) {
+    const t = s.site.resolve(page, link);
+    const href = link.href.length > 200 ? `${link.href.slice(0, 200)}…` : link.href;
+    switch (t.kind) {
+      case 'outside':
+        problem(link.kind === 'image' ? 'assets' : 'links', link.line, link.href, `Link "${href}" leads outside the repository.`);
+        break;
+      case 'missing': {
+        const looked = t.tried.slice(0, 3).join(', ');
+        if (link.kind === 'image') problem('assets', link.line, link.href, `Image "${href}" does not exist (looked for ${looked}).`);
+        else if (isAssetPath(t.tried[0] ?? '')) problem('assets', link.line, link.href, `File "${href}" does not exist (looked for ${looked}).`);
+        else problem('links', link.line, link.href, `Link "${href}" does not lead to a page (looked for ${looked}${hint(s.site)}).`);
+        break;
+      }
+      case 'self':
+      case 'page': {
+        const target = t.kind === 'self' ? page : t.page;
+        const anchor = t.anchor;
+        if (!anchor) break;
+        const anchors = await s.pages.anchors(target);
+        if (anchors && !hasAnchor(anchors, anchor)) {
+          problem(
+            'anchors',
+            link.line,
+            link.href,
+            t.kind === 'self'
+              ? `Link "${href}" points to no heading on this page: no anchor "${anchor}".`
+              : `Link "${href}": ${target} has no heading with the anchor "${anchor}".`,
+          );
+        }
+        break;
+      }
+    }
+  }
+  return { problems, truncated: parsed.truncated };
+}
+
+function hint(site: Site): string {
+  switch (site.framework) {
+    case 'mintlify':
+      return '; Mintlify links pages by path without extension, e.g. /guides/auth';
+    case 'docusaurus':
+      return '; link a doc by its file (./auth.md) or its URL';
+    case 'mkdocs':
+      return '; MkDocs links pages by relative path to the .md file';
+    default:
+      return '';
+  }
+}
+
+/** The problems as lines for the model (new ones only), with a note on pre-existing ones. */
+export function describeForModel(report: ChecksReport, max = 50): string {
+  const lines = report.problems.slice(0, max).map((p) => `- ${problemWhere(p)} (${p.check}): ${p.message}`);
+  if (report.problems.length > max) lines.push(`- … and ${report.problems.length - max} more.`);
+  if (report.preExisting.length > 0) {
+    lines.push(
+      `(${report.preExisting.length} problem${report.preExisting.length === 1 ? ' was' : 's were'} already on the base branch; they are not yours to fix unless the instruction asks.)`,
+    );
+  }
+  return lines.join('\n');
+}
+
+export interface DocsChecksOptions {
+  profile: DocsProfile;
+  /** The job's base commit (where its branch forked from the base branch). */
+  base: () => Promise<DocsSource>;
+  /** Paths changed by the job's earlier turns, relative to the base. */
+  priorChanges: () => Promise<string[]>;
+}
+
+/** Checks for the agent loop: the base side is built once per turn, the workspace side every round. */
+export function createDocsChecks(opts: DocsChecksOptions): { run(ws: Workspace): Promise<ChecksReport> } {
+  let base: Promise<Side> | undefined;
+  let prior: Promise<string[]> | undefined;
+  const memo: ParseMemo = new Map();
+  return {
+    async run(ws) {
+      base ??= opts.base().then((src) => side(opts.profile, sourceTree(src)));
+      prior ??= opts.priorChanges();
+      const [b, p] = await Promise.all([base, prior]);
+      const cur = await side(opts.profile, await workspaceTree(ws), memo);
+      return checkSides({ changed: [...p, ...ws.touched], moves: ws.moves }, cur, b);
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// What the docs-aware checks find and report. Plain data: it goes into job events, the pull request
+// description and the dashboard.
+
+/** Per project: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips the checks. */
+export type ChecksMode = 'strict' | 'warn' | 'off';
+export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
+
+/** The checks: internal links, anchors into pages, images and assets, navigation, redirects of moved pages. */
+export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects';
+
+export interface DocsProblem {
+  check: CheckName;
+  /** The file the problem is in (a page, or the navigation/configuration file). */
+  path: string;
+  /** 1-based line in `path`, when known. */
+  line: number | null;
+  /** The link, image, navigation entry or page concerned. */
+  target: string | null;
+  /** One sentence saying what is wrong and, where possible, how to fix it. */
+  message: string;
+}
+
+export interface ChecksReport {
+  framework: string;
+  /** The checks that ran (navigation only where the framework has an explicit navigation; redirects for Mintlify). */
+  ran: CheckName[];
+  /** Pages whose links were checked: the pages the job changed and pages linking to pages it removed. */
+  pagesChecked: number;
+  /** Problems the job introduced (blocking in `strict` mode). */
+  problems: DocsProblem[];
+  /** Problems already on the base branch in the checked files: reported, never blocking. */
+  preExisting: DocsProblem[];
+  /** True when a limit cut the checks short (very many pages, links or problems). */
+  truncated: boolean;
+}
+
+/** `path:line` of a problem, for people and the model. */
+export function problemWhere(p: DocsProblem): string {
+  return p.line ? `${p.path}:${p.line}` : p.path;
+}

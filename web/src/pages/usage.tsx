@@ -1,0 +1,139 @@
+// A project's model usage: tokens and estimated cost per day and per job (from the server's price
+// table, FOLIO_MODEL_PRICES).
+import { useMemo, useState } from 'react';
+import { folioClient, type JobUsage, type UsageReport } from '../api.ts';
+import { Link } from '../router.tsx';
+import { Alert, Empty, Loading, StatusBadge, formatDate, useAsync, useTitle } from '../ui.tsx';
+
+const RANGES = [7, 30, 90] as const;
+
+export function formatTokens(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `$0.0123`, `$4.56`, or a dash when the model has no price. */
+export function formatCost(usd: number | null | undefined): string {
+  if (usd === null || usd === undefined) return '—';
+  if (usd === 0) return '$0';
+  return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`;
+}
+
+export function usageTitle(u: JobUsage): string {
+  return `${formatTokens(u.inputTokens)} input + ${formatTokens(u.outputTokens)} output tokens`;
+}
+
+export function UsagePage({ projectId }: { projectId: string }) {
+  useTitle('Usage');
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [days, setDays] = useState<number>(30);
+  const report = useAsync<UsageReport>(() => client.usage({ days }), [client, days]);
+  return (
+    <div className="stack">
+      <div className="page-head">
+        <h1>Usage</h1>
+        <div className="field inline">
+          <label htmlFor="u-days">Period</label>
+          <select id="u-days" value={days} onChange={(e) => setDays(Number(e.target.value))}>
+            {RANGES.map((d) => (
+              <option key={d} value={d}>
+                Last {d} days
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <p className="hint">Tokens the model reported for this project's agent jobs (failed turns too), and their estimated cost from the server's price table.</p>
+      {report.error && <Alert title="Usage could not be loaded.">{report.error}</Alert>}
+      {!report.data && !report.error && <Loading what="usage" />}
+      {report.data && <UsageTables report={report.data} projectId={projectId} />}
+    </div>
+  );
+}
+
+function UsageTables({ report, projectId }: { report: UsageReport; projectId: string }) {
+  if (report.days.length === 0) return <Empty title="No usage in this period">Agent jobs record their tokens here as they run.</Empty>;
+  const t = report.totals;
+  return (
+    <>
+      <div className="totals">
+        <div className="card stat">
+          <span className="stat-label">Tokens</span>
+          <span className="stat-value" data-testid="usage-total-tokens">{formatTokens(t.totalTokens)}</span>
+        </div>
+        <div className="card stat">
+          <span className="stat-label">Estimated cost</span>
+          <span className="stat-value" data-testid="usage-total-cost">{formatCost(t.estimatedCostUsd)}</span>
+        </div>
+        <div className="card stat">
+          <span className="stat-label">Jobs</span>
+          <span className="stat-value">{report.jobs.length}</span>
+        </div>
+      </div>
+      {t.unpricedTokens > 0 && (
+        <Alert kind="info">{formatTokens(t.unpricedTokens)} tokens are of models without a price and are not in the estimate; set FOLIO_MODEL_PRICES on the server.</Alert>
+      )}
+      <section className="stack" aria-labelledby="per-day">
+        <h2 id="per-day">Per day</h2>
+        <div className="table-wrap">
+          <table className="numbers" aria-labelledby="per-day">
+            <thead>
+              <tr>
+                <th scope="col">Day (UTC)</th>
+                <th scope="col">Jobs</th>
+                <th scope="col">Input tokens</th>
+                <th scope="col">Output tokens</th>
+                <th scope="col">Estimated cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.days.map((d) => (
+                <tr key={d.date}>
+                  <td>{d.date}</td>
+                  <td>{d.jobs}</td>
+                  <td>{formatTokens(d.inputTokens)}</td>
+                  <td>{formatTokens(d.outputTokens)}</td>
+                  <td>{formatCost(d.estimatedCostUsd)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+      <section className="stack" aria-labelledby="per-job">
+        <h2 id="per-job">Per job</h2>
+        <div className="table-wrap">
+          <table aria-labelledby="per-job">
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Status</th>
+                <th scope="col">Model</th>
+                <th scope="col">Created</th>
+                <th scope="col" className="num">Tokens</th>
+                <th scope="col" className="num">Estimated cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.jobs.map((j) => (
+                <tr key={j.id}>
+                  <td>
+                    <Link href={`/projects/${projectId}/jobs/${j.id}`} className="mono">
+                      {j.id}
+                    </Link>
+                  </td>
+                  <td>
+                    <StatusBadge status={j.status} />
+                  </td>
+                  <td>{j.model}</td>
+                  <td>{formatDate(j.createdAt)}</td>
+                  <td className="num" title={`${formatTokens(j.inputTokens)} input + ${formatTokens(j.outputTokens)} output`}>{formatTokens(j.totalTokens)}</td>
+                  <td className="num">{formatCost(j.estimatedCostUsd)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+    </>
+  );
+}
