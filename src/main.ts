@@ -5,6 +5,7 @@ import { openStore, migrate } from './store/database.ts';
 import { CHECKS_MODES, ProjectInputError, ProjectStore, projectView, type ChecksMode, type ProjectInput } from './store/projects.ts';
 import { ApiKeyStore, apiKeyView, type ApiKeyView } from './store/api-keys.ts';
 import type { CodeHostKind, KeyScope } from './store/schema.ts';
+import { CODE_HOST_KINDS } from './codehost/kinds.ts';
 import { registerUserCommands } from './user-cli.ts';
 import { registerJobCommands, registerAnalyticsQueryCommands } from './client/cli.ts';
 import { registerAnalyticsCommands } from './analytics/cli.ts';
@@ -106,7 +107,7 @@ export function buildCli(): Command {
     .requiredOption('--name <name>', 'display name')
     .requiredOption('--repository <url>', 'git URL of the docs repository')
     .option('--branch <branch>', 'base branch', 'main')
-    .addOption(new Option('--code-host <kind>', 'where pull requests are opened (inferred from the URL)').choices(['github', 'gitlab', 'none']))
+    .addOption(new Option('--code-host <kind>', 'where pull requests are opened (inferred from the URL)').choices(CODE_HOST_KINDS))
     .option('--model <model>', 'default model, provider/model-id')
     .option('--draft-prs', 'open pull requests as drafts')
     .option('--webhook-url <url>', 'POSTed on every job status change')
@@ -139,7 +140,7 @@ export function buildCli(): Command {
     .option('--name <name>')
     .option('--repository <url>')
     .option('--branch <branch>')
-    .addOption(new Option('--code-host <kind>').choices(['github', 'gitlab', 'none']))
+    .addOption(new Option('--code-host <kind>').choices(CODE_HOST_KINDS))
     .option('--model <model>')
     .option('--draft-prs <bool>', 'true or false', bool)
     .option('--webhook-url <url>', 'empty string removes it')

@@ -3,6 +3,7 @@ import { createGitHub } from './github.ts';
 import { createGitLab } from './gitlab.ts';
 import { createPushOnly } from './push-only.ts';
 import type { CodeHost } from './types.ts';
+import type { CodeHostKind } from './kinds.ts';
 import type { OutboundPolicy, Resolve } from '../net/address-policy.ts';
 import { createGuardedFetch } from '../net/guarded-fetch.ts';
 
@@ -10,7 +11,7 @@ export type { CodeHost, PullRequestInput, PullRequestRef } from './types.ts';
 export { CodeHostError, parseRepositoryUrl } from './types.ts';
 
 export interface CodeHostOptions {
-  kind: 'github' | 'gitlab' | 'none';
+  kind: CodeHostKind;
   repositoryUrl: string;
   token: string | null;
   githubApiUrl: string | null;

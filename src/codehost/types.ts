@@ -1,5 +1,7 @@
 // One small interface over code hosts: find or open the pull request of a job branch, and keep its
 // description up to date.
+import type { CodeHostKind } from './kinds.ts';
+
 export interface PullRequestInput {
   /** The job branch (head). */
   branch: string;
@@ -18,7 +20,7 @@ export interface PullRequestRef {
 }
 
 export interface CodeHost {
-  readonly kind: 'github' | 'gitlab' | 'none';
+  readonly kind: CodeHostKind;
   /** The open pull request from `branch`, or null. */
   findOpen(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestRef | null>;
   /** Reuses the open pull request from the branch (updating its description) or opens one. Null for push-only. */

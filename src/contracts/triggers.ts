@@ -61,3 +61,58 @@ export const DeliveriesQuery = Type.Object(
   { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })) },
   { additionalProperties: false },
 );
+
+// ---------------------------------------------------------------- dashboard answers
+
+const TriggerHost = Type.Union([Type.Literal('github'), Type.Literal('gitlab')]);
+const TriggerEvent = Type.Union([Type.Literal('merged'), Type.Literal('opened'), Type.Literal('push')]);
+
+export const WatchedRepository = Type.Object({
+  id: Type.String(),
+  host: TriggerHost,
+  repositoryUrl: Type.String(),
+  /** The repository's path on its host, e.g. acme/api. */
+  fullPath: Type.String(),
+  events: Type.Array(TriggerEvent),
+  paths: Type.Array(Type.String()),
+  labels: Type.Array(Type.String()),
+  /** Set or not; the token itself is never returned. */
+  hasToken: Type.Boolean(),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+export type WatchedRepository = Static<typeof WatchedRepository>;
+export type RepositorySettings = Static<typeof RepositorySettings>;
+
+export const TriggerSettings = Type.Object({
+  /** Where GitHub and GitLab send this project's webhooks. */
+  endpoints: Type.Object({ github: Type.String(), gitlab: Type.String() }),
+  hasSecret: Type.Boolean(),
+  secretCreatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  /** The template in use (the default when none is set). */
+  template: Type.String(),
+  customTemplate: Type.Boolean(),
+  defaultTemplate: Type.String(),
+  placeholders: Type.Array(Type.String()),
+  repositories: Type.Array(WatchedRepository),
+});
+export type TriggerSettings = Static<typeof TriggerSettings>;
+
+/** A new secret: the only answer that holds it. */
+export const TriggerSettingsWithSecret = Type.Object({ ...TriggerSettings.properties, secret: Type.String() });
+
+export const TriggerDelivery = Type.Object({
+  id: Type.Integer(),
+  host: TriggerHost,
+  deliveryId: Type.Union([Type.String(), Type.Null()]),
+  event: Type.Union([Type.String(), Type.Null()]),
+  outcome: Type.String(),
+  statusCode: Type.Integer(),
+  reason: Type.String(),
+  repository: Type.Union([Type.String(), Type.Null()]),
+  changeUrl: Type.Union([Type.String(), Type.Null()]),
+  jobId: Type.Union([Type.String(), Type.Null()]),
+  receivedAt: Type.String({ format: 'date-time' }),
+});
+export type TriggerDelivery = Static<typeof TriggerDelivery>;
+
+export const TriggerDeliveryList = Type.Object({ deliveries: Type.Array(TriggerDelivery) });

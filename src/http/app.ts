@@ -18,6 +18,7 @@ import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
+import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
 import { authPlugin } from './auth.ts';
 import { UserStore } from '../store/users.ts';
 import { triggerRoutes } from './routes/triggers.ts';
@@ -28,6 +29,8 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export interface AppOptions {
   /** Log every request (off in tests and benchmarks). */
   logRequests?: boolean;
+  /** The built dashboard (web/dist by default). */
+  webRoot?: string;
 }
 
 /** Bodies are validated strictly (no coercion, unknown fields refused); query and path values are coerced. */
@@ -174,7 +177,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
-    const allowed = allowedMethods(path).filter((m) => m !== request.method);
+    const methods = allowedMethods(path);
+    // A route of this method that found nothing (e.g. a missing static file) is a 404, not a 405.
+    const allowed = methods.includes(request.method) ? [] : methods;
     if (allowed.length > 0) {
       const body: ErrorBody = { error: `${request.method} is not supported here; use ${allowed.join(' or ')}.`, code: 'method_not_allowed' };
       return reply.code(405).header('allow', allowed.join(', ')).send(body);
@@ -222,8 +227,13 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(jobRoutes, { services });
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });
-  await app.register(dashboardRoutes, { services });
   await app.register(triggerRoutes, { services });
-  await app.register(triggerSettingsRoutes, { services });
+  // The dashboard: its pages and its /api, in one scope with the pages' security headers.
+  await app.register(async (dashboard) => {
+    await dashboard.register(dashboardHeaders);
+    await dashboard.register(dashboardRoutes, { services });
+    await dashboard.register(triggerSettingsRoutes, { services });
+    await dashboard.register(webAppRoutes, { webRoot: opts.webRoot });
+  });
   return app;
 }

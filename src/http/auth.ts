@@ -9,6 +9,7 @@
 // 401: missing, unknown, revoked or expired key; 403: a key that does not cover the path's project
 // (a project key of another project, an admin key outside its list) or without the scope.
 import fp from 'fastify-plugin';
+import cookie from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { keyCovers, type ApiKeyStore, type KeyCheck, type StoredKey } from '../store/api-keys.ts';
 import type { UserStore } from '../store/users.ts';
@@ -50,6 +51,7 @@ export interface AuthOptions {
 
 export const authPlugin = fp<AuthOptions>(
   async (app, { keys, users, session }) => {
+    await app.register(cookie);
     const sessions = new SessionManager(users, session);
     app.decorate('sessions', sessions);
 

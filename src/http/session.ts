@@ -1,4 +1,4 @@
-// Operator sessions for the dashboard: an httpOnly cookie holding a random token (stored hashed),
+// Operator sessions for the dashboard: an httpOnly cookie (@fastify/cookie) holding a random token (stored hashed),
 // SameSite=Lax, Secure when the request came over HTTPS (behind a proxy: set FOLIO_TRUST_PROXY), a synchronizer CSRF
 // token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
 import { timingSafeEqual } from 'node:crypto';
@@ -39,24 +39,6 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    if (!name || name in out) continue;
-    try {
-      out[name] = decodeURIComponent(value);
-    } catch {
-      out[name] = value;
-    }
-  }
-  return out;
-}
-
 function sameToken(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
@@ -74,7 +56,7 @@ export class SessionManager {
   /** The operator of the request's session cookie, or undefined (no cookie, unknown, expired). Cached per request. */
   async fromRequest(request: FastifyRequest): Promise<Operator | undefined> {
     if (request.operator) return request.operator;
-    const token = parseCookies(request.headers.cookie)[SESSION_COOKIE];
+    const token = request.cookies[SESSION_COOKIE];
     if (!token) return undefined;
     const found = await this.users.findSession(token, this.options.ttlMs);
     if (!found) return undefined;
@@ -113,7 +95,7 @@ export class SessionManager {
     const previous = await this.fromRequest(request);
     if (previous) await this.users.deleteSession(previous.session.id);
     const { token, row } = await this.users.createSession(user.id, this.options.ttlMs);
-    reply.header('set-cookie', this.cookie(request, token, Math.floor(this.options.ttlMs / 1000)));
+    this.setCookie(request, reply, token, Math.floor(this.options.ttlMs / 1000));
     request.operator = { user, session: row };
     void this.users.pruneSessions().catch(() => {});
     return row;
@@ -122,14 +104,12 @@ export class SessionManager {
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const op = await this.fromRequest(request);
     if (op) await this.users.deleteSession(op.session.id);
-    reply.header('set-cookie', this.cookie(request, '', 0));
+    this.setCookie(request, reply, '', 0);
     request.operator = undefined;
   }
 
-  cookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-    const parts = [`${SESSION_COOKIE}=${value}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', `Max-Age=${maxAgeSeconds}`];
-    if (request.protocol === 'https') parts.push('Secure');
-    return parts.join('; ');
+  private setCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
+    reply.setCookie(SESSION_COOKIE, value, { path: '/', httpOnly: true, sameSite: 'lax', maxAge: maxAgeSeconds, secure: request.protocol === 'https' });
   }
 
   private buckets(request: FastifyRequest, email: string): string[] {

@@ -5,6 +5,7 @@ import { hash, randomInt } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { AdminKeysTable, ApiKeysTable, Database, KeyScope } from './schema.ts';
 import { newId } from './ids.ts';
+import type { ApiKey } from '../contracts/dashboard.ts';
 import { preparedRead, type ReadTarget } from './prepared.ts';
 
 export const KEY_PREFIX = 'folio_';
@@ -50,24 +51,8 @@ function adminKey(row: AdminKeyRow): StoredKey {
   return { ...rest, kind: 'admin', project_id: null, projects };
 }
 
-export interface ApiKeyView {
-  id: string;
-  /** `project`: belongs to one project; `admin`: covers every project or a list of them. */
-  kind: 'project' | 'admin';
-  /** The owning project of a project key; null for an admin key. */
-  projectId: string | null;
-  /** True when the key covers every project of the installation. */
-  allProjects: boolean;
-  /** The projects it covers (empty when allProjects). */
-  projectIds: string[];
-  name: string;
-  prefix: string;
-  scope: KeyScope;
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
+/** A key as the dashboard API and the CLI show it (never the key itself). */
+export type ApiKeyView = ApiKey;
 
 export type KeyCheck =
   | { ok: true; key: StoredKey }

@@ -5,33 +5,17 @@
 // and the webhook sender.
 import type { Kysely, Selectable } from 'kysely';
 import type { Config } from '../config.ts';
-import type { CodeHostKind, Database, ProjectsTable } from './schema.ts';
+import type { Database, ProjectsTable } from './schema.ts';
+import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
 import { newId } from './ids.ts';
+import { CHECKS_MODES, type ChecksMode, type Project } from '../contracts/dashboard.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
-/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
-export type ChecksMode = 'strict' | 'warn' | 'off';
-export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
-
-export interface Project {
-  id: string;
-  name: string;
-  repositoryUrl: string;
-  baseBranch: string;
-  codeHost: CodeHostKind;
-  defaultModel: string | null;
-  draftPrs: boolean;
-  hasRepoToken: boolean;
-  webhookUrl: string | null;
-  hasWebhookSecret: boolean;
-  siteOrigins: string[];
-  checks: ChecksMode;
-  createdAt: string;
-}
+export { CHECKS_MODES, type ChecksMode, type Project };
 
 export interface ProjectInput {
   name: string;
@@ -61,23 +45,6 @@ export class ProjectInputError extends Error {
 export interface ProjectSecrets {
   repoToken: string | null;
   webhookSecret: string | null;
-}
-
-/** github.com / gitlab.com (or hosts named like them) by URL; anything else is push-only. */
-export function inferCodeHost(repositoryUrl: string): CodeHostKind {
-  const host = hostOf(repositoryUrl).toLowerCase();
-  if (host === 'github.com' || host.startsWith('github.')) return 'github';
-  if (host === 'gitlab.com' || host.startsWith('gitlab.')) return 'gitlab';
-  return 'none';
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    const scp = /^[^@]+@([^:]+):/.exec(url); // git@github.com:org/repo.git
-    return scp?.[1] ?? '';
-  }
 }
 
 function checkWebhookUrl(value: string): URL {
@@ -145,10 +112,10 @@ export class ProjectStore {
       if (err instanceof RepositoryInputError) throw new ProjectInputError(err.message, 'baseBranch');
       throw err;
     }
-    if (input.codeHost !== undefined && !['github', 'gitlab', 'none'].includes(input.codeHost)) {
-      throw new ProjectInputError(`Code host must be github, gitlab or none, got "${input.codeHost}".`, 'codeHost');
+    if (input.codeHost !== undefined && !isCodeHostKind(input.codeHost)) {
+      throw new ProjectInputError(`Code host must be one of ${CODE_HOST_KINDS.join(', ')}, got "${String(input.codeHost).slice(0, 50)}".`, 'codeHost');
     }
-    if (input.checks !== undefined && !CHECKS_MODES.includes(input.checks)) {
+    if (input.checks !== undefined && !(CHECKS_MODES as readonly string[]).includes(input.checks)) {
       throw new ProjectInputError(`Checks must be strict, warn or off, got "${String(input.checks).slice(0, 50)}".`, 'checks');
     }
     if (input.webhookUrl) {

@@ -3,7 +3,9 @@ import type { Generated } from 'kysely';
 import type { UsersDatabase } from './users-schema.ts';
 
 export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
-export type CodeHostKind = 'github' | 'gitlab' | 'none';
+import type { CodeHostKind } from '../codehost/kinds.ts';
+
+export type { CodeHostKind };
 export type KeyScope = 'read' | 'write';
 
 export interface ProjectsTable {

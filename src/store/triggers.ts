@@ -5,22 +5,13 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { Database, TriggerDeliveriesTable, TriggerHost, TriggerRepositoriesTable } from './schema.ts';
 import type { SecretBox } from './secret-box.ts';
+import type { TriggerDelivery, WatchedRepository } from '../contracts/triggers.ts';
 import { newId } from './ids.ts';
 
 export type TriggerEvent = 'merged' | 'opened' | 'push';
 type Db = Kysely<Database> | Transaction<Database>;
 
-export interface WatchedRepository {
-  id: string;
-  host: TriggerHost;
-  repositoryUrl: string;
-  fullPath: string;
-  events: TriggerEvent[];
-  paths: string[];
-  labels: string[];
-  hasToken: boolean;
-  createdAt: string;
-}
+export type { WatchedRepository };
 
 export interface WatchedRepositoryInput {
   /** Keeps the stored token of this repository when `token` is not given. */
@@ -49,19 +40,8 @@ export interface DeliveryRecord {
   dedupeKey?: string | null;
 }
 
-export interface DeliveryView {
-  id: number;
-  host: TriggerHost;
-  deliveryId: string | null;
-  event: string | null;
-  outcome: string;
-  statusCode: number;
-  reason: string;
-  repository: string | null;
-  changeUrl: string | null;
-  jobId: string | null;
-  receivedAt: string;
-}
+/** A recorded delivery as the dashboard shows it. */
+export type DeliveryView = TriggerDelivery;
 
 const SECRET_COLUMN = 'trigger_settings.secret';
 const TOKEN_COLUMN = 'trigger_repositories.token';

@@ -5,17 +5,13 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from './schema.ts';
 import type { SessionsTable, UserRole, UsersDatabase, UsersTable } from './users-schema.ts';
 import { newId } from './ids.ts';
+import type { User } from '../contracts/dashboard.ts';
 
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
 
-export interface UserView {
-  id: string;
-  email: string;
-  role: UserRole;
-  createdAt: string;
-  lastLoginAt: string | null;
-}
+/** A user as the dashboard API shows it. */
+export type UserView = User;
 
 export class UserInputError extends Error {
   constructor(message: string) {

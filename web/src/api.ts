@@ -4,10 +4,14 @@
 import { FolioClient, FolioError } from '../../src/client/index.ts';
 import type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery } from '../../src/client/index.ts';
 
-export type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery };
+import type { ApiKey, ChecksMode, DashboardProject, Session, UpdateProjectBody, User } from '../../src/contracts/dashboard.ts';
 
-/** Docs checks before each push. */
-export type ChecksMode = 'strict' | 'warn' | 'off';
+export type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery };
+export type { ApiKey, ChecksMode, Session, User };
+/** A project as the dashboard API answers it (with its script tag). */
+export type Project = DashboardProject;
+/** What a project form sends: any of the settings; an empty string clears an optional one. */
+export type ProjectInput = Omit<UpdateProjectBody, 'checks'> & { checks?: ChecksMode };
 
 export class ApiFailure extends Error {
   readonly status: number;
@@ -19,115 +23,12 @@ export class ApiFailure extends Error {
   }
 }
 
-export interface User {
-  id: string;
-  email: string;
-  role: 'owner' | 'operator';
-  createdAt: string;
-  lastLoginAt: string | null;
-}
+import type { RepositorySettings, TriggerDelivery, TriggerSettings, WatchedRepository } from '../../src/contracts/triggers.ts';
 
-export interface Session {
-  user: User;
-  csrfToken: string;
-  models: { default: string; allowed: string[] };
-}
-
-export interface Project {
-  id: string;
-  name: string;
-  repositoryUrl: string;
-  baseBranch: string;
-  codeHost: 'github' | 'gitlab' | 'none';
-  defaultModel: string | null;
-  draftPrs: boolean;
-  hasRepoToken: boolean;
-  webhookUrl: string | null;
-  hasWebhookSecret: boolean;
-  siteOrigins: string[];
-  checks: ChecksMode;
-  createdAt: string;
-  scriptTag: string;
-}
-
-export interface ProjectInput {
-  name?: string;
-  repositoryUrl?: string;
-  baseBranch?: string;
-  codeHost?: Project['codeHost'];
-  defaultModel?: string | null;
-  draftPrs?: boolean;
-  repoToken?: string | null;
-  webhookUrl?: string | null;
-  webhookSecret?: string | null;
-  siteOrigins?: string[];
-  checks?: ChecksMode;
-}
-
-export interface ApiKey {
-  id: string;
-  /** `project`: one project's key; `admin`: covers every project or a list of them. */
-  kind: 'project' | 'admin';
-  projectId: string | null;
-  allProjects: boolean;
-  projectIds: string[];
-  name: string;
-  prefix: string;
-  scope: 'read' | 'write';
-  createdAt: string;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
-
-export type TriggerEvent = 'merged' | 'opened' | 'push';
-
-export interface WatchedRepository {
-  id: string;
-  host: 'github' | 'gitlab';
-  repositoryUrl: string;
-  fullPath: string;
-  events: TriggerEvent[];
-  paths: string[];
-  labels: string[];
-  hasToken: boolean;
-  createdAt: string;
-}
-
-export interface RepositoryInput {
-  id?: string;
-  host: 'github' | 'gitlab';
-  repositoryUrl: string;
-  events: TriggerEvent[];
-  paths: string[];
-  labels: string[];
-  token?: string | null;
-}
-
-export interface TriggerSettings {
-  endpoints: { github: string; gitlab: string };
-  hasSecret: boolean;
-  secretCreatedAt: string | null;
-  template: string;
-  customTemplate: boolean;
-  defaultTemplate: string;
-  placeholders: string[];
-  repositories: WatchedRepository[];
-}
-
-export interface TriggerDelivery {
-  id: number;
-  host: 'github' | 'gitlab';
-  deliveryId: string | null;
-  event: string | null;
-  outcome: string;
-  statusCode: number;
-  reason: string;
-  repository: string | null;
-  changeUrl: string | null;
-  jobId: string | null;
-  receivedAt: string;
-}
+export type { TriggerDelivery, TriggerSettings, WatchedRepository };
+export type TriggerEvent = WatchedRepository['events'][number];
+/** A watched repository as the settings form sends it. */
+export type RepositoryInput = RepositorySettings;
 
 export interface JobMessage {
   seq: number;

@@ -1,5 +1,5 @@
 // Job events as JSON pages, or live as Server-Sent Events resuming from Last-Event-ID.
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../services.ts';
 import { errorResponses, MAX_SEQUENCE } from '../../contracts/common.ts';
 import { JobEventPage, JobEventsQuery, JobParams } from '../../contracts/jobs.ts';
@@ -9,7 +9,7 @@ import { ApiError, badRequest } from '../../errors.ts';
 const POLL_MS = 1_000;
 const KEEPALIVE_MS = 15_000;
 
-export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { jobs, store, config } = services;
   // Live streams never end by themselves: a graceful shutdown ends them, or the server would wait forever.
   const openStreams = new Set<() => void>();
@@ -44,7 +44,7 @@ export const jobEventRoutes: FastifyPluginAsync<{ services: Services }> = async 
     done();
   });
 
-  app.get<{ Params: { projectId: string; id: string }; Querystring: { after?: number; limit?: number } }>(
+  app.get(
     '/v2/agent/:projectId/job/:id/events',
     {
       schema: {

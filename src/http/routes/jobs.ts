@@ -1,5 +1,6 @@
 // The agent-job API: create, get, follow up, archive, list.
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../services.ts';
 import { badRequest, rateLimitHeaders } from '../../errors.ts';
@@ -42,7 +43,7 @@ function sendWrite(reply: FastifyReply, result: WriteResult) {
   return reply.code(result.statusCode).send(result.job);
 }
 
-export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { jobs } = services;
   /** JSON of the cached job views (by the route's response schema); a view is never changed. */
   const serializedViews = new WeakMap<Job, string>();
@@ -50,7 +51,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
   const write = app.requireKey('write');
   const tags = ['Agent jobs'];
 
-  app.post<{ Params: { projectId: string }; Body: CreateJobBody }>(
+  app.post(
     '/v2/agent/:projectId/job',
     {
       schema: {
@@ -66,7 +67,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     async (request, reply) => sendWrite(reply, await jobs.create(request.params.projectId, request.body, idempotencyOf(request))),
   );
 
-  app.get<{ Params: { projectId: string; id: string } }>(
+  app.get(
     '/v2/agent/:projectId/job/:id',
     {
       schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
@@ -83,7 +84,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     },
   );
 
-  app.post<{ Params: { projectId: string; id: string }; Body: { prompt: string } }>(
+  app.post(
     '/v2/agent/:projectId/job/:id/message',
     {
       schema: {
@@ -100,7 +101,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
       sendWrite(reply, await jobs.sendMessage(request.params.projectId, request.params.id, request.body.prompt, idempotencyOf(request))),
   );
 
-  app.post<{ Params: { projectId: string; id: string } }>(
+  app.post(
     '/v2/agent/:projectId/job/:id/archive',
     {
       schema: {
@@ -115,7 +116,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     async (request) => jobs.archive(request.params.projectId, request.params.id),
   );
 
-  app.get<{ Params: { projectId: string }; Querystring: ListQuery }>(
+  app.get(
     '/v2/agent/:projectId/jobs',
     {
       schema: {
@@ -131,7 +132,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     async (request) => jobs.list(request.params.projectId, request.query),
   );
 
-  app.get<{ Params: { projectId: string; id: string } }>(
+  app.get(
     '/v2/agent/:projectId/job/:id/changes',
     {
       schema: {
@@ -147,7 +148,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     async (request) => jobs.changes(request.params.projectId, request.params.id),
   );
 
-  app.get<{ Params: { projectId: string }; Querystring: { days?: number } }>(
+  app.get(
     '/v2/agent/:projectId/usage',
     {
       schema: {
@@ -164,7 +165,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     async (request) => jobs.usage(request.params.projectId, request.query.days ?? 30),
   );
 
-  app.get<{ Params: { projectId: string; id: string } }>(
+  app.get(
     '/v2/agent/:projectId/job/:id/messages',
     {
       schema: {
@@ -194,7 +195,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     async (request) => ({ messages: await jobs.messages(request.params.projectId, request.params.id) }),
   );
 
-  app.get<{ Params: { projectId: string; id: string } }>(
+  app.get(
     '/v2/agent/:projectId/job/:id/webhooks',
     {
       schema: {
@@ -212,7 +213,7 @@ export const jobRoutes: FastifyPluginAsync<{ services: Services }> = async (app,
     },
   );
 
-  app.post<{ Params: { projectId: string; id: string; deliveryId: string } }>(
+  app.post(
     '/v2/agent/:projectId/job/:id/webhooks/:deliveryId/redeliver',
     {
       schema: {

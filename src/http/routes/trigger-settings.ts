@@ -1,17 +1,19 @@
 // The dashboard's settings of code-change triggers (operators only, by session): watched
 // repositories, filters and template; the webhook secret, shown once when made; recent deliveries.
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../services.ts';
 import { ApiError, badRequest, notFound } from '../../errors.ts';
-import { DeliveriesQuery, TriggerSettingsBody } from '../../contracts/triggers.ts';
+import { DeliveriesQuery, TriggerDeliveryList, TriggerSettings, TriggerSettingsBody, TriggerSettingsWithSecret } from '../../contracts/triggers.ts';
+import { errorResponses } from '../../contracts/common.ts';
 import { TriggerSettingsError, triggerSettingsView, updateTriggerSettings } from '../../jobs/triggers/settings.ts';
 import { nulPath } from '../nul.ts';
 
 const Params = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
 type Params = { projectId: string };
 
-export const triggerSettingsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const triggerSettingsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { projects } = services;
   const { store } = services.triggers;
   const hide = { hide: true } as const;
@@ -29,13 +31,13 @@ export const triggerSettingsRoutes: FastifyPluginAsync<{ services: Services }> =
   const operatorOn = [app.requireOperator, projectExists];
   const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-  app.get<{ Params: Params }>('/api/projects/:projectId/triggers', { schema: { ...hide, params: Params }, onRequest: operatorOn }, async (request) =>
+  app.get('/api/projects/:projectId/triggers', { schema: { ...hide, params: Params, response: { 200: TriggerSettings, ...errorResponses(401, 404) } }, onRequest: operatorOn }, async (request) =>
     triggerSettingsView(store, request.params.projectId, baseUrlOf(request)),
   );
 
-  app.put<{ Params: Params; Body: TriggerSettingsBody }>(
+  app.put(
     '/api/projects/:projectId/triggers',
-    { schema: { ...hide, params: Params, body: TriggerSettingsBody }, onRequest: operatorOn },
+    { schema: { ...hide, params: Params, body: TriggerSettingsBody, response: { 200: TriggerSettings, ...errorResponses(400, 401, 403, 404) } }, onRequest: operatorOn },
     async (request) => {
       try {
         await updateTriggerSettings(store, request.params.projectId, request.body);
@@ -48,15 +50,15 @@ export const triggerSettingsRoutes: FastifyPluginAsync<{ services: Services }> =
   );
 
   // A new secret replaces the old one at once; it is in this answer only, never stored in plain text.
-  app.post<{ Params: Params }>('/api/projects/:projectId/triggers/secret', { schema: { ...hide, params: Params }, onRequest: operatorOn }, async (request, reply) => {
+  app.post('/api/projects/:projectId/triggers/secret', { schema: { ...hide, params: Params, response: { 201: TriggerSettingsWithSecret, ...errorResponses(401, 403, 404) } }, onRequest: operatorOn }, async (request, reply) => {
     const secret = await store.rotateSecret(request.params.projectId);
     reply.header('cache-control', 'no-store');
     return reply.code(201).send({ secret, ...(await triggerSettingsView(store, request.params.projectId, baseUrlOf(request))) });
   });
 
-  app.get<{ Params: Params; Querystring: { limit?: number } }>(
+  app.get(
     '/api/projects/:projectId/triggers/deliveries',
-    { schema: { ...hide, params: Params, querystring: DeliveriesQuery }, onRequest: operatorOn },
+    { schema: { ...hide, params: Params, querystring: DeliveriesQuery, response: { 200: TriggerDeliveryList, ...errorResponses(400, 401, 404) } }, onRequest: operatorOn },
     async (request) => ({ deliveries: await store.recentDeliveries(request.params.projectId, request.query.limit ?? 50) }),
   );
 };

@@ -2,7 +2,8 @@
 // /v1/triggers/{projectId}/gitlab. Not authenticated by API key: each delivery is verified by its
 // host's signature over the raw body, so this scope reads bodies as bytes (bounded) and parses them
 // only after the signature checks out.
-import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError, FastifyReply } from 'fastify';
 import type { Services } from '../../services.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
 import type { TriggerHost } from '../../store/schema.ts';
@@ -12,7 +13,7 @@ const REFUSALS: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'The Content-Length header does not match the body.'],
 };
 
-export const triggerRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { receiver } = services.triggers;
   const bodyLimit = services.config.triggers.bodyLimitBytes;
 
@@ -30,7 +31,7 @@ export const triggerRoutes: FastifyPluginAsync<{ services: Services }> = async (
 
   for (const host of ['github', 'gitlab'] as const satisfies readonly TriggerHost[]) {
     const hostName = host === 'github' ? 'GitHub (and GitHub Enterprise Server)' : 'GitLab';
-    app.post<{ Params: { projectId: string } }>(
+    app.post(
       `/v1/triggers/:projectId/${host}`,
       {
         bodyLimit,
@@ -60,7 +61,8 @@ export const triggerRoutes: FastifyPluginAsync<{ services: Services }> = async (
           body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
         });
         if (answer.headers) reply.headers(answer.headers);
-        return reply.code(answer.statusCode).send(answer.body);
+        // The receiver decides the status (each is documented above); its body fits the schema of that status.
+        return (reply as FastifyReply).code(answer.statusCode).send(answer.body);
       },
     );
   }

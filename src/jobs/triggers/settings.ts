@@ -5,6 +5,7 @@ import type { TriggerHost } from '../../store/schema.ts';
 import type { TriggerEvent, TriggerStore, WatchedRepository, WatchedRepositoryInput } from '../../store/triggers.ts';
 import { DEFAULT_TEMPLATE, PLACEHOLDERS, TEMPLATE_LIMIT, unknownPlaceholders } from './template.ts';
 import { globProblem } from './summary.ts';
+import type { TriggerSettings } from '../../contracts/triggers.ts';
 
 export const MAX_REPOSITORIES = 20;
 export const MAX_PATHS = 50;
@@ -26,18 +27,7 @@ export interface TriggerSettingsInput {
   repositories?: RepositorySettingsInput[];
 }
 
-export interface TriggerSettingsView {
-  /** Where GitHub and GitLab send this project's webhooks. */
-  endpoints: { github: string; gitlab: string };
-  hasSecret: boolean;
-  secretCreatedAt: string | null;
-  /** The template in use (the default when none is set). */
-  template: string;
-  customTemplate: boolean;
-  defaultTemplate: string;
-  placeholders: string[];
-  repositories: WatchedRepository[];
-}
+export type TriggerSettingsView = TriggerSettings;
 
 /** A setting that cannot be stored; the message says which and why. */
 export class TriggerSettingsError extends Error {

@@ -1,5 +1,6 @@
 // Projects: the list and the form to create one.
 import { useState, type FormEvent } from 'react';
+import { CODE_HOST_KINDS, CODE_HOSTS } from '../../../src/codehost/kinds.ts';
 import { api, errorMessage, type Project, type Session } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
 import { Alert, Empty, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
@@ -52,7 +53,20 @@ export function ProjectsPage({ session }: { session: Session }) {
   );
 }
 
-export const codeHostLabel = (h: Project['codeHost']) => (h === 'github' ? 'GitHub' : h === 'gitlab' ? 'GitLab' : 'push only');
+export const codeHostLabel = (h: Project['codeHost']) => CODE_HOSTS[h].label;
+
+/** The code hosts Folio knows, as <option>s (src/codehost/kinds.ts declares them). */
+export function CodeHostOptions() {
+  return (
+    <>
+      {CODE_HOST_KINDS.map((k) => (
+        <option key={k} value={k}>
+          {CODE_HOSTS[k].label} — {CODE_HOSTS[k].description}
+        </option>
+      ))}
+    </>
+  );
+}
 
 function NewProject({ session, onCancel }: { session: Session; onCancel?: () => void }) {
   const [name, setName] = useState('');
@@ -104,9 +118,7 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
           <label htmlFor="p-host">Code host</label>
           <select id="p-host" value={codeHost} onChange={(e) => setCodeHost(e.target.value as typeof codeHost)}>
             <option value="">Detect from the URL</option>
-            <option value="github">GitHub</option>
-            <option value="gitlab">GitLab</option>
-            <option value="none">Push only (no pull requests)</option>
+            <CodeHostOptions />
           </select>
         </div>
         <div className="field">

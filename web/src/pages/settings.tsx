@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { api, errorMessage, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
 import { Alert, CopyButton, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
+import { CodeHostOptions } from './projects.tsx';
 
 export function SettingsPage({ projectId, session, onSaved }: { projectId: string; session: Session; onSaved: (p: Project) => void }) {
   const project = useAsync(() => api.project(projectId), [projectId]);
@@ -101,9 +102,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
             <div className="field">
               <label htmlFor="s-host">Code host</label>
               <select id="s-host" value={codeHost} onChange={(e) => setCodeHost(e.target.value as Project['codeHost'])}>
-                <option value="github">GitHub</option>
-                <option value="gitlab">GitLab</option>
-                <option value="none">Push only (no pull requests)</option>
+                <CodeHostOptions />
               </select>
             </div>
             <div className="field">

@@ -1,0 +1,32 @@
+// The code hosts Folio knows, declared once: the store validates against this list, the schemas and
+// the CLI offer it, the dashboard labels it, and a project's host is inferred from its repository
+// URL with it. Pure (no I/O), so every layer can import it. To add a code host, add it here, write
+// `<host>.ts` behind the CodeHost interface (types.ts) and create it in index.ts.
+
+export const CODE_HOSTS = {
+  github: { label: 'GitHub', description: 'GitHub and GitHub Enterprise Server: pull requests' },
+  gitlab: { label: 'GitLab', description: 'GitLab.com and self-managed GitLab: merge requests' },
+  none: { label: 'Push only', description: 'Push the branch, open no pull request' },
+} as const;
+
+export type CodeHostKind = keyof typeof CODE_HOSTS;
+
+export const CODE_HOST_KINDS = Object.keys(CODE_HOSTS) as CodeHostKind[];
+
+export const isCodeHostKind = (value: unknown): value is CodeHostKind => typeof value === 'string' && Object.hasOwn(CODE_HOSTS, value);
+
+/** github.com / gitlab.com, or hosts named like them (github.acme.com), by URL; anything else is push-only. */
+export function inferCodeHost(repositoryUrl: string): CodeHostKind {
+  const host = hostOf(repositoryUrl).toLowerCase();
+  if (host === 'github.com' || host.startsWith('github.')) return 'github';
+  if (host === 'gitlab.com' || host.startsWith('gitlab.')) return 'gitlab';
+  return 'none';
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return /^[^@]+@([^:]+):/.exec(url)?.[1] ?? ''; // git@github.com:org/repo.git
+  }
+}

@@ -1,0 +1,144 @@
+// Schemas of the dashboard's admin API under /api: requests and responses. The server validates and
+// serializes with them; the web app (web/src/api.ts) takes its types from them.
+import { Type, type Static } from 'typebox';
+import { CODE_HOST_KINDS } from '../codehost/kinds.ts';
+
+// ---------------------------------------------------------------- sign-in
+
+export const Credentials = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const SetupState = Type.Object({ setupRequired: Type.Boolean() });
+
+export const User = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  role: Type.Union([Type.Literal('owner'), Type.Literal('operator')]),
+  createdAt: Type.String({ format: 'date-time' }),
+  lastLoginAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export type User = Static<typeof User>;
+
+export const Session = Type.Object({
+  user: User,
+  /** Send it as X-CSRF-Token with every change. */
+  csrfToken: Type.String(),
+  models: Type.Object({ default: Type.String(), allowed: Type.Array(Type.String()) }),
+});
+export type Session = Static<typeof Session>;
+
+// ---------------------------------------------------------------- projects
+
+export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
+/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
+export type ChecksMode = (typeof CHECKS_MODES)[number];
+
+export const CodeHost = Type.Enum(CODE_HOST_KINDS);
+
+const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
+
+const projectFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  repositoryUrl: Type.String({ minLength: 1, maxLength: 2000 }),
+  baseBranch: Type.String({ minLength: 1, maxLength: 200 }),
+  codeHost: CodeHost,
+  defaultModel: NullableString(200),
+  draftPrs: Type.Boolean(),
+  repoToken: NullableString(1000),
+  webhookUrl: NullableString(2000),
+  webhookSecret: NullableString(1000),
+  siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
+  // Checked by the project store, which answers an unknown mode with one clear sentence.
+  checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
+};
+
+/** A change names at least one field; an empty string clears an optional one. */
+export const UpdateProjectBody = Type.Partial(Type.Object(projectFields), { additionalProperties: false, minProperties: 1 });
+export type UpdateProjectBody = Static<typeof UpdateProjectBody>;
+
+/** A new project needs a name and a repository. */
+export const CreateProjectBody = Type.Object(
+  { ...UpdateProjectBody.properties, name: projectFields.name, repositoryUrl: projectFields.repositoryUrl },
+  { additionalProperties: false },
+);
+
+export const Project = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  repositoryUrl: Type.String(),
+  baseBranch: Type.String(),
+  codeHost: CodeHost,
+  defaultModel: Type.Union([Type.String(), Type.Null()]),
+  draftPrs: Type.Boolean(),
+  /** Set or not; the token itself is never returned. */
+  hasRepoToken: Type.Boolean(),
+  webhookUrl: Type.Union([Type.String(), Type.Null()]),
+  hasWebhookSecret: Type.Boolean(),
+  siteOrigins: Type.Array(Type.String()),
+  checks: Type.Enum(CHECKS_MODES),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+export type Project = Static<typeof Project>;
+
+/** A project as the dashboard shows it: with the script tag to paste into the docs site. */
+export const DashboardProject = Type.Object({ ...Project.properties, scriptTag: Type.String() });
+export type DashboardProject = Static<typeof DashboardProject>;
+
+export const ProjectList = Type.Object({ projects: Type.Array(DashboardProject) });
+
+export const ProjectIdParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+// ---------------------------------------------------------------- API keys
+
+const KeyScope = Type.Union([Type.Literal('read'), Type.Literal('write')]);
+
+export const CreateKeyBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    scope: Type.Optional(KeyScope),
+    expiresInDays: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 3650 }), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+
+/** A key that covers every project (allProjects) or the listed ones (projectIds). */
+export const CreateAdminKeyBody = Type.Object(
+  {
+    ...CreateKeyBody.properties,
+    allProjects: Type.Optional(Type.Boolean()),
+    projectIds: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+export const ApiKey = Type.Object({
+  id: Type.String(),
+  /** `project`: belongs to one project; `admin`: covers every project or a list of them. */
+  kind: Type.Union([Type.Literal('project'), Type.Literal('admin')]),
+  /** The owning project of a project key; null for an admin key. */
+  projectId: Type.Union([Type.String(), Type.Null()]),
+  allProjects: Type.Boolean(),
+  projectIds: Type.Array(Type.String()),
+  name: Type.String(),
+  /** The key's first characters, for telling keys apart; the key itself is shown once. */
+  prefix: Type.String(),
+  scope: KeyScope,
+  createdAt: Type.String({ format: 'date-time' }),
+  expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  revokedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+export type ApiKey = Static<typeof ApiKey>;
+
+export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKey) });
+
+/** A new key: the only answer that holds the key itself. */
+export const CreatedKey = Type.Object({ ...ApiKey.properties, key: Type.String() });
+
+export const KeyParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 64 }) });
+export const ProjectKeyParams = Type.Object({ ...ProjectIdParams.properties, ...KeyParams.properties });
