@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { drainWorktreePool, Repo } from '../src/git/git.ts';
+import { Repo } from '../src/git/git.ts';
+import { WorktreePool } from '../src/git/worktree-pool.ts';
 import { LOCAL_GIT, startCodeHost } from '../test/fixtures/git-server.ts';
 import { percentile, TOKEN } from './agent-common.ts';
 
@@ -16,6 +17,7 @@ const FILES = Number(process.argv[2] ?? 5000);
 const LATER = Number(process.argv[3] ?? 10);
 
 const host = await startCodeHost({ token: TOKEN });
+const pools: WorktreePool[] = [];
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-ws-'));
 try {
   const files: Record<string, string> = { 'docs.json': '{"navigation": []}\n' };
@@ -25,8 +27,11 @@ try {
   let t = performance.now();
   const url = host.createRepo('bench/big', files);
   console.log(`generated ${FILES}-file repository in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-  const repoWith = (worktreePool: number) =>
-    new Repo({ dataDir, repositoryUrl: url, ...LOCAL_GIT, credentials: { token: TOKEN, username: 'x-access-token' }, author: { name: 'Bench', email: 'b@example.com' }, worktreePool });
+  const repoWith = (size: number) => {
+    const pool = new WorktreePool({ dataDir, size });
+    pools.push(pool);
+    return new Repo({ dataDir, repositoryUrl: url, ...LOCAL_GIT, credentials: { token: TOKEN, username: 'x-access-token' }, author: { name: 'Bench', email: 'b@example.com' }, pool });
+  };
 
   /** One job: prepare (measured), edit + commit + push, release (measured). */
   const job = async (repo: Repo, id: string) => {
@@ -56,7 +61,7 @@ try {
   // A follow-up: starts from its own pushed branch, also on a recycled worktree.
   const followUps: Awaited<ReturnType<typeof job>>[] = [];
   for (let i = 1; i <= Math.min(3, LATER); i++) followUps.push(await job(pooled, `job_${i}`));
-  await drainWorktreePool();
+  for (const pool of pools) await pool.drain();
 
   const fresh: Awaited<ReturnType<typeof job>>[] = [];
   const unpooled = repoWith(0);
@@ -79,7 +84,7 @@ try {
   console.log(`  later jobs (${LATER}, pool off: fetch + full checkout): ${summary(fresh.map((j) => j.prepared))}; release ${summary(fresh.map((j) => j.released))}`);
   console.log(`  docs profile from the mirror tree (what the first model call waits for): ${profileMs.toFixed(0)} ms`);
 } finally {
-  await drainWorktreePool();
+  for (const pool of pools) await pool.drain();
   await host.close();
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -13,6 +13,7 @@ import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
 import { createAnalytics, type Analytics } from './analytics/index.ts';
 import { WebhookOutbox } from './jobs/webhooks.ts';
+import { WorktreePool } from './git/worktree-pool.ts';
 import { createSecretBox } from './store/secret-box.ts';
 import { TriggerStore } from './store/triggers.ts';
 import { TriggerReceiver } from './jobs/triggers/receiver.ts';
@@ -91,7 +92,13 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
   const triggers = { store: triggerStore, receiver: new TriggerReceiver({ store: triggerStore, jobs, config, log }) };
   if (workerCount > 0) {
-    const handler = opts.jobHandler ?? (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log);
+    let handler = opts.jobHandler;
+    if (!handler) {
+      // The agent's git workspaces: shared by this process's workers, drained at shutdown.
+      const pool = new WorktreePool({ dataDir: config.dataDir, size: config.agent.worktreePool });
+      cleanups.push(() => pool.drain());
+      handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool });
+    }
     const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
     workers = pool;
     jobs.onWork(() => pool.wake());

@@ -1,31 +1,20 @@
-// Git plumbing with the system `git` binary: a bare mirror per repository (fetched before each run), a
-// worktree per job on its own branch, commit and push. Credentials travel only in the environment of
-// the git process (GIT_CONFIG_COUNT / http.extraHeader): never in argv, files, remote URLs or logs.
-// Every value that comes from a user or the model is checked first (repository-url.ts) and follows
-// `--` or `--end-of-options` in argv, so git never reads it as an option; git may use only the
-// transports the operator allows (GIT_ALLOW_PROTOCOL), and a remote's host must pass the outbound
-// address policy. git's own output never leaves this module in an error message: GitError carries a
-// stable code and a sentence for clients, and `detail` (stderr, secrets blanked) for the server log.
-import { spawn } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+// A repository Folio works on: a bare mirror per repository (fetched before each run), a worktree
+// per job on its own branch, commit and push, and what a job changed. Every value that comes from a
+// user or the model is checked first (repository-url.ts) and follows `--` or `--end-of-options` in
+// argv, so git never reads it as an option; git may use only the transports the operator allows, and
+// a remote's host must pass the outbound address policy. Running git is run.ts; what a process
+// shares between jobs (mirror locks, fetch rounds, idle worktrees) is worktree-pool.ts.
+import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { Coalescer } from './coalesce.ts';
-import { childProcessEnv } from '../config.ts';
+import { credentialEnv, git, gitBuffer, gitHead, GitError, type GitCredentials } from './run.ts';
+import { parseDiffFiles, type DiffFile } from './diff.ts';
+import type { WorktreePool } from './worktree-pool.ts';
 import { checkBranchName, checkRepositoryUrl, gitAllowProtocol, RepositoryInputError, type CheckedRepository, type RepositoryPolicy } from './repository-url.ts';
 import { OutboundRefusedError, resolveAllowed, UnresolvedHostError, type OutboundPolicy, type Resolve } from '../net/address-policy.ts';
 
-export class GitError extends Error {
-  readonly code: string;
-  /** What git printed (secrets blanked): for the server log only, never for clients or job events. */
-  readonly detail: string | undefined;
-  constructor(code: string, message: string, detail?: string) {
-    super(message);
-    this.name = 'GitError';
-    this.code = code;
-    this.detail = detail;
-  }
-}
+export { GitError, type GitCredentials } from './run.ts';
+export type { DiffFile } from './diff.ts';
 
 /** A branch name from a user (a project's base branch) or a setting, checked before it reaches git. */
 function checkBranch(name: string, what = 'Branch'): void {
@@ -57,123 +46,6 @@ function remoteFailure(what: 'fetch' | 'push', err: GitError): GitError {
   return new GitError(code, message, out);
 }
 
-export interface GitCredentials {
-  /** Token for HTTPS remotes; null for none. */
-  token: string | null;
-  /** User name paired with the token in Basic auth: `x-access-token` (GitHub), `oauth2` (GitLab). */
-  username: string;
-}
-
-export interface RunOptions {
-  cwd?: string;
-  env?: Record<string, string>;
-  signal?: AbortSignal;
-  /** Values to blank out of error messages. */
-  secrets?: string[];
-  input?: string;
-}
-
-function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) if (s) out = out.split(s).join('[redacted]');
-  return out;
-}
-
-/** The inherited part of git's environment: PATH, HOME, proxies… never Folio's secrets or GIT_* settings. */
-const inherited = childProcessEnv();
-
-/**
- * Environment for a git process: no prompts, no system or user git configuration (which could rewrite
- * URLs, add credential helpers or hooks), and local transports only (file) unless a Repo widens it
- * for its remote's transport.
- */
-function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    ...inherited,
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_ASKPASS: '',
-    SSH_ASKPASS: '',
-    GCM_INTERACTIVE: 'never',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    GIT_ALLOW_PROTOCOL: 'file',
-    LC_ALL: 'C',
-    ...extra,
-  };
-}
-
-/** Environment entries that give git an Authorization header for this process only. */
-export function credentialEnv(creds: GitCredentials | null): Record<string, string> {
-  if (!creds?.token) return {};
-  const basic = Buffer.from(`${creds.username}:${creds.token}`).toString('base64');
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-  };
-}
-
-export function git(args: string[], opts: RunOptions = {}): Promise<string> {
-  const secrets = opts.secrets ?? [];
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, {
-      cwd: opts.cwd,
-      env: baseEnv(opts.env),
-      stdio: [opts.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-      signal: opts.signal,
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout!.on('data', (d: Buffer) => out.push(d));
-    child.stderr!.on('data', (d: Buffer) => err.push(d));
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-    let aborted: Error | null = null;
-    child.on('error', (e) => {
-      // An aborted git is killed: settle once it has exited, so nobody touches files it may still write.
-      if ((e as Error).name === 'AbortError') {
-        aborted = e;
-        if (child.pid === undefined) reject(e);
-      } else reject(new GitError('git_error', 'git could not be started on the server.', redact((e as Error).message, secrets)));
-    });
-    child.on('close', (code) => {
-      if (aborted) return reject(aborted);
-      if (code === 0) return resolve(Buffer.concat(out).toString('utf8'));
-      const detail = redact(Buffer.concat(err).toString('utf8').trim() || `exit code ${code}`, secrets).slice(0, 4000);
-      reject(new GitError('git_error', `A git ${args[0]} command failed on the server.`, detail));
-    });
-  });
-}
-
-function gitBuffer(args: string[], cwd: string, input: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.resume();
-    child.on('error', (e) => reject(new GitError('git_error', 'git could not be started on the server.', e.message)));
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new GitError('git_error', `A git ${args[0]} command failed on the server.`, `exit code ${code}`))));
-    child.stdin.end(input);
-  });
-}
-
-// Fetches of one mirror run one at a time within this process (git's own ref locks cover other
-// processes); concurrent jobs of one repository with the same credentials share a fetch (coalesce.ts).
-const locks = new Map<string, Promise<unknown>>();
-async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-  const prev = locks.get(key) ?? Promise.resolve();
-  const run = prev.catch(() => undefined).then(fn);
-  const tail = run.catch(() => undefined);
-  locks.set(key, tail);
-  try {
-    return await run;
-  } finally {
-    if (locks.get(key) === tail) locks.delete(key);
-  }
-}
-
-/** Shared fetch rounds of every mirror in this process. */
-export const fetchRounds = new Coalescer();
-
 export interface GitWorkspaceOptions {
   dataDir: string;
   repositoryUrl: string;
@@ -185,11 +57,8 @@ export interface GitWorkspaceOptions {
   resolve?: Resolve;
   credentials: GitCredentials | null;
   author: { name: string; email: string };
-  /**
-   * Idle worktrees this process keeps for later jobs, all repositories together (the least recently
-   * released is removed first). 0 (the default) removes every worktree when its lease ends.
-   */
-  worktreePool?: number;
+  /** The process's mirror locks, shared fetches and idle worktrees. */
+  pool: WorktreePool;
 }
 
 export interface PreparedWorktree {
@@ -219,132 +88,6 @@ export interface WorktreeLease {
 export function mirrorPath(dataDir: string, repositoryUrl: string): string {
   const id = createHash('sha256').update(repositoryUrl).digest('hex').slice(0, 24);
   return path.join(dataDir, 'mirrors', `${id}.git`);
-}
-
-/** Where idle worktrees of a mirror wait: `<dataDir>/worktrees/.pool/<mirror id>/<pid>-<instance>-<n>`. */
-export function poolPath(dataDir: string, mirror: string): string {
-  return path.join(dataDir, 'worktrees', '.pool', path.basename(mirror, '.git'));
-}
-
-// ---- The worktree pool (per process) ----------------------------------------------------------------
-// A job's turn ends by handing its worktree to the pool instead of deleting it; the next job of that
-// repository moves it to its own folder and resets it with `git checkout --force -B <branch> <start>`
-// and `git clean -ffdx`, which rewrite only the files that differ. An idle worktree is taken out of the
-// pool synchronously, so two jobs never hold the same one. Folders of a pool carry this process's pid
-// and a random instance id; those of dead processes are removed the first time a mirror is used.
-
-const INSTANCE = `${process.pid}-${randomBytes(4).toString('hex')}`;
-let slotCounter = 0;
-
-interface Spare {
-  mirror: string;
-  dir: string;
-  /** Its record in the mirror (`worktrees/<id>`), whose path its `.git` file holds. */
-  admin: string;
-}
-/** Idle worktrees, least recently released first. */
-const spares: Spare[] = [];
-const sweptMirrors = new Set<string>();
-const background = new Set<Promise<void>>();
-
-function inBackground(work: Promise<void>): void {
-  const p: Promise<void> = work.catch(() => undefined).finally(() => background.delete(p));
-  background.add(p);
-}
-
-/** Idle worktrees held by this process (all mirrors, or one). */
-export function pooledWorktrees(mirror?: string): string[] {
-  return spares.filter((s) => !mirror || s.mirror === mirror).map((s) => s.dir);
-}
-
-/** Waits until background removals (evicted idle worktrees, folders of dead processes) are done. */
-export async function worktreePoolSettled(): Promise<void> {
-  while (background.size > 0) await Promise.all([...background]);
-}
-
-/** Removes every idle worktree of this process and waits for background removals (shutdown, tests). */
-export async function drainWorktreePool(): Promise<void> {
-  for (const s of spares.splice(0)) inBackground(removeDir(s.mirror, s.dir));
-  await worktreePoolSettled();
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Removes pool folders of this mirror left by processes that are gone (or by an earlier run of this pid). */
-async function sweepOrphans(dataDir: string, mirror: string): Promise<void> {
-  const root = poolPath(dataDir, mirror);
-  let names: string[];
-  try {
-    names = await fs.readdir(root);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const m = /^(\d+)-([0-9a-f]+)-\d+$/.exec(name);
-    if (!m) continue;
-    const pid = Number(m[1]);
-    if (`${m[1]}-${m[2]}` === INSTANCE || (pid !== process.pid && processAlive(pid))) continue;
-    await removeDir(mirror, path.join(root, name));
-  }
-}
-
-/**
- * Removes a linked worktree's folder (outside the lock: the slow part), then its record in the mirror
- * and the branch, if given. Commands that read every worktree's record (`worktree add/prune`,
- * `branch -D`, `fetch`) run under the mirror's lock: git 2.39 dies reading a record another
- * `worktree add` is still writing ("failed to read worktrees/<id>/commondir").
- */
-async function removeDir(mirror: string, dir: string, branch?: string): Promise<void> {
-  await fs.rm(dir, { recursive: true, force: true });
-  await withLock(mirror, async () => {
-    await git(['worktree', 'prune'], { cwd: mirror }).catch(() => undefined);
-    if (branch) await git(['branch', '-D', '--quiet', '--', branch], { cwd: mirror }).catch(() => undefined);
-  });
-}
-
-/** Replaces a small file atomically (readers never see it empty). */
-async function writeAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.folio-${randomBytes(4).toString('hex')}`;
-  await fs.writeFile(tmp, text);
-  await fs.rename(tmp, file);
-}
-
-/**
- * Moves a linked worktree: renames its folder and points git's administrative files at the new place
- * (`$GIT_COMMON_DIR/worktrees/<id>/gitdir` and the worktree's `.git` file, as gitrepository-layout
- * describes them). The worktree is locked meanwhile, so a concurrent `git worktree prune` cannot take
- * it for a deleted one. File stat data is unchanged by a rename, so the index stays valid.
- */
-async function moveWorktree(from: string, to: string, knownAdmin?: string): Promise<string> {
-  let admin = knownAdmin;
-  let relative = false;
-  if (!admin) {
-    const text = await fs.readFile(path.join(from, '.git'), 'utf8');
-    const m = /^gitdir: (.+)$/m.exec(text);
-    if (!m) throw new GitError('git_error', `${from} is not a linked worktree.`);
-    relative = !path.isAbsolute(m[1].trim());
-    admin = path.resolve(from, m[1].trim());
-  }
-  const lock = path.join(admin, 'locked');
-  await Promise.all([fs.writeFile(lock, 'folio: moving the worktree\n'), fs.mkdir(path.dirname(to), { recursive: true })]);
-  try {
-    await fs.rename(from, to);
-    await Promise.all([
-      writeAtomic(path.join(admin, 'gitdir'), `${path.join(to, '.git')}\n`),
-      // git writes an absolute path to its record unless worktree.useRelativePaths is set.
-      relative ? writeAtomic(path.join(to, '.git'), `gitdir: ${admin}\n`) : undefined,
-    ]);
-  } finally {
-    await fs.rm(lock, { force: true });
-  }
-  return admin;
 }
 
 export class Repo {
@@ -401,7 +144,8 @@ export class Repo {
    * callers with the same credentials share one fetch that started after they asked.
    */
   fetch(signal?: AbortSignal): Promise<void> {
-    return fetchRounds.run(this.#fetchKey, (shared) => withLock(this.mirror, () => this.#fetchNow(shared)), signal);
+    const { pool } = this.#opts;
+    return pool.fetches.run(this.#fetchKey, (shared) => pool.locked(this.mirror, () => this.#fetchNow(shared)), signal);
   }
 
   async #fetchNow(signal: AbortSignal): Promise<void> {
@@ -480,28 +224,8 @@ export class Repo {
    */
   async acquireWorktree(dir: string): Promise<WorktreeLease> {
     const target = path.resolve(dir);
-    if (!sweptMirrors.has(this.mirror)) {
-      sweptMirrors.add(this.mirror);
-      inBackground(sweepOrphans(this.#opts.dataDir, this.mirror));
-    }
     await this.removeWorktree(target);
-    let recycled = false;
-    if ((this.#opts.worktreePool ?? 0) > 0) {
-      for (;;) {
-        // Found and taken out in one synchronous step: no other job can take the same worktree.
-        const i = spares.findLastIndex((s) => s.mirror === this.mirror);
-        if (i === -1) break;
-        const [spare] = spares.splice(i, 1);
-        try {
-          await moveWorktree(spare.dir, target, spare.admin);
-          recycled = true;
-          break;
-        } catch {
-          inBackground(removeDir(this.mirror, spare.dir));
-          await this.removeWorktree(target);
-        }
-      }
-    }
+    const recycled = await this.#opts.pool.take(this.mirror, target);
     if (!recycled) await fs.mkdir(target, { recursive: true });
     return this.#lease(target, recycled);
   }
@@ -512,7 +236,7 @@ export class Repo {
     let prep: Promise<PreparedWorktree> | undefined;
     let released: Promise<void> | undefined;
     const mirror = this.mirror;
-    const poolSize = this.#opts.worktreePool ?? 0;
+    const { pool } = this.#opts;
 
     const doPrepare = async (branch: string, baseBranch: string, signal?: AbortSignal): Promise<PreparedWorktree> => {
       await this.fetch(signal);
@@ -531,13 +255,13 @@ export class Repo {
           if (signal?.aborted) throw err;
           // A worktree that cannot be reset (e.g. a stale index.lock) is replaced by a new checkout.
           recycled = false;
-          await removeDir(mirror, dir);
+          await pool.remove(mirror, dir);
           await fs.mkdir(dir, { recursive: true });
         }
       }
       // Registered under the lock without files (milliseconds), then checked out outside it, so
       // concurrent jobs write their files in parallel.
-      await withLock(mirror, () => git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '-B', branch, '--', dir, start], { cwd: mirror, signal }));
+      await pool.locked(mirror, () => git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '-B', branch, '--', dir, start], { cwd: mirror, signal }));
       await git(['reset', '--hard', '--quiet'], { cwd: dir, signal });
       return done();
     };
@@ -545,29 +269,21 @@ export class Repo {
     const doRelease = async (): Promise<void> => {
       // Never touch a worktree while git may still be writing it; recycle only one that became ready.
       const ready = prep ? await prep.then(() => true, () => false) : false;
-      if (ready && poolSize > 0) {
-        const slot = path.join(poolPath(this.#opts.dataDir, mirror), `${INSTANCE}-${++slotCounter}`);
+      if (ready && pool.size > 0) {
         try {
           // Detach HEAD without touching the index or files, so the job branch can be deleted and
           // checked out elsewhere (a follow-up), then park the worktree in the pool.
           await git(['update-ref', '--no-deref', 'HEAD', 'HEAD'], { cwd: dir });
           if (branchName) {
             const name = branchName;
-            await withLock(mirror, () => git(['branch', '-D', '--quiet', '--', name], { cwd: mirror }).catch(() => undefined));
+            await pool.locked(mirror, () => git(['branch', '-D', '--quiet', '--', name], { cwd: mirror }).catch(() => undefined));
           }
-          const admin = await moveWorktree(dir, slot);
-          spares.push({ mirror, dir: slot, admin });
-          while (spares.length > poolSize) {
-            const old = spares.shift()!;
-            inBackground(removeDir(old.mirror, old.dir));
-          }
-          return;
+          if (await pool.put(mirror, dir)) return;
         } catch {
-          // Remove it instead, wherever the failed move left it.
-          await fs.rm(slot, { recursive: true, force: true }).catch(() => undefined);
+          // Removed below instead.
         }
       }
-      await removeDir(mirror, dir, branchName);
+      await pool.remove(mirror, dir, branchName);
     };
 
     return {
@@ -608,10 +324,10 @@ export class Repo {
       await fs.access(dir);
     } catch {
       // nothing to remove; the branch may still exist
-      if (branch) await withLock(this.mirror, () => git(['branch', '-D', '--quiet', '--', branch], { cwd: this.mirror }).catch(() => undefined));
+      if (branch) await this.#opts.pool.locked(this.mirror, () => git(['branch', '-D', '--quiet', '--', branch], { cwd: this.mirror }).catch(() => undefined));
       return;
     }
-    await removeDir(this.mirror, dir, branch);
+    await this.#opts.pool.remove(this.mirror, dir, branch);
   }
 
   /** Stages everything and commits; returns the new commit, or null when nothing changed. */
@@ -690,93 +406,8 @@ export class Repo {
   }
 }
 
-export interface DiffFile {
-  path: string;
-  /** added, modified, deleted, renamed (GitHub's words); copies count as added. */
-  status: 'added' | 'modified' | 'deleted' | 'renamed';
-  /** The old path of a renamed file. */
-  previousPath?: string;
-  additions: number;
-  deletions: number;
-  /** Binary files have no line counts (0 and 0). */
-  binary?: boolean;
-}
-
 /** A commit id as git printed it; anything else is refused before it reaches a git command line. */
 function checkSha(sha: string): string {
   if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) throw new GitError('git_error', 'Not a commit id.');
   return sha;
-}
-
-/** Parses `git diff --name-status -z -M` and `git diff --numstat -z -M` of the same range. */
-export function parseDiffFiles(status: string, numstat: string): DiffFile[] {
-  const files: DiffFile[] = [];
-  const byPath = new Map<string, DiffFile>();
-  const s = status.split('\0');
-  for (let i = 0; i + 1 < s.length; ) {
-    const code = s[i];
-    if (!code) break;
-    const kind = code[0];
-    if (kind === 'R' || kind === 'C') {
-      const from = s[i + 1];
-      const to = s[i + 2];
-      i += 3;
-      const f: DiffFile = kind === 'R' ? { path: to, status: 'renamed', previousPath: from, additions: 0, deletions: 0 } : { path: to, status: 'added', additions: 0, deletions: 0 };
-      files.push(f);
-      byPath.set(to, f);
-    } else {
-      const p = s[i + 1];
-      i += 2;
-      const f: DiffFile = { path: p, status: kind === 'A' ? 'added' : kind === 'D' ? 'deleted' : 'modified', additions: 0, deletions: 0 };
-      files.push(f);
-      byPath.set(p, f);
-    }
-  }
-  const n = numstat.split('\0');
-  for (let i = 0; i < n.length; ) {
-    const head = n[i];
-    if (!head) break;
-    const m = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(head);
-    if (!m) break;
-    let p = m[3];
-    i += 1;
-    if (p === '') {
-      // A rename: the old and new paths follow.
-      p = n[i + 1];
-      i += 2;
-    }
-    const f = byPath.get(p);
-    if (!f) continue;
-    if (m[1] === '-') f.binary = true;
-    else {
-      f.additions = Number(m[1]);
-      f.deletions = Number(m[2]);
-    }
-  }
-  return files;
-}
-
-/** Runs git and keeps at most `limit` bytes of its output, stopping it once it has written that much. */
-function gitHead(args: string[], cwd: string, limit: number): Promise<{ out: Buffer; cut: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: baseEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let cut = false;
-    child.stdout.on('data', (d: Buffer) => {
-      if (cut) return;
-      chunks.push(d);
-      size += d.length;
-      if (size >= limit) {
-        cut = true;
-        child.kill('SIGKILL');
-      }
-    });
-    child.stderr.resume();
-    child.on('error', () => reject(new GitError('git_error', `git ${args[0]} could not be started.`)));
-    child.on('close', (code) => {
-      if (code === 0 || cut) resolve({ out: Buffer.concat(chunks).subarray(0, limit), cut });
-      else reject(new GitError('git_error', `git ${args[0]} failed (exit ${code}).`));
-    });
-  });
 }

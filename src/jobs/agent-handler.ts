@@ -9,12 +9,15 @@ import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
 import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
+import type { WorktreePool } from '../git/worktree-pool.ts';
 import { GitError, Repo, type GitCredentials, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
 import { MAX_STORED_DIFF_BYTES } from './changes.ts';
 import { pullRequestBody } from './pr-description.ts';
 
 export interface AgentHandlerOptions {
+  /** The process's mirror locks, shared fetches and idle worktrees (the services own it). */
+  pool: WorktreePool;
   /** First retry delay after a provider 429/5xx (doubles per retry). */
   retryBaseMs?: number;
 }
@@ -58,7 +61,7 @@ export function jobPageUrl(config: Config, projectId: string, jobId: string): st
   return config.publicUrl ? `${config.publicUrl}/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}` : null;
 }
 
-export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions = {}): JobHandler {
+export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions): JobHandler {
   // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
   const profileCache = new Map<string, Promise<DocsProfile>>();
   return {
@@ -86,7 +89,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           outbound: config.outbound,
           credentials: credentialsFor(config, project),
           author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
-          worktreePool: config.agent.worktreePool,
+          pool: opts.pool,
         });
         host = createCodeHost({
           kind: project.codeHost,

@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GitError, Repo, mirrorPath, parseDiffFiles } from '../../src/git/git.ts';
+import { GitError, Repo, mirrorPath } from '../../src/git/git.ts';
+import { parseDiffFiles } from '../../src/git/diff.ts';
+import { WorktreePool } from '../../src/git/worktree-pool.ts';
 import { LOCAL_GIT, startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
 
 const TOKEN = 'ghp_testtoken_0123456789abcdef';
@@ -23,7 +25,7 @@ afterAll(async () => {
 function repo(token: string | null = TOKEN) {
   return new Repo({
     dataDir,
-    repositoryUrl: url, ...LOCAL_GIT,
+    repositoryUrl: url, ...LOCAL_GIT, pool: new WorktreePool({ dataDir: os.tmpdir(), size: 0 }),
     credentials: token ? { token, username: 'x-access-token' } : null,
     author: { name: 'Folio Agent', email: 'agent@folio.invalid' },
   });
@@ -88,7 +90,7 @@ describe('mirror, worktree, commit, push over smart HTTP', () => {
   });
 
   it('fails clearly without credentials, without leaking the token in messages', async () => {
-    const r = new Repo({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'folio-git2-')), repositoryUrl: url, ...LOCAL_GIT, credentials: null, author: { name: 'a', email: 'a@b' } });
+    const r = new Repo({ dataDir: mkdtempSync(path.join(os.tmpdir(), 'folio-git2-')), repositoryUrl: url, ...LOCAL_GIT, pool: new WorktreePool({ dataDir: os.tmpdir(), size: 0 }), credentials: null, author: { name: 'a', email: 'a@b' } });
     const err = await r.fetch().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GitError);
     expect((err as GitError).code).toBe('repository_auth_failed');
@@ -105,14 +107,14 @@ describe('mirror, worktree, commit, push over smart HTTP', () => {
   it('refuses a missing base branch and URLs with credentials', async () => {
     const err = await repo().prepareWorktree(path.join(dataDir, 'worktrees', 'job_3'), 'folio/job_3', 'nope').catch((e: unknown) => e);
     expect((err as GitError).code).toBe('base_branch_missing');
-    expect(() => new Repo({ dataDir, repositoryUrl: 'https://user:pw@example.com/a/b.git', ...LOCAL_GIT, credentials: null, author: { name: 'a', email: 'a@b' } })).toThrow(
+    expect(() => new Repo({ dataDir, repositoryUrl: 'https://user:pw@example.com/a/b.git', ...LOCAL_GIT, pool: new WorktreePool({ dataDir: os.tmpdir(), size: 0 }), credentials: null, author: { name: 'a', email: 'a@b' } })).toThrow(
       /contains credentials/,
     );
   });
 
   it('works with a local bare repository path (push-only)', async () => {
     const bare = path.join(host.root, 'acme/docs.git');
-    const r = new Repo({ dataDir, repositoryUrl: bare, ...LOCAL_GIT, credentials: null, author: { name: 'Folio Agent', email: 'agent@folio.invalid' } });
+    const r = new Repo({ dataDir, repositoryUrl: bare, ...LOCAL_GIT, pool: new WorktreePool({ dataDir: os.tmpdir(), size: 0 }), credentials: null, author: { name: 'Folio Agent', email: 'agent@folio.invalid' } });
     const dir = path.join(dataDir, 'worktrees', 'job_4');
     await r.prepareWorktree(dir, 'folio/job_4', 'main');
     writeFileSync(path.join(dir, 'x.md'), 'x\n');

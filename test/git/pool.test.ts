@@ -7,15 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  drainWorktreePool,
-  fetchRounds,
-  GitError,
-  pooledWorktrees,
-  poolPath,
-  Repo,
-  worktreePoolSettled,
-} from '../../src/git/git.ts';
+import { GitError, Repo } from '../../src/git/git.ts';
+import { poolPath, WorktreePool } from '../../src/git/worktree-pool.ts';
 import { gitSync, LOCAL_GIT, startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
 
 const TOKEN = 'ghp_pooltoken_0123456789abcdef';
@@ -33,8 +26,16 @@ beforeAll(async () => {
   host = await startCodeHost({ token: TOKEN });
   url = host.createRepo('acme/pool', BASE_FILES);
 });
+/** One pool per data directory, as one process has (its size is the first asked for). */
+const pools = new Map<string, WorktreePool>();
+function poolFor(dataDir: string, size = 0): WorktreePool {
+  let pool = pools.get(dataDir);
+  if (!pool) pools.set(dataDir, (pool = new WorktreePool({ dataDir, size })));
+  return pool;
+}
 afterEach(async () => {
-  await drainWorktreePool();
+  for (const pool of pools.values()) await pool.drain();
+  pools.clear();
 });
 afterAll(async () => {
   await host.close();
@@ -53,7 +54,7 @@ function repo(dataDir: string, worktreePool: number, token = TOKEN): Repo {
     repositoryUrl: url, ...LOCAL_GIT,
     credentials: { token, username: 'x-access-token' },
     author: { name: 'Folio Agent', email: 'agent@folio.invalid' },
-    worktreePool,
+    pool: poolFor(dataDir, worktreePool),
   });
 }
 
@@ -124,12 +125,12 @@ describe('worktree pool', () => {
     await a.release();
 
     expect(existsSync(dirA)).toBe(false);
-    expect(pooledWorktrees(r.mirror)).toHaveLength(1);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(1);
     expect(await r.revParse('refs/heads/folio/job_a')).toBeNull();
 
     const dirB = path.join(dataDir, 'worktrees', 'job_b');
     const b = await r.acquireWorktree(dirB);
-    expect(pooledWorktrees(r.mirror)).toHaveLength(0);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(0);
     const wb = await b.prepare('folio/job_b', 'main');
     expect(wb).toMatchObject({ recycled: true, resumed: false, branch: 'folio/job_b', dir: dirB });
     const base = await r.revParse('refs/remotes/origin/main');
@@ -193,13 +194,13 @@ describe('worktree pool', () => {
     const r = repo(dataDir, 3);
     // Fill the pool: 3 jobs at once leave 3 idle worktrees.
     await Promise.all(['p1', 'p2', 'p3'].map((id) => job(r, dataDir, `job_${id}`)));
-    expect(pooledWorktrees(r.mirror)).toHaveLength(3);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(3);
 
     const ids = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
     const leases = await Promise.all(ids.map((id) => r.acquireWorktree(path.join(dataDir, 'worktrees', `job_${id}`))));
     const prepared = await Promise.all(leases.map((l, i) => l.prepare(`folio/job_${ids[i]}`, 'main')));
     expect(prepared.filter((p) => p.recycled)).toHaveLength(3);
-    expect(pooledWorktrees(r.mirror)).toHaveLength(0);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(0);
     // Distinct folders and distinct git worktrees (administrative folders) for every running job.
     expect(new Set(leases.map((l) => l.dir)).size).toBe(6);
     expect(new Set(leases.map((l) => adminOf(l.dir))).size).toBe(6);
@@ -217,11 +218,11 @@ describe('worktree pool', () => {
       expect(host.show('acme/pool', `folio/job_${ids[i]}`, `docs/${ids[i]}.md`)).toBe(`${ids[i]}\n`);
     }
     await Promise.all(leases.map((l) => l.release()));
-    await worktreePoolSettled();
+    await poolFor(dataDir).settled();
     // Bounded: 3 idle worktrees kept, the others removed from disk and from the mirror's records.
-    expect(pooledWorktrees(r.mirror)).toHaveLength(3);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(3);
     expect(readdirSync(poolPath(dataDir, r.mirror))).toHaveLength(3);
-    expect(registeredWorktrees(r.mirror).sort()).toEqual(pooledWorktrees(r.mirror).sort());
+    expect(registeredWorktrees(r.mirror).sort()).toEqual(poolFor(dataDir).pooled(r.mirror).sort());
     expect(readdirSync(path.join(dataDir, 'worktrees')).filter((n) => n !== '.pool')).toEqual([]);
     for (const id of ids) expect(await r.revParse(`refs/heads/folio/job_${id}`)).toBeNull();
   });
@@ -230,7 +231,7 @@ describe('worktree pool', () => {
     const dataDir = newDataDir();
     const r = repo(dataDir, 2);
     await job(r, dataDir, 'job_w'); // warm mirror, one idle worktree
-    expect(pooledWorktrees(r.mirror)).toHaveLength(1);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(1);
 
     // Aborted while resetting a recycled worktree: it is removed, not returned to the pool.
     const c1 = new AbortController();
@@ -240,7 +241,7 @@ describe('worktree pool', () => {
     await expect(p1).rejects.toMatchObject({ name: 'AbortError' });
     await l1.release();
     expect(existsSync(l1.dir)).toBe(false);
-    expect(pooledWorktrees(r.mirror)).toHaveLength(0);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(0);
     expect(registeredWorktrees(r.mirror)).toEqual([]);
     expect(await r.revParse('refs/heads/folio/job_x')).toBeNull();
 
@@ -252,7 +253,7 @@ describe('worktree pool', () => {
     c2.abort('archived');
     await l2.release();
     expect(existsSync(l2.dir)).toBe(false);
-    expect(pooledWorktrees(r.mirror)).toHaveLength(1);
+    expect(poolFor(dataDir).pooled(r.mirror)).toHaveLength(1);
     const next = await job(r, dataDir, 'job_z', (dir) => {
       expect(existsSync(path.join(dir, 'half-written.md'))).toBe(false);
     });
@@ -263,7 +264,7 @@ describe('worktree pool', () => {
     const dataDir = newDataDir();
     const r = repo(dataDir, 2);
     await job(r, dataDir, 'job_l');
-    const [idle] = pooledWorktrees(r.mirror);
+    const [idle] = poolFor(dataDir).pooled(r.mirror);
     writeFileSync(path.join(adminOf(idle), 'index.lock'), ''); // left by a git process killed mid-write
     const { wt } = await job(r, dataDir, 'job_m', (dir) => {
       expect(g(dir, 'status', '--porcelain', '--ignored', '--untracked-files=all')).toBe('');
@@ -271,7 +272,7 @@ describe('worktree pool', () => {
     });
     expect(wt.recycled).toBe(false);
     expect(host.show('acme/pool', 'folio/job_m', 'docs/m.md')).toBe('# M\n');
-    expect(registeredWorktrees(r.mirror)).toEqual(pooledWorktrees(r.mirror));
+    expect(registeredWorktrees(r.mirror)).toEqual(poolFor(dataDir).pooled(r.mirror));
   });
 
   it('removes idle worktrees of processes that are gone, keeps those of live processes', async () => {
@@ -283,7 +284,7 @@ describe('worktree pool', () => {
     const live = path.join(root, `${process.ppid}-0badcafe-1`);
     for (const d of [dead, live]) gitSync(['worktree', 'add', '--quiet', '--detach', d, 'refs/remotes/origin/main'], r.mirror);
     const lease = await r.acquireWorktree(path.join(dataDir, 'worktrees', 'job_s')); // first use of the mirror here: sweeps
-    await worktreePoolSettled();
+    await poolFor(dataDir).settled();
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(live)).toBe(true);
     expect(registeredWorktrees(r.mirror)).toEqual([live]);
@@ -298,7 +299,7 @@ describe('worktree pool', () => {
     const dataDir = newDataDir();
     const r = repo(dataDir, 0);
     await r.fetch();
-    const total = () => [...fetchRounds.rounds.values()].reduce((a, b) => a + b, 0);
+    const total = () => [...poolFor(dataDir).fetches.rounds.values()].reduce((a, b) => a + b, 0);
     const before = total();
     await Promise.all(Array.from({ length: 8 }, () => r.fetch()));
     // One round already running when the others asked would be joined by none; here the first call
