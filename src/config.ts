@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { checkBranchName, RepositoryInputError, type RemoteTransport, type RepositoryPolicy } from './git/repository-url.ts';
 import { parseNetwork, type OutboundPolicy } from './net/address-policy.ts';
+import { CodedError } from './errors.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -170,10 +171,9 @@ function publicUrl(env: Env): string | null {
   return u.href.replace(/\/+$/, '');
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
+    super('invalid_config', message);
   }
 }
 

@@ -11,17 +11,28 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
-export class ApiError extends Error {
-  readonly status: number;
+/**
+ * The base of Folio's own errors: a stable machine `code` (docs/errors.md) and one clear sentence.
+ * Each layer throws its kind (GitError, ProjectInputError, JobFailure…); the HTTP layer answers
+ * with ApiError. (src/agent/ has its own errors: it imports nothing of Folio.)
+ */
+export class CodedError extends Error {
   readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+export class ApiError extends CodedError {
+  readonly status: number;
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string>;
 
   constructor(status: number, code: string, message: string, opts: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
-    super(message);
-    this.name = 'ApiError';
+    super(code, message);
     this.status = status;
-    this.code = code;
     this.details = opts.details;
     this.headers = opts.headers ?? {};
   }

@@ -1,6 +1,7 @@
 // One small interface over code hosts: find or open the pull request of a job branch, and keep its
 // description up to date.
 import type { CodeHostKind } from './kinds.ts';
+import { CodedError } from '../errors.ts';
 
 export interface PullRequestInput {
   /** The job branch (head). */
@@ -27,14 +28,12 @@ export interface CodeHost {
   upsert(input: PullRequestInput, signal?: AbortSignal): Promise<PullRequestRef | null>;
 }
 
-export class CodeHostError extends Error {
-  readonly code: string;
+export class CodeHostError extends CodedError {
+  /** The code host's HTTP status, when it answered. */
   readonly status: number | null;
   constructor(message: string, status: number | null = null, code = 'code_host_error') {
-    super(message);
-    this.name = 'CodeHostError';
+    super(code, message);
     this.status = status;
-    this.code = code;
   }
 }
 

@@ -2,6 +2,7 @@
 // that reaches git's argv must never be read as an option (`--upload-pack=…`), name a remote helper
 // (`ext::sh -c …`), carry credentials, or use a transport the operator has not enabled. Pure: no I/O,
 // so the store (when a project is saved) and the git layer (before every fetch and push) both call it.
+import { CodedError } from '../errors.ts';
 
 export type RemoteTransport = 'https' | 'http' | 'ssh';
 export type Transport = RemoteTransport | 'file';
@@ -13,12 +14,10 @@ export interface RepositoryPolicy {
   readonly allowLocal: boolean;
 }
 
-export class RepositoryInputError extends Error {
-  readonly code: 'invalid_repository_url' | 'invalid_branch';
+export class RepositoryInputError extends CodedError {
+  declare readonly code: 'invalid_repository_url' | 'invalid_branch';
   constructor(code: 'invalid_repository_url' | 'invalid_branch', message: string) {
-    super(message);
-    this.name = 'RepositoryInputError';
-    this.code = code;
+    super(code, message);
   }
 }
 

@@ -6,15 +6,13 @@
 // (stderr, secrets blanked) for the server log.
 import { spawn } from 'node:child_process';
 import { childProcessEnv } from '../config.ts';
+import { CodedError } from '../errors.ts';
 
-export class GitError extends Error {
-  readonly code: string;
+export class GitError extends CodedError {
   /** What git printed (secrets blanked): for the server log only, never for clients or job events. */
   readonly detail: string | undefined;
   constructor(code: string, message: string, detail?: string) {
-    super(message);
-    this.name = 'GitError';
-    this.code = code;
+    super(code, message);
     this.detail = detail;
   }
 }

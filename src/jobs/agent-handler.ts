@@ -1,6 +1,7 @@
 // The real job handler: prepares the job's worktree, runs the agent's tool loop, validates, commits,
 // pushes and opens (or updates) the pull request. Every step becomes a job event, secrets redacted.
 import path from 'node:path';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createDocsChecks, type ChecksReport } from '../agent/checks/index.ts';
@@ -63,7 +64,7 @@ export function jobPageUrl(config: Config, projectId: string, jobId: string): st
 
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions): JobHandler {
   // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
-  const profileCache = new Map<string, Promise<DocsProfile>>();
+  const profileCache = new LRUCache<string, Promise<DocsProfile>>({ max: 500 });
   return {
     async runTurn(ctx: JobContext): Promise<TurnResult> {
       const { job, project, message, signal } = ctx;
@@ -130,7 +131,6 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           if (!cached) {
             // Concurrent jobs on the same commit share one computation.
             cached = repo.treeSource(warmStart).then(detectDocs);
-            if (profileCache.size > 500) profileCache.clear();
             profileCache.set(cacheKey, cached);
             cached.catch(() => profileCache.delete(cacheKey));
           }

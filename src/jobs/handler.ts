@@ -3,6 +3,7 @@
 import type { CodeHostKind } from '../store/schema.ts';
 import type { ChecksMode } from '../store/projects.ts';
 import type { BranchDiff, StoredChecks } from './changes.ts';
+import { CodedError } from '../errors.ts';
 
 export interface TurnMessage {
   /** 1 is the job's prompt; follow-ups count up from 2. */
@@ -67,14 +68,7 @@ export interface TurnResult {
 }
 
 /** A failure that ends the job `failed` with this code and message (e.g. model_error, step_limit). */
-export class JobFailure extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.name = 'JobFailure';
-    this.code = code;
-  }
-}
+export class JobFailure extends CodedError {}
 
 export interface JobHandler {
   runTurn(ctx: JobContext): Promise<TurnResult>;

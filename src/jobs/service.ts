@@ -1,6 +1,7 @@
 // Job lifecycle through the API: create, follow up, archive, read. Each write is one transaction that
 // also takes the rate-limit slot and the idempotency record, so nothing is done twice or half.
 import type { Kysely, Transaction } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors.ts';
 import type { Job, JobTrigger } from '../contracts/jobs.ts';
@@ -55,7 +56,7 @@ export class JobsService {
   private readonly jobById;
   private readonly projectById;
   /** Job views by id, valid while the store's data version is unchanged (polling clients hit it). */
-  private readonly viewCache = new Map<string, { version: number; job: Job }>();
+  private readonly viewCache = new LRUCache<string, { version: number; job: Job }>({ max: 10_000 });
 
   constructor(deps: JobsServiceDeps) {
     this.deps = deps;
@@ -353,7 +354,6 @@ export class JobsService {
     const job = jobView(row, this.deps.config.models.prices);
     if (version !== null) {
       // Read after the version: a commit in between only makes the entry look older than it is.
-      if (this.viewCache.size >= 10_000) this.viewCache.delete(this.viewCache.keys().next().value!);
       this.viewCache.set(key, { version, job });
     }
     return job;

@@ -6,6 +6,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { CodedError } from '../errors.ts';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -19,20 +20,16 @@ export type Resolve = (hostname: string) => Promise<{ address: string; family: n
 
 export const systemResolve: Resolve = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
-export class OutboundRefusedError extends Error {
-  readonly code = 'outbound_address_refused';
+export class OutboundRefusedError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'OutboundRefusedError';
+    super('outbound_address_refused', message);
   }
 }
 
 /** A host name with no address (yet): not a refusal, and worth trying again later. */
-export class UnresolvedHostError extends Error {
-  readonly code = 'host_not_resolved';
+export class UnresolvedHostError extends CodedError {
   constructor(host: string) {
-    super(`The host name ${host} could not be resolved.`);
-    this.name = 'UnresolvedHostError';
+    super('host_not_resolved', `The host name ${host} could not be resolved.`);
   }
 }
 

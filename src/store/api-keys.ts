@@ -3,6 +3,7 @@
 // Whether a key may act on a project is decided in one place: keyCovers().
 import { hash, randomInt } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { AdminKeysTable, ApiKeysTable, Database, KeyScope } from './schema.ts';
 import { newId } from './ids.ts';
 import type { ApiKey } from '../contracts/dashboard.ts';
@@ -94,8 +95,8 @@ export interface ApiKeyStoreOptions {
 
 export class ApiKeyStore {
   private readonly db: Kysely<Database>;
-  private readonly lastUsedWritten = new Map<string, number>();
-  private readonly verified = new Map<string, { row: StoredKey; at: number; version: number | null }>();
+  private readonly lastUsedWritten = new LRUCache<string, number>({ max: 10_000 });
+  private readonly verified = new LRUCache<string, { row: StoredKey; at: number; version: number | null }>({ max: 10_000 });
   private readonly dataVersion: (since?: number) => number | null;
   private readonly byHash;
   private readonly adminByHash;
@@ -211,7 +212,6 @@ export class ApiKeyStore {
     const [admin] = own ? [] : await this.adminByHash({ hash: digest });
     const row = own ? projectKey(own) : admin ? adminKey(admin) : undefined;
     if (row) {
-      if (this.verified.size > 10_000) this.verified.clear();
       this.verified.set(presented, { row, at: now, version });
     }
     return this.check(row, now);

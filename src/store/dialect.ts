@@ -17,6 +17,7 @@ import {
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
+import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import type { Database } from './schema.ts';
 
@@ -66,13 +67,12 @@ function nodeSqliteAdapter(file: string) {
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA busy_timeout = 10000');
   db.exec('PRAGMA foreign_keys = ON');
-  const cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  const cache = new LRUCache<string, { stmt: StatementSync; reader: boolean }>({ max: 500 });
   const prepare = (sql: string) => {
     let hit = cache.get(sql);
     if (!hit) {
       const stmt = db.prepare(sql);
       hit = { stmt, reader: stmt.columns().length > 0 };
-      if (cache.size > 500) cache.clear();
       cache.set(sql, hit);
     }
     return hit;

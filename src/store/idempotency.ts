@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from './schema.ts';
+import { CodedError } from '../errors.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 
@@ -16,10 +17,9 @@ export interface StoredResponse {
   body: string;
 }
 
-export class IdempotencyMismatchError extends Error {
+export class IdempotencyMismatchError extends CodedError {
   constructor() {
-    super('This Idempotency-Key was already used with a different request; use a new key for a new request.');
-    this.name = 'IdempotencyMismatchError';
+    super('idempotency_key_reused', 'This Idempotency-Key was already used with a different request; use a new key for a new request.');
   }
 }
 

@@ -12,6 +12,7 @@ import { CHECKS_MODES, type ChecksMode, type Project } from '../contracts/dashbo
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
+import { CodedError } from '../errors.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
@@ -31,12 +32,11 @@ export interface ProjectInput {
   checks?: ChecksMode;
 }
 
-export class ProjectInputError extends Error {
+export class ProjectInputError extends CodedError {
   /** JSON pointer of the offending field in a request body, e.g. /body/repositoryUrl. */
   readonly field: string | undefined;
   constructor(message: string, field?: keyof ProjectInput) {
-    super(message);
-    this.name = 'ProjectInputError';
+    super('invalid_project', message);
     this.field = field === undefined ? undefined : `/body/${field}`;
   }
 }

@@ -2,6 +2,7 @@
 // requests (even from several processes) cannot overshoot.
 import type { Transaction } from 'kysely';
 import type { Database } from './schema.ts';
+import { CodedError } from '../errors.ts';
 
 export const HOUR_MS = 3_600_000;
 
@@ -12,12 +13,11 @@ export interface RateInfo {
   resetSeconds: number;
 }
 
-export class RateLimitedError extends Error {
+export class RateLimitedError extends CodedError {
   readonly info: RateInfo;
   readonly retryAfterSeconds: number;
   constructor(message: string, info: RateInfo) {
-    super(message);
-    this.name = 'RateLimitedError';
+    super('rate_limited', message);
     this.info = info;
     this.retryAfterSeconds = Math.max(1, info.resetSeconds);
   }

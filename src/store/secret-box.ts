@@ -3,15 +3,15 @@
 // A sealed value is `enc:v1:<base64url(iv ‖ tag ‖ ciphertext)>`; the column name is bound in as
 // associated data, so a sealed value copied into another column does not open.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { CodedError } from '../errors.ts';
 
 const PREFIX = 'enc:v1:';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-export class SecretBoxError extends Error {
+export class SecretBoxError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'SecretBoxError';
+    super('secret_unreadable', message);
   }
 }
 

@@ -6,6 +6,7 @@ import type { Database } from './schema.ts';
 import type { SessionsTable, UserRole, UsersDatabase, UsersTable } from './users-schema.ts';
 import { newId } from './ids.ts';
 import type { User } from '../contracts/dashboard.ts';
+import { CodedError } from '../errors.ts';
 
 export type UserRow = Selectable<UsersTable>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -13,10 +14,9 @@ export type SessionRow = Selectable<SessionsTable>;
 /** A user as the dashboard API shows it. */
 export type UserView = User;
 
-export class UserInputError extends Error {
+export class UserInputError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'UserInputError';
+    super('invalid_user', message);
   }
 }
 

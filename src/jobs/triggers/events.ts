@@ -2,6 +2,7 @@
 // Payloads are hostile even when signed: every field used is checked for its type and bounded, and
 // nothing from them is used as a URL or a command (links are built from the configured repository).
 import type { TriggerHost } from '../../store/schema.ts';
+import { CodedError } from '../../errors.ts';
 
 export type ChangeKind = 'pull_request_merged' | 'pull_request_opened' | 'pull_request_updated' | 'push';
 
@@ -29,10 +30,9 @@ export type ParsedDelivery =
   | { type: 'ignored'; reason: string };
 
 /** A payload that is not what its event header says: answered 400. */
-export class MalformedPayload extends Error {
+export class MalformedPayload extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'MalformedPayload';
+    super('invalid_payload', message);
   }
 }
 

@@ -6,6 +6,7 @@ import type { TriggerEvent, TriggerStore, WatchedRepository, WatchedRepositoryIn
 import { DEFAULT_TEMPLATE, PLACEHOLDERS, TEMPLATE_LIMIT, unknownPlaceholders } from './template.ts';
 import { globProblem } from './summary.ts';
 import type { TriggerSettings } from '../../contracts/triggers.ts';
+import { CodedError } from '../../errors.ts';
 
 export const MAX_REPOSITORIES = 20;
 export const MAX_PATHS = 50;
@@ -30,10 +31,9 @@ export interface TriggerSettingsInput {
 export type TriggerSettingsView = TriggerSettings;
 
 /** A setting that cannot be stored; the message says which and why. */
-export class TriggerSettingsError extends Error {
+export class TriggerSettingsError extends CodedError {
   constructor(message: string) {
-    super(message);
-    this.name = 'TriggerSettingsError';
+    super('invalid_trigger_settings', message);
   }
 }
 
