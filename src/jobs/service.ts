@@ -2,6 +2,7 @@
 // also takes the rate-limit slot and the idempotency record, so nothing is done twice or half.
 import type { Kysely, Transaction } from 'kysely';
 import { LRUCache } from 'lru-cache';
+import { retrying } from '../util/retry.ts';
 import type { Config } from '../config.ts';
 import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors.ts';
 import type { Job, JobTrigger } from '../contracts/jobs.ts';
@@ -107,16 +108,14 @@ export class JobsService {
     rate: { bucket: string; limit: number; what: string } | null,
     fn: (trx: Transaction<Database>, takeSlot: () => Promise<RateInfo | null>) => Promise<{ row: JobRow; statusCode: number; changed: boolean; event?: JobEventView }>,
   ): Promise<WriteResult & { changed: boolean; row?: JobRow }> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.writeOnce(projectId, idem, rate, fn);
-      } catch (err) {
-        // A worker took the same event number meanwhile (PostgreSQL): nothing was committed; go again.
-        if (attempt < 5 && this.deps.dialect.isUniqueViolation(err)) continue;
-        throw err;
-      }
-    }
+    return retrying(() => this.writeOnce(projectId, idem, rate, fn), this.onEventNumberTaken);
   }
+
+  /**
+   * A worker took the same event number meanwhile (PostgreSQL): nothing was committed, so the write
+   * goes again (a few times at most).
+   */
+  private readonly onEventNumberTaken = { attempts: 5, retryable: (err: unknown) => this.deps.dialect.isUniqueViolation(err) };
 
   private async writeOnce(
     projectId: string,
@@ -271,44 +270,43 @@ export class JobsService {
     const [project] = await this.projectById({ id: projectId });
     if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
     const { config, dialect } = this.deps;
-    for (let attempt = 1; ; attempt++) {
+    const once = async (): Promise<T> => {
       const after: (() => void)[] = [];
-      try {
-        const result = await this.deps.db.transaction().execute(async (trx) => {
-          await dialect.lockProject(trx, projectId);
-          const ops: TransactionJobs = {
-            create: async ({ prompt, trigger }) => {
-              const model = this.resolveModel(undefined, project.default_model);
-              await takeRateSlot(trx, projectId, 'create', config.rateLimits.createJobPerHour, 'job creations');
-              const { row, event } = await this.insertJob(trx, project, model, prompt, trigger);
-              after.push(() => {
-                publishJobEvent(row.id, event);
-                this.workQueued();
-                this.statusChanged(row);
-              });
-              return jobView(row, config.models.prices);
-            },
-            followUp: async (jobId, prompt) => {
-              const take = () => takeRateSlot(trx, projectId, 'follow_up', config.rateLimits.followUpPerHour, 'follow-up messages');
-              const { row, event, reopened } = await this.queueMessage(trx, projectId, jobId, prompt, take);
-              after.push(() => {
-                publishJobEvent(row.id, event);
-                this.workQueued();
-                if (reopened) this.statusChanged(row);
-              });
-              return jobView(row, config.models.prices);
-            },
-          };
-          return fn(trx, ops);
-        });
-        for (const f of after) f();
-        return result;
-      } catch (err) {
-        // A worker took the same event number meanwhile (PostgreSQL): nothing was committed; go again.
-        if (attempt < 5 && dialect.isUniqueViolation(err)) continue;
-        if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
-        throw err;
-      }
+      const result = await this.deps.db.transaction().execute(async (trx) => {
+        await dialect.lockProject(trx, projectId);
+        const ops: TransactionJobs = {
+          create: async ({ prompt, trigger }) => {
+            const model = this.resolveModel(undefined, project.default_model);
+            await takeRateSlot(trx, projectId, 'create', config.rateLimits.createJobPerHour, 'job creations');
+            const { row, event } = await this.insertJob(trx, project, model, prompt, trigger);
+            after.push(() => {
+              publishJobEvent(row.id, event);
+              this.workQueued();
+              this.statusChanged(row);
+            });
+            return jobView(row, config.models.prices);
+          },
+          followUp: async (jobId, prompt) => {
+            const take = () => takeRateSlot(trx, projectId, 'follow_up', config.rateLimits.followUpPerHour, 'follow-up messages');
+            const { row, event, reopened } = await this.queueMessage(trx, projectId, jobId, prompt, take);
+            after.push(() => {
+              publishJobEvent(row.id, event);
+              this.workQueued();
+              if (reopened) this.statusChanged(row);
+            });
+            return jobView(row, config.models.prices);
+          },
+        };
+        return fn(trx, ops);
+      });
+      for (const f of after) f();
+      return result;
+    };
+    try {
+      return await retrying(once, this.onEventNumberTaken);
+    } catch (err) {
+      if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
+      throw err;
     }
   }
 

@@ -17,6 +17,7 @@ import { SecretBoxError } from '../store/secret-box.ts';
 import type { Resolve } from '../net/address-policy.ts';
 import { createGuardedFetch, refusalOf } from '../net/guarded-fetch.ts';
 import { jobView, type JobRow } from './view.ts';
+import { backoffDelay } from '../util/retry.ts';
 import type { PriceTable } from './usage.ts';
 
 /** Redirects a delivery follows (307/308 only: they keep the method and body), each checked again. */
@@ -229,7 +230,7 @@ export class WebhookOutbox {
     const now = Date.now();
     const delivered = result.error === null;
     const giveUp = !delivered && (result.final || attempt >= config.webhooks.maxAttempts);
-    const backoff = Math.min(MAX_BACKOFF_MS, config.webhooks.retryBaseMs * 2 ** (attempt - 1));
+    const backoff = backoffDelay(attempt, { baseMs: config.webhooks.retryBaseMs, maxMs: MAX_BACKOFF_MS });
     await db.transaction().execute(async (trx) => {
       await trx
         .insertInto('webhook_deliveries')

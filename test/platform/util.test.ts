@@ -1,0 +1,53 @@
+// The shared helpers: one per-key serial queue and one retry policy.
+import { describe, expect, it } from 'vitest';
+import { KeyedSerial } from '../../src/util/keyed-serial.ts';
+import { backoffDelay, retrying } from '../../src/util/retry.ts';
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe('KeyedSerial', () => {
+  it('runs tasks of one key one at a time in order, other keys alongside, and goes on after a failure', async () => {
+    const serial = new KeyedSerial();
+    const log: string[] = [];
+    let running = 0;
+    let most = 0;
+    const task = (name: string, fail = false) => async () => {
+      running++;
+      most = Math.max(most, running);
+      log.push(`start ${name}`);
+      await tick();
+      log.push(`end ${name}`);
+      running--;
+      if (fail) throw new Error(name);
+      return name;
+    };
+    const results = await Promise.allSettled([serial.run('a', task('a1')), serial.run('a', task('a2', true)), serial.run('a', task('a3')), serial.run('b', task('b1'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    const a = log.filter((l) => l.endsWith('a1') || l.endsWith('a2') || l.endsWith('a3'));
+    expect(a).toEqual(['start a1', 'end a1', 'start a2', 'end a2', 'start a3', 'end a3']);
+    expect(most).toBe(2); // a and b at once, never two of a
+    await tick();
+    expect(serial.size).toBe(0);
+  });
+});
+
+describe('retry', () => {
+  it('doubles the delay up to its cap, and jitters within ±25%', () => {
+    expect([1, 2, 3, 4, 10].map((n) => backoffDelay(n, { baseMs: 100, maxMs: 500 }))).toEqual([100, 200, 400, 500, 500]);
+    for (let i = 0; i < 50; i++) {
+      const d = backoffDelay(2, { baseMs: 100, maxMs: 1000, jitter: true });
+      expect(d).toBeGreaterThanOrEqual(150);
+      expect(d).toBeLessThanOrEqual(250);
+    }
+  });
+
+  it('retries only retryable errors, at most the attempts given', async () => {
+    let calls = 0;
+    await expect(retrying(async () => (++calls < 3 ? Promise.reject(new Error('busy')) : 'ok'), { attempts: 5, retryable: () => true })).resolves.toBe('ok');
+    expect(calls).toBe(3);
+    calls = 0;
+    await expect(retrying(async () => Promise.reject(new Error(`busy ${++calls}`)), { attempts: 4, retryable: () => true })).rejects.toThrow('busy 4');
+    calls = 0;
+    await expect(retrying(async () => Promise.reject(new Error(`fatal ${++calls}`)), { attempts: 4, retryable: (e) => !String(e).includes('fatal') })).rejects.toThrow('fatal 1');
+  });
+});
