@@ -2,7 +2,7 @@
 // projects and API keys. Jobs and analytics are not duplicated here: the dashboard calls the public
 // API with its session. Schemas in src/contracts/dashboard.ts; the web app's files are web-app.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
 import { nulPath } from '../nul.ts';
 import { ApiError, badRequest, conflict, notFound } from '../../errors.ts';
@@ -26,7 +26,7 @@ import {
   type ChecksMode,
 } from '../../contracts/dashboard.ts';
 import { ProjectInputError, projectView, type ProjectRow } from '../../store/projects.ts';
-import { apiKeyView } from '../../store/api-keys.ts';
+import { apiKeyView, type ApiKeyRow, type StoredKey } from '../../store/api-keys.ts';
 import { UserInputError, UserStore, userView } from '../../store/users.ts';
 
 /** The tag to paste into every page of the docs site for browser analytics. */
@@ -63,7 +63,17 @@ async function asInvalidProject<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
-const expiresAt = (days: number | null | undefined) => (days ? Date.now() + days * 86_400_000 : null);
+/** Name, scope and expiry of a new key of either kind. */
+function keySettings(body: { name?: string; scope?: 'read' | 'write'; expiresInDays?: number | null }) {
+  if (body.name !== undefined && body.name.trim() === '') throw badRequest('invalid_key', 'The key name must not be blank.');
+  return { name: body.name, scope: body.scope ?? 'write', expiresAt: body.expiresInDays ? Date.now() + body.expiresInDays * 86_400_000 : null };
+}
+
+/** A new key: the one answer that holds the key itself, never cached. */
+function sendNewKey(reply: FastifyReply, created: { key: string; row: StoredKey | ApiKeyRow }) {
+  reply.header('cache-control', 'no-store');
+  return reply.code(201).send({ ...apiKeyView(created.row), key: created.key });
+}
 
 export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { projects, keys, config } = services;
@@ -194,16 +204,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     { schema: { ...hide, params: ProjectIdParams, body: CreateKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, onRequest: requireOperator },
     async (request, reply) => {
       await projectOr404(request.params.projectId);
-      const { name, scope, expiresInDays } = request.body;
-      if (name !== undefined && name.trim() === '') throw badRequest('invalid_key', 'The key name must not be blank.');
-      const created = await keys.create({
-        projectId: request.params.projectId,
-        name,
-        scope: scope ?? 'write',
-        expiresAt: expiresAt(expiresInDays),
-      });
-      reply.header('cache-control', 'no-store');
-      return reply.code(201).send({ ...apiKeyView(created.row), key: created.key });
+      const created = await keys.create({ projectId: request.params.projectId, ...keySettings(request.body) });
+      return sendNewKey(reply, created);
     },
   );
 
@@ -225,8 +227,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   app.get('/api/keys', { schema: { ...hide, response: { 200: ApiKeyList } }, onRequest: requireOperator }, async () => ({ keys: (await keys.listAll()).map(apiKeyView) }));
 
   app.post('/api/keys', { schema: { ...hide, body: CreateAdminKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, onRequest: requireOperator }, async (request, reply) => {
-    const { name, scope, expiresInDays, allProjects, projectIds } = request.body;
-    if (name !== undefined && name.trim() === '') throw badRequest('invalid_key', 'The key name must not be blank.');
+    const { allProjects, projectIds } = request.body;
     if ((allProjects === true) === (projectIds !== undefined)) {
       throw badRequest('invalid_key', 'Say what the key covers: either "allProjects": true or a list of "projectIds".');
     }
@@ -234,14 +235,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     for (const id of projectIds ?? []) {
       if (!(await projects.get(id))) throw notFound(`Project "${id}" does not exist.`, 'project_not_found');
     }
-    const created = await keys.createAdmin({
-      projectIds: allProjects ? null : projectIds!,
-      name,
-      scope: scope ?? 'write',
-      expiresAt: expiresAt(expiresInDays),
-    });
-    reply.header('cache-control', 'no-store');
-    return reply.code(201).send({ ...apiKeyView(created.row), key: created.key });
+    const created = await keys.createAdmin({ projectIds: allProjects ? null : projectIds!, ...keySettings(request.body) });
+    return sendNewKey(reply, created);
   });
 
   app.post(
