@@ -7,7 +7,7 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/database.ts';
 import { ProjectStore } from '../store/projects.ts';
 import { analyticsFile } from './index.ts';
-import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb.ts';
+import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
 import { VisitorResolver } from './deferred-visitors.ts';
 import type { AnalyticsEngine } from './engine.ts';
 import { VisitorIds } from './identity.ts';

@@ -1,4 +1,4 @@
-// The analytics engine interface: DuckDB (embedded, engines/duckdb.ts) today; ClickHouse can implement
+// The analytics engine interface: DuckDB (embedded, engines/duckdb/index.ts) today; ClickHouse can implement
 // the same interface in engines/clickhouse.ts.
 import type { Range } from './dates.ts';
 

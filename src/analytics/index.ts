@@ -8,7 +8,7 @@ import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import { DAY_MS, type Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
-import { DuckDbEngine } from './engines/duckdb.ts';
+import { DuckDbEngine } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { EventRejected, prepareApiEvent, type Rejection } from './ingest.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';

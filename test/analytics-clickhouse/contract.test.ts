@@ -7,7 +7,7 @@ import { classify } from '../../src/analytics/classify.ts';
 import type { Range } from '../../src/analytics/dates.ts';
 import { CLS, SOURCE, type PagedCounts, type StoredEvent } from '../../src/analytics/engine.ts';
 import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse.ts';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb.ts';
+import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
 

@@ -195,7 +195,7 @@ describe('the direct import fast paths', () => {
 
 describe('DuckDbEngine.writeImport', () => {
   it('stores a column batch, drops keys seen before or twice in a batch, and counts them', async () => {
-    const { DuckDbEngine } = await import('../../src/analytics/engines/duckdb.ts');
+    const { DuckDbEngine } = await import('../../src/analytics/engines/duckdb/index.ts');
     const engine = await DuckDbEngine.open({ file: ':memory:', readConnections: 1 });
     try {
       const day = Date.UTC(2025, 4, 1);
