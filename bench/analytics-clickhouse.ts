@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { classifyUserAgent } from '../src/analytics/classify.ts';
 import { CLS, SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
-import { ClickHouseEngine } from '../src/analytics/engines/clickhouse.ts';
+import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../src/analytics/engines/duckdb/index.ts';
 import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
 import { compareVisitors, median, timed } from './analytics/compare.ts';

@@ -44,7 +44,7 @@ async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine;
   if (config.clickhouseUrl) {
     // The scale engine: a shared database, no file lock; import dedupe is the engine's own, as over HTTP.
     try {
-      return { engine: await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret };
+      return { engine: await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret };
     } catch (err) {
       throw new ImportError((err as Error).message);
     }

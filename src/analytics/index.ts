@@ -78,7 +78,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const engine =
     deps.engine ??
     (config.clickhouseUrl
-      ? await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl)
+      ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl)
       : await DuckDbEngine.open({ file: analyticsFile(config) }));
   const ids = new VisitorIds(config.secret);
   let compacting: Promise<void> | null = null;
