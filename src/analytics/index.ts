@@ -8,7 +8,7 @@ import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import { DAY_MS, type Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
-import { DuckDbEngine } from './engines/duckdb/index.ts';
+import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { EventRejected, prepareApiEvent, type Rejection } from './ingest.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
@@ -73,12 +73,24 @@ export function analyticsFile(config: Config): string {
   return path.join(config.dataDir, 'analytics.duckdb');
 }
 
+/** `folio migrate`: brings the analytics store (ClickHouse database or DuckDB file) to the latest layout. */
+export async function migrateAnalytics(config: Config): Promise<{ store: string; applied: number[] }> {
+  if (config.clickhouseUrl) {
+    const { migrateClickHouse } = await import('./engines/clickhouse/index.ts');
+    return { store: 'clickhouse', applied: await migrateClickHouse(config.clickhouseUrl) };
+  }
+  return { store: 'duckdb', applied: await migrateDuckDb(analyticsFile(config)) };
+}
+
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
   const engine =
     deps.engine ??
     (config.clickhouseUrl
-      ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl)
+      ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl, {
+          // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
+          foldLock: (fn) => deps.dialect.exclusively('folio analytics fold', fn),
+        })
       : await DuckDbEngine.open({ file: analyticsFile(config) }));
   const ids = new VisitorIds(config.secret);
   let compacting: Promise<void> | null = null;
