@@ -11,7 +11,9 @@
 //
 // A fold takes the events written in an insertion-time window (`ins`, ms) and, per touched key, merges
 // its live rows with the window's days, recomputes the links and writes only the rows that changed,
-// in one INSERT … SELECT run inside the server.
+// in one INSERT … SELECT run inside the server. The touched keys' stored rows are found by a 64-bit
+// hash of the key (a tuple IN over strings is ~8× slower on 18.16); a key that only shares the hash
+// comes back with its own rows unchanged, so nothing is written for it.
 import { raw, sql, type Sql } from './sql.ts';
 
 /** Settings of a fold's INSERT: one block per partition, so a row's cancellation and replacement land together. */
@@ -51,7 +53,7 @@ export function foldStatement(db: Sql, table: 'seen' | 'seen_site', key: string[
           FROM (
             SELECT ${k}, toInt32(date) AS day, mask AS m0, ph AS ph0, pa AS pa0, pt AS pt0, toUInt8(1) AS old
             FROM ${db}.${target}
-            WHERE (${k}) IN (SELECT ${k} FROM (${fresh}))
+            WHERE cityHash64(${k}) IN (SELECT cityHash64(${k}) FROM (${source}))
             GROUP BY ${k}, date, mask, ph, pa, pt HAVING sum(sign) > 0
             UNION ALL
             SELECT ${k}, day, m AS m0, toInt32(-2) AS ph0, toInt32(-2) AS pa0, toInt32(-2) AS pt0, toUInt8(0) AS old FROM (${fresh})

@@ -7,7 +7,6 @@ import type { AgentRow, Counts, Page, PagedCounts, TimeseriesPoint } from '../..
 import { CLS_NAME } from '../../engine.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { join, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
-import { watermark } from './writes.ts';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -69,8 +68,13 @@ export class ClickHouseQueries {
     const days = dayCond(d1, d2);
     if (days.text === '0') return EMPTY;
     const first = raw(String(Math.max(d1 ?? 0, 0)));
-    const w = await watermark(this.c, this.db);
     const p = sql`project = ${projectId}`;
+    // The watermark, and whether any row of this project and range is not folded yet (usually none:
+    // then the queries are plain filtered counts).
+    const state = await this.c.rows(sql`SELECT max(watermark) AS w, (SELECT count() FROM ${this.db}.pending
+      WHERE ins > (SELECT max(watermark) FROM ${this.db}.fold_state) AND ${p} AND ${days}) AS n FROM ${this.db}.fold_state`);
+    const w = num(state[0]?.w);
+    const unfolded = num(state[0]?.n) > 0;
     const counts = (key: Sql, table: Sql) => {
       const groupBy = key.text === 'visitor' ? raw('') : sql`GROUP BY path`;
       const cols = key.text === 'visitor' ? raw('') : raw('path, ');
@@ -90,9 +94,9 @@ export class ClickHouseQueries {
     const per = counts(raw('path, visitor'), raw('seen'));
     const site = counts(raw('visitor'), raw('seen_site'));
     // One row past the page tells whether more paths exist.
-    const rowsQ = sql`SELECT path, sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${per.base} UNION ALL ${per.extra})
-      GROUP BY path HAVING t > 0 ORDER BY t DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`;
-    const totQ = sql`SELECT sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${site.base} UNION ALL ${site.extra})`;
+    const perRows = unfolded ? sql`SELECT path, sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
+    const rowsQ = sql`SELECT path, h, a, t FROM (${perRows}) WHERE t > 0 ORDER BY t DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`;
+    const totQ = unfolded ? sql`SELECT sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${site.base} UNION ALL ${site.extra})` : site.base;
     const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
     return {
       totals: { human: num(tot[0]?.h), ai: num(tot[0]?.a), total: num(tot[0]?.t) },

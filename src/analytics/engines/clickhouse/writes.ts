@@ -13,6 +13,9 @@ import { ident, inList, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.
  */
 export const FOLD_MARGIN_MS = 60_000;
 
+/** Rows per fold statement at most (plus the rest of the last insert taken). */
+const FOLD_CHUNK = 2_000_000;
+
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const isoDay = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
@@ -111,24 +114,34 @@ async function dropImported(c: ClickHouseConnection, db: Sql, events: StoredEven
  * the watermark. Returns the rows folded. Only one fold may run at a time (any process).
  */
 export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MARGIN_MS): Promise<number> {
-  const lo = await watermark(c, db);
+  let lo = await watermark(c, db);
   const hi = Date.now() - marginMs;
   if (hi <= lo) return 0;
-  const window = sql`ins > ${lo} AND ins <= ${hi}`;
-  const n = num((await c.rows(sql`SELECT count() AS n FROM ${db}.pending WHERE ${window}`))[0]?.n);
-  if (n > 0) {
-    const source = sql`SELECT project, date, path, visitor, cls FROM ${db}.pending WHERE ${window}`;
-    await c.command(foldStatement(db, 'seen', ['path', 'visitor'], source), FOLD_SETTINGS);
-    await c.command(foldStatement(db, 'seen_site', ['visitor'], source), FOLD_SETTINGS);
+  let folded = 0;
+  // A long backlog (a bulk load, a server down for a while) is folded FOLD_CHUNK rows at a time
+  // (whole inserts: rows of one insert share their `ins`), so a fold's memory stays bounded.
+  for (;;) {
+    const cut = await c.rows(sql`SELECT ins FROM ${db}.pending WHERE ins > ${lo} AND ins <= ${hi} ORDER BY ins LIMIT 1 OFFSET ${FOLD_CHUNK}`);
+    const upTo = cut.length > 0 ? num(cut[0].ins) : hi;
+    const window = sql`ins > ${lo} AND ins <= ${upTo}`;
+    const n = num((await c.rows(sql`SELECT count() AS n FROM ${db}.pending WHERE ${window}`))[0]?.n);
+    if (n > 0) {
+      const source = sql`SELECT project, date, path, visitor, cls FROM ${db}.pending WHERE ${window}`;
+      await c.command(foldStatement(db, 'seen', ['path', 'visitor'], source), FOLD_SETTINGS);
+      await c.command(foldStatement(db, 'seen_site', ['visitor'], source), FOLD_SETTINGS);
+    }
+    await c.insert(`${db.text}.fold_state`, [{ watermark: upTo, at: Date.now() }]);
+    folded += n;
+    lo = upTo;
+    if (upTo >= hi) break;
   }
-  await c.insert(`${db.text}.fold_state`, [{ watermark: hi, at: Date.now() }]);
   // Rows of insertion days well behind the watermark are folded: drop them (whole partitions).
   const parts = await c.rows(sql`SELECT DISTINCT partition FROM system.parts WHERE database = ${dbName(db)} AND table = 'pending' AND active`);
   for (const p of parts) {
     const day = Number(p.partition);
     if (Number.isInteger(day) && (day + 2) * DAY_MS <= hi) await c.command(sql`ALTER TABLE ${db}.pending DROP PARTITION ${day}`);
   }
-  return n;
+  return folded;
 }
 
 /** The database name of a quoted identifier (as `ident` wrote it). */
