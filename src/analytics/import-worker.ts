@@ -6,7 +6,7 @@ import type { ImportColumns } from './engine.ts';
 import { DeferredVisitors, type NewIdentities } from './deferred-visitors.ts';
 import { VisitorIds } from './identity.ts';
 import { ImportColumnsBuilder, transferList, type LineError } from './import-columns.ts';
-import { ByteLineImporter } from './import-bytes.ts';
+import { ByteLineImporter } from './log-bytes/reader.ts';
 import { LineConverter, logReadProblem, openLogBytes, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportWorkerData {

@@ -1,6 +1,9 @@
-// Visitor analytics: classify → visitor id → group-commit writer → engine (DuckDB file in the data dir).
+// Visitor analytics as a service: every way in goes through the one pipeline (pipeline.ts: validate →
+// classify → visitor id), then the group-commit writer, then the engine (DuckDB file in the data dir, or
+// ClickHouse). The HTTP routes call these methods and nothing deeper.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -10,7 +13,9 @@ import { DAY_MS, type Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
-import { EventRejected, prepareApiEvent, type Rejection } from './ingest.ts';
+import { importCompact, importNdjson, type ImportResult } from './bulk.ts';
+import { CLS } from './engine.ts';
+import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
 
 export interface AnalyticsDeps {
@@ -24,16 +29,22 @@ export interface AnalyticsDeps {
 
 export interface Analytics {
   readonly engine: AnalyticsEngine;
-  readonly ids: VisitorIds;
   readonly writer: GroupCommitWriter;
   /**
-   * Validates and stores a batch of server-side events; resolves once the good ones are durable. With
-   * an idempotency key, a repeat of the same batch (same key and body) stores nothing again; see
-   * batchImportKeys.
+   * The events API: runs each event through the pipeline and stores the good ones; resolves once they
+   * are durable. With an idempotency key, a repeat of the same batch (same key and body) stores
+   * nothing again; see batchImportKeys.
    */
   ingest(projectId: string, events: unknown[], now?: number, idempotencyKey?: string): Promise<IngestOutcome>;
-  /** Stores already prepared events (browser collect, log import); resolves once durable. */
-  submit(events: PendingEvent[]): Promise<{ duplicates: number }>;
+  /**
+   * The browser script's page view: the body's fields with the user agent, Accept header and client
+   * address of the request. Throws Rejected; resolves `false` when the view is a bot's (not stored).
+   */
+  collect(projectId: string, body: unknown, request: ServerFields, now?: number): Promise<boolean>;
+  /** The bulk endpoint's NDJSON stream (one record per line). */
+  importStream(projectId: string, body: Readable, now?: number): Promise<ImportResult>;
+  /** The bulk endpoint's compact batch (bulk.ts CompactBatch). */
+  importBatch(projectId: string, body: unknown, now?: number): Promise<ImportResult>;
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
@@ -124,28 +135,24 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   retentionTimer.unref();
   await applyRetention();
 
+  const submit = (events: PendingEvent[]) => writer.submit(events);
   return {
     engine,
-    ids,
     writer,
     async ingest(projectId, events, now = Date.now(), idempotencyKey) {
-      const rejected: Rejection[] = [];
-      const good: PendingEvent[] = [];
-      const keyOf = idempotencyKey === undefined ? null : batchImportKeys(projectId, idempotencyKey, events);
-      events.forEach((raw, index) => {
-        try {
-          const e = prepareApiEvent(raw, projectId, ids, now);
-          if (keyOf) e.importKey = keyOf(index);
-          good.push(e);
-        } catch (err) {
-          if (!(err instanceof EventRejected)) throw err;
-          rejected.push({ index, code: err.code, error: err.message });
-        }
-      });
+      const keyOf = idempotencyKey === undefined ? undefined : batchImportKeys(projectId, idempotencyKey, events);
+      const { good, rejected } = prepareBatch(events, EVENTS_WIRE, projectId, ids, now, keyOf);
       const { duplicates } = await writer.submit(good);
       return { accepted: good.length, rejected, replayed: duplicates };
     },
-    submit: (events) => writer.submit(events),
+    async collect(projectId, body, request, now = Date.now()) {
+      const e = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
+      if (e.cls !== CLS.human && e.cls !== CLS.ai) return false; // bots are dropped
+      await writer.submit([e]);
+      return true;
+    },
+    importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
+    importBatch: (projectId, body, now = Date.now()) => importCompact(body, submit, projectId, ids, now),
     visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
     views: (projectId, range, page) => engine.views(projectId, range, page),
     timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),
