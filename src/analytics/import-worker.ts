@@ -88,7 +88,8 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
   }
   if (builder.length > 0) await send(builder.take());
   while (unanswered > 0) await new Promise<void>((r) => (wake = r));
-  post({ type: 'done', lines: converter.lines, skipped: converter.skipped, crawlers: builder.crawlers, rejected: builder.rejected, errors: builder.errors });
+  const errors = [...converter.errors, ...builder.errors].sort((x, y) => x.line - y.line).slice(0, 20);
+  post({ type: 'done', lines: converter.lines, skipped: converter.skipped, crawlers: builder.crawlers, rejected: builder.rejected + converter.rejected, errors });
 }
 
 if (parentPort) {

@@ -6,6 +6,7 @@ import { createGunzip } from 'node:zlib';
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type Readable } from 'node:stream';
 import { normalizePath } from './identity.ts';
+import { Rejected } from './pipeline.ts';
 import { parseInstant } from './dates.ts';
 
 export type LogFormat = 'combined' | 'json' | 'auto';
@@ -222,7 +223,11 @@ function timeValue(v: unknown): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v > 1e11 ? Math.round(v) : Math.round(v * 1000);
   if (typeof v !== 'string') return null;
   if (/^\d+(\.\d+)?$/.test(v)) return timeValue(Number(v));
-  return parseInstant(v) ?? parseClfTime(v) ?? (Number.isFinite(Date.parse(v)) ? Date.parse(v) : null);
+  const iso = parseInstant(v);
+  if (iso !== null) return iso;
+  // An ISO-looking time that parseInstant refused is impossible (Date.parse would roll 02-30 into March).
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) return null;
+  return parseClfTime(v) ?? (Number.isFinite(Date.parse(v)) ? Date.parse(v) : null);
 }
 
 export function parseJsonLine(line: string, fields: Record<string, string[]> = DEFAULT_FIELDS): LogRecord | null {
@@ -234,8 +239,10 @@ export function parseJsonLine(line: string, fields: Record<string, string[]> = D
   }
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return null;
   const o = obj as Record<string, unknown>;
-  const ts = timeValue(first(o, fields.time));
-  if (ts === null) return null;
+  const time = first(o, fields.time);
+  if (time === undefined) return null;
+  // A time that is there but unreadable is the record's fault, not the format's: NaN, rejected as invalid_timestamp.
+  const ts = timeValue(time) ?? NaN;
   let method = first(o, fields.method);
   let path = first(o, fields.path);
   const request = first(o, fields.request);
@@ -358,6 +365,9 @@ export class LineConverter {
   readonly fields: Record<string, string[]>;
   readonly skipped: Record<SkipReason, number> = { unparseable: 0, method: 0, status: 0, asset: 0, empty: 0 };
   lines = 0;
+  /** Lines refused by a rule of the pipeline before they could become records (an unreadable time). */
+  rejected = 0;
+  readonly errors: { line: number; code: string; error: string }[] = [];
   /** The last accepted line: its fields (path normalised), reused for the next line. */
   readonly rec: LogRecord = emptyRecord();
   /** The last accepted line's content key: [high, low]. */
@@ -369,6 +379,11 @@ export class LineConverter {
   constructor(format: LogFormat = 'auto', fields: Record<string, string[]> = DEFAULT_FIELDS) {
     this.format = format;
     this.fields = fields;
+  }
+
+  private reject(err: Rejected): void {
+    this.rejected++;
+    if (this.errors.length < 20) this.errors.push({ line: this.lines, code: err.code, error: err.message });
   }
 
   /** Reads one line into `rec` and `key`; false (and the reason counted) when the line is skipped. */
@@ -405,6 +420,10 @@ export class LineConverter {
     rec.path = normalizePath(rec.path);
     if (!isDocumentPath(rec.path)) {
       this.skipped.asset++;
+      return false;
+    }
+    if (Number.isNaN(rec.ts)) {
+      this.reject(new Rejected('invalid_timestamp', 'The time of the line is not ISO 8601, CLF or milliseconds since 1970.'));
       return false;
     }
     const key = this.key;

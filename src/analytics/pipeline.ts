@@ -14,6 +14,8 @@ export const MAX_EVENTS_PER_REQUEST = 1000;
 export const MAX_FUTURE_MS = 5 * 60_000;
 /** Longest values, in UTF-16 code units. The path limit applies after the query and fragment are removed. */
 export const LIMITS = { path: 2048, userAgent: 1024, referrer: 2048, accept: 1024, visitorId: 256 } as const;
+// No text field may hold a control character (U+0000–U+001F, U+007F): none is meaningful in a page
+// view, and NUL cannot be stored by every engine.
 
 /** The one rejection: a stable code and one clear sentence naming the field as the caller sent it. */
 export class Rejected extends Error {
@@ -114,9 +116,11 @@ function checkIp(ip: unknown, name: string): string {
   throw new Rejected('invalid_ip', `"${name}" must be an IPv4 or IPv6 address.`);
 }
 
-function text(v: unknown, name: string, limit: number): string {
+/** A string field within its limit; `controlCode`: the rejection when it holds a control character (checked unless null). */
+function text(v: unknown, name: string, limit: number, controlCode: string | null = 'invalid_field'): string {
   if (typeof v !== 'string') throw new Rejected('invalid_field', `"${name}" must be a string.`);
   if (v.length > limit) throw new Rejected('field_too_long', `"${name}" is longer than ${limit} characters.`);
+  if (controlCode !== null && CONTROL.test(v)) throw new Rejected(controlCode, `"${name}" must not contain control characters.`);
   return v;
 }
 
@@ -174,15 +178,15 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   }
   const n = w.names;
   if (!present(f.path)) throw new Rejected('missing_field', `"${n.path}" is required.`);
-  const path = checkPath(text(f.path, n.path!, 1 << 20), n.path!);
+  const path = checkPath(text(f.path, n.path!, 1 << 20, null), n.path!);
   if (!present(f.userAgent)) throw new Rejected('missing_field', `"${n.userAgent}" is required.`);
-  const userAgent = text(f.userAgent, n.userAgent!, LIMITS.userAgent);
+  const userAgent = text(f.userAgent, n.userAgent!, LIMITS.userAgent, 'invalid_user_agent');
   if (userAgent.trim() === '') throw new Rejected('invalid_user_agent', `"${n.userAgent}" must not be empty.`);
   const ip = present(f.ip) ? checkIp(f.ip, n.ip!) : undefined;
   let visitorId: string | undefined;
   if (present(f.visitorId)) {
-    visitorId = text(f.visitorId, n.visitorId!, LIMITS.visitorId);
-    if (visitorId.length === 0 || CONTROL.test(visitorId)) throw new Rejected('invalid_visitor_id', `"${n.visitorId}" must be a non-empty string without control characters.`);
+    visitorId = text(f.visitorId, n.visitorId!, LIMITS.visitorId, 'invalid_visitor_id');
+    if (visitorId.length === 0) throw new Rejected('invalid_visitor_id', `"${n.visitorId}" must not be empty.`);
   }
   if (visitorId === undefined && ip === undefined) throw new Rejected('missing_identity', `Send "${n.ip ?? 'ip'}" or "${n.visitorId}" so the visitor can be counted.`);
   const ts = present(f.timestamp) ? timestampOf(f.timestamp, n.timestamp!, now) : now;

@@ -18,6 +18,8 @@ export type {
   AnalyticsEvent,
   AnalyticsQuery,
   IngestResult,
+  ImportResult,
+  ViewBatch,
   Job,
   JobEvent,
   JobEventPage,
