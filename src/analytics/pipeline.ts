@@ -124,10 +124,82 @@ function text(v: unknown, name: string, limit: number, controlCode: string | nul
   return v;
 }
 
+/** Days of canonical ISO times seen (`YYYY-MM-DD` → ms): batches, even out of order, share a few days. */
+const dayMemo = new Map<string, number>();
+
+const digit = (s: string, i: number) => {
+  const d = s.charCodeAt(i) - 48;
+  return d >= 0 && d <= 9 ? d : -1;
+};
+const two = (s: string, i: number) => {
+  const a = digit(s, i);
+  const b = digit(s, i + 1);
+  return a < 0 || b < 0 ? -1 : a * 10 + b;
+};
+
+/** `YYYY-MM-DDTHH:MM:SS(.sss)?Z` (what toISOString writes) from the day cache, else parseInstant. */
+function isoInstant(v: string): number | null {
+  const len = v.length;
+  if ((len === 24 || len === 20) && v.charCodeAt(len - 1) === 90 && v.charCodeAt(10) === 84 && v.charCodeAt(13) === 58 && v.charCodeAt(16) === 58) {
+    const h = two(v, 11);
+    const m = two(v, 14);
+    const sec = two(v, 17);
+    let ms = 0;
+    let ok = h >= 0 && h <= 23 && m >= 0 && m <= 59 && sec >= 0 && sec <= 59;
+    if (ok && len === 24) {
+      const a = digit(v, 20);
+      const b = digit(v, 21);
+      const c = digit(v, 22);
+      ok = v.charCodeAt(19) === 46 && a >= 0 && b >= 0 && c >= 0;
+      ms = a * 100 + b * 10 + c;
+    }
+    if (ok) {
+      const dayText = v.slice(0, 10);
+      let day = dayMemo.get(dayText);
+      if (day === undefined) {
+        const at = parseInstant(dayText);
+        if (at === null) return null;
+        if (dayMemo.size >= 4096) dayMemo.clear();
+        dayMemo.set(dayText, (day = at));
+      }
+      return day + h * 3_600_000 + m * 60_000 + sec * 1000 + ms;
+    }
+  }
+  return parseInstant(v);
+}
+
+/** User agents checked recently: raw → the value or its Rejected. */
+const uaMemo = new Map<string, string | Rejected>();
+const UA_MEMO_MAX = 20_000;
+
+function checkUserAgent(v: unknown, name: string): string {
+  if (typeof v === 'string') {
+    const hit = uaMemo.get(v);
+    if (hit !== undefined) {
+      if (typeof hit === 'string') return hit;
+      throw hit;
+    }
+  }
+  let out: string | Rejected;
+  try {
+    out = text(v, name, LIMITS.userAgent, 'invalid_user_agent');
+    if (out.trim() === '') out = new Rejected('invalid_user_agent', `"${name}" must not be empty.`);
+  } catch (err) {
+    if (!(err instanceof Rejected)) throw err;
+    out = err;
+  }
+  if (typeof v === 'string' && v.length <= LIMITS.userAgent * 2) {
+    if (uaMemo.size >= UA_MEMO_MAX) uaMemo.clear();
+    uaMemo.set(v, out);
+  }
+  if (typeof out === 'string') return out;
+  throw out;
+}
+
 function timestampOf(v: unknown, name: string, now: number): number {
   let at: number | null;
   if (typeof v === 'string') {
-    at = v.length <= 64 ? parseInstant(v) : null;
+    at = v.length <= 64 ? isoInstant(v) : null;
     if (at === null) throw new Rejected('invalid_timestamp', `"${name}" is not an ISO 8601 time: "${v.slice(0, 64)}".`);
   } else if (typeof v === 'number') {
     if (!Number.isSafeInteger(v)) throw new Rejected('invalid_timestamp', `"${name}" must be whole milliseconds since 1970.`);
@@ -180,8 +252,7 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   if (!present(f.path)) throw new Rejected('missing_field', `"${n.path}" is required.`);
   const path = checkPath(text(f.path, n.path!, 1 << 20, null), n.path!);
   if (!present(f.userAgent)) throw new Rejected('missing_field', `"${n.userAgent}" is required.`);
-  const userAgent = text(f.userAgent, n.userAgent!, LIMITS.userAgent, 'invalid_user_agent');
-  if (userAgent.trim() === '') throw new Rejected('invalid_user_agent', `"${n.userAgent}" must not be empty.`);
+  const userAgent = checkUserAgent(f.userAgent, n.userAgent!);
   const ip = present(f.ip) ? checkIp(f.ip, n.ip!) : undefined;
   let visitorId: string | undefined;
   if (present(f.visitorId)) {

@@ -59,6 +59,8 @@ export class DuckDbEngine implements AnalyticsEngine {
   private readonly queries: DuckDbQueries;
   private chain: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /** The sequence number of the next write. */
+  private nextSeq = 1;
 
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
     this.instance = instance;
@@ -78,6 +80,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     const engine = new DuckDbEngine(instance, writer, readers);
     await engine.dict.load(writer);
     await engine.pending.count(writer);
+    engine.nextSeq = Number((await writer.runAndReadAll('SELECT coalesce(max(seq), 0) + 1 FROM events')).getRows()[0][0]);
     return engine;
   }
 
@@ -93,15 +96,15 @@ export class DuckDbEngine implements AnalyticsEngine {
   }
 
   write(events: StoredEvent[]): Promise<WriteOutcome> {
-    return this.exclusive(async () => ({ duplicates: await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, events)) }));
+    return this.exclusive(async () => ({ duplicates: await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, events), this.nextSeq++) }));
   }
 
   writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
-    return this.exclusive(async () => ({ duplicates: (await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch))).get(0) ?? 0 }));
+    return this.exclusive(async () => ({ duplicates: (await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++)).get(0) ?? 0 }));
   }
 
   compact(): Promise<void> {
-    return this.exclusive(() => compact(this.writer, this.pending));
+    return this.exclusive(() => compact(this.writer, this.pending, this.nextSeq - 1));
   }
 
   deleteBefore(day: number): Promise<void> {

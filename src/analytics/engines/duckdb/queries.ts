@@ -1,8 +1,9 @@
 // Every read of the DuckDB store: the visitors and views queries (first-seen day layout, plus raw events
-// at partial-day edges and not-yet-compacted rows), the time series and the agents report.
+// at partial-day edges and the rows not compacted yet, NEW_ROWS), the time series and the agents report.
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
 import type { AgentRow, Counts, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
 import { CLS_NAME } from '../../engine.ts';
+import { NEW_ROWS } from './writes.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
 
 export class DuckDbQueries {
@@ -47,9 +48,9 @@ export class DuckDbQueries {
         per AS MATERIALIZED (SELECT path_id, h, a, t FROM base WHERE t > 0),
         tot AS (SELECT h, a, t FROM sbase)`;
       }
-      // Rows not compacted yet: a key of `recent` counts when the compacted rows in range lack it.
+      // Rows not compacted yet: a key of theirs counts when the compacted rows in range lack it.
       return `${base},
-        rk AS (SELECT path_id, visitor, bit_or(mask) AS m FROM recent WHERE ${p} AND ${dc} GROUP BY ALL),
+        rk AS (SELECT path_id, visitor, bit_or(mask) AS m FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY ALL),
         hit AS (SELECT d.path_id, d.visitor, bit_or(d.mask) AS m FROM daily d SEMI JOIN rk ON d.path_id = rk.path_id AND d.visitor = rk.visitor
                 WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
         extra AS (SELECT rk.path_id, count(*) FILTER (WHERE rk.m & 1 = 1 AND coalesce(hit.m, 0) & 1 = 0) AS h,
@@ -57,7 +58,7 @@ export class DuckDbQueries {
                   FROM rk LEFT JOIN hit ON rk.path_id = hit.path_id AND rk.visitor = hit.visitor GROUP BY rk.path_id),
         per AS MATERIALIZED (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(t)::BIGINT AS t FROM (SELECT * FROM base UNION ALL SELECT * FROM extra)
                 GROUP BY path_id HAVING sum(t) > 0),
-        srk AS (SELECT visitor, bit_or(mask) AS m FROM recent WHERE ${p} AND ${dc} GROUP BY visitor),
+        srk AS (SELECT visitor, bit_or(mask) AS m FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY visitor),
         shit AS (SELECT d.visitor, bit_or(d.mask) AS m FROM daily_site d SEMI JOIN srk ON d.visitor = srk.visitor
                  WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
         sextra AS (SELECT count(*) FILTER (WHERE srk.m & 1 = 1 AND coalesce(shit.m, 0) & 1 = 0) AS h,
@@ -69,7 +70,7 @@ export class DuckDbQueries {
     const parts: string[] = [];
     if (split.days !== 'none') {
       const dc = this.dayCond(split.days);
-      parts.push(`SELECT path_id, visitor, mask FROM daily WHERE ${p} AND ${dc}`, `SELECT path_id, visitor, mask FROM recent WHERE ${p} AND ${dc}`);
+      parts.push(`SELECT path_id, visitor, mask FROM daily WHERE ${p} AND ${dc}`, `SELECT path_id, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`);
     }
     parts.push(`SELECT path_id, visitor, cls AS mask FROM events WHERE ${p} AND cls <= 2 AND ${this.edgeCond(split.edges)}`);
     return `
@@ -88,7 +89,7 @@ export class DuckDbQueries {
       const dc = this.dayCond(split.days);
       parts.push(
         `SELECT path_id, views_h AS h, views_a AS a FROM daily WHERE ${p} AND ${dc}`,
-        `SELECT path_id, views_h AS h, views_a AS a FROM recent WHERE ${p} AND ${dc}`,
+        `SELECT path_id, views_h AS h, views_a AS a FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`,
       );
     }
     if (split.edges.length) {

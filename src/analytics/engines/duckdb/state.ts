@@ -121,14 +121,14 @@ export class Dictionaries {
   }
 }
 
-/** Rows in `recent` in total and per project key (over-estimates are harmless: queries then also read `recent`). */
+/** Rows not compacted yet, in total and per project key (over-estimates are harmless: queries then also read them). */
 export class PendingRows {
   total = 0;
   readonly byProject = new Map<number, number>();
 
   async count(c: DuckDBConnection): Promise<void> {
     this.clear();
-    for (const r of await rows(c, 'SELECT project_key, count(*) AS n FROM recent GROUP BY project_key')) {
+    for (const r of await rows(c, 'SELECT project_key, count(*) AS n FROM events WHERE cls <= 2 AND seq > (SELECT seq FROM compaction_state) GROUP BY project_key')) {
       this.byProject.set(num(r.project_key), num(r.n));
       this.total += num(r.n);
     }
