@@ -14,6 +14,7 @@ import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } fr
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importCompact, importNdjson, type ImportResult } from './bulk.ts';
+import { readAgentsFile, useExtraAgents } from './classify.ts';
 import { CLS } from './engine.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
@@ -95,6 +96,7 @@ export async function migrateAnalytics(config: Config): Promise<{ store: string;
 
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
+  if (config.analytics.agentsFile) useExtraAgents(readAgentsFile(config.analytics.agentsFile));
   const engine =
     deps.engine ??
     (config.clickhouseUrl
