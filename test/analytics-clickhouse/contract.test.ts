@@ -4,7 +4,7 @@
 // folds (ClickHouse) and compactions (DuckDB) in between, so folded, late and unfolded rows all meet.
 // It runs on ClickHouse 18.16 (the server of FOLIO_TEST_CLICKHOUSE_URL) and on a current release
 // (26.x in-process through chdb, always).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateTraffic, USER_AGENTS } from '../../bench/analytics/generate.ts';
 import { classify } from '../../src/analytics/classify.ts';
 import type { Range } from '../../src/analytics/dates.ts';
@@ -43,6 +43,9 @@ function events(): StoredEvent[] {
   }
   return out;
 }
+
+// Hundreds of queries per test, two engines: allow for a loaded machine.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 const BACKENDS = [
   { name: `ClickHouse server ${NEEDS}`, skip: !CLICKHOUSE_URL, open: async (db: string) => (await requireClickHouse(), openEngine(db)), drop: dropDatabase },
