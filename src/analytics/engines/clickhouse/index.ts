@@ -41,6 +41,8 @@ export class ClickHouseEngine implements AnalyticsEngine {
   private closed = false;
   /** Rows this process wrote (or found) that a fold has not taken yet (for scheduling folds). */
   private unfolded = 0;
+  /** When unfolded rows were last counted in the database. */
+  private checkedAt = Date.now();
 
   private constructor(conn: ClickHouseConnection, database: string, opts: EngineOptions) {
     this.conn = conn;
@@ -78,7 +80,9 @@ export class ClickHouseEngine implements AnalyticsEngine {
   }
 
   pendingRows(): number {
-    return this.unfolded;
+    if (this.unfolded > 0) return this.unfolded;
+    // Other processes (servers, a direct import) write too: look for their rows at least once a minute.
+    return Date.now() - this.checkedAt >= 60_000 ? 1 : 0;
   }
 
   /** Folds what was written more than the fold margin ago into the first-seen layout (queries are exact either way). */
@@ -86,6 +90,7 @@ export class ClickHouseEngine implements AnalyticsEngine {
     return this.exclusive(async () => {
       await this.foldLock(() => fold(this.conn, this.db, this.foldMarginMs));
       this.unfolded = await unfoldedRows(this.conn, this.db);
+      this.checkedAt = Date.now();
     });
   }
 

@@ -129,8 +129,9 @@ export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MAR
       const source = sql`SELECT project, date, path, visitor, cls FROM ${db}.pending WHERE ${window}`;
       await c.command(foldStatement(db, 'seen', ['path', 'visitor'], source), FOLD_SETTINGS);
       await c.command(foldStatement(db, 'seen_site', ['visitor'], source), FOLD_SETTINGS);
+      // An empty window leaves the watermark (no row, no part, for the idle checks).
+      await c.insert(`${db.text}.fold_state`, [{ watermark: upTo, at: Date.now() }]);
     }
-    await c.insert(`${db.text}.fold_state`, [{ watermark: upTo, at: Date.now() }]);
     folded += n;
     lo = upTo;
     if (upTo >= hi) break;
