@@ -16,8 +16,14 @@ import { VisitorIds } from './identity.ts';
 import { importCompact, importNdjson, type ImportResult } from './bulk.ts';
 import { readAgentsFile, useExtraAgents } from './classify.ts';
 import { CLS } from './engine.ts';
-import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
+import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, Rejected, type Rejection, type ServerFields } from './pipeline.ts';
+import { badRequest } from '../errors.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
+
+// What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
+export { MAX_EVENTS_PER_REQUEST } from './pipeline.ts';
+export { DAY_MS, parseRange, type Range } from './dates.ts';
+export { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from './script.ts';
 
 export interface AnalyticsDeps {
   config: Config;
@@ -39,7 +45,8 @@ export interface Analytics {
   ingest(projectId: string, events: unknown[], now?: number, idempotencyKey?: string): Promise<IngestOutcome>;
   /**
    * The browser script's page view: the body's fields with the user agent, Accept header and client
-   * address of the request. Throws Rejected; resolves `false` when the view is a bot's (not stored).
+   * address of the request. A broken rule is a 400 with the record's code; resolves `false` when the
+   * view is a bot's (not stored).
    */
   collect(projectId: string, body: unknown, request: ServerFields, now?: number): Promise<boolean>;
   /** The bulk endpoint's NDJSON stream (one record per line). */
@@ -148,7 +155,13 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
       return { accepted: good.length, rejected, replayed: duplicates };
     },
     async collect(projectId, body, request, now = Date.now()) {
-      const e = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
+      let e: PendingEvent;
+      try {
+        e = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
+      } catch (err) {
+        if (err instanceof Rejected) throw badRequest(err.code, err.message);
+        throw err;
+      }
       if (e.cls !== CLS.human && e.cls !== CLS.ai) return false; // bots are dropped
       await writer.submit([e]);
       return true;

@@ -19,9 +19,7 @@ import {
   VisitorsResponse,
 } from '../../contracts/analytics.ts';
 import { RateLimitedError, takeRateSlot, type RateInfo } from '../../store/rate-limits.ts';
-import { parseRange, DAY_MS, type Range } from '../../analytics/dates.ts';
-import { MAX_EVENTS_PER_REQUEST, Rejected } from '../../analytics/pipeline.ts';
-import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
+import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG, DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
 import { requireKey } from '../auth.ts';
 
 type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { projectId: string }; Querystring: Q; Body: B }>;
@@ -350,12 +348,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
       const ip = request.ip;
       const info = collectLimiter.take(ip);
       if (info) reply.headers(rateLimitHeaders(info));
-      try {
-        await analytics.collect(request.params.projectId, request.body, { userAgent: request.headers['user-agent'] ?? '', ip, accept: request.headers.accept });
-      } catch (err) {
-        if (err instanceof Rejected) throw badRequest(err.code, err.message);
-        throw err;
-      }
+      await analytics.collect(request.params.projectId, request.body, { userAgent: request.headers['user-agent'] ?? '', ip, accept: request.headers.accept });
       return reply.code(204).send();
     },
   );
