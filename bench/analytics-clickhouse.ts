@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { classifyUserAgent } from '../src/analytics/classify.ts';
 import { CLS, SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
-import { ClickHouseEngine } from '../src/analytics/engines/clickhouse.ts';
-import { DuckDbEngine } from '../src/analytics/engines/duckdb.ts';
+import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
+import { DuckDbEngine } from '../src/analytics/engines/duckdb/index.ts';
 import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
 import { compareVisitors, median, timed } from './analytics/compare.ts';
 
@@ -31,7 +31,8 @@ const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
 const database = arg('database', `folio_bench_${randomBytes(4).toString('hex')}`);
 const url = new URL(SERVER);
 url.pathname = `/${database}`;
-const engine = await ClickHouseEngine.open({ url: url.toString() });
+// Folds take every row written (no margin for inserts in flight: this process is the only writer).
+const engine = await ClickHouseEngine.open({ url: url.toString(), foldMarginMs: 0 });
 try {
   const version = (await engine.sql('SELECT version() AS v'))[0].v;
   let t0 = performance.now();
@@ -55,6 +56,9 @@ try {
   for (const b of batches) await engine.write(b);
   const loadS = (performance.now() - t0) / 1000;
   console.log(`ingest: ${N.toLocaleString()} events in ${loadS.toFixed(1)} s = ${Math.round(N / loadS).toLocaleString()} events/s (write() batches of ${BATCH.toLocaleString()}, one INSERT each)`);
+  t0 = performance.now();
+  await engine.compact();
+  console.log(`fold into the first-seen layout: ${((performance.now() - t0) / 1000).toFixed(1)} s (in production a server folds every 10 s what is older than a minute)`);
 
   // The raw events table of the same data: one row per view, path as text, ordered by time.
   await engine.exec(`CREATE TABLE ${database}.raw (ts UInt64, path String, visitor UInt64, kind UInt8) ENGINE = MergeTree ORDER BY ts`);
@@ -81,8 +85,8 @@ try {
   console.log(`exact: ${same ? 'yes, identical to count(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(totals)}`);
   if (!same) process.exitCode = 1;
   console.log(`\nvisitors query, 30 days, limit 50 — median of ${RUNS} (ms):`);
-  console.log(`  Folio on ClickHouse (per-day tables):   ${m.ours.toFixed(0)}`);
-  console.log(`  (a) count(DISTINCT) on raw events:      ${m.a.toFixed(0)}   → Folio is ${(m.a / m.ours).toFixed(1)}× faster`);
+  console.log(`  Folio on ClickHouse (first-seen rows):  ${m.ours.toFixed(0)}`);
+  console.log(`  (a) count(DISTINCT) on raw events:      ${m.a.toFixed(0)}   → Folio is ${(m.a / m.ours).toFixed(1)}× faster (target ≥ 3×)`);
   console.log(`  (b) GROUP BY path count on raw:         ${m.b.toFixed(0)}   → Folio is ${(m.ours / m.b).toFixed(1)}× the floor`);
 
   const week = { from: traffic.start + 10 * DAY, to: traffic.start + 17 * DAY };

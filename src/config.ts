@@ -116,6 +116,8 @@ export interface Config {
     /** Group-commit window: the writer flushes after this many ms or this many events. */
     readonly flushMs: number;
     readonly flushMaxEvents: number;
+    /** A JSON file of extra agents ({agents: [...]}, the shape of src/analytics/agents.json), checked before the built-in list. */
+    readonly agentsFile: string | null;
   };
 }
 
@@ -414,6 +416,7 @@ export function loadConfig(env: Env = process.env): Config {
       retentionDays: int(env, 'FOLIO_ANALYTICS_RETENTION_DAYS', 0, 0),
       flushMs: duration(env, 'FOLIO_ANALYTICS_FLUSH', 5),
       flushMaxEvents: int(env, 'FOLIO_ANALYTICS_FLUSH_MAX', 50_000, 1),
+      agentsFile: optional(env, 'FOLIO_AGENTS_FILE'),
     },
   };
   if (config.timeouts.headersMs > config.timeouts.requestMs) {

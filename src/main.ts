@@ -9,6 +9,8 @@ import { CODE_HOST_KINDS } from './codehost/kinds.ts';
 import { registerUserCommands } from './user-cli.ts';
 import { registerJobCommands, registerAnalyticsQueryCommands } from './client/cli.ts';
 import { registerAnalyticsCommands } from './analytics/cli.ts';
+import { migrateAnalytics } from './analytics/index.ts';
+import { AnalyticsLockedError } from './analytics/engines/duckdb/index.ts';
 
 /** A failure the user can fix: printed as one line on stderr, exit code 1. */
 class UsageError extends Error {}
@@ -92,12 +94,25 @@ export function buildCli(): Command {
     .action(async (opts: { json?: boolean }) => {
       const cfg = config();
       const store = await openStore(cfg, { migrate: false });
+      let applied: string[];
       try {
-        const applied = await migrate(store.dialect, cfg.secret);
-        print(!!opts.json, { applied }, () => (applied.length ? `Applied: ${applied.join(', ')}` : 'Already up to date.'));
+        applied = await migrate(store.dialect, cfg.secret);
       } finally {
         await store.close();
       }
+      let analytics: { store: string; applied: number[] };
+      try {
+        analytics = await migrateAnalytics(cfg);
+      } catch (err) {
+        if (err instanceof AnalyticsLockedError) throw new UsageError(`${err.message.split(' Send the data')[0]} Stop the server first, or let it migrate the file when it starts.`);
+        throw err;
+      }
+      print(!!opts.json, { applied, analytics }, () =>
+        [
+          applied.length ? `State store, applied: ${applied.join(', ')}` : 'State store: already up to date.',
+          analytics.applied.length ? `Analytics (${analytics.store}), applied: ${analytics.applied.join(', ')}` : `Analytics (${analytics.store}): already up to date.`,
+        ].join('\n'),
+      );
     });
 
   const project = program.command('project').description('Manage projects.');

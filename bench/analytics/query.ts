@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb.ts';
+import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { classifyUserAgent } from '../../src/analytics/classify.ts';
 import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { generateTraffic, USER_AGENTS } from './generate.ts';

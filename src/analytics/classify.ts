@@ -28,9 +28,61 @@ export const AGENTS: readonly AgentEntry[] = Object.freeze(
   (JSON.parse(readFileSync(new URL('./agents.json', import.meta.url), 'utf8')) as { agents: AgentEntry[] }).agents,
 );
 
-const COMPILED = CATEGORY_ORDER.flatMap((category) =>
-  AGENTS.filter((a) => a.category === category).map((a) => ({ ...a, re: new RegExp(a.pattern, 'i') })),
-);
+type Compiled = AgentEntry & { re: RegExp };
+
+function compile(list: readonly AgentEntry[]): Compiled[] {
+  return CATEGORY_ORDER.flatMap((category) => list.filter((a) => a.category === category).map((a) => ({ ...a, re: new RegExp(a.pattern, 'i') })));
+}
+
+let COMPILED = compile(AGENTS);
+
+/** Checks an operator's agent list ({agents: [...]}); throws an Error with one clear sentence. */
+export function parseAgentList(json: unknown, where: string): AgentEntry[] {
+  const list = (json as { agents?: unknown })?.agents;
+  if (!Array.isArray(list)) throw new Error(`${where} must hold {"agents": [...]}.`);
+  return list.map((raw, i) => {
+    const a = raw as Partial<AgentEntry>;
+    const at = `${where}: agents[${i}]`;
+    for (const k of ['name', 'company', 'pattern', 'example'] as const) {
+      if (typeof a?.[k] !== 'string' || a[k]!.length === 0 || a[k]!.length > 1024) throw new Error(`${at}.${k} must be a non-empty string of at most 1,024 characters.`);
+    }
+    if (!CATEGORY_ORDER.includes(a.category as AgentCategory)) throw new Error(`${at}.category must be one of ${CATEGORY_ORDER.join(', ')}.`);
+    let re: RegExp;
+    try {
+      re = new RegExp(a.pattern!, 'i');
+    } catch (err) {
+      throw new Error(`${at}.pattern is not a valid regular expression: ${(err as Error).message}`);
+    }
+    if (!re.test(a.example!)) throw new Error(`${at}.pattern does not match its own example.`);
+    return { name: a.name!, company: a.company!, category: a.category as AgentCategory, pattern: a.pattern!, example: a.example! };
+  });
+}
+
+/** Reads an operator's agent list from a file (FOLIO_AGENTS_FILE). */
+export function readAgentsFile(file: string): AgentEntry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`Cannot read FOLIO_AGENTS_FILE ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}.`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new Error(`FOLIO_AGENTS_FILE ${file} is not valid JSON.`);
+  }
+  return parseAgentList(json, `FOLIO_AGENTS_FILE ${file}`);
+}
+
+/**
+ * Adds the operator's agents: within each category they are checked before the built-in ones, so an
+ * entry can also reclassify a known user agent. Clears the classification cache.
+ */
+export function useExtraAgents(extra: readonly AgentEntry[]): void {
+  COMPILED = compile([...extra, ...AGENTS]);
+  uaCache.clear();
+}
 
 export const MARKDOWN_AGENT = 'Markdown client';
 

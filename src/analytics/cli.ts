@@ -1,10 +1,14 @@
 // `folio analytics import`: reads access logs (combined or JSON lines, `-` for stdin, .gz) and sends
-// the page views to a running server over HTTP (bulk NDJSON endpoint), or — with no server given —
-// writes them into the analytics store directly (direct-import.ts).
+// the page views to a running server through the typed client (compact batches to the bulk
+// endpoint), or — with no server given — writes them into the analytics store directly
+// (direct-import.ts). Either way every view goes through the server-side pipeline's record function.
 import { existsSync, statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import { importDirect, ImportError, type ImportProgress } from './direct-import.ts';
+import { FolioClient } from '../client/client.ts';
+import { FolioError } from '../client/errors.ts';
+import type { ImportResult, ViewBatch } from '../client/types.ts';
 import { DEFAULT_FIELDS, LineConverter, logReadProblem, openLog, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportSummary {
@@ -19,7 +23,8 @@ export interface ImportSummary {
 
 /** A server's bulk endpoint, as the importer feeds it. */
 interface Sink {
-  send(records: ImportRecord[]): Promise<void>;
+  /** `lines`: the file line number of each row (the server numbers rows within the batch). */
+  send(batch: ViewBatch, lines: number[]): Promise<void>;
   finish(): Promise<{ recorded: number; duplicates: number; crawlers: number; rejected: number; errors: ImportSummary['errors'] }>;
 }
 
@@ -38,39 +43,34 @@ const HTTP_BATCH = 50_000;
  */
 const DIRECT_BATCH = 250_000;
 
+/** The bulk endpoint through the typed client, with compact batches. */
 function httpSink(url: string, key: string, projectId: string): Sink {
-  const endpoint = `${url.replace(/\/+$/, '')}/v1/analytics/${encodeURIComponent(projectId)}/import`;
+  const client = new FolioClient({ baseUrl: url, apiKey: key, projectId, timeoutMs: 600_000 });
   const totals = { recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] as ImportSummary['errors'] };
   const inflight = new Set<Promise<void>>();
   let failure: Error | null = null;
-  let sentLines = 0;
-  const post = async (body: string, lineOffset: number) => {
-    let res: Response;
+  const post = async (batch: ViewBatch, lines: number[]) => {
+    let r: ImportResult;
     try {
-      res = await fetch(endpoint, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' }, body });
+      r = await client.importViews(batch);
     } catch (err) {
-      throw new ImportError(`Cannot reach the Folio server at ${url}: ${(err as Error).message}`);
+      if (!(err instanceof FolioError)) throw err;
+      throw new ImportError(
+        err.status === 0 ? `Cannot reach the Folio server at ${url}: ${err.message}` : `The server refused the import (${err.status} ${err.code}): ${err.message}`,
+      );
     }
-    const text = await res.text();
-    let json: Record<string, any> = {};
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    if (res.status !== 200) throw new ImportError(`The server refused the import (${res.status}${json.code ? ` ${json.code}` : ''}): ${json.error ?? text.slice(0, 200)}`);
-    totals.recorded += json.recorded;
-    totals.duplicates += json.duplicates;
-    totals.crawlers += json.crawlers;
-    totals.rejected += json.rejected;
-    for (const e of json.errors as ImportSummary['errors']) if (totals.errors.length < 20) totals.errors.push({ ...e, line: e.line + lineOffset });
+    totals.recorded += r.recorded;
+    totals.duplicates += r.duplicates;
+    totals.crawlers += r.crawlers;
+    totals.rejected += r.rejected;
+    for (const e of r.errors) if (totals.errors.length < 20) totals.errors.push({ ...e, line: lines[e.line - 1] ?? e.line });
   };
   return {
-    async send(records) {
+    async send(batch, lines) {
       if (failure) throw failure;
-      const body = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
-      const p = post(body, sentLines).catch((err) => {
+      const p = post(batch, lines).catch((err) => {
         failure ??= err as Error;
       });
-      sentLines += records.length;
       inflight.add(p);
       void p.finally(() => inflight.delete(p));
       while (inflight.size >= HTTP_INFLIGHT) await Promise.race(inflight);
@@ -82,6 +82,57 @@ function httpSink(url: string, key: string, projectId: string): Sink {
       return totals;
     },
   };
+}
+
+/** Builds compact batches (client ViewBatch): each distinct string once, times as differences. */
+export class ViewBatchBuilder {
+  private index = new Map<string, number>();
+  private b: ViewBatch = ViewBatchBuilder.empty();
+  private last = 0;
+  private lines: number[] = [];
+  rows = 0;
+
+  private static empty(): ViewBatch {
+    return { strings: [], t: [], p: [], ua: [], ip: [], r: [], a: [], k: [] };
+  }
+
+  private id(s: string | undefined): number {
+    if (s === undefined) return -1;
+    let i = this.index.get(s);
+    if (i === undefined) this.index.set(s, (i = this.b.strings.push(s) - 1));
+    return i;
+  }
+
+  /** `line`: the row's line number in the files (for error reports). */
+  add(rec: ImportRecord, line: number): void {
+    const b = this.b;
+    this.lines.push(line);
+    b.t.push(rec.t - this.last);
+    this.last = rec.t;
+    b.p.push(this.id(rec.p));
+    b.ua.push(this.id(rec.ua));
+    b.ip.push(this.id(rec.ip));
+    b.r!.push(this.id(rec.r));
+    b.a!.push(this.id(rec.a));
+    b.k!.push(rec.k ?? null);
+    this.rows++;
+  }
+
+  /** The batch and its rows' line numbers; the builder starts a new one. */
+  takeWithLines(): [ViewBatch, number[]] {
+    const lines = this.lines;
+    this.lines = [];
+    return [this.take(), lines];
+  }
+
+  take(): ViewBatch {
+    const out = this.b;
+    this.b = ViewBatchBuilder.empty();
+    this.index = new Map();
+    this.last = 0;
+    this.rows = 0;
+    return out;
+  }
 }
 
 export interface ImportOptions {
@@ -147,16 +198,13 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
     let bytes = 0;
     const { lines, size } = openLog(file, (n) => (bytes += n));
     progress.file(file, size);
-    let batch: ImportRecord[] = [];
+    const batch = new ViewBatchBuilder();
     try {
       for await (const chunk of lines) {
         for (const line of chunk) {
           const rec = converter.convert(line);
-          if (rec) batch.push(rec);
-          if (batch.length >= (opts.batch ?? HTTP_BATCH)) {
-            await sink.send(batch);
-            batch = [];
-          }
+          if (rec) batch.add(rec, converter.lines);
+          if (batch.rows >= (opts.batch ?? HTTP_BATCH)) await sink.send(...batch.takeWithLines());
         }
         progress.update(bytes, converter.lines);
       }
@@ -164,10 +212,11 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
       const problem = logReadProblem(err, file);
       throw problem === null ? err : new ImportError(problem);
     }
-    if (batch.length) await sink.send(batch);
+    if (batch.rows) await sink.send(...batch.takeWithLines());
   }
   const result = await sink.finish();
-  return { ...result, lines: converter.lines, skipped: converter.skipped };
+  const errors = [...converter.errors, ...result.errors].sort((x, y) => x.line - y.line).slice(0, 20);
+  return { ...result, rejected: result.rejected + converter.rejected, errors, lines: converter.lines, skipped: converter.skipped };
 }
 
 export async function runImport(files: string[], opts: ImportOptions, out: NodeJS.WritableStream = process.stderr): Promise<ImportSummary> {

@@ -7,9 +7,10 @@ import { loadConfig } from '../config.ts';
 import { openStore } from '../store/database.ts';
 import { ProjectStore } from '../store/projects.ts';
 import { analyticsFile } from './index.ts';
-import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb.ts';
+import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
 import { VisitorResolver } from './deferred-visitors.ts';
 import type { AnalyticsEngine } from './engine.ts';
+import { readAgentsFile, type AgentEntry } from './classify.ts';
 import { VisitorIds } from './identity.ts';
 import type { LineError } from './import-columns.ts';
 import type { LogFormat, SkipReason } from './import.ts';
@@ -33,8 +34,14 @@ export interface DirectImportResult {
   errors: LineError[];
 }
 
-async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string }> {
+async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string; agents: AgentEntry[] }> {
   const config = loadConfig();
+  let agents: AgentEntry[] = [];
+  try {
+    if (config.analytics.agentsFile) agents = readAgentsFile(config.analytics.agentsFile);
+  } catch (err) {
+    throw new ImportError((err as Error).message);
+  }
   const store = await openStore(config);
   try {
     if (!(await new ProjectStore(store.db, config).get(projectId))) throw new ImportError(`Project "${projectId}" does not exist.`);
@@ -44,13 +51,13 @@ async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine;
   if (config.clickhouseUrl) {
     // The scale engine: a shared database, no file lock; import dedupe is the engine's own, as over HTTP.
     try {
-      return { engine: await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret };
+      return { engine: await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret, agents };
     } catch (err) {
       throw new ImportError((err as Error).message);
     }
   }
   try {
-    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret };
+    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret, agents };
   } catch (err) {
     if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
     throw err;
@@ -62,7 +69,7 @@ export async function importDirect(
   opts: { project: string; format: LogFormat; fields: Record<string, string[]>; batch: number },
   progress: ImportProgress,
 ): Promise<DirectImportResult> {
-  const { engine, secret } = await openEngine(opts.project);
+  const { engine, secret, agents } = await openEngine(opts.project);
   try {
     const data: ImportWorkerData = {
       files,
@@ -70,6 +77,7 @@ export async function importDirect(
       fields: opts.fields,
       projectId: opts.project,
       secret,
+      agents,
       now: Date.now(),
       batch: opts.batch,
       // Two batches waiting or being written, one being built: the worker rarely waits for a write.
@@ -124,7 +132,8 @@ export async function importDirect(
       });
     });
     await worker.terminate();
-    await engine.compact();
+    // ClickHouse: servers fold, one at a time across the deployment (answers are exact before that).
+    if (engine instanceof DuckDbEngine) await engine.compact();
     return { lines: done.lines, skipped: done.skipped, recorded, duplicates, crawlers: done.crawlers, rejected: done.rejected, errors: done.errors };
   } finally {
     await engine.close();

@@ -1,10 +1,9 @@
-// The direct log import's page views as columns (engine.ts ImportColumns): each accepted line is
-// checked like a bulk-endpoint record, classified and identified, and written into typed arrays, so a
-// batch is moved to the engine as a few buffers instead of an object per view.
-import { classify } from './classify.ts';
+// The direct log import's page views as columns (engine.ts ImportColumns): each accepted line goes
+// through the pipeline as an import record (checked, classified, identified) and is written into typed
+// arrays, so a batch is moved to the engine as a few buffers instead of an object per view.
 import { CLS, type ImportColumns } from './engine.ts';
-import type { VisitorIds } from './identity.ts';
-import { checkImportRecord, RecordRejected, type LineConverter } from './import.ts';
+import type { LineConverter } from './import.ts';
+import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
 
 export interface LineError {
   line: number;
@@ -22,7 +21,7 @@ const MAX_ERRORS = 20;
 
 export class ImportColumnsBuilder {
   private readonly projectId: string;
-  private readonly ids: VisitorIds;
+  private readonly ids: Identities;
   private readonly now: number;
   private readonly capacity: number;
   private cols!: ImportColumns;
@@ -34,7 +33,7 @@ export class ImportColumnsBuilder {
   rejected = 0;
   readonly errors: LineError[] = [];
 
-  constructor(projectId: string, ids: VisitorIds, now: number, capacity: number) {
+  constructor(projectId: string, ids: Identities, now: number, capacity: number) {
     this.projectId = projectId;
     this.ids = ids;
     this.now = now;
@@ -50,25 +49,30 @@ export class ImportColumnsBuilder {
     return this.cols.n >= this.capacity;
   }
 
-  /** Adds the converter's current line (`line`: its number, for error reports). */
+  /** Adds the converter's current line (`line`: its number, for error reports) through the pipeline. */
   add(conv: LineConverter, line: number): void {
     const rec = conv.rec;
-    const ua = rec.userAgent;
-    const ip = rec.ip === '' ? undefined : rec.ip;
-    let visitor = ip === undefined ? undefined : this.ids.cachedIpAndAgent(ip, ua);
-    try {
-      checkImportRecord(rec.ts, rec.path, ua, ip, undefined, undefined, rec.referrer || undefined, rec.accept || undefined, this.now, visitor !== undefined);
-    } catch (err) {
-      if (!(err instanceof RecordRejected)) throw err;
-      return this.reject(err, line);
-    }
-    visitor ??= this.ids.fromIpAndAgent(ip!, ua);
-    const c = classify(ua, rec.path, rec.accept);
-    this.push(rec.ts, rec.path, visitor, CLS[c.class], c.agent, rec.referrer, conv.key[0], conv.key[1]);
+    const record: Record<string, unknown> = { t: rec.ts, p: rec.path, ua: rec.userAgent };
+    if (rec.ip !== '') record.ip = rec.ip;
+    if (rec.referrer) record.r = rec.referrer;
+    if (rec.accept) record.a = rec.accept;
+    this.addRecord(record, line, conv.key[0], conv.key[1]);
   }
 
-  /** Counts a line the server side would reject. */
-  reject(err: RecordRejected, line: number): void {
+  /** Adds one import record (IMPORT_WIRE names, without `k`: the key is given as its two halves). */
+  addRecord(record: Record<string, unknown>, line: number, keyHi: number, keyLo: number, ids: Identities = this.ids): void {
+    let e;
+    try {
+      e = prepareRecord(record, IMPORT_WIRE, this.projectId, ids, this.now);
+    } catch (err) {
+      if (!(err instanceof Rejected)) throw err;
+      return this.reject(err, line);
+    }
+    this.push(e.ts, e.path, e.visitor, e.cls, e.agent, e.referrer, keyHi, keyLo);
+  }
+
+  /** Counts a line the pipeline rejected. */
+  reject(err: Rejected, line: number): void {
     this.rejected++;
     if (this.errors.length < MAX_ERRORS) this.errors.push({ line, code: err.code, error: err.message });
   }

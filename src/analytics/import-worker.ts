@@ -3,10 +3,11 @@
 // writes the previous batch. On 2 cores this keeps parsing and the engine's writes side by side.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ImportColumns } from './engine.ts';
+import { useExtraAgents, type AgentEntry } from './classify.ts';
 import { DeferredVisitors, type NewIdentities } from './deferred-visitors.ts';
 import { VisitorIds } from './identity.ts';
 import { ImportColumnsBuilder, transferList, type LineError } from './import-columns.ts';
-import { ByteLineImporter } from './import-bytes.ts';
+import { ByteLineImporter } from './log-bytes/reader.ts';
 import { LineConverter, logReadProblem, openLogBytes, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportWorkerData {
@@ -15,6 +16,8 @@ export interface ImportWorkerData {
   fields: Record<string, string[]>;
   projectId: string;
   secret: string;
+  /** The operator's extra agents (FOLIO_AGENTS_FILE). */
+  agents: AgentEntry[];
   now: number;
   /** Views per batch. */
   batch: number;
@@ -51,6 +54,7 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
     wake = null;
   };
 
+  if (data.agents.length > 0) useExtraAgents(data.agents);
   const converter = new LineConverter(data.format, data.fields);
   const ids = new VisitorIds(data.secret);
   const builder = new ImportColumnsBuilder(data.projectId, ids, data.now, data.batch);
@@ -88,7 +92,8 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
   }
   if (builder.length > 0) await send(builder.take());
   while (unanswered > 0) await new Promise<void>((r) => (wake = r));
-  post({ type: 'done', lines: converter.lines, skipped: converter.skipped, crawlers: builder.crawlers, rejected: builder.rejected, errors: builder.errors });
+  const errors = [...converter.errors, ...builder.errors].sort((x, y) => x.line - y.line).slice(0, 20);
+  post({ type: 'done', lines: converter.lines, skipped: converter.skipped, crawlers: builder.crawlers, rejected: builder.rejected + converter.rejected, errors });
 }
 
 if (parentPort) {

@@ -2,16 +2,12 @@
 // documents (not assets) become page views. Every line gets a content key (hash of the line and its
 // occurrence among identical lines of the same second), so importing a file twice changes nothing.
 import { createReadStream, statSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { createGunzip } from 'node:zlib';
 import { StringDecoder } from 'node:string_decoder';
 import { Transform, type Readable } from 'node:stream';
-import { classify } from './classify.ts';
-import { CLS, SOURCE } from './engine.ts';
-import { normalizePath, type VisitorIds } from './identity.ts';
+import { normalizePath } from './identity.ts';
+import { Rejected } from './pipeline.ts';
 import { parseInstant } from './dates.ts';
-import { MAX_FUTURE_MS } from './ingest.ts';
-import type { PendingEvent } from './writer.ts';
 
 export type LogFormat = 'combined' | 'json' | 'auto';
 
@@ -227,7 +223,11 @@ function timeValue(v: unknown): number | null {
   if (typeof v === 'number' && Number.isFinite(v)) return v > 1e11 ? Math.round(v) : Math.round(v * 1000);
   if (typeof v !== 'string') return null;
   if (/^\d+(\.\d+)?$/.test(v)) return timeValue(Number(v));
-  return parseInstant(v) ?? parseClfTime(v) ?? (Number.isFinite(Date.parse(v)) ? Date.parse(v) : null);
+  const iso = parseInstant(v);
+  if (iso !== null) return iso;
+  // An ISO-looking time that parseInstant refused is impossible (Date.parse would roll 02-30 into March).
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) return null;
+  return parseClfTime(v) ?? (Number.isFinite(Date.parse(v)) ? Date.parse(v) : null);
 }
 
 export function parseJsonLine(line: string, fields: Record<string, string[]> = DEFAULT_FIELDS): LogRecord | null {
@@ -239,8 +239,10 @@ export function parseJsonLine(line: string, fields: Record<string, string[]> = D
   }
   if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) return null;
   const o = obj as Record<string, unknown>;
-  const ts = timeValue(first(o, fields.time));
-  if (ts === null) return null;
+  const time = first(o, fields.time);
+  if (time === undefined) return null;
+  // A time that is there but unreadable is the record's fault, not the format's: NaN, rejected as invalid_timestamp.
+  const ts = timeValue(time) ?? NaN;
   let method = first(o, fields.method);
   let path = first(o, fields.path);
   const request = first(o, fields.request);
@@ -363,6 +365,9 @@ export class LineConverter {
   readonly fields: Record<string, string[]>;
   readonly skipped: Record<SkipReason, number> = { unparseable: 0, method: 0, status: 0, asset: 0, empty: 0 };
   lines = 0;
+  /** Lines refused by a rule of the pipeline before they could become records (an unreadable time). */
+  rejected = 0;
+  readonly errors: { line: number; code: string; error: string }[] = [];
   /** The last accepted line: its fields (path normalised), reused for the next line. */
   readonly rec: LogRecord = emptyRecord();
   /** The last accepted line's content key: [high, low]. */
@@ -374,6 +379,11 @@ export class LineConverter {
   constructor(format: LogFormat = 'auto', fields: Record<string, string[]> = DEFAULT_FIELDS) {
     this.format = format;
     this.fields = fields;
+  }
+
+  private reject(err: Rejected): void {
+    this.rejected++;
+    if (this.errors.length < 20) this.errors.push({ line: this.lines, code: err.code, error: err.message });
   }
 
   /** Reads one line into `rec` and `key`; false (and the reason counted) when the line is skipped. */
@@ -395,7 +405,7 @@ export class LineConverter {
     } else {
       ok = this.combined.parse(line, rec);
     }
-    if (!ok || rec.path.charCodeAt(0) !== 47) {
+    if (!ok) {
       this.skipped.unparseable++;
       return false;
     }
@@ -410,6 +420,10 @@ export class LineConverter {
     rec.path = normalizePath(rec.path);
     if (!isDocumentPath(rec.path)) {
       this.skipped.asset++;
+      return false;
+    }
+    if (Number.isNaN(rec.ts)) {
+      this.reject(new Rejected('invalid_timestamp', 'The time of the line is not ISO 8601, CLF or milliseconds since 1970.'));
       return false;
     }
     const key = this.key;
@@ -429,52 +443,6 @@ export class LineConverter {
     if (rec.accept) out.a = rec.accept;
     return out;
   }
-}
-
-export class RecordRejected extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
-
-/**
- * Throws RecordRejected for the first bad value of an import record (the bulk endpoint's fields; the
- * direct import passes a parsed line's values). `ipChecked`: the IP is known to be valid already.
- */
-export function checkImportRecord(t: unknown, p: unknown, ua: unknown, ip: unknown, v: unknown, k: unknown, ref: unknown, accept: unknown, now: number, ipChecked = false): void {
-  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0) throw new RecordRejected('invalid_timestamp', '"t" must be milliseconds since 1970.');
-  if (t > now + MAX_FUTURE_MS) throw new RecordRejected('future_timestamp', 'The timestamp is more than 5 minutes in the future.');
-  if (typeof p !== 'string' || !p.startsWith('/') || p.length > 2048) throw new RecordRejected('invalid_path', '"p" must be a path starting with "/" (at most 2,048 characters).');
-  if (typeof ua !== 'string' || ua.length > 1024) throw new RecordRejected('invalid_user_agent', '"ua" must be a string of at most 1,024 characters.');
-  if (ip !== undefined && !ipChecked && (typeof ip !== 'string' || isIP(ip) === 0)) throw new RecordRejected('invalid_ip', '"ip" must be an IPv4 or IPv6 address.');
-  if (v !== undefined && (typeof v !== 'string' || v.length === 0 || v.length > 256)) throw new RecordRejected('invalid_visitor_id', '"v" must be a non-empty string.');
-  if (ip === undefined && v === undefined) throw new RecordRejected('missing_identity', 'Send "ip" or "v" so the visitor can be counted.');
-  if (k !== undefined && (typeof k !== 'string' || !/^[0-9a-f]{16}$/.test(k))) throw new RecordRejected('invalid_key', '"k" must be 16 lowercase hex digits.');
-  if (ref !== undefined && (typeof ref !== 'string' || ref.length > 2048)) throw new RecordRejected('invalid_field', '"r" must be a string.');
-  if (accept !== undefined && (typeof accept !== 'string' || accept.length > 2048)) throw new RecordRejected('invalid_field', '"a" must be a string.');
-}
-
-/** Server side of the bulk endpoint: validates one import record and classifies it. */
-export function prepareImportRecord(raw: unknown, projectId: string, ids: VisitorIds, now: number): PendingEvent {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RecordRejected('invalid_event', 'The line must be a JSON object.');
-  const r = raw as Record<string, unknown>;
-  checkImportRecord(r.t, r.p, r.ua, r.ip, r.v, r.k, r.r, r.a, now);
-  const ua = r.ua as string;
-  const path = normalizePath(r.p as string);
-  const c = classify(ua, path, r.a as string | undefined);
-  return {
-    projectId,
-    ts: r.t as number,
-    path,
-    visitor: r.v !== undefined ? ids.fromGiven(r.v as string) : ids.fromIpAndAgent(r.ip as string, ua),
-    cls: CLS[c.class],
-    agent: c.agent,
-    referrer: (r.r as string | undefined) ?? null,
-    source: SOURCE.import,
-    importKey: r.k === undefined ? null : BigInt.asIntN(64, BigInt('0x' + (r.k as string))),
-  };
 }
 
 /**

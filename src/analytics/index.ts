@@ -1,6 +1,9 @@
-// Visitor analytics: classify → visitor id → group-commit writer → engine (DuckDB file in the data dir).
+// Visitor analytics as a service: every way in goes through the one pipeline (pipeline.ts: validate →
+// classify → visitor id), then the group-commit writer, then the engine (DuckDB file in the data dir, or
+// ClickHouse). The HTTP routes call these methods and nothing deeper.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -8,10 +11,19 @@ import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import { DAY_MS, type Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
-import { DuckDbEngine } from './engines/duckdb.ts';
+import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
-import { EventRejected, prepareApiEvent, type Rejection } from './ingest.ts';
+import { importCompact, importNdjson, type ImportResult } from './bulk.ts';
+import { readAgentsFile, useExtraAgents } from './classify.ts';
+import { CLS } from './engine.ts';
+import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, Rejected, type Rejection, type ServerFields } from './pipeline.ts';
+import { badRequest } from '../errors.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
+
+// What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
+export { MAX_EVENTS_PER_REQUEST } from './pipeline.ts';
+export { DAY_MS, parseRange, type Range } from './dates.ts';
+export { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from './script.ts';
 
 export interface AnalyticsDeps {
   config: Config;
@@ -24,16 +36,23 @@ export interface AnalyticsDeps {
 
 export interface Analytics {
   readonly engine: AnalyticsEngine;
-  readonly ids: VisitorIds;
   readonly writer: GroupCommitWriter;
   /**
-   * Validates and stores a batch of server-side events; resolves once the good ones are durable. With
-   * an idempotency key, a repeat of the same batch (same key and body) stores nothing again; see
-   * batchImportKeys.
+   * The events API: runs each event through the pipeline and stores the good ones; resolves once they
+   * are durable. With an idempotency key, a repeat of the same batch (same key and body) stores
+   * nothing again; see batchImportKeys.
    */
   ingest(projectId: string, events: unknown[], now?: number, idempotencyKey?: string): Promise<IngestOutcome>;
-  /** Stores already prepared events (browser collect, log import); resolves once durable. */
-  submit(events: PendingEvent[]): Promise<{ duplicates: number }>;
+  /**
+   * The browser script's page view: the body's fields with the user agent, Accept header and client
+   * address of the request. A broken rule is a 400 with the record's code; resolves `false` when the
+   * view is a bot's (not stored).
+   */
+  collect(projectId: string, body: unknown, request: ServerFields, now?: number): Promise<boolean>;
+  /** The bulk endpoint's NDJSON stream (one record per line). */
+  importStream(projectId: string, body: Readable, now?: number): Promise<ImportResult>;
+  /** The bulk endpoint's compact batch (bulk.ts CompactBatch). */
+  importBatch(projectId: string, body: unknown, now?: number): Promise<ImportResult>;
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
@@ -73,12 +92,25 @@ export function analyticsFile(config: Config): string {
   return path.join(config.dataDir, 'analytics.duckdb');
 }
 
+/** `folio migrate`: brings the analytics store (ClickHouse database or DuckDB file) to the latest layout. */
+export async function migrateAnalytics(config: Config): Promise<{ store: string; applied: number[] }> {
+  if (config.clickhouseUrl) {
+    const { migrateClickHouse } = await import('./engines/clickhouse/index.ts');
+    return { store: 'clickhouse', applied: await migrateClickHouse(config.clickhouseUrl) };
+  }
+  return { store: 'duckdb', applied: await migrateDuckDb(analyticsFile(config)) };
+}
+
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
+  if (config.analytics.agentsFile) useExtraAgents(readAgentsFile(config.analytics.agentsFile));
   const engine =
     deps.engine ??
     (config.clickhouseUrl
-      ? await (await import('./engines/clickhouse.ts')).createClickHouseEngine(config.clickhouseUrl)
+      ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl, {
+          // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
+          foldLock: (fn) => deps.dialect.exclusively('folio analytics fold', fn),
+        })
       : await DuckDbEngine.open({ file: analyticsFile(config) }));
   const ids = new VisitorIds(config.secret);
   let compacting: Promise<void> | null = null;
@@ -112,28 +144,30 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   retentionTimer.unref();
   await applyRetention();
 
+  const submit = (events: PendingEvent[]) => writer.submit(events);
   return {
     engine,
-    ids,
     writer,
     async ingest(projectId, events, now = Date.now(), idempotencyKey) {
-      const rejected: Rejection[] = [];
-      const good: PendingEvent[] = [];
-      const keyOf = idempotencyKey === undefined ? null : batchImportKeys(projectId, idempotencyKey, events);
-      events.forEach((raw, index) => {
-        try {
-          const e = prepareApiEvent(raw, projectId, ids, now);
-          if (keyOf) e.importKey = keyOf(index);
-          good.push(e);
-        } catch (err) {
-          if (!(err instanceof EventRejected)) throw err;
-          rejected.push({ index, code: err.code, error: err.message });
-        }
-      });
+      const keyOf = idempotencyKey === undefined ? undefined : batchImportKeys(projectId, idempotencyKey, events);
+      const { good, rejected } = prepareBatch(events, EVENTS_WIRE, projectId, ids, now, keyOf);
       const { duplicates } = await writer.submit(good);
       return { accepted: good.length, rejected, replayed: duplicates };
     },
-    submit: (events) => writer.submit(events),
+    async collect(projectId, body, request, now = Date.now()) {
+      let e: PendingEvent;
+      try {
+        e = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
+      } catch (err) {
+        if (err instanceof Rejected) throw badRequest(err.code, err.message);
+        throw err;
+      }
+      if (e.cls !== CLS.human && e.cls !== CLS.ai) return false; // bots are dropped
+      await writer.submit([e]);
+      return true;
+    },
+    importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
+    importBatch: (projectId, body, now = Date.now()) => importCompact(body, submit, projectId, ids, now),
     visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
     views: (projectId, range, page) => engine.views(projectId, range, page),
     timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),

@@ -40,7 +40,9 @@ export class GroupCommitWriter {
     return new Promise((resolve, reject) => {
       this.queue.push({ events, resolve, reject });
       this.queued += events.length;
-      if (this.queued >= this.opts.flushMaxEvents) this.kick();
+      // Idle writer: write now (waiting would only add latency). Busy: everything that arrives meanwhile
+      // goes into the next write, started at once when this one ends (or after flushMs at the latest).
+      if (this.queued >= this.opts.flushMaxEvents || (!this.flushing && this.opts.flushMs === 0)) this.kick();
       else if (!this.timer && !this.flushing) this.timer = setTimeout(() => this.kick(), this.opts.flushMs);
     });
   }

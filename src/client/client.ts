@@ -7,6 +7,8 @@ import {
   type AnalyticsEvent,
   type AnalyticsQuery,
   type IngestResult,
+  type ImportResult,
+  type ViewBatch,
   type Job,
   type JobChanges,
   type JobEvent,
@@ -130,6 +132,8 @@ export interface IngestOptions extends WriteOptions {
 interface RequestOptions {
   query?: Record<string, string | number | undefined>;
   body?: unknown;
+  /** Media type of the JSON body (default application/json). */
+  contentType?: string;
   idempotencyKey?: string;
   signal?: AbortSignal;
 }
@@ -505,6 +509,19 @@ export class FolioClient {
     return result;
   }
 
+  /**
+   * POST /v1/analytics/{projectId}/import with a compact batch (what `folio analytics import --url`
+   * sends). Retried like an idempotent call: rows with content keys are never stored twice.
+   */
+  async importViews(batch: ViewBatch, opts: CallOptions = {}): Promise<ImportResult> {
+    return this.request<ImportResult>('POST', `v1/analytics/${seg(this.project(opts))}/import`, {
+      body: batch,
+      contentType: 'application/vnd.folio.views+json',
+      idempotencyKey: randomId(),
+      signal: opts.signal,
+    });
+  }
+
   // ---- Plumbing --------------------------------------------------------------------------
 
   private async *allPages<P extends { hasMore: boolean }>(
@@ -552,7 +569,7 @@ export class FolioClient {
     let body: string | undefined;
     if (o.body !== undefined) {
       body = JSON.stringify(o.body);
-      extra['content-type'] = 'application/json';
+      extra['content-type'] = o.contentType ?? 'application/json';
     }
     if (o.idempotencyKey !== undefined) extra['idempotency-key'] = o.idempotencyKey;
     const headers = this.headers(extra);

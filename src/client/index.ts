@@ -19,6 +19,8 @@ export type {
   AnalyticsQuery,
   ChecksReport,
   IngestResult,
+  ImportResult,
+  ViewBatch,
   Job,
   JobChanges,
   JobEvent,

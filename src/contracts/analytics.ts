@@ -109,13 +109,15 @@ export const EventsResponse = Type.Object({
   rejected: Type.Array(Type.Object({ index: Type.Integer(), code: Type.String(), error: Type.String() })),
 });
 
+// The fields are checked by the ingest pipeline (the same rules as an event of the events API), so
+// the schema only documents them.
 export const CollectBody = Type.Object(
   {
-    path: Type.String({ minLength: 1, maxLength: 2048 }),
-    referrer: Type.Optional(Type.String({ maxLength: 2048 })),
-    visitorId: Type.Optional(Type.String({ minLength: 8, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' })),
+    path: Type.Optional(Type.Unknown({ description: 'Page path starting with "/" (query and fragment are stripped; at most 2,048 characters without them).' })),
+    referrer: Type.Optional(Type.Unknown({ description: 'Referrer URL, at most 2,048 characters.' })),
+    visitorId: Type.Optional(Type.Unknown({ description: "The script's first-party visitor id (from localStorage), at most 256 characters." })),
   },
-  { additionalProperties: false },
+  { additionalProperties: true, description: '{path, referrer?, visitorId?}: any other field is refused (400 unknown_field).' },
 );
 export type CollectBody = Static<typeof CollectBody>;
 

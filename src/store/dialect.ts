@@ -47,6 +47,12 @@ export interface StoreDialect {
    * moment be reused: it already reflects every commit made before then.
    */
   dataVersion(since?: number): number | null;
+  /**
+   * Runs `fn` while holding the lock `name`, shared by every process of the deployment (PostgreSQL: a
+   * session advisory lock on one pooled connection). SQLite: within this process only (one server
+   * per SQLite file).
+   */
+  exclusively<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Cross-process wake-up: notify listeners on `channel`. In-process wake-ups do not need this. */
   notify(channel: string, payload?: string): Promise<void>;
   /** Subscribes to notifications from other processes; returns an unsubscribe function. */
@@ -207,9 +213,15 @@ function sqliteDialect(dataDir: string): StoreDialect {
   const readerConnection = () => (reader ??= nodeSqliteAdapter(file));
   let changeCounter: ReturnType<typeof walChangeCounter> | undefined;
   const version = { value: 0, readAt: -Infinity };
+  const locks = new Map<string, Promise<unknown>>();
   return {
     kind: 'sqlite',
     db,
+    exclusively: (name, fn) => {
+      const run = (locks.get(name) ?? Promise.resolve()).then(fn, fn);
+      locks.set(name, run.catch(() => {}));
+      return run;
+    },
     // A SQLite write transaction already holds the whole database (BEGIN IMMEDIATE).
     lockProject: async () => {},
     forClaim: (qb) => qb,
@@ -248,6 +260,15 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kind: 'postgres',
+    exclusively: (name, fn) =>
+      db.connection().execute(async (conn) => {
+        await conn.executeQuery(CompiledQuery.raw('select pg_advisory_lock(hashtext($1))', [name]));
+        try {
+          return await fn();
+        } finally {
+          await conn.executeQuery(CompiledQuery.raw('select pg_advisory_unlock(hashtext($1))', [name]));
+        }
+      }),
     db,
     lockProject: async (trx, projectId) => {
       await trx.executeQuery(CompiledQuery.raw('select pg_advisory_xact_lock(hashtext($1))', [projectId]));

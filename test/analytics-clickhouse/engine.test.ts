@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Range } from '../../src/analytics/dates.ts';
 import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
-import { ClickHouseEngine, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse.ts';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb.ts';
+import { ClickHouseEngine, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse/index.ts';
+import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL, databaseUrl, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
 

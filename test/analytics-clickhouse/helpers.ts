@@ -2,7 +2,7 @@
 // server named by FOLIO_TEST_CLICKHOUSE_URL and drops it afterwards.
 import { randomBytes } from 'node:crypto';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
-import { ClickHouseEngine } from '../../src/analytics/engines/clickhouse.ts';
+import { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 
 export const CLICKHOUSE_URL = process.env.FOLIO_TEST_CLICKHOUSE_URL ?? '';
 export const NEEDS = '(needs FOLIO_TEST_CLICKHOUSE_URL, e.g. http://127.0.0.1:8123 after scripts/clickhouse-start.sh)';
@@ -52,5 +52,5 @@ export async function dropDatabase(database: string): Promise<void> {
 }
 
 export async function openEngine(database: string): Promise<ClickHouseEngine> {
-  return ClickHouseEngine.open({ url: databaseUrl(database) });
+  return ClickHouseEngine.open({ url: databaseUrl(database), foldMarginMs: 0 });
 }

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
-import { ClickHouseEngine } from '../../src/analytics/engines/clickhouse.ts';
+import { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL } from './helpers.ts';
 

@@ -3,7 +3,7 @@
 // compared byte for byte; the same values inserted through the JSON path are found by `= literal`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouseClient } from '@clickhouse/client';
-import { ident, inList, join, lit, MAX_DATE_DAY, quoteString, raw, sql, SqlDate, type Literal } from '../../src/analytics/engines/clickhouse-sql.ts';
+import { ident, inList, join, lit, MAX_DATE_DAY, quoteString, raw, sql, SqlDate, type Literal } from '../../src/analytics/engines/clickhouse/sql.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, requireClickHouse, serverClient } from './helpers.ts';
 

@@ -40,6 +40,16 @@ describe('agent list', () => {
     });
   }
 
+  it("lists the vendors' published user-triggered fetchers as AI answers and their crawlers as search or training", () => {
+    const category = (name: string) => AGENTS.find((a) => a.name === name)?.category;
+    // User-triggered (a person asked an assistant): OpenAI, Anthropic, Perplexity, Google, Mistral, Amazon, Meta, DuckDuckGo.
+    for (const n of ['ChatGPT-User', 'ChatGPT Agent', 'Claude-User', 'Perplexity-User', 'Google-NotebookLM', 'Google-Agent', 'MistralAI-User', 'Amzn-User', 'meta-externalfetcher', 'DuckAssistBot']) {
+      expect(category(n), n).toBe('ai_answer');
+    }
+    for (const n of ['OAI-SearchBot', 'Claude-SearchBot', 'PerplexityBot', 'Googlebot', 'Amzn-SearchBot', 'Meta-WebIndexer', 'MistralAI-Search']) expect(category(n), n).toBe('search');
+    for (const n of ['GPTBot', 'ClaudeBot', 'Amazonbot', 'meta-externalagent', 'Google-CloudVertexBot']) expect(category(n), n).toBe('training');
+  });
+
   it('lets the first category win: an assistant UA that also looks like a bot is AI', () => {
     expect(classifyUserAgent('Mozilla/5.0 (compatible; ChatGPT-User/1.0; bot; +https://openai.com/bot)').class).toBe('ai');
   });
@@ -184,5 +194,33 @@ describe('CLF times', () => {
       }
     }
     expect(parseCombined('203.0.113.1 - - [31/Jan/2025:23:58:6x +0000] "GET /a HTTP/1.1" 200 1 "-" "UA"')).toBeNull();
+  });
+});
+
+describe('operator agents (FOLIO_AGENTS_FILE)', () => {
+  it('are checked before the built-in list, can reclassify a known agent, and a bad list is refused clearly', async () => {
+    const { parseAgentList, useExtraAgents } = await import('../../src/analytics/classify.ts');
+    const extra = parseAgentList(
+      {
+        agents: [
+          { name: 'AcmeAssistant', company: 'Acme', category: 'ai_answer', pattern: 'AcmeAssistant/\\d', example: 'Mozilla/5.0 (compatible; AcmeAssistant/2.1)' },
+          { name: 'Internal crawler', company: 'Us', category: 'training', pattern: 'python-requests', example: 'python-requests/2.32.3' },
+        ],
+      },
+      'test',
+    );
+    try {
+      useExtraAgents(extra);
+      expect(classifyUserAgent('Mozilla/5.0 (compatible; AcmeAssistant/2.1)')).toEqual({ class: 'ai', agent: 'AcmeAssistant' });
+      expect(classifyUserAgent('python-requests/2.32.3')).toEqual({ class: 'training', agent: 'Internal crawler' });
+      expect(classifyUserAgent(AGENTS[0].example).agent).toBe(AGENTS[0].name);
+    } finally {
+      useExtraAgents([]);
+    }
+    expect(classifyUserAgent('Mozilla/5.0 (compatible; AcmeAssistant/2.1)').class).toBe('bot'); // isbot's verdict once the entry is gone
+    expect(() => parseAgentList({ agents: [{ name: 'X', company: 'Y', category: 'ai', pattern: 'X', example: 'X' }] }, 'f')).toThrow(/category must be one of/);
+    expect(() => parseAgentList({ agents: [{ name: 'X', company: 'Y', category: 'search', pattern: '(', example: 'X' }] }, 'f')).toThrow(/not a valid regular expression/);
+    expect(() => parseAgentList({ agents: [{ name: 'X', company: 'Y', category: 'search', pattern: 'Z', example: 'X' }] }, 'f')).toThrow(/does not match its own example/);
+    expect(() => parseAgentList([], 'f')).toThrow(/must hold/);
   });
 });

@@ -78,9 +78,11 @@ describe('browser script and collect', () => {
       [server.api('POST', `/v1/analytics/${projectId}/collect`, { body: '{"path":"/x"}', headers: { 'content-type': 'text/plain', 'x-forwarded-for': '198.51.100.11' } }), 403, 'origin_not_allowed'],
       [server.api('POST', `/v1/analytics/prj_nope/collect`, { body: '{"path":"/x"}', headers: { origin: ORIGIN, 'content-type': 'text/plain' } }), 404, 'project_not_found'],
       [collect('{nope', { 'x-forwarded-for': '198.51.100.12' }), 400, 'invalid_json'],
-      [collect({ path: '/x', extra: 1 }, { 'x-forwarded-for': '198.51.100.13' }), 400, 'invalid_request'],
+      [collect({ path: '/x', extra: 1 }, { 'x-forwarded-for': '198.51.100.13' }), 400, 'unknown_field'],
       [collect({ path: 'x' }, { 'x-forwarded-for': '198.51.100.14' }), 400, 'invalid_path'],
-      [collect({ path: '/x', visitorId: 'short' }, { 'x-forwarded-for': '198.51.100.15' }), 400, 'invalid_request'],
+      [collect({ path: '/x', visitorId: 'a\u0001b' }, { 'x-forwarded-for': '198.51.100.15' }), 400, 'invalid_visitor_id'],
+      [collect({ path: '/x\u0000' }, { 'x-forwarded-for': '198.51.100.17' }), 400, 'invalid_path'],
+      [collect({ path: '/x' }, { 'user-agent': '', 'x-forwarded-for': '198.51.100.18' }), 400, 'invalid_user_agent'],
       [collect({ path: '/' + 'a'.repeat(5000) }, { 'x-forwarded-for': '198.51.100.16' }), 413, 'payload_too_large'],
     ];
     for (const [p, status, code] of cases) {

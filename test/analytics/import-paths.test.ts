@@ -1,5 +1,5 @@
 // The direct import's fast paths give exactly what the plain paths give: the combined-line scanner
-// vs the regex, the byte path (import-bytes.ts) vs the string path (LineConverter + builder), IPv4
+// vs the regex, the byte path (log-bytes/reader.ts) vs the string path (LineConverter + builder), IPv4
 // parsing vs net.isIPv4, repeats of identical lines, and visitor ids hashed on the writing thread.
 import { isIPv4 } from 'node:net';
 import fc from 'fast-check';
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DeferredVisitors, VisitorResolver } from '../../src/analytics/deferred-visitors.ts';
 import type { ImportColumns } from '../../src/analytics/engine.ts';
 import { VisitorIds } from '../../src/analytics/identity.ts';
-import { ByteLineImporter, ipv4At } from '../../src/analytics/import-bytes.ts';
+import { ByteLineImporter, ipv4At } from '../../src/analytics/log-bytes/reader.ts';
 import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
 import { CombinedParser, contentKey, LineConverter, Repeats } from '../../src/analytics/import.ts';
 import { rng } from './helpers.ts';
@@ -195,7 +195,7 @@ describe('the direct import fast paths', () => {
 
 describe('DuckDbEngine.writeImport', () => {
   it('stores a column batch, drops keys seen before or twice in a batch, and counts them', async () => {
-    const { DuckDbEngine } = await import('../../src/analytics/engines/duckdb.ts');
+    const { DuckDbEngine } = await import('../../src/analytics/engines/duckdb/index.ts');
     const engine = await DuckDbEngine.open({ file: ':memory:', readConnections: 1 });
     try {
       const day = Date.UTC(2025, 4, 1);

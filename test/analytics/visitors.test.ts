@@ -134,7 +134,7 @@ describe('visitors and views against a reference', () => {
     all.push(...first.ref);
     await checkAll('recent only');
     await server.services.analytics.compact();
-    expect(server.services.analytics.engine.pendingRows()).toBe(0);
+    if (server.services.analytics.engine.name === 'duckdb') expect(server.services.analytics.engine.pendingRows()).toBe(0);
     await checkAll('compacted');
     const second = generate(2, 2000);
     await send(second.api);
@@ -192,14 +192,12 @@ describe('compaction keeps counts exact whatever the arrival order', () => {
         }
         const res = await analytics.ingest(projectId, events, D0 + 30 * DAY);
         expect(res.rejected).toEqual([]);
+        // DuckDB compacts every row written so far; ClickHouse folds rows older than a minute (the engine
+        // tests fold with no margin), so here its answers come from unfolded rows: both must be exact.
         if (round % 3 !== 2) {
           await analytics.compact();
-          expect(analytics.engine.pendingRows()).toBe(0);
-        } else if (analytics.engine.name === 'duckdb') {
-          // DuckDB keeps uncompacted rows in `recent` (queries join them in); ClickHouse folds rows into
-          // its day tables on insert (materialized views), so it never has pending rows.
-          expect(analytics.engine.pendingRows()).toBeGreaterThan(0);
-        } else expect(analytics.engine.pendingRows()).toBe(0);
+          if (analytics.engine.name === 'duckdb') expect(analytics.engine.pendingRows()).toBe(0);
+        } else expect(analytics.engine.pendingRows()).toBeGreaterThan(0);
         for (let d1 = -1; d1 <= 8; d1++) {
           for (let d2 = d1 + 1; d2 <= 9; d2++) {
             const from = d1 < 0 ? null : D0 + d1 * DAY;

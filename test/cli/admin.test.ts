@@ -86,10 +86,14 @@ describe('folio project / key', () => {
     expect(r.stderr).not.toMatch(/at .*\.ts:\d+/); // no stack traces
   });
 
-  it('migrate is idempotent', async () => {
+  it('migrate brings the state and analytics stores up to date, and is idempotent', async () => {
+    const first = await runCli(['migrate', '--json'], env);
+    expect(first.code, first.stderr).toBe(0);
     const r = await runCli(['migrate', '--json'], env);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ applied: [] });
+    const out = JSON.parse(r.stdout);
+    expect(out).toEqual({ applied: [], analytics: { store: out.analytics.store, applied: [] } });
+    expect(['duckdb', 'clickhouse']).toContain(out.analytics.store);
   });
 
   it('reports a bad setting before doing anything', async () => {

@@ -17,23 +17,16 @@ import {
   TimeseriesResponse,
   ViewsResponse,
   VisitorsResponse,
-  type ImportResponse as ImportResult,
 } from '../../contracts/analytics.ts';
 import { RateLimitedError, takeRateSlot, type RateInfo } from '../../store/rate-limits.ts';
-import { parseRange, DAY_MS, type Range } from '../../analytics/dates.ts';
-import { classify } from '../../analytics/classify.ts';
-import { CLS, SOURCE } from '../../analytics/engine.ts';
-import { normalizePath } from '../../analytics/identity.ts';
-import { MAX_EVENTS_PER_REQUEST } from '../../analytics/ingest.ts';
-import { LineTooLongError, prepareImportRecord, readLineChunks, RecordRejected } from '../../analytics/import.ts';
-import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/script.ts';
-import type { PendingEvent } from '../../analytics/writer.ts';
+import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG, DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
 
 type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { projectId: string }; Querystring: Q; Body: B }>;
 
 const COLLECT_BODY_LIMIT = 4 * 1024;
-const IMPORT_BATCH = 25_000;
-const MAX_IMPORT_LINE = 16 * 1024;
+/** The bulk endpoint's compact batch (analytics/bulk.ts). */
+const COMPACT_TYPE = 'application/vnd.folio.views+json';
+const COMPACT_BODY_LIMIT = 64 * 1024 * 1024;
 const MAX_HOUR_RANGE_MS = 31 * DAY_MS;
 /** The same rule as the job API: 1 to 255 visible ASCII characters. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -99,6 +92,14 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
   });
   // The bulk import endpoint streams NDJSON: the body is handed over as a stream, never buffered whole.
   app.addContentTypeParser(['application/x-ndjson', 'application/jsonl'], (_req, payload, done) => done(null, payload));
+  // A compact batch is one JSON document (bounded).
+  app.addContentTypeParser(COMPACT_TYPE, { parseAs: 'string', bodyLimit: COMPACT_BODY_LIMIT }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new ApiError(400, 'invalid_json', 'The body is not valid JSON.'), undefined);
+    }
+  });
 
   /** The text/plain parser above is for the browser's collect endpoint only: the others answer 415. */
   const onlyMediaTypes = (...types: string[]) =>
@@ -254,89 +255,24 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     {
       schema: {
         tags,
-        summary: 'Bulk import (NDJSON stream)',
+        summary: 'Bulk import (NDJSON stream or compact batch)',
         description:
-          'Used by `folio analytics import`: one JSON object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Streamed; answered once every line is durable.',
+          'Used by `folio analytics import`. NDJSON (`application/x-ndjson`, streamed): one object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Compact batch (`application/vnd.folio.views+json`): `{strings, t, p, ua, ip, r?, a?, k?}` with the distinct strings once and the rows as index and time-delta arrays (see docs/analytics.md). Every row goes through the same checks as the events API; answered once every row is durable.',
         params: ProjectParams,
         response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415) },
       },
-      onRequest: [write, onlyMediaTypes('application/x-ndjson', 'application/jsonl')],
+      onRequest: [write, onlyMediaTypes('application/x-ndjson', 'application/jsonl', COMPACT_TYPE)],
       bodyLimit: Number.MAX_SAFE_INTEGER,
     },
     async (request: ProjectRequest, reply) => {
+      const projectId = request.params.projectId;
+      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      if (type === COMPACT_TYPE) return reply.code(200).send(await analytics.importBatch(projectId, request.body));
       const stream = request.body as Readable | undefined;
       if (!stream || typeof (stream as Readable).pipe !== 'function') {
         throw new ApiError(415, 'unsupported_media_type', 'Send the body as NDJSON with "Content-Type: application/x-ndjson".');
       }
-      const projectId = request.params.projectId;
-      const result: ImportResult = { received: 0, recorded: 0, duplicates: 0, crawlers: 0, rejected: 0, errors: [] };
-      let batch: PendingEvent[] = [];
-      // Up to two batches wait on the writer while the next one is parsed.
-      const inflight = new Set<Promise<void>>();
-      let failed: unknown = null;
-      const flush = async () => {
-        const events = batch;
-        batch = [];
-        if (events.length === 0) return;
-        const p: Promise<void> = analytics.submit(events).then(
-          ({ duplicates }) => {
-            result.duplicates += duplicates;
-            result.recorded += events.length - duplicates;
-          },
-          (err) => {
-            failed ??= err;
-          },
-        );
-        inflight.add(p);
-        void p.finally(() => inflight.delete(p));
-        while (inflight.size >= 2) await Promise.race(inflight);
-        if (failed) throw failed;
-      };
-      const now = Date.now();
-      const chunks = readLineChunks(stream, MAX_IMPORT_LINE);
-      for (;;) {
-        let next: IteratorResult<string[]>;
-        try {
-          next = await chunks.next();
-        } catch (err) {
-          if (err instanceof LineTooLongError) {
-            // The lines before it are stored (a retry is harmless: keyed lines are not stored twice).
-            await flush();
-            await Promise.all(inflight);
-            throw new ApiError(
-              413,
-              'line_too_long',
-              `Each NDJSON line must be at most ${MAX_IMPORT_LINE} characters; the ${result.received} lines before the long one were processed.`,
-            );
-          }
-          throw err;
-        }
-        if (next.done) break;
-        for (const line of next.value) {
-          if (line === '') continue;
-          result.received++;
-          try {
-            let raw: unknown;
-            try {
-              raw = JSON.parse(line);
-            } catch {
-              throw new RecordRejected('invalid_json', 'The line is not valid JSON.');
-            }
-            const e = prepareImportRecord(raw, projectId, analytics.ids, now);
-            if (e.cls !== CLS.human && e.cls !== CLS.ai) result.crawlers++;
-            batch.push(e);
-          } catch (err) {
-            if (!(err instanceof RecordRejected)) throw err;
-            result.rejected++;
-            if (result.errors.length < 20) result.errors.push({ line: result.received, code: err.code, error: err.message });
-          }
-          if (batch.length >= IMPORT_BATCH) await flush();
-        }
-      }
-      await flush();
-      await Promise.all(inflight);
-      if (failed) throw failed;
-      return reply.code(200).send(result);
+      return reply.code(200).send(await analytics.importStream(projectId, stream));
     },
   );
 
@@ -410,19 +346,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
       const ip = request.ip;
       const info = collectLimiter.take(ip);
       if (info) reply.headers(rateLimitHeaders(info));
-      const body = request.body;
-      if (!body.path.startsWith('/') || /[\u0000-\u001f\u007f]/.test(body.path)) {
-        throw badRequest('invalid_path', 'The path must start with "/" and contain no control characters.', [{ message: 'invalid path', path: '/body/path' }]);
-      }
-      const userAgent = (request.headers['user-agent'] ?? '').slice(0, 1024);
-      const path = normalizePath(body.path);
-      const c = classify(userAgent, path, request.headers.accept);
-      if (c.class !== 'human' && c.class !== 'ai') return reply.code(204).send(); // bots are dropped
-      const now = Date.now();
-      const visitor = body.visitorId ? analytics.ids.fromGiven(`browser:${body.visitorId}`) : analytics.ids.daily(ip, userAgent, now);
-      await analytics.submit([
-        { projectId: request.params.projectId, ts: now, path, visitor, cls: CLS[c.class], agent: c.agent, referrer: body.referrer ?? null, source: SOURCE.script, importKey: null },
-      ]);
+      await analytics.collect(request.params.projectId, request.body, { userAgent: request.headers['user-agent'] ?? '', ip, accept: request.headers.accept });
       return reply.code(204).send();
     },
   );

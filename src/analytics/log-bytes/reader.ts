@@ -1,23 +1,19 @@
-// The direct import's fast path: ASCII combined-format lines are read from the file's bytes. The
+// The direct import's fast reader: ASCII combined-format lines are read from the file's bytes. The
 // content key is hashed over the bytes (equal to hashing the string when every byte is ASCII), user
-// agents and paths are looked up by a hash of their bytes (no string per line once seen), and IPv4
-// addresses become numbers, so a known (IP, user agent) pair costs no string and no HMAC.
-// Any other line (JSON, non-ASCII, escapes, anything unusual) is left to the string path
-// (LineConverter + ImportColumnsBuilder.add), which gives the same result for every line; the
-// import tests compare the two on the same logs.
-import { classifyUserAgentCached, isMarkdownPath, MARKDOWN_AGENT } from './classify.ts';
-import { CLS } from './engine.ts';
-import type { DeferredVisitors } from './deferred-visitors.ts';
-import type { VisitorIds } from './identity.ts';
-import type { ImportColumnsBuilder } from './import-columns.ts';
-import { checkImportRecord, contentKeyInto, isDocumentPath, isSuccess, parseClfTime, RecordRejected, type LineConverter } from './import.ts';
+// agents and paths are interned by a hash of their bytes (no new string per line once seen), and the
+// visitor ids of IPv4 addresses are cached per user agent by the address as a number. Each line then
+// goes through the one pipeline as an import record (pipeline.ts prepareRecord), with this cache as
+// its source of visitor ids. Any other line (JSON, non-ASCII, escapes, anything unusual) is left to
+// the string reader (LineConverter + ImportColumnsBuilder.add); the import tests compare the two.
+import type { DeferredVisitors } from '../deferred-visitors.ts';
+import type { VisitorIds } from '../identity.ts';
+import type { ImportColumnsBuilder } from '../import-columns.ts';
+import { contentKeyInto, isDocumentPath, isSuccess, parseClfTime, type LineConverter } from '../import.ts';
+import type { Identities } from '../pipeline.ts';
 
 interface UserAgent {
   bytes: Uint8Array;
   ua: string;
-  cls: number;
-  agent: string | null;
-  human: boolean;
   /** Visitor ids by IPv4 address (as a signed 32-bit number: a small-integer map key), this generation and the one before. */
   visitors: Map<number, bigint>;
   oldVisitors: Map<number, bigint> | null;
@@ -28,7 +24,6 @@ interface PathInfo {
   bytes: Uint8Array;
   path: string;
   document: boolean;
-  markdown: boolean;
 }
 
 /** Entries kept per table before it is cleared (bounds memory on logs with endless distinct values). */
@@ -131,6 +126,15 @@ export class ByteLineImporter {
   private readonly minute = new Uint8Array(26);
   private minuteMs: number | null = null;
   private haveMinute = false;
+  /** The line being added: its user agent and IPv4 address (-1: not IPv4), for `identities`. */
+  private curUa: UserAgent | null = null;
+  private curIp4 = -1;
+  /** The pipeline's visitor ids for byte lines: cached by IPv4 number per user agent, new ones deferred. */
+  private readonly identities: Identities = {
+    fromIpAndAgent: (ip, userAgent) => this.visitorOf(ip, userAgent),
+    fromGiven: (id) => this.ids.fromGiven(id),
+    daily: (ip, userAgent, at) => this.ids.daily(ip, userAgent, at),
+  };
 
   /** `deferred`: new identities get placeholders, hashed by the writing thread (deferred-visitors.ts); null: hashed here. */
   constructor(conv: LineConverter, builder: ImportColumnsBuilder, ids: VisitorIds, now: number, deferred: DeferredVisitors | null = null) {
@@ -196,12 +200,9 @@ export class ByteLineImporter {
     if (ts === null) return false;
 
     // From here on the line is this path's: the filters of LineConverter.next, in its order.
+    if (b[m + 1] !== 47) return false; // not a path: the string reader hands it to the pipeline, which rejects it
     const conv = this.conv;
     conv.lines++;
-    if (b[m + 1] !== 47) {
-      conv.skipped.unparseable++;
-      return true;
-    }
     const get = m - rq === 3 && b[rq] === 71 && b[rq + 1] === 69 && b[rq + 2] === 84;
     const head = m - rq === 4 && b[rq] === 72 && b[rq + 1] === 69 && b[rq + 2] === 65 && b[rq + 3] === 68;
     if (!get && !head) {
@@ -231,31 +232,28 @@ export class ByteLineImporter {
       h2 = conv.key[1];
     }
 
-    // What ImportColumnsBuilder.add does for a string line.
+    // The pipeline, as ImportColumnsBuilder.add does for a string line.
     const ua = this.userAgent(b, rEnd + 3, uEnd);
-    const referrer = rEnd === bEnd + 2 || (rEnd === bEnd + 3 && b[bEnd + 2] === 45) ? null : latin1.decode(b.subarray(bEnd + 2, rEnd));
-    const ip4 = ipv4At(b, s, s1);
-    let visitor = ip4 === -1 ? undefined : this.cachedVisitor(ua, ip4);
-    const ip = visitor === undefined ? latin1.decode(b.subarray(s, s1)) : undefined;
-    if (ip4 === -1) visitor = this.ids.cachedIpAndAgent(ip!, ua.ua);
-    try {
-      // A known IPv4 address needs no check (and no string): '' stands in for it.
-      checkImportRecord(ts, path.path, ua.ua, ip ?? '', undefined, undefined, referrer ?? undefined, undefined, this.now, ip4 !== -1 || visitor !== undefined);
-    } catch (err) {
-      if (!(err instanceof RecordRejected)) throw err;
-      this.builder.reject(err, conv.lines);
-      return true;
-    }
-    if (visitor === undefined) {
-      if (ip4 !== -1 && this.deferred) {
-        const ref: bigint = this.deferred.defer(ip!, ua.ua, (id) => this.settle(ua, ip4, ref, id));
-        visitor = this.rememberVisitor(ua, ip4, ref);
-      } else if (ip4 !== -1) visitor = this.rememberVisitor(ua, ip4, this.ids.hashIpAndAgent(ip!, ua.ua));
-      else visitor = this.ids.fromIpAndAgent(ip!, ua.ua);
-    }
-    const markdown = ua.human && path.markdown;
-    this.builder.push(ts, path.path, visitor, markdown ? CLS.ai : ua.cls, markdown ? MARKDOWN_AGENT : ua.agent, referrer, h1, h2);
+    const record: Record<string, unknown> = { t: ts, p: path.path, ua: ua.ua, ip: latin1.decode(b.subarray(s, s1)) };
+    if (!(rEnd === bEnd + 2 || (rEnd === bEnd + 3 && b[bEnd + 2] === 45))) record.r = latin1.decode(b.subarray(bEnd + 2, rEnd));
+    this.curUa = ua;
+    this.curIp4 = ipv4At(b, s, s1);
+    this.builder.addRecord(record, conv.lines, h1, h2, this.identities);
     return true;
+  }
+
+  /** The visitor id of the current line's (IP, user agent): cached, deferred to the writing thread, or hashed. */
+  private visitorOf(ip: string, userAgent: string): bigint {
+    const ua = this.curUa;
+    const ip4 = this.curIp4;
+    if (ua === null || ip4 === -1 || ua.ua !== userAgent) return this.ids.fromIpAndAgent(ip, userAgent);
+    const cached = this.cachedVisitor(ua, ip4);
+    if (cached !== undefined) return cached;
+    if (this.deferred) {
+      const ref: bigint = this.deferred.defer(ip, userAgent, (id) => this.settle(ua, ip4, ref, id));
+      return this.rememberVisitor(ua, ip4, ref);
+    }
+    return this.rememberVisitor(ua, ip4, this.ids.hashIpAndAgent(ip, userAgent));
   }
 
   /** The CLF time b[s, e) in ms (the minute cached, as ClfClock does); null for a bad time. */
@@ -282,7 +280,7 @@ export class ByteLineImporter {
     if (hit) return hit;
     if (this.paths.size >= MAX_PATHS) this.paths.clear();
     const path = latin1.decode(b.subarray(s, e));
-    return this.paths.add(h, { bytes: b.slice(s, e), path, document: isDocumentPath(path), markdown: isMarkdownPath(path) });
+    return this.paths.add(h, { bytes: b.slice(s, e), path, document: isDocumentPath(path) });
   }
 
   private userAgent(b: Uint8Array, s: number, e: number): UserAgent {
@@ -291,8 +289,7 @@ export class ByteLineImporter {
     if (hit) return hit;
     if (this.userAgents.size >= MAX_USER_AGENTS) this.userAgents.clear(); // their cached visitor ids go with them
     const ua = latin1.decode(b.subarray(s, e));
-    const c = classifyUserAgentCached(ua);
-    const entry: UserAgent = { bytes: b.slice(s, e), ua, cls: CLS[c.class], agent: c.agent, human: c.class === 'human', visitors: new Map(), oldVisitors: null, generation: this.generation };
+    const entry: UserAgent = { bytes: b.slice(s, e), ua, visitors: new Map(), oldVisitors: null, generation: this.generation };
     return this.userAgents.add(h, entry);
   }
 

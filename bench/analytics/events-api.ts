@@ -1,0 +1,188 @@
+// Events API throughput against a bare Fastify route that parses the same JSON bodies and answers 202,
+// both loaded the same way (C keep-alive clients posting pre-built bodies of 1,000 events), in two
+// arrival orders: time-ordered, and sessions in random order across the 30 days (late batches,
+// merged logs, backfills). Rounds alternate bare / Folio so a noisy moment does not land on one side;
+// each Folio round runs on a fresh server and data directory. After each Folio round the stored
+// visitors are checked against plain Sets of the events sent.
+// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR]
+//   --tree DIR   run Folio from another checkout (e.g. the code before a change, with node_modules linked)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../../src/config.ts';
+import { openStore } from '../../src/store/database.ts';
+import { ProjectStore } from '../../src/store/projects.ts';
+import { ApiKeyStore } from '../../src/store/api-keys.ts';
+import { classify } from '../../src/analytics/classify.ts';
+import { tempDir } from '../../test/helpers/server.ts';
+import { generateTraffic, ipOf, rng, timeOrder, USER_AGENTS, type Traffic } from './generate.ts';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '500000' },
+    clients: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '3' },
+    tree: { type: 'string' },
+  },
+});
+const EVENTS = Number(values.events);
+const CLIENTS = Number(values.clients);
+const ROUNDS = Number(values.rounds);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TREE = values.tree ? path.resolve(values.tree) : ROOT;
+const DAY = 86_400_000;
+
+interface Server {
+  url: string;
+  proc: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function start(script: string, args: string[], env: Record<string, string>, cwd: string): Promise<Server> {
+  const proc = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /\{"url":"([^"]+)"\}/.exec(out) ?? /"url":"(http[^"]+)"/.exec(out);
+      if (m) {
+        proc.stdout!.off('data', onData);
+        resolve({
+          url: m[1],
+          proc,
+          stop: () =>
+            new Promise<void>((r) => {
+              proc.on('exit', () => r());
+              proc.kill('SIGTERM');
+            }),
+        });
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.on('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)));
+  });
+}
+
+/** The bodies of one arrival order: 1,000 events each, ISO timestamps, IP + user agent. */
+function bodies(t: Traffic, order: Uint32Array): string[] {
+  const out: string[] = [];
+  for (let s = 0; s < order.length; s += 1000) {
+    const events = [];
+    for (let j = s; j < Math.min(order.length, s + 1000); j++) {
+      const k = order[j];
+      events.push({ timestamp: new Date(t.ts[k]).toISOString(), path: t.paths[t.path[k]], userAgent: USER_AGENTS[t.ua[k]], ip: ipOf(t.visitor[k]) });
+    }
+    out.push(JSON.stringify({ events }));
+  }
+  return out;
+}
+
+/** Sessions (a visitor's views of one day, in time order) in random order across the whole window. */
+function randomSessions(t: Traffic): Uint32Array {
+  const byTime = timeOrder(t);
+  const sessions = new Map<string, number[]>();
+  for (const k of byTime) {
+    const id = `${t.visitor[k]}:${Math.floor(t.ts[k] / DAY)}`;
+    let s = sessions.get(id);
+    if (!s) sessions.set(id, (s = []));
+    s.push(k);
+  }
+  const list = [...sessions.values()];
+  const r = rng(99);
+  for (let i = list.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [list[i], list[j]] = [list[j], list[i]];
+  }
+  return Uint32Array.from(list.flat());
+}
+
+/** Posts every body with CLIENTS concurrent keep-alive clients; events per second. */
+async function load(url: string, headers: Record<string, string>, list: string[]): Promise<number> {
+  let next = 0;
+  let accepted = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (next < list.length) {
+        const body = list[next++];
+        const res = await fetch(url, { method: 'POST', headers, body });
+        const json = (await res.json()) as { accepted: number };
+        if (res.status !== 202) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(json)}`);
+        accepted += json.accepted;
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  if (accepted !== EVENTS) throw new Error(`${url} accepted ${accepted} of ${EVENTS}`);
+  return accepted / secs;
+}
+
+/** Exact visitors of the traffic (plain Sets): human, AI, total over every stored view. */
+function expectedTotals(t: Traffic): { human: number; ai: number; total: number } {
+  const h = new Set<number>();
+  const a = new Set<number>();
+  for (let k = 0; k < t.n; k++) {
+    const c = classify(USER_AGENTS[t.ua[k]], t.paths[t.path[k]]).class;
+    // The visitor id is a keyed hash of IP + user agent: one identity per (visitor, user agent).
+    const id = t.visitor[k] * 64 + t.ua[k];
+    if (c === 'human') h.add(id);
+    else if (c === 'ai') a.add(id);
+  }
+  return { human: h.size, ai: a.size, total: new Set([...h, ...a]).size };
+}
+
+async function folioRound(list: string[]): Promise<{ rate: number; totals: unknown }> {
+  const dataDir = tempDir('folio-bench-events-');
+  const env = { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'bench-secret-0123456789abcdef' };
+  const config = loadConfig(env);
+  const store = await openStore(config);
+  const project = await new ProjectStore(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
+  const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id });
+  await store.close();
+  const server = await start(path.join(TREE, 'bin/folio.mjs'), ['serve', '--no-workers'], { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', FOLIO_ACCESS_LOG: 'false', FOLIO_WORKERS: '0' }, TREE);
+  try {
+    const rate = await load(`${server.url}/v1/analytics/${project.id}/events`, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, list);
+    const res = await fetch(`${server.url}/v1/analytics/${project.id}/visitors?limit=1`, { headers: { authorization: `Bearer ${key}` } });
+    return { rate, totals: ((await res.json()) as { totals: unknown }).totals };
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+const traffic = generateTraffic({ events: EVENTS, days: 30, seed: 1 });
+const orders = { 'time-ordered': bodies(traffic, timeOrder(traffic)), 'random sessions, 30 days': bodies(traffic, randomSessions(traffic)) };
+const want = JSON.stringify(expectedTotals(traffic));
+const bare = await start(path.join(ROOT, 'bench/fixtures/bare-events-server.ts'), [], {}, ROOT);
+const results: Record<string, { bare: number[]; folio: number[] }> = {};
+let exact = true;
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, list] of Object.entries(orders)) {
+      const r = (results[name] ??= { bare: [], folio: [] });
+      r.bare.push(await load(`${bare.url}/events`, { 'content-type': 'application/json' }, list));
+      const f = await folioRound(list);
+      r.folio.push(f.rate);
+      if (JSON.stringify(f.totals) !== want) {
+        exact = false;
+        console.log(`MISMATCH (${name}): stored ${JSON.stringify(f.totals)}, expected ${want}`);
+      }
+      console.log(`round ${round}, ${name}: bare ${fmt(r.bare.at(-1)!)} events/s, Folio ${fmt(f.rate)} events/s (${((f.rate / r.bare.at(-1)!) * 100).toFixed(0)}%)`);
+    }
+  }
+} finally {
+  await bare.stop();
+}
+console.log(`\n${fmt(EVENTS)} events per round in bodies of 1,000, ${CLIENTS} clients, median of ${ROUNDS} alternating rounds, Node ${process.version}${TREE !== ROOT ? `, Folio from ${TREE}` : ''}`);
+console.log('| arrival order | bare Fastify events/s | Folio events/s | Folio / bare |');
+console.log('|---|---:|---:|---:|');
+for (const [name, r] of Object.entries(results)) {
+  console.log(`| ${name} | ${fmt(median(r.bare))} | ${fmt(median(r.folio))} | ${((median(r.folio) / median(r.bare)) * 100).toFixed(0)}% (target ≥ 50%) |`);
+}
+console.log(`visitors exact after every Folio round (plain Sets): ${exact ? 'yes' : 'NO'}`);
+if (!exact) process.exitCode = 1;

@@ -1,0 +1,173 @@
+// Every read of the ClickHouse store. Visitors over whole days come from the first-seen layout
+// (fold.ts: a filtered count, no hash set) plus the rows not folded yet; a range with a bound inside
+// a day, views, the time series and the agents report read the per-day tables and raw events.
+// Counting is exact (uniqExact, never uniq).
+import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
+import type { AgentRow, Counts, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
+import { CLS_NAME } from '../../engine.ts';
+import type { ClickHouseConnection } from './connection.ts';
+import { join, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
+
+const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/**
+ * `date` condition for days [d1, d2), clamped to what a ClickHouse Date holds (stored events are
+ * from 1970 on and never far in the future, so bounds outside 0..MAX_DATE_DAY are open or empty).
+ */
+function dayCond(d1: number | null, d2: number | null): Sql {
+  const c: Sql[] = [];
+  if (d1 !== null && d1 > MAX_DATE_DAY) return raw('0');
+  if (d2 !== null && d2 <= 0) return raw('0');
+  if (d1 !== null && d2 !== null && d1 >= d2) return raw('0');
+  if (d1 !== null && d1 > 0) c.push(sql`date >= ${new SqlDate(d1)}`);
+  if (d2 !== null && d2 <= MAX_DATE_DAY) c.push(sql`date < ${new SqlDate(d2)}`);
+  return c.length ? join(c, ' AND ') : raw('1');
+}
+
+/** `ts` condition for [from, to) plus the matching `date` bounds (for the primary index). */
+function tsCond(from: number | null, to: number | null): Sql {
+  if (from !== null && to !== null && from >= to) return raw('0');
+  const c: Sql[] = [];
+  if (from !== null && from > 0) c.push(sql`ts >= ${from}`);
+  if (to !== null) {
+    if (to <= 0) return raw('0');
+    c.push(sql`ts < ${to}`);
+  }
+  const d1 = from === null || from <= 0 ? null : Math.floor(from / DAY_MS);
+  const d2 = to === null ? null : Math.floor((to - 1) / DAY_MS) + 1;
+  c.push(dayCond(d1, d2));
+  return join(c, ' AND ');
+}
+
+const EMPTY: PagedCounts = { totals: { human: 0, ai: 0, total: 0 }, rows: [], hasMore: false };
+
+export class ClickHouseQueries {
+  private readonly c: ClickHouseConnection;
+  private readonly db: Sql;
+
+  constructor(c: ClickHouseConnection, db: Sql) {
+    this.c = c;
+    this.db = db;
+  }
+
+  async visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    const split = splitRange(range);
+    if (split.edges.length === 0 && split.days !== 'none') return this.firstSeen(projectId, split.days.d1, split.days.d2, page);
+    return this.paged(projectId, range, page, 'visitors');
+  }
+
+  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.paged(projectId, range, page, 'views');
+  }
+
+  /**
+   * Whole days [d1, d2): a key counts on its first live row in range (previous day before d1); keys of
+   * rows not folded yet count when the folded rows in range lack them (per bit).
+   */
+  private async firstSeen(projectId: string, d1: number | null, d2: number | null, page: Page): Promise<PagedCounts> {
+    const days = dayCond(d1, d2);
+    if (days.text === '0') return EMPTY;
+    const first = raw(String(Math.max(d1 ?? 0, 0)));
+    const p = sql`project = ${projectId}`;
+    // The watermark, and whether any row of this project and range is not folded yet (usually none:
+    // then the queries are plain filtered counts).
+    const state = await this.c.rows(sql`SELECT max(watermark) AS w, (SELECT count() FROM ${this.db}.pending
+      WHERE ins > (SELECT max(watermark) FROM ${this.db}.fold_state) AND ${p} AND ${days}) AS n FROM ${this.db}.fold_state`);
+    const w = num(state[0]?.w);
+    const unfolded = num(state[0]?.n) > 0;
+    const counts = (key: Sql, table: Sql) => {
+      const groupBy = key.text === 'visitor' ? raw('') : sql`GROUP BY path`;
+      const cols = key.text === 'visitor' ? raw('') : raw('path, ');
+      const base = sql`SELECT ${cols}sumIf(sign, bitAnd(mask, 1) = 1 AND ph < ${first}) AS h, sumIf(sign, bitAnd(mask, 2) = 2 AND pa < ${first}) AS a,
+          sumIf(sign, pt < ${first}) AS t
+        FROM ${this.db}.${table} WHERE ${p} AND ${days} ${groupBy}`;
+      // Rows written since the last fold: a key counts for each bit the folded rows in range lack.
+      const rk = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS m FROM ${this.db}.pending WHERE ins > ${w} AND ${p} AND ${days} GROUP BY ${key}`;
+      const hit = sql`SELECT ${key}, toUInt8(groupBitOr(mask)) AS hm FROM (
+          SELECT ${key}, mask FROM ${this.db}.${table} WHERE ${p} AND ${days} AND (${key}) IN (SELECT ${key} FROM (${rk}))
+          GROUP BY ${key}, date, mask, ph, pa, pt HAVING sum(sign) > 0) GROUP BY ${key}`;
+      const extra = sql`SELECT ${cols}toInt64(countIf(bitAnd(m, 1) = 1 AND bitAnd(hm, 1) = 0)) AS h, toInt64(countIf(bitAnd(m, 2) = 2 AND bitAnd(hm, 2) = 0)) AS a,
+          toInt64(countIf(hm = 0)) AS t
+        FROM (${rk}) AS rk ANY LEFT JOIN (${hit}) AS hit USING (${key}) ${groupBy}`;
+      return { base, extra };
+    };
+    const per = counts(raw('path, visitor'), raw('seen'));
+    const site = counts(raw('visitor'), raw('seen_site'));
+    // One row past the page tells whether more paths exist.
+    const perRows = unfolded ? sql`SELECT path, sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
+    const rowsQ = sql`SELECT path, h, a, t FROM (${perRows}) WHERE t > 0 ORDER BY t DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`;
+    const totQ = unfolded ? sql`SELECT sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${site.base} UNION ALL ${site.extra})` : site.base;
+    const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
+    return {
+      totals: { human: num(tot[0]?.h), ai: num(tot[0]?.a), total: num(tot[0]?.t) },
+      rows: rows.slice(0, page.limit).map((r) => ({ path: String(r.path), human: num(r.h), ai: num(r.a), total: num(r.t) })),
+      hasMore: rows.length > page.limit,
+    };
+  }
+
+  private edgeCond(edges: [number, number][]): Sql {
+    return join(
+      edges.map(([a, b]) => sql`(${tsCond(a, b)})`),
+      ' OR ',
+    );
+  }
+
+  /**
+   * Rows (path?, visitor, views_h, views_a) of the range: whole days from a day table, partial days
+   * from raw events (one row per view, counted as one view of its class).
+   */
+  private source(projectId: string, range: Range, perPath: boolean): Sql | null {
+    const split = splitRange(range);
+    const p = sql`project = ${projectId}`;
+    const cols = perPath ? raw('path, visitor') : raw('visitor');
+    const parts: Sql[] = [];
+    if (split.days !== 'none') {
+      const table = perPath ? raw('daily') : raw('daily_site');
+      parts.push(sql`SELECT ${cols}, views_h, views_a FROM ${this.db}.${table} WHERE ${p} AND ${dayCond(split.days.d1, split.days.d2)}`);
+    }
+    if (split.edges.length) {
+      parts.push(sql`SELECT ${cols}, toUInt64(cls = 1) AS views_h, toUInt64(cls = 2) AS views_a FROM ${this.db}.events
+        WHERE ${p} AND cls <= 2 AND (${this.edgeCond(split.edges)})`);
+    }
+    if (parts.length === 0) return null;
+    return parts.length === 1 ? parts[0] : sql`${join(parts, ' UNION ALL ')}`;
+  }
+
+  /** Views, and visitors of ranges with a bound inside a day (uniqExact over day rows and edge events). */
+  private async paged(projectId: string, range: Range, page: Page, kind: 'visitors' | 'views'): Promise<PagedCounts> {
+    const perPath = this.source(projectId, range, true);
+    const site = this.source(projectId, range, false);
+    if (!perPath || !site) return EMPTY;
+    const agg =
+      kind === 'visitors'
+        ? raw('uniqExactIf(visitor, views_h > 0) AS h, uniqExactIf(visitor, views_a > 0) AS a, uniqExact(visitor) AS t')
+        : raw('sum(views_h) AS h, sum(views_a) AS a, sum(views_h + views_a) AS t');
+    // One row past the page tells whether more paths exist.
+    const rowsQ = sql`SELECT path, ${agg} FROM (${perPath}) GROUP BY path HAVING t > 0
+      ORDER BY t DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`;
+    const totQ = sql`SELECT ${agg} FROM (${site})`;
+    const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
+    const totals: Counts = { human: num(tot[0]?.h), ai: num(tot[0]?.a), total: num(tot[0]?.t) };
+    return {
+      totals,
+      rows: rows.slice(0, page.limit).map((r) => ({ path: String(r.path), human: num(r.h), ai: num(r.a), total: num(r.t) })),
+      hasMore: rows.length > page.limit,
+    };
+  }
+
+  async timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
+    const size = interval === 'day' ? DAY_MS : HOUR_MS;
+    const rows = await this.c.rows(sql`SELECT intDiv(ts, ${size}) AS b, uniqExactIf(visitor, cls = 1) AS h, uniqExactIf(visitor, cls = 2) AS a,
+        uniqExact(visitor) AS t, count() AS v
+      FROM ${this.db}.events WHERE project = ${projectId} AND cls <= 2 AND ${tsCond(range.from, range.to)}
+      GROUP BY b ORDER BY b`);
+    return rows.map((r) => ({ start: num(r.b) * size, human: num(r.h), ai: num(r.a), total: num(r.t), views: num(r.v) }));
+  }
+
+  async agents(projectId: string, range: Range): Promise<AgentRow[]> {
+    const rows = await this.c.rows(sql`SELECT ifNull(agent, 'Other bots') AS ag, cls, uniqExact(visitor) AS v, count() AS n
+      FROM ${this.db}.events WHERE project = ${projectId} AND cls >= 2 AND ${tsCond(range.from, range.to)}
+      GROUP BY ag, cls ORDER BY v DESC, n DESC, ag ASC, cls ASC`);
+    return rows.map((r) => ({ agent: String(r.ag), category: CLS_NAME[num(r.cls)], visitors: num(r.v), views: num(r.n) }));
+  }
+}

@@ -1,0 +1,119 @@
+// The ClickHouse analytics store's layout, as numbered migrations (like the state store's): the version
+// is kept in `schema_version`; open() and `folio migrate` apply every migration above it. Never edit a
+// shipped migration: add the next number. Statements parse on 18.16 (Debian) and current releases.
+//
+// Tables (MergeTree family, PARTITION BY month where rows have a day, so retention drops whole months):
+//   events            every stored view, ORDER BY (project, date, ts): hourly series, the agents report,
+//                     partial-day range edges, import dedupe (import_key). `ins`: when it was written (ms).
+//   daily, daily_site views per (project, date, path?, visitor), SummingMergeTree fed by materialized
+//                     views: the views query and partial-day visitor ranges.
+//   pending           (v2) the visitor rows of events by insertion time, fed by a materialized view: the
+//                     rows a fold takes, and the not-yet-folded rows a query adds.
+//   seen, seen_site   (v2) the first-seen layout (fold.ts): exact distinct visitors over whole days.
+//   fold_state        (v2) the fold watermark: events with ins ≤ watermark are in seen/seen_site.
+import type { ClickHouseConnection } from './connection.ts';
+import { foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { raw, sql, type Sql } from './sql.ts';
+
+export interface ClickHouseMigration {
+  version: number;
+  name: string;
+  up(c: ClickHouseConnection, db: Sql, database: string): Promise<void>;
+}
+
+const statements =
+  (...list: ((db: Sql) => Sql)[]) =>
+  async (c: ClickHouseConnection, db: Sql) => {
+    for (const s of list) await c.command(s(db));
+  };
+
+export const MIGRATIONS: readonly ClickHouseMigration[] = [
+  {
+    // The layout every store had before versioning (IF NOT EXISTS: such a store takes this as version 1 unchanged).
+    version: 1,
+    name: 'events and per-day tables',
+    up: statements(
+      (db) => sql`CREATE TABLE IF NOT EXISTS ${db}.events (
+        project String, date Date, ts UInt64, path String, visitor UInt64, cls UInt8,
+        agent Nullable(String), referrer Nullable(String), source UInt8, import_key Nullable(Int64)
+      ) ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, ts)`,
+      (db) => sql`CREATE TABLE IF NOT EXISTS ${db}.daily (
+        project String, date Date, path String, visitor UInt64, views_h UInt64, views_a UInt64
+      ) ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, path, visitor)`,
+      (db) => sql`CREATE TABLE IF NOT EXISTS ${db}.daily_site (
+        project String, date Date, visitor UInt64, views_h UInt64, views_a UInt64
+      ) ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, visitor)`,
+      (db) => sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_mv TO ${db}.daily AS
+        SELECT project, date, path, visitor, toUInt64(countIf(cls = 1)) AS views_h, toUInt64(countIf(cls = 2)) AS views_a
+        FROM ${db}.events WHERE cls <= 2 GROUP BY project, date, path, visitor`,
+      (db) => sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_site_mv TO ${db}.daily_site AS
+        SELECT project, date, visitor, toUInt64(countIf(cls = 1)) AS views_h, toUInt64(countIf(cls = 2)) AS views_a
+        FROM ${db}.events WHERE cls <= 2 GROUP BY project, date, visitor`,
+    ),
+  },
+  {
+    // The first-seen layout: existing events (ins = 0 after ADD COLUMN) are folded into it here.
+    version: 2,
+    name: 'first-seen layout',
+    async up(c, db, database) {
+      const cols = await c.rows(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = 'events' AND name = 'ins'`);
+      if (cols.length === 0) {
+        // 18.16 has no ADD COLUMN IF NOT EXISTS: another process may add it between the check and here.
+        await c.command(sql`ALTER TABLE ${db}.events ADD COLUMN ins UInt64`).catch((err: Error) => {
+          if (!/already exists/.test(err.message)) throw err;
+        });
+      }
+      await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.pending (project String, date Date, path String, visitor UInt64, cls UInt8, ins UInt64)
+        ENGINE = MergeTree PARTITION BY intDiv(ins, 86400000) ORDER BY ins`);
+      await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.pending_mv TO ${db}.pending AS
+        SELECT project, date, path, visitor, cls, ins FROM ${db}.events WHERE cls <= 2`);
+      for (const [table, key] of [['seen', 'path String, visitor UInt64'], ['seen_site', 'visitor UInt64']] as const) {
+        await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.${raw(table)} (project String, date Date, ${raw(key)},
+            mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
+          ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(date) ORDER BY (project, date, ${raw(table === 'seen' ? 'path, visitor' : 'visitor')})`);
+      }
+      await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.fold_state (watermark UInt64, at UInt64) ENGINE = MergeTree ORDER BY watermark`);
+      // Everything stored so far (ins = 0) is folded now, in both tables, then the watermark says so.
+      const old = sql`SELECT project, date, path, visitor, cls FROM ${db}.events WHERE cls <= 2 AND ins = 0`;
+      const folded = await c.rows(sql`SELECT count() AS n FROM ${db}.fold_state`);
+      if (Number(folded[0]?.n ?? 0) === 0) {
+        await c.command(foldStatement(db, 'seen', ['path', 'visitor'], old), FOLD_SETTINGS);
+        await c.command(foldStatement(db, 'seen_site', ['visitor'], old), FOLD_SETTINGS);
+        await c.insert(`${db.text}.fold_state`, [{ watermark: 0, at: Date.now() }]);
+      }
+    },
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+/** The store's version: 0 for a new or pre-versioning store. */
+export async function schemaVersion(c: ClickHouseConnection, db: Sql): Promise<number> {
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.schema_version (version UInt32, name String, applied_at UInt64) ENGINE = MergeTree ORDER BY version`);
+  const r = await c.rows(sql`SELECT max(version) AS v FROM ${db}.schema_version`);
+  return Number(r[0]?.v ?? 0);
+}
+
+/**
+ * Applies the migrations above the store's version, then records each. Several processes starting on
+ * an old store at once should not race: run `folio migrate` once before starting them.
+ */
+export async function migrate(c: ClickHouseConnection, db: Sql, database: string): Promise<number[]> {
+  await c.command(sql`CREATE DATABASE IF NOT EXISTS ${db}`);
+  const current = await schemaVersion(c, db);
+  if (current > LATEST_VERSION) {
+    throw new Error(`The analytics database ${database} is at schema version ${current}; this Folio knows versions up to ${LATEST_VERSION}. Upgrade Folio.`);
+  }
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    try {
+      await m.up(c, db, database);
+    } catch (err) {
+      throw new Error(`Analytics migration ${m.version} (${m.name}) failed: ${(err as Error).message}`, { cause: err });
+    }
+    await c.insert(`${db.text}.schema_version`, [{ version: m.version, name: m.name, applied_at: Date.now() }]);
+    applied.push(m.version);
+  }
+  return applied;
+}

@@ -1,0 +1,146 @@
+// The embedded analytics engine: one DuckDB file owned by this process. The layout and its migrations
+// are in schema.ts, writes and compaction in writes.ts, every query in queries.ts.
+import { existsSync } from 'node:fs';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { Range } from '../../dates.ts';
+import type { AgentRow, AnalyticsEngine, ImportColumns, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../../engine.ts';
+import { DuckDbQueries } from './queries.ts';
+import { migrate } from './schema.ts';
+import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
+import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
+
+export class AnalyticsLockedError extends Error {
+  constructor(file: string) {
+    super(`The analytics file ${file} is locked by another process (a running Folio server?). Send the data through the server instead (--url/--key or FOLIO_URL/FOLIO_API_KEY).`);
+    this.name = 'AnalyticsLockedError';
+  }
+}
+
+export interface DuckDbOptions {
+  /** Database file, or ':memory:'. */
+  file: string;
+  readConnections?: number;
+  threads?: number;
+  memoryLimit?: string;
+}
+
+/** Opens the DuckDB file; a lock held by another process is an AnalyticsLockedError. */
+async function openInstance(opts: DuckDbOptions): Promise<DuckDBInstance> {
+  const settings: Record<string, string> = {};
+  if (opts.threads) settings.threads = String(opts.threads);
+  if (opts.memoryLimit) settings.memory_limit = opts.memoryLimit;
+  try {
+    return await DuckDBInstance.create(opts.file, settings);
+  } catch (err) {
+    if (/lock/i.test((err as Error).message) && opts.file !== ':memory:' && existsSync(opts.file)) throw new AnalyticsLockedError(opts.file);
+    throw err;
+  }
+}
+
+/** Brings the file's layout to the latest version (`folio migrate`); returns the versions applied. */
+export async function migrateDuckDb(file: string): Promise<number[]> {
+  const instance = await openInstance({ file });
+  const c = await instance.connect();
+  try {
+    return await migrate(c);
+  } finally {
+    c.closeSync();
+    instance.closeSync();
+  }
+}
+
+export class DuckDbEngine implements AnalyticsEngine {
+  readonly name = 'duckdb';
+  private readonly instance: DuckDBInstance;
+  private readonly writer: DuckDBConnection;
+  private readonly readerConns: DuckDBConnection[];
+  private readonly dict = new Dictionaries();
+  private readonly pending = new PendingRows();
+  private readonly queries: DuckDbQueries;
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+  /** The sequence number of the next write. */
+  private nextSeq = 1;
+
+  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
+    this.instance = instance;
+    this.writer = writer;
+    this.readerConns = readers;
+    this.queries = new DuckDbQueries(new Pool(readers), this.dict, this.pending);
+  }
+
+  /** Opens the file, applies pending migrations and loads the dictionaries. */
+  static async open(opts: DuckDbOptions): Promise<DuckDbEngine> {
+    const instance = await openInstance(opts);
+    const writer = await instance.connect();
+    await migrate(writer);
+    await writer.run(STAGE_TABLE);
+    const readers: DuckDBConnection[] = [];
+    for (let i = 0; i < (opts.readConnections ?? 4); i++) readers.push(await instance.connect());
+    const engine = new DuckDbEngine(instance, writer, readers);
+    await engine.dict.load(writer);
+    await engine.pending.count(writer);
+    engine.nextSeq = Number((await writer.runAndReadAll('SELECT coalesce(max(seq), 0) + 1 FROM events')).getRows()[0][0]);
+    return engine;
+  }
+
+  /** Serialises writes on the writer connection. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => {});
+    return run;
+  }
+
+  pendingRows(): number {
+    return this.pending.total;
+  }
+
+  write(events: StoredEvent[]): Promise<WriteOutcome> {
+    return this.exclusive(async () => ({ duplicates: await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, events), this.nextSeq++) }));
+  }
+
+  writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
+    return this.exclusive(async () => ({ duplicates: (await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++)).get(0) ?? 0 }));
+  }
+
+  compact(): Promise<void> {
+    return this.exclusive(() => compact(this.writer, this.pending, this.nextSeq - 1));
+  }
+
+  deleteBefore(day: number): Promise<void> {
+    return this.exclusive(() => deleteBefore(this.writer, this.pending, day));
+  }
+
+  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.queries.visitors(projectId, range, page);
+  }
+
+  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.queries.views(projectId, range, page);
+  }
+
+  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
+    return this.queries.timeseries(projectId, range, interval);
+  }
+
+  agents(projectId: string, range: Range): Promise<AgentRow[]> {
+    return this.queries.agents(projectId, range);
+  }
+
+  /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */
+  sql(query: string): Promise<Row[]> {
+    return this.queries.sql(query);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.chain.catch(() => {});
+    try {
+      await this.writer.run('CHECKPOINT');
+    } catch {}
+    for (const c of this.readerConns) c.closeSync();
+    this.writer.closeSync();
+    this.instance.closeSync();
+  }
+}

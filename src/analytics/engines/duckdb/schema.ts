@@ -1,0 +1,102 @@
+// The DuckDB analytics store's layout, as numbered migrations (like the state store's): the version
+// is kept in `schema_version`, and open() applies every migration above it, each in one transaction.
+// Never edit a shipped migration: add the next number.
+//
+// Layout (designed for exact distinct counts over any day range without a big hash table):
+//   events      every stored view (raw): partial-day ranges, hourly series, the agents report, retention;
+//               `seq` (v2) numbers the writes: rows above compaction_state.seq are not compacted yet.
+//   daily       one row per (project, day, path, visitor) with `mask` (1 human, 2 AI) and, per key,
+//               the previous day that key was seen (prev_h / prev_a / prev_t). A key is counted in a
+//               day range [d1, d2) exactly once: on its first row in the range, i.e. the row whose
+//               previous day is before d1. So the visitors query is a filtered COUNT … GROUP BY path.
+//   daily_site  the same per (project, day, visitor), for site-wide totals.
+//   paths, projects   dictionaries: paths and projects are stored as integers.
+//   import_keys (project, day, key) of imported log lines, so importing a file twice changes nothing.
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { fold } from './writes.ts';
+
+export interface DuckDbMigration {
+  version: number;
+  name: string;
+  up(c: DuckDBConnection): Promise<void>;
+}
+
+const statements = (...list: string[]) => async (c: DuckDBConnection) => {
+  for (const s of list) await c.run(s);
+};
+
+export const MIGRATIONS: readonly DuckDbMigration[] = [
+  {
+    // The layout every store had before versioning (IF NOT EXISTS: such a store takes this as version 1 unchanged).
+    version: 1,
+    name: 'first-seen day layout',
+    up: statements(
+      `CREATE TABLE IF NOT EXISTS projects (project_key INTEGER NOT NULL, project_id VARCHAR NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS paths (path_id INTEGER NOT NULL, project_key INTEGER NOT NULL, path VARCHAR NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS events (project_key INTEGER NOT NULL, ts BIGINT NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL,
+         visitor BIGINT NOT NULL, cls UTINYINT NOT NULL, agent VARCHAR, referrer VARCHAR, source UTINYINT NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS recent (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, visitor BIGINT NOT NULL,
+         mask UTINYINT NOT NULL, views_h INTEGER NOT NULL, views_a INTEGER NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS daily (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, visitor BIGINT NOT NULL,
+         mask UTINYINT NOT NULL, views_h INTEGER NOT NULL, views_a INTEGER NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`,
+      `CREATE TABLE IF NOT EXISTS daily_site (project_key INTEGER NOT NULL, day INTEGER NOT NULL, visitor BIGINT NOT NULL, mask UTINYINT NOT NULL,
+         prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`,
+      `CREATE TABLE IF NOT EXISTS import_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, k BIGINT NOT NULL)`,
+    ),
+  },
+  {
+    // Writes append to `events` only: each write's sequence number tells which rows are not compacted
+    // yet, instead of a second table written by every flush. The old `recent` rows are folded here.
+    version: 2,
+    name: 'write sequence instead of the recent table',
+    async up(c) {
+      await c.run('ALTER TABLE events ADD COLUMN seq BIGINT DEFAULT 0');
+      await c.run('CREATE TABLE compaction_state (seq BIGINT NOT NULL)');
+      await c.run('INSERT INTO compaction_state VALUES (0)');
+      const old = 'SELECT project_key, day, path_id, visitor, mask, views_h, views_a FROM recent';
+      await fold(c, 'daily', ['path_id', 'visitor'], true, old);
+      await fold(c, 'daily_site', ['visitor'], false, old);
+      for (const t of ['c_new', 'c_last', 'c_late']) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
+      await c.run('DROP TABLE recent');
+    },
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+async function scalar(c: DuckDBConnection, sql: string): Promise<unknown> {
+  const rows = (await c.runAndReadAll(sql)).getRows();
+  return rows[0]?.[0];
+}
+
+/** The store's version: 0 for a new or pre-versioning store. */
+export async function schemaVersion(c: DuckDBConnection): Promise<number> {
+  await c.run(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, name VARCHAR NOT NULL, applied_at BIGINT NOT NULL)`);
+  return Number((await scalar(c, 'SELECT coalesce(max(version), 0) FROM schema_version')) ?? 0);
+}
+
+/**
+ * Applies the migrations above the store's version, each with its version row in one transaction.
+ * Returns the versions applied. A store newer than this build is refused (its layout is unknown here).
+ */
+export async function migrate(c: DuckDBConnection): Promise<number[]> {
+  const current = await schemaVersion(c);
+  if (current > LATEST_VERSION) {
+    throw new Error(`The analytics store is at schema version ${current}; this Folio knows versions up to ${LATEST_VERSION}. Upgrade Folio.`);
+  }
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (m.version <= current) continue;
+    await c.run('BEGIN TRANSACTION');
+    try {
+      await m.up(c);
+      await c.run(`INSERT INTO schema_version VALUES (${m.version}, '${m.name.replace(/'/g, "''")}', ${Date.now()})`);
+      await c.run('COMMIT');
+    } catch (err) {
+      await c.run('ROLLBACK').catch(() => {});
+      throw new Error(`Analytics migration ${m.version} (${m.name}) failed: ${(err as Error).message}`, { cause: err });
+    }
+    applied.push(m.version);
+  }
+  return applied;
+}

@@ -1,0 +1,146 @@
+// What the DuckDB engine's writes and queries share: the connections, the project and path
+// dictionaries (stored as integers) and the count of rows not compacted yet.
+import type { DuckDBConnection } from '@duckdb/node-api';
+
+export type Row = Record<string, unknown>;
+
+export const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+/** An integer for SQL text (never user input reaches SQL any other way). */
+export const int = (n: number): string => {
+  if (!Number.isSafeInteger(n)) throw new Error(`not an integer: ${n}`);
+  return String(n);
+};
+
+export async function rows(c: DuckDBConnection, sql: string): Promise<Row[]> {
+  return (await c.runAndReadAll(sql)).getRowObjectsJS() as Row[];
+}
+
+/** The read connections, one query each at a time. */
+export class Pool {
+  private readonly free: DuckDBConnection[];
+  private readonly waiters: ((c: DuckDBConnection) => void)[] = [];
+  constructor(conns: DuckDBConnection[]) {
+    this.free = [...conns];
+  }
+  async use<T>(fn: (c: DuckDBConnection) => Promise<T>): Promise<T> {
+    const c = this.free.pop() ?? (await new Promise<DuckDBConnection>((r) => this.waiters.push(r)));
+    try {
+      return await fn(c);
+    } finally {
+      const w = this.waiters.shift();
+      if (w) w(c);
+      else this.free.push(c);
+    }
+  }
+}
+
+/** Projects and paths as integers. New entries are stored before the rows that use them and never removed. */
+export class Dictionaries {
+  readonly projectKeys = new Map<string, number>();
+  private readonly pathIds = new Map<number, Map<string, number>>();
+  private nextProjectKey = 1;
+  private nextPathId = 1;
+  /** Entries made by the write in progress, stored before its rows. */
+  private newProjects: [number, string][] = [];
+  private newPaths: [number, number, string][] = [];
+
+  async load(c: DuckDBConnection): Promise<void> {
+    for (const r of await rows(c, 'SELECT project_key, project_id FROM projects')) {
+      this.projectKeys.set(String(r.project_id), num(r.project_key));
+      this.nextProjectKey = Math.max(this.nextProjectKey, num(r.project_key) + 1);
+    }
+    for (const r of await rows(c, 'SELECT path_id, project_key, path FROM paths')) {
+      const pk = num(r.project_key);
+      let m = this.pathIds.get(pk);
+      if (!m) this.pathIds.set(pk, (m = new Map()));
+      m.set(String(r.path), num(r.path_id));
+      this.nextPathId = Math.max(this.nextPathId, num(r.path_id) + 1);
+    }
+  }
+
+  /** The project's key; a new one is stored with the next store(). */
+  projectKey(projectId: string): number {
+    let pk = this.projectKeys.get(projectId);
+    if (pk === undefined) {
+      pk = this.nextProjectKey++;
+      this.projectKeys.set(projectId, pk);
+      this.newProjects.push([pk, projectId]);
+    }
+    return pk;
+  }
+
+  pathId(pk: number, path: string): number {
+    let m = this.pathIds.get(pk);
+    const id = m?.get(path);
+    if (id !== undefined) return id;
+    const fresh = this.nextPathId++;
+    if (!m) this.pathIds.set(pk, (m = new Map()));
+    m.set(path, fresh);
+    this.newPaths.push([fresh, pk, path]);
+    return fresh;
+  }
+
+  /** Stores the new projects and paths (dictionary rows are never removed). */
+  async store(writer: DuckDBConnection): Promise<void> {
+    try {
+      await this.append(writer);
+    } catch (err) {
+      // Not stored: forget them, so no later row refers to a name that is not in the file.
+      for (const [, id] of this.newProjects) this.projectKeys.delete(id);
+      for (const [, pk, p] of this.newPaths) this.pathIds.get(pk)?.delete(p);
+      throw err;
+    } finally {
+      this.newProjects = [];
+      this.newPaths = [];
+    }
+  }
+
+  private async append(writer: DuckDBConnection): Promise<void> {
+    if (this.newProjects.length > 0) {
+      const ap = await writer.createAppender('projects');
+      for (const [k, id] of this.newProjects) {
+        ap.appendInteger(k);
+        ap.appendVarchar(id);
+        ap.endRow();
+      }
+      ap.flushSync();
+      ap.closeSync();
+    }
+    if (this.newPaths.length > 0) {
+      const ap = await writer.createAppender('paths');
+      for (const [id, pk, p] of this.newPaths) {
+        ap.appendInteger(id);
+        ap.appendInteger(pk);
+        ap.appendVarchar(p);
+        ap.endRow();
+      }
+      ap.flushSync();
+      ap.closeSync();
+    }
+  }
+}
+
+/** Rows not compacted yet, in total and per project key (over-estimates are harmless: queries then also read them). */
+export class PendingRows {
+  total = 0;
+  readonly byProject = new Map<number, number>();
+
+  async count(c: DuckDBConnection): Promise<void> {
+    this.clear();
+    for (const r of await rows(c, 'SELECT project_key, count(*) AS n FROM events WHERE cls <= 2 AND seq > (SELECT seq FROM compaction_state) GROUP BY project_key')) {
+      this.byProject.set(num(r.project_key), num(r.n));
+      this.total += num(r.n);
+    }
+  }
+
+  add(pk: number, n: number): void {
+    this.byProject.set(pk, (this.byProject.get(pk) ?? 0) + n);
+    this.total += n;
+  }
+
+  clear(): void {
+    this.total = 0;
+    this.byProject.clear();
+  }
+}
