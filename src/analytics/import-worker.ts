@@ -10,6 +10,9 @@ import { ImportColumnsBuilder, transferList, type LineError } from './import-col
 import { ByteLineImporter } from './log-bytes/reader.ts';
 import { LineConverter, logReadProblem, openLogBytes, type LogFormat, type SkipReason } from './import.ts';
 
+/** Longer lines are counted as rejected and not read (no web server writes one; a hostile body might). */
+export const MAX_LINE_BYTES = 64 * 1024;
+
 export interface ImportWorkerData {
   files: string[];
   format: LogFormat;
@@ -62,6 +65,7 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
   /** One line, b[s, e) without its line break: the byte path, else decoded for the string path. */
   const line = (b: Buffer, s: number, e: number) => {
     if (e > s && b[e - 1] === 13) e--;
+    if (e - s > MAX_LINE_BYTES) return converter.tooLong(MAX_LINE_BYTES);
     if (fast.line(b, s, e)) return;
     if (converter.next(b.toString('utf8', s, e))) builder.add(converter, converter.lines);
   };
@@ -71,15 +75,28 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
     post({ type: 'file', file, size });
     try {
       let rest: Buffer | null = null;
+      // Inside a line longer than MAX_LINE_BYTES: its bytes are dropped up to its line break, so a
+      // body without line breaks costs no memory.
+      let dropping = false;
       for await (const chunk of stream as AsyncIterable<Buffer>) {
         const b: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
         let start = 0;
-        for (let nl = b.indexOf(10); nl !== -1; nl = b.indexOf(10, start)) {
+        if (dropping) {
+          const nl = b.indexOf(10);
+          dropping = nl === -1;
+          start = dropping ? b.length : nl + 1;
+        }
+        for (let nl = b.indexOf(10, start); nl !== -1; nl = b.indexOf(10, start)) {
           line(b, start, nl);
           start = nl + 1;
           if (builder.full) await send(builder.take());
         }
         rest = start < b.length ? b.subarray(start) : null;
+        if (rest !== null && rest.length > MAX_LINE_BYTES) {
+          converter.tooLong(MAX_LINE_BYTES);
+          rest = null;
+          dropping = true;
+        }
         post({ type: 'progress', bytes, lines: converter.lines });
       }
       if (rest) line(rest, 0, rest.length);

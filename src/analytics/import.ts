@@ -201,11 +201,12 @@ export const DEFAULT_FIELDS: Record<string, string[]> = {
   accept: ['accept', 'http_accept'],
 };
 
+/** A field of the line's own object (never one inherited from Object.prototype, whatever a map names). */
 function lookup(obj: Record<string, unknown>, field: string): unknown {
-  if (field in obj) return obj[field];
+  if (Object.hasOwn(obj, field)) return obj[field];
   let cur: unknown = obj;
   for (const part of field.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, part)) return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;
@@ -384,6 +385,12 @@ export class LineConverter {
   private reject(err: Rejected): void {
     this.rejected++;
     if (this.errors.length < 20) this.errors.push({ line: this.lines, code: err.code, error: err.message });
+  }
+
+  /** Counts a line too long to read (its bytes were dropped unread) as rejected. */
+  tooLong(maxBytes: number): void {
+    this.lines++;
+    this.reject(new Rejected('line_too_long', `The line is longer than ${maxBytes} bytes; it was not read.`));
   }
 
   /** Reads one line into `rec` and `key`; false (and the reason counted) when the line is skipped. */

@@ -17,7 +17,9 @@ import { importCompact, importNdjson, type ImportResult } from './bulk.ts';
 import { readAgentsFile, useExtraAgents } from './classify.ts';
 import { CLS } from './engine.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, Rejected, type Rejection, type ServerFields } from './pipeline.ts';
-import { badRequest } from '../errors.ts';
+import { ApiError, badRequest } from '../errors.ts';
+import { ImportError, runLogImport, type LogImportResult } from './log-import.ts';
+import type { LogFormat } from './import.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
 
 // What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
@@ -53,6 +55,14 @@ export interface Analytics {
   importStream(projectId: string, body: Readable, now?: number): Promise<ImportResult>;
   /** The bulk endpoint's compact batch (bulk.ts CompactBatch). */
   importBatch(projectId: string, body: unknown, now?: number): Promise<ImportResult>;
+  /**
+   * The bulk endpoint's raw access log (combined or JSON lines), read by the log reader the direct
+   * import uses (log-import.ts): the same rows and content keys as `folio analytics import` without a
+   * server. At most MAX_LOG_IMPORTS run at once in a process (each takes a worker thread).
+   */
+  importLog(projectId: string, body: Readable, opts: { format: LogFormat; fields: Record<string, string[]> }): Promise<LogImportAnswer>;
+  /** Raw log imports running now (at most MAX_LOG_IMPORTS). */
+  logImportsRunning(): number;
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
@@ -62,6 +72,14 @@ export interface Analytics {
   applyRetention(now?: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A raw log import's answer: the bulk endpoint's counts, and the lines skipped as not page views. */
+export type LogImportAnswer = ImportResult & { skipped: LogImportResult['skipped'] };
+
+/** Raw log imports running at once in one process (each takes a worker thread and a core). */
+export const MAX_LOG_IMPORTS = 2;
+/** Views per write of a raw log import (as `folio analytics import` over HTTP used to send per request). */
+const LOG_IMPORT_BATCH = 50_000;
 
 export interface IngestOutcome {
   accepted: number;
@@ -103,7 +121,9 @@ export async function migrateAnalytics(config: Config): Promise<{ store: string;
 
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
-  if (config.analytics.agentsFile) useExtraAgents(readAgentsFile(config.analytics.agentsFile));
+  const extraAgents = config.analytics.agentsFile ? readAgentsFile(config.analytics.agentsFile) : [];
+  if (extraAgents.length > 0) useExtraAgents(extraAgents);
+  let logImports = 0;
   const engine =
     deps.engine ??
     (config.clickhouseUrl
@@ -168,6 +188,23 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     },
     importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
     importBatch: (projectId, body, now = Date.now()) => importCompact(body, submit, projectId, ids, now),
+    async importLog(projectId, body, opts) {
+      if (logImports >= MAX_LOG_IMPORTS) {
+        throw new ApiError(429, 'too_many_imports', `At most ${MAX_LOG_IMPORTS} log imports run at once on a server; try again when one has finished.`, { headers: { 'retry-after': '10' } });
+      }
+      logImports++;
+      try {
+        const r = await runLogImport(engine, { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents: extraAgents, input: { stream: body, name: 'the request body' } });
+        if (engine.pendingRows() >= COMPACT_ROWS) compactInBackground();
+        return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped };
+      } catch (err) {
+        if (err instanceof ImportError) throw badRequest('invalid_log', err.message);
+        throw err;
+      } finally {
+        logImports--;
+      }
+    },
+    logImportsRunning: () => logImports,
     visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
     views: (projectId, range, page) => engine.views(projectId, range, page),
     timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),

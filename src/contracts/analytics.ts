@@ -128,5 +128,31 @@ export const ImportResponse = Type.Object({
   crawlers: Type.Integer({ description: 'Stored events from search/training crawlers and other bots (counted in neither human nor AI).' }),
   rejected: Type.Integer(),
   errors: Type.Array(Type.Object({ line: Type.Integer(), code: Type.String(), error: Type.String() }), { description: 'The first 20 rejected lines.' }),
+  skipped: Type.Optional(
+    Type.Object(
+      {
+        unparseable: Type.Integer({ description: 'Lines in neither the combined format nor JSON.' }),
+        method: Type.Integer({ description: 'Requests other than GET.' }),
+        status: Type.Integer({ description: 'Responses other than 2xx and 304.' }),
+        asset: Type.Integer({ description: 'Requests for assets (images, scripts, styles, fonts…), not pages.' }),
+        empty: Type.Integer({ description: 'Blank lines.' }),
+      },
+      { description: 'Raw logs only: lines that are not page views, by reason (not counted as rejected).' },
+    ),
+  ),
 });
 export type ImportResponse = Static<typeof ImportResponse>;
+
+export const LogImportQuery = Type.Object({
+  format: Type.Union([Type.Literal('auto'), Type.Literal('combined'), Type.Literal('json')], {
+    default: 'auto',
+    description: 'Raw logs only: `combined` (Apache/nginx), `json` (one object per line) or `auto` (decided per line).',
+  }),
+  map: Type.Optional(
+    Type.Array(Type.String({ minLength: 3, maxLength: 200 }), {
+      maxItems: 20,
+      description: 'Raw JSON logs only, repeatable: `NAME=FIELD` reads NAME (time, ip, method, path, request, status, userAgent, referrer, accept) from FIELD first (a dotted path reaches into nested objects).',
+    }),
+  ),
+});
+export type LogImportQuery = Static<typeof LogImportQuery>;

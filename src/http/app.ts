@@ -17,6 +17,7 @@ import { lazyChildLogger } from './request-logger.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
+import { browserScriptRoute, collectRoutes } from './routes/analytics-browser.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
 import { authPlugin } from './auth.ts';
@@ -33,11 +34,14 @@ export interface AppOptions {
   webRoot?: string;
 }
 
-/** Bodies are validated strictly (no coercion, unknown fields refused); query and path values are coerced. */
+/**
+ * Bodies are validated strictly (no coercion, unknown fields refused); query and path values are
+ * coerced, and a parameter given once is an array of one where the schema wants an array.
+ */
 function validators() {
   const common = { allErrors: false, removeAdditional: false, useDefaults: true, strict: false } as const;
   const body = addFormats(new Ajv({ ...common, coerceTypes: false }));
-  const query = addFormats(new Ajv({ ...common, coerceTypes: true }));
+  const query = addFormats(new Ajv({ ...common, coerceTypes: 'array' }));
   return { body, query };
 }
 
@@ -227,6 +231,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(jobRoutes, { services });
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });
+  await app.register(browserScriptRoute);
+  await app.register(collectRoutes, { services, prefix: '/v1/analytics/:projectId/collect' });
   await app.register(triggerRoutes, { services });
   // The dashboard: its pages and its /api, in one scope with the pages' security headers.
   await app.register(async (dashboard) => {

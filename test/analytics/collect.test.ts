@@ -55,7 +55,20 @@ describe('browser script and collect', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBe(ORIGIN);
     const bad = await server.api('OPTIONS', `/v1/analytics/${projectId}/collect`, { headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
     expect(bad.status).toBe(403);
+    expect(bad.body.code).toBe('origin_not_allowed');
     expect(bad.headers.get('access-control-allow-origin')).toBeNull();
+    expect(ok.headers.get('access-control-allow-methods')).toBe('POST');
+    expect(ok.headers.get('access-control-max-age')).toBe('86400');
+    expect(ok.headers.get('vary')).toMatch(/Origin/);
+    const preflight = { origin: ORIGIN, 'access-control-request-method': 'POST' };
+    const unknown = await server.api('OPTIONS', '/v1/analytics/prj_nope/collect', { headers: preflight });
+    expect([unknown.status, unknown.body.code]).toEqual([404, 'project_not_found']);
+    const longer = await server.api('OPTIONS', `/v1/analytics/${projectId}/collect/x`, { headers: preflight });
+    expect(longer.status).toBe(404);
+    expect(longer.headers.get('access-control-allow-origin')).toBeNull();
+    const elsewhere = await server.api('OPTIONS', `/v1/analytics/${projectId}/visitors`, { headers: preflight });
+    expect([elsewhere.status, elsewhere.body.code]).toEqual([405, 'method_not_allowed']);
+    expect(elsewhere.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('records views from allowed origins (text/plain and JSON), with and without a first-party id', async () => {
@@ -107,6 +120,12 @@ describe('browser script and collect', () => {
     for (let i = 0; i < 7; i++) statuses.push((await collect({ path: '/rate' }, { 'x-forwarded-for': '198.51.100.99' })).status);
     expect(statuses.slice(0, 5)).toEqual([204, 204, 204, 204, 204]);
     expect(statuses.slice(5)).toEqual([429, 429]);
+    const limited = await collect({ path: '/rate' }, { 'x-forwarded-for': '198.51.100.99' });
+    expect([limited.status, limited.body.code]).toEqual([429, 'rate_limited']);
+    expect(limited.body.error).toMatch(/at most 5 page views per client per minute/);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(limited.headers.get('ratelimit-limit')).toBe('5');
+    expect(limited.headers.get('ratelimit-remaining')).toBe('0');
     const other = await collect({ path: '/rate' }, { 'x-forwarded-for': '198.51.100.98' });
     expect(other.status).toBe(204);
   });

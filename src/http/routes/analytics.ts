@@ -1,16 +1,19 @@
-// Visitor analytics API: server-side events, the browser script and its collect endpoint, bulk log
-// import, and the visitors / views / timeseries / agents queries.
+// Visitor analytics API for key holders: the visitors / views / timeseries / agents queries, the
+// server-side events endpoint and the bulk import (NDJSON, compact batches, raw access logs). The
+// browser script and its keyless collect endpoint are in analytics-browser.ts.
+import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
-import { ApiError, badRequest, notFound, rateLimitHeaders, tooManyRequests } from '../../errors.ts';
+import { ApiError, badRequest, rateLimitHeaders, tooManyRequests } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import {
   AgentsResponse,
-  CollectBody,
   EventsBody,
   EventsResponse,
   ImportResponse,
+  LogImportQuery,
   PagedQuery,
   RangeQuery,
   TimeseriesQuery,
@@ -18,82 +21,39 @@ import {
   ViewsResponse,
   VisitorsResponse,
 } from '../../contracts/analytics.ts';
-import { RateLimitedError, takeRateSlot, type RateInfo } from '../../store/rate-limits.ts';
-import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG, DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
+import { RateLimitedError, takeRateSlot } from '../../store/rate-limits.ts';
+import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
+import { fieldsFrom, ImportError } from '../../analytics/log-import.ts';
+import { idempotencyKeyOf } from '../idempotency-key.ts';
 
-type ProjectRequest<Q = unknown, B = unknown> = FastifyRequest<{ Params: { projectId: string }; Querystring: Q; Body: B }>;
-
-const COLLECT_BODY_LIMIT = 4 * 1024;
 /** The bulk endpoint's compact batch (analytics/bulk.ts). */
 const COMPACT_TYPE = 'application/vnd.folio.views+json';
 const COMPACT_BODY_LIMIT = 64 * 1024 * 1024;
+const NDJSON_TYPES = ['application/x-ndjson', 'application/jsonl'];
+/** A raw access log: combined-format or JSON lines, as written by the web server. */
+const LOG_TYPE = 'text/plain';
 const MAX_HOUR_RANGE_MS = 31 * DAY_MS;
-/** The same rule as the job API: 1 to 255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-function idempotencyKeyOf(request: FastifyRequest): string | undefined {
-  const key = request.headers['idempotency-key'];
-  if (key === undefined) return undefined;
-  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', [
-      { message: 'invalid Idempotency-Key', path: '/headers/idempotency-key' },
-    ]);
-  }
-  return key;
+const mediaTypeOf = (request: FastifyRequest) => (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+
+/** A raw log body, decompressed when it was sent with `Content-Encoding: gzip`. */
+function logBody(request: FastifyRequest, body: Readable): Readable {
+  const encoding = String(request.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity') return body;
+  if (encoding === 'gzip' || encoding === 'x-gzip') return body.pipe(createGunzip());
+  throw new ApiError(415, 'unsupported_content_encoding', 'Send the log as is or with "Content-Encoding: gzip".');
 }
 
-/** Fixed one-minute windows per client IP (per process) for the keyless collect endpoint. */
-class ClientRateLimiter {
-  private windows = new Map<string, { start: number; count: number }>();
-  private readonly limit: number;
-  constructor(limit: number) {
-    this.limit = limit;
-  }
-  take(client: string, now = Date.now()): RateInfo | null {
-    if (this.limit <= 0) return null;
-    if (this.windows.size > 100_000) for (const [k, w] of this.windows) if (now - w.start >= 60_000) this.windows.delete(k);
-    let w = this.windows.get(client);
-    if (!w || now - w.start >= 60_000) this.windows.set(client, (w = { start: now, count: 0 }));
-    const resetSeconds = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-    if (w.count >= this.limit) {
-      throw new ApiError(429, 'rate_limited', `Rate limit exceeded: at most ${this.limit} page views per client per minute.`, {
-        headers: { 'retry-after': String(resetSeconds), ...rateLimitHeaders({ limit: this.limit, remaining: 0, resetSeconds }) },
-      });
-    }
-    w.count++;
-    return { limit: this.limit, remaining: this.limit - w.count, resetSeconds };
-  }
-}
-
-function originsOf(siteOrigins: string | null | undefined): string[] {
-  if (!siteOrigins) return [];
-  try {
-    const v = JSON.parse(siteOrigins) as unknown;
-    return Array.isArray(v) ? v.filter((o): o is string => typeof o === 'string').map((o) => o.replace(/\/+$/, '').toLowerCase()) : [];
-  } catch {
-    return [];
-  }
-}
-
-export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async (app, { services }) => {
+export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { analytics } = services;
   const read = app.requireKey('read');
   const write = app.requireKey('write');
   const tags = ['Analytics'];
-  const collectLimiter = new ClientRateLimiter(services.config.rateLimits.collectPerMinute);
 
-  // Browsers post page views as text/plain (a CORS "simple" request, also what sendBeacon sends).
-  app.addContentTypeParser('text/plain', { parseAs: 'string', bodyLimit: COLLECT_BODY_LIMIT }, (_req, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new ApiError(400, 'invalid_json', 'The body is not valid JSON.'), undefined);
-    }
-  });
-  // The bulk import endpoint streams NDJSON: the body is handed over as a stream, never buffered whole.
-  app.addContentTypeParser(['application/x-ndjson', 'application/jsonl'], (_req, payload, done) => done(null, payload));
-  // A compact batch is one JSON document (bounded).
-  app.addContentTypeParser(COMPACT_TYPE, { parseAs: 'string', bodyLimit: COMPACT_BODY_LIMIT }, (_req, body, done) => {
+  // Bulk bodies are handed over as streams, never buffered whole: NDJSON, and raw logs (read by the
+  // log reader's worker thread). A compact batch is one JSON document (bounded).
+  app.addContentTypeParser([...NDJSON_TYPES, LOG_TYPE], (_request, payload, done) => done(null, payload));
+  app.addContentTypeParser(COMPACT_TYPE, { parseAs: 'string', bodyLimit: COMPACT_BODY_LIMIT }, (_request, body, done) => {
     try {
       done(null, JSON.parse(body as string));
     } catch {
@@ -101,10 +61,10 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     }
   });
 
-  /** The text/plain parser above is for the browser's collect endpoint only: the others answer 415. */
+  /** Each route takes its own media types (the stream parsers above are not for the events API). */
   const onlyMediaTypes = (...types: string[]) =>
     function checkMediaType(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) {
-      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+      const type = mediaTypeOf(request);
       if (type === '' || types.includes(type)) return done();
       done(new ApiError(415, 'unsupported_media_type', `Send the body as ${types.join(' or ')}.`));
     };
@@ -133,7 +93,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
 
   // ------------------------------------------------------------------ queries
 
-  app.get<{ Params: { projectId: string }; Querystring: PagedQuery }>(
+  app.get(
     '/v1/analytics/:projectId/visitors',
     {
       schema: {
@@ -154,7 +114,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     },
   );
 
-  app.get<{ Params: { projectId: string }; Querystring: PagedQuery }>(
+  app.get(
     '/v1/analytics/:projectId/views',
     {
       schema: {
@@ -174,7 +134,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     },
   );
 
-  app.get<{ Params: { projectId: string }; Querystring: { dateFrom?: string; dateTo?: string; interval: 'day' | 'hour' } }>(
+  app.get(
     '/v1/analytics/:projectId/timeseries',
     {
       schema: {
@@ -200,7 +160,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     },
   );
 
-  app.get<{ Params: { projectId: string }; Querystring: { dateFrom?: string; dateTo?: string } }>(
+  app.get(
     '/v1/analytics/:projectId/agents',
     {
       schema: {
@@ -221,7 +181,7 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
 
   // ------------------------------------------------------------------ ingest
 
-  app.post<{ Params: { projectId: string }; Body: EventsBody }>(
+  app.post(
     '/v1/analytics/:projectId/events',
     {
       schema: {
@@ -255,99 +215,33 @@ export const analyticsRoutes: FastifyPluginAsync<{ services: Services }> = async
     {
       schema: {
         tags,
-        summary: 'Bulk import (NDJSON stream or compact batch)',
+        summary: 'Bulk import (raw access log, NDJSON stream or compact batch)',
         description:
-          'Used by `folio analytics import`. NDJSON (`application/x-ndjson`, streamed): one object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Compact batch (`application/vnd.folio.views+json`): `{strings, t, p, ua, ip, r?, a?, k?}` with the distinct strings once and the rows as index and time-delta arrays (see docs/analytics.md). Every row goes through the same checks as the events API; answered once every row is durable.',
+          'Used by `folio analytics import --url`. Raw access log (`text/plain`, streamed, optionally `Content-Encoding: gzip`): combined-format or JSON lines as the web server wrote them, read by the same reader as `folio analytics import` without a server; `format` and `map` say how, and lines that are not page views (assets, errors, non-GET) are counted in `skipped`. NDJSON (`application/x-ndjson`, streamed): one object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Compact batch (`application/vnd.folio.views+json`): `{strings, t, p, ua, ip, r?, a?, k?}` with the distinct strings once and the rows as index and time-delta arrays (see docs/analytics.md). Every row goes through the same checks as the events API, and a row imported before is not stored again; answered once every row is durable.',
         params: ProjectParams,
-        response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415) },
+        querystring: LogImportQuery,
+        response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415, 429) },
       },
-      onRequest: [write, onlyMediaTypes('application/x-ndjson', 'application/jsonl', COMPACT_TYPE)],
+      onRequest: [write, onlyMediaTypes(LOG_TYPE, ...NDJSON_TYPES, COMPACT_TYPE)],
       bodyLimit: Number.MAX_SAFE_INTEGER,
     },
-    async (request: ProjectRequest, reply) => {
-      const projectId = request.params.projectId;
-      const type = (request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    async (request, reply) => {
+      const { projectId } = request.params;
+      const type = mediaTypeOf(request);
       if (type === COMPACT_TYPE) return reply.code(200).send(await analytics.importBatch(projectId, request.body));
       const stream = request.body as Readable | undefined;
-      if (!stream || typeof (stream as Readable).pipe !== 'function') {
-        throw new ApiError(415, 'unsupported_media_type', 'Send the body as NDJSON with "Content-Type: application/x-ndjson".');
+      if (!stream || typeof stream.pipe !== 'function') {
+        throw new ApiError(415, 'unsupported_media_type', 'Send a raw log as text/plain, or NDJSON as application/x-ndjson.');
       }
-      return reply.code(200).send(await analytics.importStream(projectId, stream));
-    },
-  );
-
-  // ------------------------------------------------------------------ browser script and collect
-
-  app.get(
-    '/v1/analytics/script.js',
-    { schema: { tags, summary: 'Browser script', description: 'Small, dependency-free page-view script; see docs/analytics.md.', security: [] } },
-    async (request, reply) => {
-      reply
-        .header('content-type', 'text/javascript; charset=utf-8')
-        .header('cache-control', 'public, max-age=3600, stale-while-revalidate=86400')
-        .header('etag', BROWSER_SCRIPT_ETAG)
-        .header('access-control-allow-origin', '*')
-        .header('x-content-type-options', 'nosniff');
-      if (request.headers['if-none-match'] === BROWSER_SCRIPT_ETAG) return reply.code(304).send();
-      return reply.send(BROWSER_SCRIPT);
-    },
-  );
-
-  async function allowedOrigin(request: FastifyRequest<{ Params: { projectId: string } }>): Promise<string> {
-    const project = await services.projects.get(request.params.projectId);
-    if (!project) throw notFound(`Project "${request.params.projectId}" does not exist.`, 'project_not_found');
-    const origin = request.headers.origin;
-    if (typeof origin !== 'string' || origin === '' || origin === 'null') {
-      throw new ApiError(403, 'origin_not_allowed', 'Page views are accepted from the browser script only: the request has no Origin.');
-    }
-    const allowed = originsOf((project as { site_origins?: string | null }).site_origins);
-    if (!allowed.includes(origin.toLowerCase())) {
-      throw new ApiError(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} is not one of this project's site origins.`);
-    }
-    return origin;
-  }
-
-  function corsHeaders(reply: FastifyReply, origin: string) {
-    reply.header('access-control-allow-origin', origin).header('vary', 'Origin');
-  }
-
-  app.options<{ Params: { projectId: string } }>(
-    '/v1/analytics/:projectId/collect',
-    { schema: { hide: true, params: ProjectParams } },
-    async (request, reply) => {
-      const origin = await allowedOrigin(request);
-      corsHeaders(reply, origin);
-      reply
-        .header('access-control-allow-methods', 'POST')
-        .header('access-control-allow-headers', 'content-type')
-        .header('access-control-max-age', '86400');
-      return reply.code(204).send();
-    },
-  );
-
-  app.post<{ Params: { projectId: string }; Body: CollectBody }>(
-    '/v1/analytics/:projectId/collect',
-    {
-      schema: {
-        tags,
-        summary: 'Record a page view (browser script)',
-        description:
-          'No key. Accepted only from the project\'s site origins (CORS), at most 4 KB per request and a per-client rate; bots and crawlers are dropped. Body `{path, referrer?, visitorId?}` as JSON or text/plain.',
-        params: ProjectParams,
-        body: CollectBody,
-        security: [],
-        response: { ...errorResponses(400, 403, 404, 413, 415, 429) },
-      },
-      bodyLimit: COLLECT_BODY_LIMIT,
-    },
-    async (request, reply) => {
-      const origin = await allowedOrigin(request);
-      corsHeaders(reply, origin);
-      const ip = request.ip;
-      const info = collectLimiter.take(ip);
-      if (info) reply.headers(rateLimitHeaders(info));
-      await analytics.collect(request.params.projectId, request.body, { userAgent: request.headers['user-agent'] ?? '', ip, accept: request.headers.accept });
-      return reply.code(204).send();
+      if (type !== LOG_TYPE) return reply.code(200).send(await analytics.importStream(projectId, stream));
+      let fields: Record<string, string[]>;
+      try {
+        fields = fieldsFrom(request.query.map);
+      } catch (err) {
+        if (err instanceof ImportError) throw badRequest('invalid_field_map', err.message, [{ message: 'NAME=FIELD', path: '/querystring/map' }]);
+        throw err;
+      }
+      return reply.code(200).send(await analytics.importLog(projectId, logBody(request, stream), { format: request.query.format, fields }));
     },
   );
 };

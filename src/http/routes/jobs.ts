@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../services.ts';
-import { badRequest, rateLimitHeaders } from '../../errors.ts';
+import { notFound, rateLimitHeaders } from '../../errors.ts';
+import { idempotencyKeyOf } from '../idempotency-key.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import {
   CreateJobBody,
@@ -18,22 +19,15 @@ import {
   type Job,
   type ListJobsQuery as ListQuery,
 } from '../../contracts/jobs.ts';
-import { notFound } from '../../errors.ts';
 import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
 import type { WriteResult } from '../../jobs/service.ts';
 
 const JobRef = Type.Ref('AgentJob');
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The Idempotency-Key of a POST, bound to what the request asks for. */
-export function idempotencyOf(request: FastifyRequest): IdempotencyRequest | undefined {
-  const key = request.headers['idempotency-key'];
+function idempotencyOf(request: FastifyRequest): IdempotencyRequest | undefined {
+  const key = idempotencyKeyOf(request);
   if (key === undefined) return undefined;
-  if (typeof key !== 'string' || !IDEMPOTENCY_KEY.test(key)) {
-    throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', [
-      { message: 'invalid Idempotency-Key', path: '/headers/idempotency-key' },
-    ]);
-  }
   return { key, hash: requestHash(request.method, request.routeOptions.url ?? request.url, { params: request.params, body: request.body }) };
 }
 
