@@ -129,10 +129,22 @@ export interface IngestOptions extends WriteOptions {
   batchSize?: number;
 }
 
+export interface LogImportOptions extends CallOptions {
+  /** `combined`, `json` or `auto` (decided per line; the default). */
+  format?: 'auto' | 'combined' | 'json';
+  /** JSON lines: `NAME=FIELD` entries that say where a value is (e.g. `path=req.uri`). */
+  map?: string[];
+}
+
+type QueryValue = string | number | string[] | undefined;
+
 interface RequestOptions {
-  query?: Record<string, string | number | undefined>;
+  query?: Record<string, QueryValue>;
+  /** A JSON body. */
   body?: unknown;
-  /** Media type of the JSON body (default application/json). */
+  /** A body sent as is (instead of `body`). */
+  bytes?: string | Uint8Array<ArrayBuffer>;
+  /** Media type of the body (default application/json). */
   contentType?: string;
   idempotencyKey?: string;
   signal?: AbortSignal;
@@ -522,6 +534,21 @@ export class FolioClient {
     });
   }
 
+  /**
+   * POST /v1/analytics/{projectId}/import with raw access-log lines (combined format or JSON lines,
+   * as the web server wrote them); the server reads them as `folio analytics import` does without a
+   * server. Retried like an idempotent call: a line imported before is never stored twice.
+   */
+  async importLog(lines: string | Uint8Array<ArrayBuffer>, opts: LogImportOptions = {}): Promise<ImportResult> {
+    return this.request<ImportResult>('POST', `v1/analytics/${seg(this.project(opts))}/import`, {
+      query: { format: opts.format, map: opts.map },
+      bytes: lines,
+      contentType: 'text/plain; charset=utf-8',
+      idempotencyKey: randomId(),
+      signal: opts.signal,
+    });
+  }
+
   // ---- Plumbing --------------------------------------------------------------------------
 
   private async *allPages<P extends { hasMore: boolean }>(
@@ -550,9 +577,12 @@ export class FolioClient {
     return opts.idempotencyKey ?? randomId();
   }
 
-  private url(path: string, query?: Record<string, string | number | undefined>): string {
+  private url(path: string, query?: Record<string, QueryValue>): string {
     const u = new URL(path, this.baseUrl);
-    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) u.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (Array.isArray(v)) for (const item of v) u.searchParams.append(k, item);
+      else if (v !== undefined) u.searchParams.set(k, String(v));
+    }
     return u.href;
   }
 
@@ -566,11 +596,9 @@ export class FolioClient {
   private async request<T>(method: 'GET' | 'POST', path: string, o: RequestOptions): Promise<T> {
     const url = this.url(path, o.query);
     const extra: Record<string, string> = { accept: 'application/json' };
-    let body: string | undefined;
-    if (o.body !== undefined) {
-      body = JSON.stringify(o.body);
-      extra['content-type'] = o.contentType ?? 'application/json';
-    }
+    let body: string | Uint8Array<ArrayBuffer> | undefined = o.bytes;
+    if (o.body !== undefined) body = JSON.stringify(o.body);
+    if (body !== undefined) extra['content-type'] = o.contentType ?? 'application/json';
     if (o.idempotencyKey !== undefined) extra['idempotency-key'] = o.idempotencyKey;
     const headers = this.headers(extra);
     const safe = method === 'GET' || o.idempotencyKey !== undefined;
@@ -638,7 +666,7 @@ function seg(s: string): string {
   return encodeURIComponent(s);
 }
 
-function analyticsQuery(q: AnalyticsQuery): Record<string, string | number | undefined> {
+function analyticsQuery(q: AnalyticsQuery): Record<string, QueryValue> {
   const date = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
   return { dateFrom: date(q.dateFrom), dateTo: date(q.dateTo), limit: q.limit, offset: q.offset };
 }

@@ -8,6 +8,7 @@ export type {
   JobEventsOptions,
   JobIterable,
   ListJobsQuery,
+  LogImportOptions,
   ResponseInfo,
   WaitForJobOptions,
   WriteOptions,

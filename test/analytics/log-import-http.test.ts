@@ -1,12 +1,17 @@
 // Raw access logs posted to the bulk endpoint (`Content-Type: text/plain`): read on the server by the
 // same log reader as the direct import, counted exactly, deduplicated on re-import (plain or gzip),
 // and every hostile body or parameter answered with a clear 4xx while the server keeps serving.
+import { rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { reference, rng, type RefEvent } from './helpers.ts';
 import { MAX_LINE_BYTES } from '../../src/analytics/import-worker.ts';
 import { MAX_LOG_IMPORTS } from '../../src/analytics/index.ts';
+import { DEFAULT_FIELDS } from '../../src/analytics/import.ts';
+import { logPieces } from '../../src/analytics/log-pieces.ts';
+import { FolioClient } from '../../src/client/index.ts';
+import { tempDir } from '../helpers/server.ts';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
@@ -39,6 +44,25 @@ function makeLog(n: number) {
     ref.push({ ts, path: p, visitor: `${ip}|${ua}`, cls: ua === AI ? 'ai' : 'human' });
   }
   return { text: lines.join('\n') + '\n', ref, assets, lines: lines.length };
+}
+
+/** Bursts: runs of identical lines in one second, so a careless cut would merge two of them into one key. */
+function makeBursts(seconds: number) {
+  const r = rng(5);
+  const base = Date.UTC(2025, 7, 1);
+  const lines: string[] = [];
+  const ref: RefEvent[] = [];
+  for (let sec = 0; sec < seconds; sec++) {
+    const ts = base + sec * 1000;
+    for (let k = 1 + Math.floor(r() * 6); k > 0; k--) {
+      const ip = `203.0.113.${Math.floor(r() * 3)}`;
+      const p = r() < 0.5 ? '/docs' : '/guide';
+      if (r() < 0.2) lines.push(`${ip} - - [${clf(ts)}] "GET /logo.png HTTP/1.1" 200 10 "-" "${HUMAN}"`);
+      lines.push(`${ip} - - [${clf(ts)}] "GET ${p} HTTP/1.1" 200 10 "-" "${HUMAN}"`);
+      ref.push({ ts, path: p, visitor: `${ip}|${HUMAN}`, cls: 'human' });
+    }
+  }
+  return { text: lines.join('\n') + '\n', ref, lines: lines.length };
 }
 
 describe('raw access logs on the bulk import endpoint', () => {
@@ -178,5 +202,33 @@ describe('raw access logs on the bulk import endpoint', () => {
     for (const res of await Promise.all(open)) expect(res.status).toBe(200);
     const after = await importLog(log.text);
     expect(after.status).toBe(200);
+  });
+
+  it('takes a log in pieces cut only between seconds, through the typed client, with the counts of one import', async () => {
+    const bursts = makeBursts(1500);
+    const project = await server.createProject();
+    const client = new FolioClient({ baseUrl: server.url, apiKey: await server.createKey(project, 'write'), projectId: project });
+    const dir = tempDir('folio-pieces-');
+    const file = `${dir}/bursts.log`;
+    writeFileSync(file, bursts.text.slice(0, -1)); // no final line break: the last line still counts
+    const pieces: Buffer[] = [];
+    for await (const piece of logPieces([file], { format: 'auto', fields: DEFAULT_FIELDS, pieceBytes: 20_000 })) pieces.push(piece);
+    rmSync(dir, { recursive: true, force: true });
+    expect(pieces.length).toBeGreaterThan(10);
+    expect(Buffer.concat(pieces).toString()).toBe(bursts.text);
+    // Every cut falls between two seconds of page views (assets do not count).
+    const time = (line: string) => /\[([^\]]+)\]/.exec(line)?.[1];
+    for (let i = 1; i < pieces.length; i++) {
+      const before = pieces[i - 1].toString().trimEnd().split('\n').findLast((l) => !l.includes('logo.png'))!;
+      const after = pieces[i].toString().split('\n')[0];
+      expect(time(before), `cut ${i}`).not.toBe(time(after));
+    }
+    let recorded = 0;
+    for (const piece of pieces) recorded += (await client.importLog(new Uint8Array(piece))).recorded;
+    expect(recorded).toBe(bursts.ref.length);
+    const got = await client.views({ limit: 250 });
+    expect(got.totals).toEqual(reference(bursts.ref, null, null, 'views').totals);
+    const again = await client.importLog(bursts.text, { format: 'combined' });
+    expect(again).toMatchObject({ received: bursts.lines, recorded: 0, duplicates: bursts.ref.length });
   });
 });
