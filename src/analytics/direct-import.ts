@@ -13,16 +13,8 @@ import type { AnalyticsEngine } from './engine.ts';
 import { readAgentsFile, type AgentEntry } from './classify.ts';
 import { VisitorIds } from './identity.ts';
 import type { LineError } from './import-columns.ts';
-import type { LogFormat, SkipReason } from './import.ts';
+import { ImportError, type ImportProgress, type LogFormat, type SkipReason } from './import.ts';
 import type { ImportWorkerData, MainMessage, WorkerMessage } from './import-worker.ts';
-
-/** A clear, expected failure (missing project or file, locked store): printed without a stack. */
-export class ImportError extends Error {}
-
-export interface ImportProgress {
-  file(name: string, size: number | null): void;
-  update(bytes: number, lines: number): void;
-}
 
 export interface DirectImportResult {
   lines: number;

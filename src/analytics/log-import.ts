@@ -1,15 +1,13 @@
-// `folio analytics import`: reads access logs (combined or JSON lines, `-` for stdin, .gz) and sends
-// the page views to a running server through the typed client (compact batches to the bulk
-// endpoint), or — with no server given — writes them into the analytics store directly
-// (direct-import.ts). Either way every view goes through the server-side pipeline's record function.
+// Access-log import (nginx/Apache combined or JSON lines, `-` for stdin, .gz): sends the page views
+// to a running server through the typed client (compact batches to the bulk endpoint), or — with no
+// server given — writes them into the analytics store directly (direct-import.ts). Either way every
+// view goes through the server-side pipeline's record function. `folio analytics import` (src/cli/)
+// runs it and prints the summary.
 import { existsSync, statSync } from 'node:fs';
-import { Command, Option } from 'commander';
-import cliProgress from 'cli-progress';
-import { importDirect, ImportError, type ImportProgress } from './direct-import.ts';
 import { FolioClient } from '../client/client.ts';
 import { FolioError } from '../client/errors.ts';
 import type { ImportResult, ViewBatch } from '../client/types.ts';
-import { DEFAULT_FIELDS, LineConverter, logReadProblem, openLog, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
+import { DEFAULT_FIELDS, ImportError, LineConverter, logReadProblem, openLog, type ImportProgress, type ImportRecord, type LogFormat, type SkipReason } from './import.ts';
 
 export interface ImportSummary {
   files: number;
@@ -36,12 +34,12 @@ interface Sink {
 const HTTP_INFLIGHT = 4;
 
 /** Views per request to the bulk endpoint. */
-const HTTP_BATCH = 50_000;
+export const HTTP_BATCH = 50_000;
 /**
  * Views per write of a direct import: fewer, larger DuckDB transactions (each has a fixed cost of
  * about ten statements) measured 7.5 vs 8.6 s of CPU per 1M lines against 50,000.
  */
-const DIRECT_BATCH = 250_000;
+export const DIRECT_BATCH = 250_000;
 
 /** The bulk endpoint through the typed client, with compact batches. */
 function httpSink(url: string, key: string, projectId: string): Sink {
@@ -142,7 +140,6 @@ export interface ImportOptions {
   key?: string;
   map?: string[];
   batch?: number;
-  progress: boolean;
 }
 
 function fieldsFrom(map: string[] | undefined): Record<string, string[]> {
@@ -156,37 +153,6 @@ function fieldsFrom(map: string[] | undefined): Record<string, string[]> {
     fields[name] = [m.slice(eq + 1), ...DEFAULT_FIELDS[name]];
   }
   return fields;
-}
-
-/** The progress bar (on a terminal only): bytes of the current file, lines and lines per second. */
-function progressBar(enabled: boolean, out: NodeJS.WritableStream, started: number): ImportProgress & { stop(): void } {
-  const bar =
-    enabled && (out as NodeJS.WriteStream).isTTY
-      ? new cliProgress.SingleBar(
-          { stream: out, format: 'importing {file} [{bar}] {percentage}% | {lines} lines | {rate} lines/s', hideCursor: true, etaBuffer: 50 },
-          cliProgress.Presets.shades_classic,
-        )
-      : null;
-  let size: number | null = null;
-  let running = false;
-  return {
-    file(name, bytes) {
-      if (running) bar?.update(size ?? 0);
-      bar?.stop();
-      size = bytes;
-      running = true;
-      bar?.start(size ?? 0, 0, { file: name === '-' ? 'stdin' : name, lines: 0, rate: 0 });
-    },
-    update(bytes, lines) {
-      const secs = (performance.now() - started) / 1000;
-      bar?.update(size === null ? 0 : bytes, { lines, rate: Math.round(lines / secs) });
-    },
-    stop() {
-      if (running) bar?.update(size ?? 0);
-      bar?.stop();
-      running = false;
-    },
-  };
 }
 
 /** Over HTTP: lines are converted here and posted to the server's bulk endpoint. */
@@ -219,80 +185,25 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
   return { ...result, rejected: result.rejected + converter.rejected, errors, lines: converter.lines, skipped: converter.skipped };
 }
 
-export async function runImport(files: string[], opts: ImportOptions, out: NodeJS.WritableStream = process.stderr): Promise<ImportSummary> {
+/** Imports the files (over HTTP when `opts.url` is set, else directly), reporting to `progress` as it reads. */
+export async function runImport(files: string[], opts: ImportOptions, progress: ImportProgress): Promise<ImportSummary> {
   const started = performance.now();
   for (const f of files) {
     if (f !== '-' && !existsSync(f)) throw new ImportError(`File not found: ${f}`);
     if (f !== '-' && statSync(f).isDirectory()) throw new ImportError(`${f} is a directory, not a log file.`);
   }
   const fields = fieldsFrom(opts.map);
-  const progress = progressBar(opts.progress, out, started);
-  try {
-    const r = opts.url
-      ? await importOverHttp(files, opts, fields, progress)
-      : await importDirect(files, { project: opts.project, format: opts.format, fields, batch: opts.batch ?? DIRECT_BATCH }, progress);
-    return {
-      files: files.length,
-      linesRead: r.lines,
-      viewsRecorded: r.recorded,
-      crawlers: r.crawlers,
-      skipped: { ...r.skipped, duplicate: r.duplicates, rejected: r.rejected },
-      errors: r.errors,
-      seconds: (performance.now() - started) / 1000,
-    };
-  } finally {
-    progress.stop();
-  }
-}
-
-export function formatSummary(s: ImportSummary): string {
-  const n = (x: number) => x.toLocaleString('en-US');
-  const reasons: [keyof ImportSummary['skipped'], string][] = [
-    ['asset', 'assets (not documents)'],
-    ['status', 'unsuccessful status'],
-    ['method', 'not GET/HEAD'],
-    ['unparseable', 'unparseable'],
-    ['empty', 'empty lines'],
-    ['duplicate', 'already imported'],
-    ['rejected', 'rejected by the server'],
-  ];
-  const skipped = reasons.filter(([k]) => s.skipped[k] > 0).map(([k, label]) => `  ${n(s.skipped[k]).padStart(12)}  ${label}`);
-  const lines = [
-    `Lines read:      ${n(s.linesRead)}`,
-    `Views recorded:  ${n(s.viewsRecorded)}${s.crawlers ? ` (${n(s.crawlers)} from crawlers and bots, counted as neither human nor AI)` : ''}`,
-    `Lines skipped:   ${n(Object.values(s.skipped).reduce((a, b) => a + b, 0))}`,
-    ...skipped,
-    `Time:            ${s.seconds.toFixed(1)} s (${n(Math.round(s.linesRead / Math.max(s.seconds, 0.001)))} lines/s)`,
-  ];
-  for (const e of s.errors.slice(0, 5)) lines.push(`  line ${e.line}: ${e.code}: ${e.error}`);
-  return lines.join('\n');
-}
-
-export function registerAnalyticsCommands(program: Command): void {
-  const analytics = program.command('analytics').description('Visitor analytics: import access logs.');
-  analytics
-    .command('import')
-    .description(
-      'Import page views from access logs (nginx/Apache combined or JSON lines; "-" reads stdin; .gz is decompressed). Only successful GET/HEAD requests for documents count. Importing the same file twice changes nothing.',
-    )
-    .argument('<files...>', 'log files, or - for stdin')
-    .requiredOption('--project <id>', 'project the views belong to')
-    .addOption(new Option('--format <format>', 'log format').choices(['combined', 'json', 'auto']).default('auto'))
-    .addOption(new Option('--url <url>', 'a running Folio server (otherwise the analytics store is written directly: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in FOLIO_DATA_DIR)').env('FOLIO_URL'))
-    .addOption(new Option('--key <key>', 'API key with the write scope, for --url').env('FOLIO_API_KEY'))
-    .option('--map <name=field>', 'JSON lines: read NAME (time, ip, method, path, request, status, userAgent, referrer, accept) from FIELD (dots for nesting); repeatable', (v: string, prev: string[] = []) => [...prev, v])
-    .option('--batch <n>', `views per request with --url (default ${HTTP_BATCH.toLocaleString('en-US')}) or per write into the store (default ${DIRECT_BATCH.toLocaleString('en-US')})`, (v: string) => Number(v))
-    .option('--no-progress', 'no progress bar')
-    .option('--json', 'print the summary as JSON')
-    .action(async (files: string[], o: ImportOptions & { json?: boolean }) => {
-      try {
-        if (o.batch !== undefined && (!Number.isInteger(o.batch) || o.batch < 1)) throw new ImportError('--batch must be a positive whole number.');
-        const summary = await runImport(files, o);
-        process.stdout.write((o.json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
-      } catch (err) {
-        if (!(err instanceof ImportError)) throw err;
-        process.stderr.write(`folio: ${err.message}\n`);
-        process.exitCode = 1;
-      }
-    });
+  // The direct importer (and with it the store engines) is loaded only when there is no server to send to.
+  const r = opts.url
+    ? await importOverHttp(files, opts, fields, progress)
+    : await (await import('./direct-import.ts')).importDirect(files, { project: opts.project, format: opts.format, fields, batch: opts.batch ?? DIRECT_BATCH }, progress);
+  return {
+    files: files.length,
+    linesRead: r.lines,
+    viewsRecorded: r.recorded,
+    crawlers: r.crawlers,
+    skipped: { ...r.skipped, duplicate: r.duplicates, rejected: r.rejected },
+    errors: r.errors,
+    seconds: (performance.now() - started) / 1000,
+  };
 }
