@@ -8,10 +8,9 @@ import { analyticsFile } from './index.ts';
 import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
 import type { AnalyticsEngine } from './engine.ts';
 import { readAgentsFile, type AgentEntry } from './classify.ts';
-import type { LogFormat } from './import.ts';
-import { ImportError, runLogImport, type ImportProgress, type LogImportResult } from './log-import.ts';
+import { ImportError, type ImportProgress, type LogFormat } from './import.ts';
+import { runLogImport, type LogImportResult } from './log-import.ts';
 
-export { ImportError, type ImportProgress };
 export type DirectImportResult = LogImportResult;
 
 async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string; agents: AgentEntry[] }> {

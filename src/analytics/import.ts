@@ -8,8 +8,22 @@ import { Transform, type Readable } from 'node:stream';
 import { normalizePath } from './identity.ts';
 import { Rejected } from './pipeline.ts';
 import { parseInstant } from './dates.ts';
+import { CodedError } from '../errors.ts';
 
 export type LogFormat = 'combined' | 'json' | 'auto';
+
+/** A clear, expected failure of an import (missing project or file, locked store): one sentence, no stack. */
+export class ImportError extends CodedError {
+  constructor(message: string) {
+    super('import_failed', message);
+  }
+}
+
+/** What an import reports as it reads: each file as it starts, then bytes of it and lines so far. */
+export interface ImportProgress {
+  file(name: string, size: number | null): void;
+  update(bytes: number, lines: number): void;
+}
 
 /** A parsed log line, before the document/status filters. */
 export interface LogRecord {

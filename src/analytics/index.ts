@@ -13,13 +13,13 @@ import { DAY_MS, type Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
-import { importCompact, importNdjson, type ImportResult } from './bulk.ts';
+import { importNdjson, type ImportResult } from './bulk.ts';
 import { readAgentsFile, useExtraAgents } from './classify.ts';
 import { CLS } from './engine.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, Rejected, type Rejection, type ServerFields } from './pipeline.ts';
 import { ApiError, badRequest } from '../errors.ts';
-import { ImportError, runLogImport, type LogImportResult } from './log-import.ts';
-import type { LogFormat } from './import.ts';
+import { runLogImport, type LogImportResult } from './log-import.ts';
+import { ImportError, type LogFormat } from './import.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
 
 // What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
@@ -53,8 +53,6 @@ export interface Analytics {
   collect(projectId: string, body: unknown, request: ServerFields, now?: number): Promise<boolean>;
   /** The bulk endpoint's NDJSON stream (one record per line). */
   importStream(projectId: string, body: Readable, now?: number): Promise<ImportResult>;
-  /** The bulk endpoint's compact batch (bulk.ts CompactBatch). */
-  importBatch(projectId: string, body: unknown, now?: number): Promise<ImportResult>;
   /**
    * The bulk endpoint's raw access log (combined or JSON lines), read by the log reader the direct
    * import uses (log-import.ts): the same rows and content keys as `folio analytics import` without a
@@ -187,7 +185,6 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
       return true;
     },
     importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
-    importBatch: (projectId, body, now = Date.now()) => importCompact(body, submit, projectId, ids, now),
     async importLog(projectId, body, opts) {
       if (logImports >= MAX_LOG_IMPORTS) {
         throw new ApiError(429, 'too_many_imports', `At most ${MAX_LOG_IMPORTS} log imports run at once on a server; try again when one has finished.`, { headers: { 'retry-after': '10' } });

@@ -10,16 +10,8 @@ import type { AnalyticsEngine } from './engine.ts';
 import type { AgentEntry } from './classify.ts';
 import { VisitorIds } from './identity.ts';
 import type { LineError } from './import-columns.ts';
-import { DEFAULT_FIELDS, type LogFormat, type SkipReason } from './import.ts';
+import { DEFAULT_FIELDS, ImportError, type ImportProgress, type LogFormat, type SkipReason } from './import.ts';
 import type { ImportWorkerData, MainMessage, WorkerMessage } from './import-worker.ts';
-
-/** A clear, expected failure (a missing file, a bad gzip, a locked store): shown without a stack. */
-export class ImportError extends Error {}
-
-export interface ImportProgress {
-  file(name: string, size: number | null): void;
-  update(bytes: number, lines: number): void;
-}
 
 export interface LogImportOptions {
   projectId: string;

@@ -3,7 +3,7 @@
 // alone. The server numbers identical lines within one second per request (import.ts Repeats, which
 // restarts whenever an accepted line has another time), so a piece ends only where the next accepted
 // line has another time than the last one: pieces then get the same content keys as one direct import.
-import { LineConverter, openLogBytes, type LogFormat } from './import.ts';
+import { ImportError, LineConverter, logReadProblem, openLogBytes, type LogFormat } from './import.ts';
 
 export interface LogPiecesOptions {
   format: LogFormat;
@@ -26,13 +26,18 @@ const NL = 10;
 export async function* logPieces(files: string[], opts: LogPiecesOptions): AsyncGenerator<Buffer> {
   const cutter = new PieceCutter(opts);
   for (const file of files) {
-    const { stream, size } = openLogBytes(file, (n) => opts.onBytes?.(n));
-    opts.onFile?.(file, size);
     let last = NL;
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      if (chunk.length === 0) continue;
-      last = chunk[chunk.length - 1];
-      yield* cutter.add(chunk);
+    try {
+      const { stream, size } = openLogBytes(file, (n) => opts.onBytes?.(n));
+      opts.onFile?.(file, size);
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        if (chunk.length === 0) continue;
+        last = chunk[chunk.length - 1];
+        yield* cutter.add(chunk);
+      }
+    } catch (err) {
+      const problem = logReadProblem(err, file);
+      throw problem === null ? err : new ImportError(problem);
     }
     if (last !== NL) yield* cutter.add(Buffer.of(NL));
   }

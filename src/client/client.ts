@@ -8,7 +8,6 @@ import {
   type AnalyticsQuery,
   type IngestResult,
   type ImportResult,
-  type ViewBatch,
   type Job,
   type JobChanges,
   type JobEvent,
@@ -519,19 +518,6 @@ export class FolioClient {
       for (const r of res.rejected ?? []) result.rejected.push({ ...r, index: r.index + b * size });
     }
     return result;
-  }
-
-  /**
-   * POST /v1/analytics/{projectId}/import with a compact batch (what `folio analytics import --url`
-   * sends). Retried like an idempotent call: rows with content keys are never stored twice.
-   */
-  async importViews(batch: ViewBatch, opts: CallOptions = {}): Promise<ImportResult> {
-    return this.request<ImportResult>('POST', `v1/analytics/${seg(this.project(opts))}/import`, {
-      body: batch,
-      contentType: 'application/vnd.folio.views+json',
-      idempotencyKey: randomId(),
-      signal: opts.signal,
-    });
   }
 
   /**

@@ -21,7 +21,6 @@ export type {
   ChecksReport,
   IngestResult,
   ImportResult,
-  ViewBatch,
   Job,
   JobChanges,
   JobEvent,

@@ -80,22 +80,5 @@ export interface AnalyticsEvent {
 /** POST /v1/analytics/{projectId}/events → 202. */
 export type IngestResult = Static<typeof EventsResponse>;
 
-/**
- * A compact batch of page views for POST /v1/analytics/{projectId}/import
- * (`application/vnd.folio.views+json`): the distinct strings once, the rows as arrays. `p`, `ua`,
- * `ip`, `r`, `a` index `strings` (-1: none); `t` is each row's time in ms as the difference from the
- * row before (the first from 0); `k` the rows' 16-hex content keys (a key stored before is skipped).
- */
-export interface ViewBatch {
-  strings: string[];
-  t: number[];
-  p: number[];
-  ua: number[];
-  ip: number[];
-  r?: number[];
-  a?: number[];
-  k?: (string | null)[];
-}
-
 /** POST /v1/analytics/{projectId}/import → 200. */
 export type ImportResult = Static<typeof ImportResponse>;

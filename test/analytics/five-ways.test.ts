@@ -1,19 +1,17 @@
 // The same hostile records through all five ways in — the events API, the browser's collect
-// endpoint, the bulk endpoint (NDJSON), `folio analytics import --url` (the typed client, compact
-// batches) and the direct import into the DuckDB file — get identical verdicts: accepted, or
+// endpoint, the bulk endpoint (NDJSON), `folio analytics import --url` (the typed client, raw log
+// lines in pieces) and the direct import into the DuckDB file — get identical verdicts: accepted, or
 // rejected with the same code. Each record goes through every way whose wire can carry it: collect
 // has no timestamp and takes the IP from the connection; log lines always have a time and no
 // visitor id, and other fields of a JSON log line are ignored rather than unknown.
-import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
-import { ROOT } from '../helpers/process.ts';
+import { runCli } from '../helpers/process.ts';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { ON_CLICKHOUSE } from './helpers.ts';
 
-const ENTRY = path.join(ROOT, 'test/analytics/cli-entry.ts');
 const ORIGIN = 'https://docs.example.com';
 const UA = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const BOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)';
@@ -102,18 +100,6 @@ function logLineOf(r: Hostile): string {
   return JSON.stringify(e);
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d) => (stdout += d));
-    proc.stderr.on('data', (d) => (stderr += d));
-    proc.stdin.end();
-    proc.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 describe.skipIf(ON_CLICKHOUSE)('five ways in, one verdict', () => {
   const dataDir = tempDir('folio-five-');
   let databases: BackendDatabases;
@@ -175,7 +161,7 @@ describe.skipIf(ON_CLICKHOUSE)('five ways in, one verdict', () => {
       part.forEach((r, i) => set(r, 'ndjson', byLine.get(i + 1) ?? 'ok'));
     }
 
-    // 4 and 5. The CLI: JSON log lines over HTTP (typed client, compact batches), then directly.
+    // 4 and 5. The CLI: JSON log lines over HTTP (typed client, raw log pieces), then directly.
     const logged = RECORDS.filter((x) => carries('url', x));
     const file = path.join(dataDir, 'hostile.jsonl');
     writeFileSync(file, logged.map(logLineOf).join('\n') + '\n');
@@ -185,13 +171,13 @@ describe.skipIf(ON_CLICKHOUSE)('five ways in, one verdict', () => {
       const m = new Map(summary.errors.map((x) => [x.line, x.code]));
       return logged.map((_, i) => m.get(i + 1) ?? 'ok');
     };
-    const url = await cli(['analytics', 'import', '--project', projects.url, '--url', s.url, '--key', keys.url, '--format', 'json', '--no-progress', '--json', file], {});
+    const url = await runCli(['analytics', 'import', '--project', projects.url, '--url', s.url, '--key', keys.url, '--format', 'json', '--no-progress', '--json', file], {});
     expect(url.code, url.stderr).toBe(0);
     lineVerdicts(url.stdout).forEach((v, i) => set(logged[i], 'url', v));
 
     await s.close();
     server = null;
-    const direct = await cli(['analytics', 'import', '--project', projects.direct, '--format', 'json', '--no-progress', '--json', file], { ...s.env });
+    const direct = await runCli(['analytics', 'import', '--project', projects.direct, '--format', 'json', '--no-progress', '--json', file], { ...s.env });
     expect(direct.code, direct.stderr).toBe(0);
     lineVerdicts(direct.stdout).forEach((v, i) => set(logged[i], 'direct', v));
 

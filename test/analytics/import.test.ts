@@ -10,7 +10,6 @@ import { ROOT, runCli } from '../helpers/process.ts';
 import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 import { ON_CLICKHOUSE, reference, rng, type RefEvent } from './helpers.ts';
 
-const ENTRY = path.join(ROOT, 'test/analytics/cli-entry.ts');
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const AI = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; Perplexity-User/1.0; +https://perplexity.ai/perplexity-user)';
@@ -20,18 +19,6 @@ function clf(ms: number): string {
   const d = new Date(ms);
   const p = (n: number) => String(n).padStart(2, '0');
   return `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
-}
-
-function cli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [ENTRY, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.on('data', (d) => (stdout += d));
-    proc.stderr.on('data', (d) => (stderr += d));
-    proc.stdin.end(input ?? '');
-    proc.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 /** A combined log with every kind of line, and the reference of what must be counted. */
@@ -105,7 +92,7 @@ describe('analytics import over HTTP', () => {
   }
 
   it('imports a combined log, skips by reason, and counts exactly', async () => {
-    const res = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', '--batch', '700', file], {});
+    const res = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', file], {});
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const s = JSON.parse(res.stdout);
@@ -125,15 +112,15 @@ describe('analytics import over HTTP', () => {
 
   it('changes no count when the same file is imported again, plain, gzipped or from stdin', async () => {
     const before = await views();
-    const again = await cli(['analytics', 'import', '--project', projectId, '--json', file + '.gz'], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
+    const again = await runCli(['analytics', 'import', '--project', projectId, '--json', file + '.gz'], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
     expect(again.code).toBe(0);
     const s = JSON.parse(again.stdout);
     expect(s.viewsRecorded).toBe(0);
     expect(s.skipped.duplicate).toBe(log.ref.length);
-    const stdin = await cli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key }, log.text);
+    const stdin = await runCli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key }, log.text);
     expect(JSON.parse(stdin.stdout).viewsRecorded).toBe(0);
     await server.services.analytics.compact();
-    const third = await cli(['analytics', 'import', '--project', projectId, '--json', file], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
+    const third = await runCli(['analytics', 'import', '--project', projectId, '--json', file], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
     expect(JSON.parse(third.stdout).viewsRecorded).toBe(0);
     expect(await views()).toEqual(before);
   });
@@ -146,7 +133,7 @@ describe('analytics import over HTTP', () => {
       { ts: 1746180003, client: { ip: '203.0.113.3' }, request: 'DELETE /json/a HTTP/1.1', status: 200, ua: HUMAN },
     ];
     const text = lines.map((l) => JSON.stringify(l)).join('\n') + '\n{broken\n';
-    const res = await cli(
+    const res = await runCli(
       ['analytics', 'import', '--project', projectId, '--format', 'json', '--map', 'ip=client.ip', '--map', 'userAgent=ua', '-'],
       { FOLIO_URL: server.url, FOLIO_API_KEY: key },
       text,
@@ -161,16 +148,39 @@ describe('analytics import over HTTP', () => {
     expect(v.body.visitors.find((r: { path: string }) => r.path === '/json/a')).toEqual({ path: '/json/a', human: 1, ai: 1, total: 2 });
   });
 
+  it('draws a progress bar on a terminal, and none with --no-progress', async () => {
+    // util-linux `script` runs the command on a pseudo-terminal, as a user's shell would.
+    const onTerminal = (extra: string[]) =>
+      new Promise<string>((resolve, reject) => {
+        const args = ['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, ...extra, file];
+        const child = spawn('script', ['-qec', [process.execPath, path.join(ROOT, 'bin/folio.mjs'), ...args].join(' '), '/dev/null'], {
+          env: { PATH: process.env.PATH ?? '', TERM: 'xterm' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('error', reject);
+        child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out}`))));
+      });
+    const drawn = await onTerminal([]);
+    expect(drawn).toContain(`importing ${file} [`);
+    expect(drawn).toContain(`] 100% | ${log.lines} lines | `);
+    expect(drawn).toContain(`Lines read:      ${log.lines.toLocaleString('en-US')}`);
+    const plain = await onTerminal(['--no-progress']);
+    expect(plain).not.toContain('importing');
+    expect(plain).toMatch(/Lines read:/);
+  });
+
   it('fails clearly on a bad key, a missing file and a bad --map', async () => {
-    const bad = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', 'folio_nope', file], {});
+    const bad = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', 'folio_nope', file], {});
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/refused the import \(401 invalid_api_key\)/);
-    const missing = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, path.join(dir, 'nope.log')], {});
+    const missing = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, path.join(dir, 'nope.log')], {});
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/File not found/);
-    const map = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--map', 'colour=x', file], {});
+    const map = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--map', 'colour=x', file], {});
     expect(map.code).toBe(1);
-    expect(map.stderr).toMatch(/--map takes NAME=FIELD/);
+    expect(map.stderr).toMatch(/field map is NAME=FIELD with NAME one of time, ip/);
   });
 
   it('rejects bad NDJSON records on the bulk endpoint one by one', async () => {
@@ -233,25 +243,25 @@ describe('analytics import directly into the analytics store (no --url)', () => 
   }
 
   it(`writes ${ON_CLICKHOUSE ? 'ClickHouse (CLICKHOUSE_URL)' : 'the DuckDB file'} when no server runs, twice without double counting, and a server then reads it`, async () => {
-    const first = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    const first = await runCli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(first.code, first.stderr).toBe(0);
     expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
-    const second = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    const second = await runCli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(second.code, second.stderr).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
     // Gzipped, from stdin, and in small batches (visitor ids settled across batches): still nothing new.
     writeFileSync(file + '.gz', gzipSync(log.text));
-    const gz = await cli(['analytics', 'import', '--project', projectId, '--json', '--batch', '7', file + '.gz'], env);
+    const gz = await runCli(['analytics', 'import', '--project', projectId, '--json', '--batch', '7', file + '.gz'], env);
     expect(gz.code, gz.stderr).toBe(0);
     expect(JSON.parse(gz.stdout)).toMatchObject({ linesRead: log.lines, viewsRecorded: 0, skipped: { ...log.skipped, duplicate: log.ref.length } });
-    const stdin = await cli(['analytics', 'import', '--project', projectId, '--json', '-'], env, log.text);
+    const stdin = await runCli(['analytics', 'import', '--project', projectId, '--json', '-'], env, log.text);
     expect(stdin.code, stdin.stderr).toBe(0);
     expect(JSON.parse(stdin.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
     writeFileSync(file + '.bad.gz', 'not gzip at all');
-    const badGz = await cli(['analytics', 'import', '--project', projectId, file + '.bad.gz'], env);
+    const badGz = await runCli(['analytics', 'import', '--project', projectId, file + '.bad.gz'], env);
     expect(badGz.code).toBe(1);
     expect(badGz.stderr).toMatch(/^folio: .*\.bad\.gz is not a valid gzip file\.$/m);
-    const unknown = await cli(['analytics', 'import', '--project', 'prj_nope', file], env);
+    const unknown = await runCli(['analytics', 'import', '--project', 'prj_nope', file], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/Project "prj_nope" does not exist/);
 
@@ -264,13 +274,13 @@ describe('analytics import directly into the analytics store (no --url)', () => 
     // The server's importer (string path, over HTTP) keys lines and visitors as the direct import did:
     // the same file again is all duplicates, and new lines of the same visitors are not new visitors.
     const key = await server.createKey(projectId, 'write');
-    const again = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', file], env);
+    const again = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', file], env);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
     const later = log.text.replaceAll('/2025:', '/2026:');
     const laterFile = path.join(dataDir, 'later.log');
     writeFileSync(laterFile, later);
-    const more = await cli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', laterFile], env);
+    const more = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', laterFile], env);
     expect(more.code, more.stderr).toBe(0);
     expect(JSON.parse(more.stdout).viewsRecorded).toBe(log.ref.length);
     const readKey = await server.createKey(projectId, 'read');
@@ -281,7 +291,7 @@ describe('analytics import directly into the analytics store (no --url)', () => 
 
   it.skipIf(ON_CLICKHOUSE)('says so clearly while a server holds the DuckDB file (DuckDB only: ClickHouse has no file lock)', async () => {
     expect(server).toBeDefined();
-    const locked = await cli(['analytics', 'import', '--project', projectId, file], env);
+    const locked = await runCli(['analytics', 'import', '--project', projectId, file], env);
     expect(locked.code).toBe(1);
     expect(locked.stderr).toMatch(/locked by another process.*--url/);
   });
@@ -289,12 +299,12 @@ describe('analytics import directly into the analytics store (no --url)', () => 
   it.skipIf(!ON_CLICKHOUSE)('imports into ClickHouse while a server runs, exactly once (ClickHouse only: a running server locks the DuckDB file)', async () => {
     expect(server).toBeDefined();
     const before = await views();
-    const again = await cli(['analytics', 'import', '--project', projectId, '--json', file], env);
+    const again = await runCli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
     expect(await views()).toEqual(before);
     const extra = `203.0.113.77 - - [${clf(Date.UTC(2025, 4, 2, 9))}] "GET /direct/new HTTP/1.1" 200 10 "-" "${HUMAN}"\n`;
-    const more = await cli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], env, extra);
+    const more = await runCli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], env, extra);
     expect(more.code, more.stderr).toBe(0);
     expect(JSON.parse(more.stdout).viewsRecorded).toBe(1);
     const after = await views();
@@ -303,7 +313,7 @@ describe('analytics import directly into the analytics store (no --url)', () => 
   });
 
   it.skipIf(!ON_CLICKHOUSE)('fails clearly when ClickHouse cannot be reached (ClickHouse only: CLICKHOUSE_URL)', async () => {
-    const res = await cli(['analytics', 'import', '--project', projectId, file], { ...env, CLICKHOUSE_URL: 'http://127.0.0.1:9/folio_nowhere' });
+    const res = await runCli(['analytics', 'import', '--project', projectId, file], { ...env, CLICKHOUSE_URL: 'http://127.0.0.1:9/folio_nowhere' });
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(/^folio: ClickHouse at http:\/\/127\.0\.0\.1:9 \(database folio_nowhere\) is not usable/m);
   });

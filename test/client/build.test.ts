@@ -78,6 +78,25 @@ function expectScenario(report: Report) {
   expect(report.listed.length).toBeGreaterThanOrEqual(1);
 }
 
+describe('client sources', () => {
+  // The browser build compiles index.ts and what it imports; the rest of src/client/ must stay as
+  // portable, so no file there may reach the CLI, Node built-ins or another runtime dependency.
+  it('import only each other at run time, and the server\'s schemas for types', () => {
+    const dir = path.join(root, 'src/client');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+    expect(files).toContain('index.ts');
+    for (const f of files) {
+      const code = readFileSync(path.join(dir, f), 'utf8');
+      for (const [, typeOnly, specifier] of code.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?\bfrom\s+'([^']+)'/gms)) {
+        if (typeOnly) expect(specifier, `${f} imports types from ${specifier}`).toMatch(/^(\.\/[\w-]+\.ts|\.\.\/contracts\/[\w-]+\.ts|typebox)$/);
+        else expect(specifier, `${f} imports ${specifier}`).toMatch(/^\.\/[\w-]+\.ts$/);
+      }
+      expect(code, `${f} imports a module by side effect`).not.toMatch(/^import\s+'/m);
+      expect(code, `${f} imports a module at run time`).not.toMatch(/\bimport\(/);
+    }
+  });
+});
+
 describe('compiled client', () => {
   it('is ESM with declarations whose JavaScript imports only its own files', () => {
     const dir = path.join(outDir, 'client');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { FolioClient } from '../../src/client/index.ts';
 import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
-import { CLI_ENTRY, FOLIO_BIN, NODE, runCli as run } from './fixtures/run-cli.ts';
+import { CLI_ENTRY, NODE, runCli as run } from './fixtures/run-cli.ts';
 
 let server: TestServer;
 let handler: ScriptedHandler;
@@ -51,10 +51,15 @@ describe('folio jobs create --wait', () => {
       child.on('close', (code) => resolve({ code, out }));
     });
     expect(run.code).toBe(0);
-    expect(run.out).toMatch(/\r\x1b\[2K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] job_\w+ · (active|completed) · 0:\d\d/);
+    // cli-progress redraws the line from its first column (CSI 1 G) and hides the cursor meanwhile.
+    expect(run.out).toMatch(/\x1b\[1G[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] job_\w+ · (active|completed) · 0:\d\d/);
     expect(run.out).toContain(`Completed: ${PR_LINK}`);
-    // The spinner line is cleared before the result is printed.
-    expect(run.out.lastIndexOf('\r\x1b[2K')).toBeLessThan(run.out.indexOf('Completed:'));
+    // The spinner line is cleared (CSI 0 J) and the cursor shown again before the result is printed.
+    const result = run.out.indexOf('Completed:');
+    expect(run.out.lastIndexOf('\x1b[1G')).toBeLessThan(result);
+    expect(run.out.lastIndexOf('\x1b[0J')).toBeGreaterThan(run.out.lastIndexOf('\x1b[1G'));
+    expect(run.out.lastIndexOf('\x1b[0J')).toBeLessThan(result);
+    expect(run.out.lastIndexOf('\x1b[?25h')).toBeLessThan(result);
   });
 
   it('exits 1 with the reason when the job fails', async () => {
@@ -87,6 +92,26 @@ describe('folio jobs create --wait', () => {
     const done = await runCli(['jobs', 'wait', job.id]);
     expect(done.code).toBe(0);
     expect(done.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
+  });
+});
+
+describe('folio jobs wait, interrupted', () => {
+  it('stops on Ctrl-C with exit code 130 and says so', async () => {
+    const job = await client.createJob('hold: interrupted wait');
+    const child = spawn(NODE, [CLI_ENTRY, 'jobs', 'wait', job.id], { env: { ...env, PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The first status line says the wait has begun.
+    for (let i = 0; i < 200 && !stderr.includes(`${job.id}: active`); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(stderr).toContain(`${job.id}: active`);
+    child.kill('SIGINT');
+    expect(await closed).toBe(130);
+    expect(stderr.trimEnd().split('\n').at(-1)).toBe('folio: stopped.');
+    expect(stdout).toBe('');
+    await handler.finish(job.id);
   });
 });
 
@@ -175,16 +200,11 @@ describe('folio jobs get|list|message|archive|events', () => {
   });
 });
 
-describe('the folio binary', () => {
-  it('has the client commands wired in', async () => {
-    const created = await run(['jobs', 'create', 'complete: through bin/folio.mjs', '--wait'], env, undefined, FOLIO_BIN);
-    expect(created.code).toBe(0);
-    expect(created.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
-    const csv = await run(['analytics', 'visitors', '--format', 'csv', '--to', '2000-01-01'], env, undefined, FOLIO_BIN);
+describe('folio analytics visitors', () => {
+  it('prints only the CSV header when no page was viewed', async () => {
+    const csv = await runCli(['analytics', 'visitors', '--format', 'csv', '--to', '2000-01-01']);
     expect(csv.code).toBe(0);
     expect(csv.stdout).toBe('path,human,ai,total\r\n');
-    const failed = await run(['jobs', 'create', 'fail: through the binary', '--wait'], env, undefined, FOLIO_BIN);
-    expect(failed.code).toBe(1);
   });
 });
 

@@ -46,6 +46,10 @@ describe('folio user', () => {
 
     const list = await folio(['user', 'list', '--json']);
     expect(JSON.parse(list.stdout).map((u: { email: string }) => u.email)).toEqual(['ops@example.com', 'second@example.com']);
+    const human = (await folio(['user', 'list'])).stdout.split('\n');
+    expect(human[0]).toMatch(/^ID\s+ROLE\s+EMAIL\s+LAST SIGN-IN$/);
+    expect(human[1]).toMatch(/^usr_\w+\s+owner\s+ops@example\.com\s+never$/);
+    expect(human[2]).toMatch(/^usr_\w+\s+operator\s+second@example\.com\s+never$/);
 
     const changed = await folio(['user', 'set-password', '--email', 'second@example.com'], 'changed password 123');
     expect(changed.code).toBe(0);

@@ -1,5 +1,5 @@
 // Visitor analytics API for key holders: the visitors / views / timeseries / agents queries, the
-// server-side events endpoint and the bulk import (NDJSON, compact batches, raw access logs). The
+// server-side events endpoint and the bulk import (raw access logs, NDJSON). The
 // browser script and its keyless collect endpoint are in analytics-browser.ts.
 import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
@@ -23,12 +23,10 @@ import {
 } from '../../contracts/analytics.ts';
 import { RateLimitedError, takeRateSlot } from '../../store/rate-limits.ts';
 import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
-import { fieldsFrom, ImportError } from '../../analytics/log-import.ts';
+import { fieldsFrom } from '../../analytics/log-import.ts';
+import { ImportError } from '../../analytics/import.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
 
-/** The bulk endpoint's compact batch (analytics/bulk.ts). */
-const COMPACT_TYPE = 'application/vnd.folio.views+json';
-const COMPACT_BODY_LIMIT = 64 * 1024 * 1024;
 const NDJSON_TYPES = ['application/x-ndjson', 'application/jsonl'];
 /** A raw access log: combined-format or JSON lines, as written by the web server. */
 const LOG_TYPE = 'text/plain';
@@ -50,16 +48,9 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   const write = app.requireKey('write');
   const tags = ['Analytics'];
 
-  // Bulk bodies are handed over as streams, never buffered whole: NDJSON, and raw logs (read by the
-  // log reader's worker thread). A compact batch is one JSON document (bounded).
+  // Bulk bodies are handed over as streams, never buffered whole: raw logs (read by the log reader's
+  // worker thread) and NDJSON.
   app.addContentTypeParser([...NDJSON_TYPES, LOG_TYPE], (_request, payload, done) => done(null, payload));
-  app.addContentTypeParser(COMPACT_TYPE, { parseAs: 'string', bodyLimit: COMPACT_BODY_LIMIT }, (_request, body, done) => {
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new ApiError(400, 'invalid_json', 'The body is not valid JSON.'), undefined);
-    }
-  });
 
   /** Each route takes its own media types (the stream parsers above are not for the events API). */
   const onlyMediaTypes = (...types: string[]) =>
@@ -215,20 +206,19 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     {
       schema: {
         tags,
-        summary: 'Bulk import (raw access log, NDJSON stream or compact batch)',
+        summary: 'Bulk import (raw access log or NDJSON, streamed)',
         description:
-          'Used by `folio analytics import --url`. Raw access log (`text/plain`, streamed, optionally `Content-Encoding: gzip`): combined-format or JSON lines as the web server wrote them, read by the same reader as `folio analytics import` without a server; `format` and `map` say how, and lines that are not page views (assets, errors, non-GET) are counted in `skipped`. NDJSON (`application/x-ndjson`, streamed): one object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Compact batch (`application/vnd.folio.views+json`): `{strings, t, p, ua, ip, r?, a?, k?}` with the distinct strings once and the rows as index and time-delta arrays (see docs/analytics.md). Every row goes through the same checks as the events API, and a row imported before is not stored again; answered once every row is durable.',
+          'Used by `folio analytics import --url`. Raw access log (`text/plain`, streamed, optionally `Content-Encoding: gzip`): combined-format or JSON lines as the web server wrote them, read by the same reader as `folio analytics import` without a server; `format` and `map` say how, and lines that are not page views (assets, errors, non-GET) are counted in `skipped`. NDJSON (`application/x-ndjson`, streamed): one object per line `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k a 16-hex content key: a key seen before is not stored again). Every row goes through the same checks as the events API, and a row imported before is not stored again; answered once every row is durable.',
         params: ProjectParams,
         querystring: LogImportQuery,
         response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415, 429) },
       },
-      onRequest: [write, onlyMediaTypes(LOG_TYPE, ...NDJSON_TYPES, COMPACT_TYPE)],
+      onRequest: [write, onlyMediaTypes(LOG_TYPE, ...NDJSON_TYPES)],
       bodyLimit: Number.MAX_SAFE_INTEGER,
     },
     async (request, reply) => {
       const { projectId } = request.params;
       const type = mediaTypeOf(request);
-      if (type === COMPACT_TYPE) return reply.code(200).send(await analytics.importBatch(projectId, request.body));
       const stream = request.body as Readable | undefined;
       if (!stream || typeof stream.pipe !== 'function') {
         throw new ApiError(415, 'unsupported_media_type', 'Send a raw log as text/plain, or NDJSON as application/x-ndjson.');

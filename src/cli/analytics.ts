@@ -1,0 +1,117 @@
+// `folio analytics import|visitors|views`: access logs in (analytics-import.ts does the work), unique
+// visitors and page views out through the typed client.
+import { Option, type Command } from 'commander';
+import type { PathCounts, TrafficCounts } from '../client/types.ts';
+import { DIRECT_BATCH, runImport, type ImportOptions, type ImportSummary } from './analytics-import.ts';
+import { UsageError } from './errors.ts';
+import { clientFor, intOption, repeatable, withConnection, type ConnectionOptions } from './options.ts';
+import { clean, csv, printResult, table, write, writeJson } from './output.ts';
+import { fileProgress } from './progress.ts';
+
+function summaryText(s: ImportSummary): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const reasons: [keyof ImportSummary['skipped'], string][] = [
+    ['asset', 'assets (not documents)'],
+    ['status', 'unsuccessful status'],
+    ['method', 'not GET/HEAD'],
+    ['unparseable', 'unparseable'],
+    ['empty', 'empty lines'],
+    ['duplicate', 'already imported'],
+    ['rejected', 'rejected by the server'],
+  ];
+  const skipped = reasons.filter(([k]) => s.skipped[k] > 0).map(([k, label]) => `  ${n(s.skipped[k]).padStart(12)}  ${label}`);
+  const lines = [
+    `Lines read:      ${n(s.linesRead)}`,
+    `Views recorded:  ${n(s.viewsRecorded)}${s.crawlers ? ` (${n(s.crawlers)} from crawlers and bots, counted as neither human nor AI)` : ''}`,
+    `Lines skipped:   ${n(Object.values(s.skipped).reduce((a, b) => a + b, 0))}`,
+    ...skipped,
+    `Time:            ${s.seconds.toFixed(1)} s (${n(Math.round(s.linesRead / Math.max(s.seconds, 0.001)))} lines/s)`,
+  ];
+  // Line errors quote the log and the server: cleaned for the terminal.
+  for (const e of s.errors.slice(0, 5)) lines.push(clean(`  line ${e.line}: ${e.code}: ${e.error}`));
+  return lines.join('\n');
+}
+
+function registerImport(analytics: Command): void {
+  analytics
+    .command('import')
+    .description(
+      'Import page views from access logs (nginx/Apache combined or JSON lines; "-" reads stdin; .gz is decompressed). Only successful GET/HEAD requests for documents count. Importing the same file twice changes nothing.',
+    )
+    .argument('<files...>', 'log files, or - for stdin')
+    .requiredOption('--project <id>', 'project the views belong to')
+    .addOption(new Option('--format <format>', 'log format').choices(['combined', 'json', 'auto']).default('auto'))
+    .addOption(new Option('--url <url>', 'a running Folio server (otherwise the analytics store is written directly: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in FOLIO_DATA_DIR)').env('FOLIO_URL'))
+    .addOption(new Option('--key <key>', 'API key with the write scope, for --url').env('FOLIO_API_KEY'))
+    .option('--map <name=field>', 'JSON lines: read NAME (time, ip, method, path, request, status, userAgent, referrer, accept) from FIELD (dots for nesting); repeatable', repeatable)
+    .option('--batch <n>', `without --url: views per write into the store (default ${DIRECT_BATCH.toLocaleString('en-US')})`, (v: string) => Number(v))
+    .option('--no-progress', 'no progress bar')
+    .option('--json', 'print the summary as JSON')
+    .action(async (files: string[], o: ImportOptions & { progress: boolean; json?: boolean }) => {
+      if (o.batch !== undefined && (!Number.isInteger(o.batch) || o.batch < 1)) throw new UsageError('--batch must be a positive whole number.');
+      if (o.batch !== undefined && o.url) throw new UsageError('--batch is for an import without --url (over HTTP the server chooses its writes).');
+      const progress = fileProgress(process.stderr, o.progress);
+      let summary: ImportSummary;
+      try {
+        summary = await runImport(files, o, progress);
+      } finally {
+        progress.stop();
+      }
+      printResult(o.json, summary, () => summaryText(summary));
+    });
+}
+
+type Format = 'table' | 'json' | 'csv';
+
+/** `visitors` and `views`: one page, or every page with --all, as a table, JSON or CSV. */
+function registerQuery(analytics: Command, name: 'visitors' | 'views', description: string): void {
+  withConnection(analytics.command(name))
+    .description(description)
+    .option('--from <date>', 'start, inclusive: YYYY-MM-DD (UTC) or ISO 8601')
+    .option('--to <date>', 'end, exclusive: YYYY-MM-DD (UTC) or ISO 8601')
+    .option('--limit <n>', 'rows per page (1-250); with --all, the page size', intOption(1, 250))
+    .option('--offset <n>', 'rows to skip', intOption(0, Number.MAX_SAFE_INTEGER))
+    .option('--all', 'every page from --offset on')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']))
+    .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
+      const client = clientFor(o);
+      const format: Format = o.format ?? (o.json ? 'json' : 'table');
+      const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
+      let totals: TrafficCounts;
+      let rows: PathCounts[];
+      let hasMore: boolean;
+      if (o.all) {
+        rows = [];
+        totals = { human: 0, ai: 0, total: 0 };
+        const pages = name === 'visitors' ? client.allVisitors(query) : client.allViews(query);
+        for await (const page of pages) {
+          totals = page.totals;
+          rows.push(...('visitors' in page ? page.visitors : page.views));
+        }
+        hasMore = false;
+      } else {
+        const page = name === 'visitors' ? await client.visitors(query) : await client.views(query);
+        totals = page.totals;
+        rows = 'visitors' in page ? page.visitors : page.views;
+        hasMore = page.hasMore;
+      }
+      if (format === 'json') return writeJson(process.stdout, { totals, [name]: rows, hasMore });
+      if (format === 'csv') {
+        process.stdout.write(csv(['path', 'human', 'ai', 'total'], rows.map((r) => [r.path, r.human, r.ai, r.total])));
+      } else {
+        const label = name === 'visitors' ? 'Unique visitors' : 'Page views';
+        write(process.stdout, `${label}: ${totals.total} total (${totals.human} human, ${totals.ai} AI)\n`);
+        write(process.stdout, table(rows.map((r) => ({ PATH: r.path, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) })), ['HUMAN', 'AI', 'TOTAL']));
+      }
+      if (hasMore) {
+        const next = (o.offset ?? 0) + (o.limit ?? rows.length);
+        write(process.stderr, `More rows: --offset ${next}${o.limit ? ` --limit ${o.limit}` : ''}, or --all`);
+      }
+    });
+}
+
+export function register(analytics: Command): void {
+  registerImport(analytics);
+  registerQuery(analytics, 'visitors', 'Unique visitors per page, human and AI, for a date range.');
+  registerQuery(analytics, 'views', 'Page views per page, human and AI, for a date range.');
+}

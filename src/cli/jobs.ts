@@ -1,0 +1,252 @@
+// `folio jobs create|get|list|message|archive|wait|events`: agent jobs on a Folio server, through the
+// typed client. Waiting shows the live status on stderr; the outcome is on stdout and in the exit code.
+import { Option, type Command } from 'commander';
+import type { FolioClient } from '../client/client.ts';
+import type { Job, JobEvent, JobStatus } from '../client/types.ts';
+import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
+import { clean, fields, table, write, writeJson } from './output.ts';
+import { statusLine } from './progress.ts';
+
+/** Exit codes of `jobs create --wait`, `jobs message --wait` and `jobs wait`. */
+const JOB_EXIT_CODES: Record<'completed' | 'failed' | 'archived', number> = { completed: 0, failed: 1, archived: 2 };
+
+function jobView(job: Job): string {
+  const rows: [string, string][] = [
+    ['ID', job.id],
+    ['STATUS', job.status],
+    ['MODEL', job.model],
+    ['REPOSITORY', job.source.repository],
+    // `ref` may be null and `baseRef` absent on servers other than Folio.
+    ['BRANCH', `${job.source.ref ?? '—'}${job.source.baseRef ? ` (from ${job.source.baseRef})` : ''}`],
+    ['PR', job.prLink ?? '—'],
+    ['CREATED', job.createdAt],
+  ];
+  if (job.updatedAt) rows.push(['UPDATED', job.updatedAt]);
+  if (job.archivedAt) rows.push(['ARCHIVED', job.archivedAt]);
+  if (job.error) rows.push(['ERROR', `${job.error.code}: ${job.error.message}`]);
+  // `usage` and `files` are Folio's; other servers may not send them.
+  if (job.usage) rows.push(['USAGE', usageText(job.usage)]);
+  if (Array.isArray(job.files)) {
+    const adds = job.files.reduce((n, f) => n + f.additions, 0);
+    const dels = job.files.reduce((n, f) => n + f.deletions, 0);
+    rows.push(['FILES', job.files.length ? `${job.files.length} changed, +${adds} -${dels}` : 'none']);
+    for (const f of job.files.slice(0, 50)) {
+      const label = f.status === 'renamed' && f.previousPath ? `renamed from ${f.previousPath}` : f.status;
+      rows.push(['', `${f.path}  ${label}  ${f.binary ? 'binary' : `+${f.additions} -${f.deletions}`}`]);
+    }
+    if (job.files.length > 50) rows.push(['', `… and ${job.files.length - 50} more`]);
+  }
+  return fields(rows);
+}
+
+function usageText(u: Job['usage']): string {
+  const cost = u.estimatedCostUsd === null ? 'no price for this model' : `~$${u.estimatedCostUsd.toFixed(u.estimatedCostUsd < 1 ? 4 : 2)}`;
+  return `${u.inputTokens} input + ${u.outputTokens} output tokens (${cost})`;
+}
+
+function jobsTable(jobs: Job[]): string {
+  return table(jobs.map((j) => ({ ID: j.id, STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, TOKENS: j.usage ? String(j.usage.totalTokens) : '', PR: j.prLink ?? '' })));
+}
+
+/** A short, one-line description of an event's data. */
+function eventSummary(e: JobEvent, max = 160): string {
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
+  const args = (d.args && typeof d.args === 'object' ? d.args : {}) as Record<string, unknown>;
+  let text: string;
+  switch (e.type) {
+    case 'model_message':
+      text = str(d.text);
+      break;
+    case 'tool_call':
+      text = `${str(d.tool)} ${str(args.path) || str(args.pattern) || str(args.query) || JSON.stringify(args)}`;
+      break;
+    case 'tool_result':
+      text = `${str(d.tool)} → ${str(d.result)}`;
+      break;
+    case 'usage':
+      text = d.totalTokens !== undefined ? `${str(d.totalTokens)} tokens` : '';
+      break;
+    case 'commit':
+      text = `${str(d.sha).slice(0, 7)} (${str(d.fileCount)} files)`;
+      break;
+    case 'validation':
+      text = d.ok === true ? 'ok' : `${Array.isArray(d.issues) ? d.issues.length : '?'} issues`;
+      break;
+    case 'error':
+      text = `${str(d.message)}${d.code ? ` (${str(d.code)})` : ''}`;
+      break;
+    case 'turn.completed':
+      text = [str(d.title), str(d.prLink)].filter(Boolean).join(' ');
+      break;
+    default: {
+      const pick = ['message', 'summary', 'title', 'url', 'tool', 'name', 'branch', 'reason', 'code'].find((k) => str(d[k]) !== '');
+      text = pick ? str(d[pick]) : Object.keys(d).length ? JSON.stringify(d) : '';
+    }
+  }
+  text = clean(text).replace(/\s+/g, ' ').trim();
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+function eventLine(e: JobEvent): string {
+  const time = e.at.length >= 19 ? e.at.slice(11, 19) : e.at;
+  const summary = eventSummary(e);
+  return `#${e.id} ${clean(time)} ${clean(e.type)}${summary ? `  ${summary}` : ''}`;
+}
+
+/**
+ * A job being waited for, on stderr: on a terminal a spinner line with the status, the time waited
+ * and the latest event; otherwise (CI logs) a plain line per status change and per event.
+ */
+function watchJob(jobId: string) {
+  const id = clean(jobId);
+  let status: JobStatus | undefined;
+  let latest = '';
+  const line = statusLine(process.stderr, (elapsed) => [id, status ?? 'starting', elapsed, latest].filter(Boolean).join(' · '));
+  return {
+    update(job: Job) {
+      if (job.status === status) return;
+      status = job.status;
+      if (!line.live) line.log(`${id}: ${job.status}`);
+    },
+    event(e: JobEvent) {
+      const summary = eventSummary(e, 80);
+      latest = `${clean(e.type)}${summary ? `: ${summary}` : ''}`;
+      if (!line.live) line.log(`${id}: ${eventLine(e)}`);
+    },
+    note: (text: string) => line.log(clean(text)),
+    stop: () => line.stop(),
+  };
+}
+
+/** Waits for the job with live progress and reports the outcome; sets the exit code 0/1/2. */
+async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: number; json?: boolean }): Promise<void> {
+  const watch = watchJob(jobId);
+  const stopEvents = new AbortController();
+  // Events are a bonus: a server without the events operation still gets a plain wait.
+  const events = (async () => {
+    try {
+      for await (const e of client.jobEvents(jobId, { follow: true, signal: stopEvents.signal })) watch.event(e);
+    } catch (err) {
+      if (!stopEvents.signal.aborted) watch.note(`(live events unavailable: ${err instanceof Error ? err.message : String(err)})`);
+    }
+  })();
+  const interrupt = () => stopEvents.abort();
+  let job: Job;
+  try {
+    process.once('SIGINT', interrupt);
+    job = await client.waitForJob(jobId, { timeoutMs: o.timeout, signal: stopEvents.signal, onUpdate: (j) => watch.update(j) });
+    // The event stream ends by itself once it has shown everything up to the job's end.
+    let grace: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([events, new Promise((resolve) => (grace = setTimeout(resolve, 5_000)))]);
+    clearTimeout(grace);
+  } finally {
+    process.off('SIGINT', interrupt);
+    stopEvents.abort();
+    await events;
+    watch.stop();
+  }
+  if (o.json) writeJson(process.stdout, job);
+  else if (job.status === 'completed') write(process.stdout, job.prLink ? `Completed: ${clean(job.prLink)}` : 'Completed: no files changed, so no pull request.');
+  else if (job.status === 'failed') write(process.stdout, `Failed: ${job.error ? clean(`${job.error.message} (${job.error.code})`) : 'no reason given.'}`);
+  else write(process.stdout, `Archived${job.prLink ? `: ${clean(job.prLink)}` : '.'}`);
+  process.exitCode = JOB_EXIT_CODES[job.status as keyof typeof JOB_EXIT_CODES] ?? 1;
+}
+
+function printJob(job: Job, json: boolean | undefined): void {
+  if (json) writeJson(process.stdout, job);
+  else write(process.stdout, jobView(job));
+}
+
+export function register(jobs: Command): void {
+  const timeoutOption = () => new Option('--timeout <duration>', 'with waiting: give up after this long (e.g. 30m), exit code 1').argParser(durationOption);
+
+  withConnection(jobs.command('create <prompt>'))
+    .description('Create a job. With --wait, follow it and exit 0 completed, 1 failed, 2 archived.')
+    .option('--model <model>', 'provider/model-id (one of the server\'s allowed models)')
+    .option('--wait', 'wait until the job is completed, failed or archived and print the pull request link')
+    .addOption(timeoutOption())
+    .option('--idempotency-key <key>', 'makes re-running the same command (e.g. a retried CI step) return the same job')
+    .action(async (prompt: string, o: ConnectionOptions & { model?: string; wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+      const client = clientFor(o);
+      const job = await client.createJob({ prompt, model: o.model }, { idempotencyKey: o.idempotencyKey });
+      if (!o.wait) return printJob(job, o.json);
+      write(process.stderr, `Created ${clean(job.id)} (${clean(job.model)})${job.source.ref ? ` on ${clean(job.source.ref)}` : ''}.`);
+      await waitAndReport(client, job.id, o);
+    });
+
+  withConnection(jobs.command('get <jobId>'))
+    .description('Show a job.')
+    .action(async (id: string, o: ConnectionOptions) => {
+      printJob(await clientFor(o).getJob(id), o.json);
+    });
+
+  withConnection(jobs.command('list'))
+    .description('List jobs, newest first.')
+    .addOption(new Option('--status <status>', 'only jobs in this status').choices(['active', 'completed', 'failed', 'archived']))
+    .option('--limit <n>', 'jobs per page (1-100)', intOption(1, 100), 20)
+    .option('--cursor <cursor>', 'continue from a previous page\'s nextCursor')
+    .option('--all', 'every page')
+    .action(async (o: ConnectionOptions & { status?: JobStatus; limit: number; cursor?: string; all?: boolean }) => {
+      const client = clientFor(o);
+      const query = { status: o.status, limit: o.limit, cursor: o.cursor };
+      let page: { jobs: Job[]; nextCursor: string | null; hasMore: boolean };
+      if (o.all) {
+        const all: Job[] = [];
+        for await (const job of client.listJobs(query)) all.push(job);
+        page = { jobs: all, nextCursor: null, hasMore: false };
+      } else {
+        page = await client.listJobsPage(query);
+      }
+      if (o.json) return writeJson(process.stdout, page);
+      write(process.stdout, jobsTable(page.jobs));
+      if (page.hasMore) write(process.stderr, `More jobs: --cursor ${clean(page.nextCursor ?? '')} or --all`);
+    });
+
+  withConnection(jobs.command('message <jobId> <prompt>'))
+    .description('Send a follow-up instruction (the job becomes active again).')
+    .option('--wait', 'wait until the job is done again; exit 0 completed, 1 failed, 2 archived')
+    .addOption(timeoutOption())
+    .option('--idempotency-key <key>', 'makes re-running the same command send the message once')
+    .action(async (id: string, prompt: string, o: ConnectionOptions & { wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+      const client = clientFor(o);
+      const job = await client.sendMessage(id, prompt, { idempotencyKey: o.idempotencyKey });
+      if (!o.wait) return printJob(job, o.json);
+      await waitAndReport(client, job.id, o);
+    });
+
+  withConnection(jobs.command('archive <jobId>'))
+    .description('Archive a job (final); stops it if it is running.')
+    .action(async (id: string, o: ConnectionOptions) => {
+      const job = await clientFor(o).archiveJob(id);
+      if (o.json) writeJson(process.stdout, job);
+      else write(process.stdout, `Archived ${clean(job.id)}.`);
+    });
+
+  withConnection(jobs.command('wait <jobId>'))
+    .description('Wait until a job is completed, failed or archived; exit 0, 1 or 2.')
+    .addOption(timeoutOption())
+    .action(async (id: string, o: ConnectionOptions & { timeout?: number }) => {
+      await waitAndReport(clientFor(o), id, o);
+    });
+
+  withConnection(jobs.command('events <jobId>'), 'one JSON event per line (NDJSON)')
+    .description('Print a job\'s events; --follow streams them live until the job is done.')
+    .option('--follow', 'keep streaming new events until the job leaves active (resumes after dropped connections)')
+    .option('--after <id>', 'only events after this event id', intOption(0, Number.MAX_SAFE_INTEGER))
+    .action(async (id: string, o: ConnectionOptions & { follow?: boolean; after?: number }) => {
+      const client = clientFor(o);
+      const stop = new AbortController();
+      const interrupt = () => stop.abort();
+      process.once('SIGINT', interrupt);
+      try {
+        for await (const e of client.jobEvents(id, { follow: !!o.follow, after: o.after, signal: stop.signal })) {
+          write(process.stdout, o.json ? JSON.stringify(e) : eventLine(e));
+        }
+      } catch (err) {
+        if (!stop.signal.aborted) throw err;
+      } finally {
+        process.off('SIGINT', interrupt);
+      }
+    });
+}

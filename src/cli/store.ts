@@ -1,0 +1,25 @@
+// The state store for one administrative command (project, key, user): opened from the settings,
+// closed when the command is done. Safe while a server runs (SQLite in WAL mode, or PostgreSQL).
+import { loadConfig } from '../config.ts';
+import { openStore } from '../store/database.ts';
+import { ProjectStore } from '../store/projects.ts';
+import { ApiKeyStore } from '../store/api-keys.ts';
+import { UserStore } from '../store/users.ts';
+
+export interface AdminStores {
+  projects: ProjectStore;
+  keys: ApiKeyStore;
+  users: UserStore;
+}
+
+export async function withStore<T>(fn: (stores: AdminStores) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const store = await openStore(config);
+  try {
+    // A revocation here reaches running servers at once (PostgreSQL NOTIFY; SQLite sees the commit).
+    const keys = new ApiKeyStore(store.db, store.db, { notifyRevoked: () => store.dialect.notify('folio_keys') });
+    return await fn({ projects: new ProjectStore(store.db, config), keys, users: new UserStore(store.db) });
+  } finally {
+    await store.close();
+  }
+}

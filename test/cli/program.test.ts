@@ -1,0 +1,62 @@
+// The `folio` program as a whole: every command group is listed and its commands are there when it
+// runs (groups load on demand), and the output module every command prints with.
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/process.ts';
+import { csv, fields, table } from '../../src/cli/output.ts';
+
+describe('folio', () => {
+  it('lists every command and group in its help', async () => {
+    const r = await runCli(['--help'], {});
+    expect(r.code).toBe(0);
+    const names = [...r.stdout.split('Commands:')[1].matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]);
+    expect(names).toEqual(['serve', 'worker', 'migrate', 'project', 'key', 'user', 'jobs', 'analytics', 'help']);
+  });
+
+  it.each([
+    [['jobs', '--help'], ['create', 'get', 'list', 'message', 'archive', 'wait', 'events']],
+    [['help', 'project'], ['create', 'update', 'list']],
+    [['key', '--help'], ['create', 'list', 'revoke']],
+    [['user', '--help'], ['create', 'set-password', 'list']],
+    [['analytics', '--help'], ['import', 'visitors', 'views']],
+  ])('loads a group when it runs: %j', async (args, commands) => {
+    const r = await runCli(args, {});
+    expect(r.code, r.stderr).toBe(0);
+    const listed = [...r.stdout.split('Commands:')[1].matchAll(/^ {2}([\w-]+)/gm)].map((m) => m[1]);
+    expect(listed).toEqual([...commands, 'help']);
+  });
+
+  it('says what is wrong with a command line, with exit code 1 and no stack trace', async () => {
+    const unknown = await runCli(['jobz'], {});
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("error: unknown command 'jobz'");
+    expect(unknown.stderr).toContain('(Did you mean jobs?)');
+    const missing = await runCli(['key', 'create', '--all-projects', '--projects', 'a'], {});
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('folio: Say what the key covers: exactly one of --project <id>, --all-projects or --projects <ids>.\n');
+    const bool = await runCli(['project', 'update', 'prj_x', '--draft-prs', 'maybe'], {});
+    expect(bool.code).toBe(1);
+    expect(bool.stderr).toBe('folio: Expected true or false, got "maybe".\n');
+  });
+});
+
+describe('output', () => {
+  it('aligns table columns, numbers to the right, and cleans control characters from cells', () => {
+    const out = table(
+      [
+        { PATH: '/a', TOTAL: '7' },
+        { PATH: '/b\u001b]0;title\u0007', TOTAL: '1234' },
+      ],
+      ['TOTAL'],
+    );
+    expect(out.split('\n')).toEqual(['PATH          TOTAL', '/a                7', '/b ]0;title    1234']);
+    expect(table([])).toBe('(none)');
+  });
+
+  it('prints one record as key and value lines', () => {
+    expect(fields([['ID', 'job_1'], ['STATUS', 'done\r\n'], ['', 'more']])).toBe('ID      job_1\nSTATUS  done  \n        more');
+  });
+
+  it('writes RFC 4180 CSV', () => {
+    expect(csv(['path', 'n'], [['/a,b', 1], ['say "hi"', 2], ['line\nbreak', 3]])).toBe('path,n\r\n"/a,b",1\r\n"say ""hi""",2\r\n"line\nbreak",3\r\n');
+  });
+});
