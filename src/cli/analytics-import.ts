@@ -30,11 +30,12 @@ export interface ImportOptions {
 }
 
 /**
- * Bytes of log per request: about a second of the server's work, so a piece stays far inside the
- * server's request time limit (FOLIO_REQUEST_TIMEOUT) and a failed one is cheap to send again.
+ * Bytes of log per request: a few seconds of the server's work (~300,000 combined lines), far inside
+ * its request time limit (FOLIO_REQUEST_TIMEOUT), and cheap to send again. Measured on a 1M-line log
+ * (206 MB), two in flight: 16 MiB 7.3 s, 32 MiB 7.5 s, 64 MiB 6.6 s; one 256 MiB request 7.1 s.
  */
-const PIECE_BYTES = 32 * 1024 * 1024;
-/** Pieces in flight: the server runs two raw log imports at once (one reads while the other starts). */
+const PIECE_BYTES = 64 * 1024 * 1024;
+/** Pieces in flight: the server runs two raw log imports at once (one reads while the other starts or writes). */
 const PIECES_IN_FLIGHT = 2;
 /**
  * Views per write of a direct import: fewer, larger DuckDB transactions (each has a fixed cost of
