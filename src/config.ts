@@ -5,6 +5,7 @@ import path from 'node:path';
 import { checkBranchName, RepositoryInputError, type RemoteTransport, type RepositoryPolicy } from './git/repository-url.ts';
 import { parseNetwork, type OutboundPolicy } from './net/address-policy.ts';
 import { CodedError } from './errors.ts';
+import { CODE_HOSTS, CODE_HOST_KINDS, type CodeHostKind } from './codehost/kinds.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -77,6 +78,12 @@ export interface Config {
     /** USD per million input and output tokens, by model id: the cost estimates of jobs. */
     readonly prices: Readonly<Record<string, ModelPrice>>;
   };
+  /**
+   * Each code host's operator settings (kinds.ts names the variables): the token used when a project
+   * has none, and an API base URL overriding the one derived from the repository URL (GitHub
+   * Enterprise, a proxy, tests).
+   */
+  readonly codeHosts: Readonly<Record<CodeHostKind, { readonly token: string | null; readonly apiUrl: string | null }>>;
   readonly agent: {
     readonly branchPrefix: string;
     readonly maxSteps: number;
@@ -88,11 +95,6 @@ export interface Config {
     readonly maxValidationRounds: number;
     readonly gitAuthorName: string;
     readonly gitAuthorEmail: string;
-    readonly githubToken: string | null;
-    readonly gitlabToken: string | null;
-    /** Override of the GitHub API base (tests, proxies); default derived from the repository URL. */
-    readonly githubApiUrl: string | null;
-    readonly gitlabApiUrl: string | null;
     readonly worktreePool: number;
   };
   readonly webhooks: {
@@ -387,6 +389,12 @@ export function loadConfig(env: Env = process.env): Config {
       maxRetries: int(env, 'FOLIO_MODEL_RETRIES', 4, 0, 20),
       prices: modelPrices(env),
     },
+    codeHosts: Object.fromEntries(
+      CODE_HOST_KINDS.map((kind) => {
+        const names: { token: string; apiUrl: string } | null = CODE_HOSTS[kind].env;
+        return [kind, { token: names && optional(env, names.token), apiUrl: names && optional(env, names.apiUrl) }];
+      }),
+    ) as Config['codeHosts'],
     agent: {
       branchPrefix: branchPrefix(env),
       maxSteps: int(env, 'FOLIO_AGENT_MAX_STEPS', 50, 1, 10_000),
@@ -396,10 +404,6 @@ export function loadConfig(env: Env = process.env): Config {
       maxValidationRounds: int(env, 'FOLIO_AGENT_VALIDATION_ROUNDS', 3, 0, 20),
       gitAuthorName: str(env, 'FOLIO_GIT_AUTHOR_NAME', 'Folio Agent'),
       gitAuthorEmail: str(env, 'FOLIO_GIT_AUTHOR_EMAIL', 'agent@folio.invalid'),
-      githubToken: optional(env, 'GITHUB_TOKEN'),
-      gitlabToken: optional(env, 'GITLAB_TOKEN'),
-      githubApiUrl: optional(env, 'GITHUB_API_URL'),
-      gitlabApiUrl: optional(env, 'GITLAB_API_URL'),
       worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, int(env, 'FOLIO_WORKERS', 2, 0, 256)), 0, 1024),
     },
     webhooks: {

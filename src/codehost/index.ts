@@ -14,8 +14,8 @@ export interface CodeHostOptions {
   kind: CodeHostKind;
   repositoryUrl: string;
   token: string | null;
-  githubApiUrl: string | null;
-  gitlabApiUrl: string | null;
+  /** The operator's API base URL for this kind (config.codeHosts), or null to derive it from the repository URL. */
+  apiUrl: string | null;
   /** Networks besides public ones the API derived from the repository URL may be in (config.outbound). */
   outbound: OutboundPolicy;
   /** Name resolution for the outbound check (tests). */
@@ -30,20 +30,20 @@ export function codeHostFetch(apiUrl: string | null, outbound: OutboundPolicy, r
   return apiUrl ? globalThis.fetch : createGuardedFetch(outbound, { resolve });
 }
 
+type Factory = (o: { repositoryUrl: string; token: string | null; apiUrl: string | null; fetch: typeof globalThis.fetch }) => CodeHost;
+
+/** One implementation per kind (kinds.ts): a new kind without one does not compile. */
+const FACTORIES: Record<CodeHostKind, Factory> = {
+  github: createGitHub,
+  gitlab: createGitLab,
+  none: () => createPushOnly(),
+};
+
 /**
  * The code host of a project. Its API is derived from the repository URL, which a user set, so calls
  * go through the outbound address check; an API URL the operator configured (GITHUB_API_URL,
  * GITLAB_API_URL) is trusted as it is.
  */
 export function createCodeHost(o: CodeHostOptions): CodeHost {
-  const apiUrl = o.kind === 'github' ? o.githubApiUrl : o.gitlabApiUrl;
-  const fetch = codeHostFetch(apiUrl, o.outbound, o.resolve);
-  switch (o.kind) {
-    case 'github':
-      return createGitHub({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl, fetch });
-    case 'gitlab':
-      return createGitLab({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl, fetch });
-    default:
-      return createPushOnly();
-  }
+  return FACTORIES[o.kind]({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl: o.apiUrl, fetch: codeHostFetch(o.apiUrl, o.outbound, o.resolve) });
 }

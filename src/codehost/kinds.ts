@@ -1,13 +1,33 @@
 // The code hosts Folio knows, declared once: the store validates against this list, the schemas and
-// the CLI offer it, the dashboard labels it, and a project's host is inferred from its repository
-// URL with it. Pure (no I/O), so every layer can import it. To add a code host, add it here, write
-// `<host>.ts` behind the CodeHost interface (types.ts) and create it in index.ts.
+// the CLI offer it, the dashboard labels it, config reads each host's token and API URL from the
+// variables named here, git authenticates with its user name, and a project's host is inferred from
+// its repository URL with it. Pure (no I/O), so every layer can import it. To add a code host, add it
+// here, write `<host>.ts` behind the CodeHost interface (types.ts), create it in index.ts, test it.
+
+export interface CodeHostDeclaration {
+  label: string;
+  description: string;
+  /** The user name git sends with a token over HTTPS. */
+  gitUsername: string;
+  /** Environment variables of the operator's token (used when a project has none) and API base URL. */
+  env: { token: string; apiUrl: string } | null;
+}
 
 export const CODE_HOSTS = {
-  github: { label: 'GitHub', description: 'GitHub and GitHub Enterprise Server: pull requests' },
-  gitlab: { label: 'GitLab', description: 'GitLab.com and self-managed GitLab: merge requests' },
-  none: { label: 'Push only', description: 'Push the branch, open no pull request' },
-} as const;
+  github: {
+    label: 'GitHub',
+    description: 'GitHub and GitHub Enterprise Server: pull requests',
+    gitUsername: 'x-access-token',
+    env: { token: 'GITHUB_TOKEN', apiUrl: 'GITHUB_API_URL' },
+  },
+  gitlab: {
+    label: 'GitLab',
+    description: 'GitLab.com and self-managed GitLab: merge requests',
+    gitUsername: 'oauth2',
+    env: { token: 'GITLAB_TOKEN', apiUrl: 'GITLAB_API_URL' },
+  },
+  none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null },
+} as const satisfies Record<string, CodeHostDeclaration>;
 
 export type CodeHostKind = keyof typeof CODE_HOSTS;
 

@@ -10,6 +10,7 @@ import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
 import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
+import { CODE_HOSTS } from '../codehost/kinds.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
 import { GitError, Repo, type GitCredentials, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
@@ -23,19 +24,17 @@ export interface AgentHandlerOptions {
   retryBaseMs?: number;
 }
 
+/** The project's own token, else the operator's for its code host; with the user name that host expects. */
 function credentialsFor(config: Config, project: JobContext['project']): GitCredentials | null {
-  const token =
-    project.repoToken ??
-    (project.codeHost === 'gitlab' ? config.agent.gitlabToken : project.codeHost === 'github' ? config.agent.githubToken : null);
+  const token = project.repoToken ?? config.codeHosts[project.codeHost].token;
   if (!token) return null;
-  return { token, username: project.codeHost === 'gitlab' ? 'oauth2' : 'x-access-token' };
+  return { token, username: CODE_HOSTS[project.codeHost].gitUsername };
 }
 
 function secretsOf(config: Config, project: JobContext['project']): string[] {
   return [
     project.repoToken,
-    config.agent.githubToken,
-    config.agent.gitlabToken,
+    ...Object.values(config.codeHosts).map((host) => host.token),
     config.models.anthropic.apiKey,
     config.models.openai.apiKey,
     config.models.openaiCompatible.apiKey,
@@ -96,8 +95,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           kind: project.codeHost,
           repositoryUrl: project.repositoryUrl,
           token: credentialsFor(config, project)?.token ?? null,
-          githubApiUrl: config.agent.githubApiUrl,
-          gitlabApiUrl: config.agent.gitlabApiUrl,
+          apiUrl: config.codeHosts[project.codeHost].apiUrl,
           outbound: config.outbound,
         });
       } catch (err) {

@@ -141,15 +141,15 @@ describe('guarded fetch', () => {
   });
 
   it('the code-host API derived from a repository URL goes through it; an operator-set API URL does not', async () => {
-    const derived = createCodeHost({ kind: 'github', repositoryUrl: `http://127.0.0.1:${loopback.port}/acme/docs`, token: 't', githubApiUrl: null, gitlabApiUrl: null, outbound: NONE });
+    const derived = createCodeHost({ kind: 'github', repositoryUrl: `http://127.0.0.1:${loopback.port}/acme/docs`, token: 't', apiUrl: null, outbound: NONE });
     const err = await derived.findOpen('folio/x', 'main').catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'code_host_address_refused' });
     expect((err as Error).message).toMatch(/^The code host's API: 127.0.0.1 is a loopback address/);
-    const gitlab = createCodeHost({ kind: 'gitlab', repositoryUrl: 'https://gitlab.internal.test/acme/docs', token: 't', githubApiUrl: null, gitlabApiUrl: null, outbound: NONE, resolve: resolver({ 'gitlab.internal.test': ['10.9.8.7'] }) });
+    const gitlab = createCodeHost({ kind: 'gitlab', repositoryUrl: 'https://gitlab.internal.test/acme/docs', token: 't', apiUrl: null, outbound: NONE, resolve: resolver({ 'gitlab.internal.test': ['10.9.8.7'] }) });
     await expect(gitlab.findOpen('folio/x', 'main')).rejects.toMatchObject({ code: 'code_host_address_refused' });
     expect(loopback.hits).toEqual([]);
     // GITHUB_API_URL is the operator's own setting: trusted, so an intranet API works without FOLIO_OUTBOUND_ALLOW.
-    const operatorSet = createCodeHost({ kind: 'github', repositoryUrl: 'https://github.example/acme/docs', token: 't', githubApiUrl: `http://127.0.0.1:${loopback.port}`, gitlabApiUrl: null, outbound: NONE });
+    const operatorSet = createCodeHost({ kind: 'github', repositoryUrl: 'https://github.example/acme/docs', token: 't', apiUrl: `http://127.0.0.1:${loopback.port}`, outbound: NONE });
     await operatorSet.findOpen('folio/x', 'main').catch(() => undefined);
     expect(loopback.hits.length).toBe(1);
   });

@@ -242,12 +242,12 @@ export class TriggerReceiver {
     let files: ChangedFile[] = e.payloadFiles.map((path) => ({ path, previousPath: null, status: 'modified' as const, patch: null }));
     let note: string | undefined;
     if (ref) {
-      const apiUrl = e.host === 'github' ? config.agent.githubApiUrl : config.agent.gitlabApiUrl;
+      const { apiUrl, token } = config.codeHosts[e.host];
       try {
         files = await readChange({
           host: e.host,
           repositoryUrl: repository,
-          token: watched.token ?? (e.host === 'github' ? config.agent.githubToken : config.agent.gitlabToken),
+          token: watched.token ?? token,
           apiUrl,
           timeoutMs: config.triggers.apiTimeoutMs,
           fetch: codeHostFetch(apiUrl, config.outbound),
