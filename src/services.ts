@@ -109,7 +109,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     pool.start(workerCount);
   }
 
-  const analytics = await createAnalytics({ config, log, db: store.db, dialect: store.dialect });
+  const analytics = await createAnalytics({ config, log, dialect: store.dialect });
 
   const pruner = setInterval(() => {
     void pruneIdempotency(store.db).catch(() => {});

@@ -114,15 +114,3 @@ export function normalizePath(raw: string): string {
   if (h !== -1 && h < end) end = h;
   return end === raw.length ? raw : raw.slice(0, end);
 }
-
-/** A path from a full URL or a path; null when it is neither. */
-export function pathFromUrlOrPath(raw: string): string | null {
-  if (raw.startsWith('/')) return normalizePath(raw);
-  try {
-    const u = new URL(raw);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
-    return u.pathname;
-  } catch {
-    return null;
-  }
-}

@@ -61,7 +61,7 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
   const converter = new LineConverter(data.format, data.fields);
   const ids = new VisitorIds(data.secret);
   const builder = new ImportColumnsBuilder(data.projectId, ids, data.now, data.batch);
-  const fast = new ByteLineImporter(converter, builder, ids, data.now, deferred);
+  const fast = new ByteLineImporter(converter, builder, ids, deferred);
   /** One line, b[s, e) without its line break: the byte path, else decoded for the string path. */
   const line = (b: Buffer, s: number, e: number) => {
     if (e > s && b[e - 1] === 13) e--;

@@ -4,11 +4,9 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
-import type { Database } from '../store/schema.ts';
 import { DAY_MS, type Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
@@ -30,10 +28,8 @@ export { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from './script.ts';
 export interface AnalyticsDeps {
   config: Config;
   log: Logger;
-  db: Kysely<Database>;
+  /** The state store's dialect: its lock serialises ClickHouse folds across processes. */
   dialect: StoreDialect;
-  /** Replaces the engine (benchmarks). */
-  engine?: AnalyticsEngine;
 }
 
 export interface Analytics {
@@ -122,14 +118,12 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const extraAgents = config.analytics.agentsFile ? readAgentsFile(config.analytics.agentsFile) : [];
   if (extraAgents.length > 0) useExtraAgents(extraAgents);
   let logImports = 0;
-  const engine =
-    deps.engine ??
-    (config.clickhouseUrl
-      ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl, {
-          // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
-          foldLock: (fn) => deps.dialect.exclusively('folio analytics fold', fn),
-        })
-      : await DuckDbEngine.open({ file: analyticsFile(config) }));
+  const engine: AnalyticsEngine = config.clickhouseUrl
+    ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl, {
+        // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
+        foldLock: (fn) => deps.dialect.exclusively('folio analytics fold', fn),
+      })
+    : await DuckDbEngine.open({ file: analyticsFile(config) });
   const ids = new VisitorIds(config.secret);
   let compacting: Promise<void> | null = null;
   /** One compaction at a time; rejects when it fails (background callers log). */

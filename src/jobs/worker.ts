@@ -96,7 +96,7 @@ export class WorkerPool {
   }
 
   private async run(row: JobRow): Promise<void> {
-    const { queue, jobs, handler, db, log, config } = this.deps;
+    const { queue, jobs, db, log, config } = this.deps;
     const controller = new AbortController();
     this.running.set(row.id, controller);
     const heartbeat = setInterval(() => {

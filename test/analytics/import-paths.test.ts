@@ -76,7 +76,7 @@ function importText(text: string, mode: 'string' | 'bytes', batch = 64) {
   const builder = new ImportColumnsBuilder('prj', ids, NOW, batch);
   const deferred = new DeferredVisitors();
   const resolver = new VisitorResolver(new VisitorIds(SECRET), 5 * batch);
-  const fast = new ByteLineImporter(conv, builder, ids, NOW, deferred);
+  const fast = new ByteLineImporter(conv, builder, ids, deferred);
   const rows: ReturnType<typeof snapshot> = [];
   const flush = () => {
     const cols = builder.take();

@@ -15,7 +15,6 @@ export class ScriptedHandler implements JobHandler {
   /** Highest number of simultaneous turns seen per job (must stay 1). */
   readonly maxConcurrentPerJob = new Map<string, number>();
   private readonly inFlight = new Map<string, number>();
-  private readonly gates = new Map<string, () => void>();
   delayMs: number;
   script?: (ctx: JobContext) => Promise<TurnResult>;
 

@@ -115,7 +115,6 @@ export class ByteLineImporter {
   private readonly conv: LineConverter;
   private readonly builder: ImportColumnsBuilder;
   private readonly ids: VisitorIds;
-  private readonly now: number;
   private readonly deferred: DeferredVisitors | null;
   private readonly userAgents = new Interned<UserAgent>();
   private readonly paths = new Interned<PathInfo>();
@@ -137,11 +136,10 @@ export class ByteLineImporter {
   };
 
   /** `deferred`: new identities get placeholders, hashed by the writing thread (deferred-visitors.ts); null: hashed here. */
-  constructor(conv: LineConverter, builder: ImportColumnsBuilder, ids: VisitorIds, now: number, deferred: DeferredVisitors | null = null) {
+  constructor(conv: LineConverter, builder: ImportColumnsBuilder, ids: VisitorIds, deferred: DeferredVisitors | null = null) {
     this.conv = conv;
     this.builder = builder;
     this.ids = ids;
-    this.now = now;
     this.deferred = deferred;
   }
 

@@ -17,7 +17,6 @@ import {
   UsageReport,
   WebhookDeliveryList,
   type Job,
-  type ListJobsQuery as ListQuery,
 } from '../../contracts/jobs.ts';
 import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
 import type { WriteResult } from '../../jobs/service.ts';

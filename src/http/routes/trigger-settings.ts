@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Services } from '../../services.ts';
-import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { badRequest, notFound } from '../../errors.ts';
 import { DeliveriesQuery, TriggerDeliveryList, TriggerSettings, TriggerSettingsBody, TriggerSettingsWithSecret } from '../../contracts/triggers.ts';
 import { errorResponses } from '../../contracts/common.ts';
 import { TriggerSettingsError, triggerSettingsView, updateTriggerSettings } from '../../jobs/triggers/settings.ts';

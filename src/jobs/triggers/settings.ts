@@ -2,7 +2,7 @@
 // path and label filters, and the prompt template. Everything is checked before it is stored.
 import { parseRepositoryUrl } from '../../codehost/types.ts';
 import type { TriggerHost } from '../../store/schema.ts';
-import type { TriggerEvent, TriggerStore, WatchedRepository, WatchedRepositoryInput } from '../../store/triggers.ts';
+import type { TriggerEvent, TriggerStore, WatchedRepositoryInput } from '../../store/triggers.ts';
 import { DEFAULT_TEMPLATE, PLACEHOLDERS, TEMPLATE_LIMIT, unknownPlaceholders } from './template.ts';
 import { globProblem } from './summary.ts';
 import type { TriggerSettings } from '../../contracts/triggers.ts';
