@@ -13,7 +13,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { Coalescer } from './coalesce.ts';
 import { git } from './run.ts';
-import { KeyedSerial } from '../util/keyed-serial.ts';
+import { KeyedSerial } from '../util/serial.ts';
 
 export interface WorktreePoolOptions {
   dataDir: string;

@@ -20,6 +20,7 @@ import pg from 'pg';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import type { Database } from './schema.ts';
+import { KeyedSerial } from '../util/serial.ts';
 
 export type DialectKind = 'sqlite' | 'postgres';
 
@@ -213,15 +214,11 @@ function sqliteDialect(dataDir: string): StoreDialect {
   const readerConnection = () => (reader ??= nodeSqliteAdapter(file));
   let changeCounter: ReturnType<typeof walChangeCounter> | undefined;
   const version = { value: 0, readAt: -Infinity };
-  const locks = new Map<string, Promise<unknown>>();
+  const locks = new KeyedSerial();
   return {
     kind: 'sqlite',
     db,
-    exclusively: (name, fn) => {
-      const run = (locks.get(name) ?? Promise.resolve()).then(fn, fn);
-      locks.set(name, run.catch(() => {}));
-      return run;
-    },
+    exclusively: (name, fn) => locks.run(name, fn),
     // A SQLite write transaction already holds the whole database (BEGIN IMMEDIATE).
     lockProject: async () => {},
     forClaim: (qb) => qb,

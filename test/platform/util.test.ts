@@ -1,6 +1,6 @@
-// The shared helpers: one per-key serial queue and one retry policy.
+// The shared helpers: the serial queues (one, and one per key) and one retry policy.
 import { describe, expect, it } from 'vitest';
-import { KeyedSerial } from '../../src/util/keyed-serial.ts';
+import { KeyedSerial, Serial } from '../../src/util/serial.ts';
 import { backoffDelay, retrying } from '../../src/util/retry.ts';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
@@ -28,6 +28,24 @@ describe('KeyedSerial', () => {
     expect(most).toBe(2); // a and b at once, never two of a
     await tick();
     expect(serial.size).toBe(0);
+  });
+});
+
+describe('Serial', () => {
+  it('runs tasks one at a time in order, goes on after a failure, and says when all have finished', async () => {
+    const serial = new Serial();
+    const log: string[] = [];
+    const task = (name: string, fail = false) => async () => {
+      log.push(`start ${name}`);
+      await tick();
+      log.push(`end ${name}`);
+      if (fail) throw new Error(name);
+      return name;
+    };
+    const results = Promise.allSettled([serial.run(task('1')), serial.run(task('2', true)), serial.run(task('3'))]);
+    await serial.idle();
+    expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3']);
+    expect((await results).map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
   });
 });
 

@@ -10,6 +10,7 @@ import { ClickHouseQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { ident, raw, sql, type Sql } from './sql.ts';
 import { deleteBefore, fold, FOLD_MARGIN_MS, unfoldedRows, writeEvents } from './writes.ts';
+import { Serial } from '../../../util/serial.ts';
 
 export { parseClickHouseUrl } from './connection.ts';
 
@@ -37,7 +38,8 @@ export class ClickHouseEngine implements AnalyticsEngine {
   private readonly queries: ClickHouseQueries;
   private readonly foldLock: <T>(fn: () => Promise<T>) => Promise<T>;
   private readonly foldMarginMs: number;
-  private chain: Promise<unknown> = Promise.resolve();
+  /** Serialises writes from this process (import dedupe reads, then inserts). */
+  private readonly writes = new Serial();
   private closed = false;
   /** Rows this process wrote (or found) that a fold has not taken yet (for scheduling folds). */
   private unfolded = 0;
@@ -72,13 +74,6 @@ export class ClickHouseEngine implements AnalyticsEngine {
     return engine;
   }
 
-  /** Serialises writes from this process (import dedupe reads, then inserts). */
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(fn, fn);
-    this.chain = run.catch(() => {});
-    return run;
-  }
-
   pendingRows(): number {
     if (this.unfolded > 0) return this.unfolded;
     // Other processes (servers, a direct import) write too: look for their rows at least once a minute.
@@ -87,7 +82,7 @@ export class ClickHouseEngine implements AnalyticsEngine {
 
   /** Folds what was written more than the fold margin ago into the first-seen layout (queries are exact either way). */
   compact(): Promise<void> {
-    return this.exclusive(async () => {
+    return this.writes.run(async () => {
       await this.foldLock(() => fold(this.conn, this.db, this.foldMarginMs));
       this.unfolded = await unfoldedRows(this.conn, this.db);
       this.checkedAt = Date.now();
@@ -95,7 +90,7 @@ export class ClickHouseEngine implements AnalyticsEngine {
   }
 
   write(events: StoredEvent[]): Promise<WriteOutcome> {
-    return this.exclusive(async () => {
+    return this.writes.run(async () => {
       const out = await writeEvents(this.conn, this.db, events);
       this.unfolded += events.length;
       return out;
@@ -108,7 +103,7 @@ export class ClickHouseEngine implements AnalyticsEngine {
   }
 
   deleteBefore(day: number): Promise<void> {
-    return this.exclusive(() => this.foldLock(() => deleteBefore(this.conn, this.db, day)));
+    return this.writes.run(() => this.foldLock(() => deleteBefore(this.conn, this.db, day)));
   }
 
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
@@ -145,7 +140,7 @@ export class ClickHouseEngine implements AnalyticsEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.chain.catch(() => {});
+    await this.writes.idle();
     await this.conn.close();
   }
 }

@@ -8,6 +8,7 @@ import { DuckDbQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
+import { Serial } from '../../../util/serial.ts';
 
 export class AnalyticsLockedError extends Error {
   constructor(file: string) {
@@ -57,7 +58,8 @@ export class DuckDbEngine implements AnalyticsEngine {
   private readonly dict = new Dictionaries();
   private readonly pending = new PendingRows();
   private readonly queries: DuckDbQueries;
-  private chain: Promise<unknown> = Promise.resolve();
+  /** Serialises writes on the writer connection. */
+  private readonly writes = new Serial();
   private closed = false;
   /** The sequence number of the next write. */
   private nextSeq = 1;
@@ -84,31 +86,24 @@ export class DuckDbEngine implements AnalyticsEngine {
     return engine;
   }
 
-  /** Serialises writes on the writer connection. */
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.chain.then(fn, fn);
-    this.chain = run.catch(() => {});
-    return run;
-  }
-
   pendingRows(): number {
     return this.pending.total;
   }
 
   write(events: StoredEvent[]): Promise<WriteOutcome> {
-    return this.exclusive(async () => ({ duplicates: await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, events), this.nextSeq++) }));
+    return this.writes.run(async () => ({ duplicates: await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, events), this.nextSeq++) }));
   }
 
   writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
-    return this.exclusive(async () => ({ duplicates: (await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++)).get(0) ?? 0 }));
+    return this.writes.run(async () => ({ duplicates: (await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++)).get(0) ?? 0 }));
   }
 
   compact(): Promise<void> {
-    return this.exclusive(() => compact(this.writer, this.pending, this.nextSeq - 1));
+    return this.writes.run(() => compact(this.writer, this.pending, this.nextSeq - 1));
   }
 
   deleteBefore(day: number): Promise<void> {
-    return this.exclusive(() => deleteBefore(this.writer, this.pending, day));
+    return this.writes.run(() => deleteBefore(this.writer, this.pending, day));
   }
 
   visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
@@ -135,7 +130,7 @@ export class DuckDbEngine implements AnalyticsEngine {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.chain.catch(() => {});
+    await this.writes.idle();
     try {
       await this.writer.run('CHECKPOINT');
     } catch {}
