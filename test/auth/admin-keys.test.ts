@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.ts';
 import { setUp, type Browser } from '../dashboard/session.ts';
 import { runCli } from '../helpers/process.ts';
-import { backendDatabases, isScale } from '../helpers/backend.ts';
+import { backendDatabases, isScale, NEEDS_POSTGRES } from '../helpers/backend.ts';
 import { hashKey } from '../../src/store/api-keys.ts';
 
 describe('keys that cover many projects', () => {
@@ -176,7 +176,7 @@ describe('folio key create --all-projects / --projects, list, revoke (CLI)', () 
   });
 });
 
-describe.skipIf(!isScale)('revocation across processes on PostgreSQL', () => {
+describe.skipIf(!isScale)(`revocation across processes on PostgreSQL ${NEEDS_POSTGRES}`, () => {
   it('a key revoked through one server is refused by another at once, not after its cache expires', async () => {
     const databases = await backendDatabases();
     const one = await startTestServer({ workers: 0, databases });

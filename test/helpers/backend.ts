@@ -6,8 +6,10 @@ import pg from 'pg';
 
 export const BACKEND = (process.env.FOLIO_TEST_BACKEND ?? 'sqlite') as 'sqlite' | 'scale';
 export const isScale = BACKEND === 'scale';
-const PG_ADMIN_URL = process.env.FOLIO_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const PG_ADMIN_URL = process.env.FOLIO_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const CLICKHOUSE_TEST_URL = process.env.FOLIO_TEST_CLICKHOUSE_URL ?? '';
+/** In the names of suites that run only on the scale leg, so a skip says what it needs. */
+export const NEEDS_POSTGRES = '(needs PostgreSQL: FOLIO_TEST_BACKEND=scale, server at FOLIO_TEST_PG_URL)';
 
 export interface BackendDatabases {
   env: Record<string, string>;

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { runCli, startProcess, type Child } from '../helpers/process.ts';
 import { tempDir } from '../helpers/server.ts';
 import { eventually } from '../helpers/handlers.ts';
-import { backendDatabases, isScale, type BackendDatabases } from '../helpers/backend.ts';
+import { backendDatabases, isScale, NEEDS_POSTGRES, type BackendDatabases } from '../helpers/backend.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
@@ -14,7 +14,7 @@ import { updateTriggerSettings } from '../../src/jobs/triggers/settings.ts';
 import { startCodeHost } from '../fixtures/git-server.ts';
 import { githubPullRequest, sendGitHub } from '../fixtures/code-host-sender.ts';
 
-describe.skipIf(!isScale)('several processes on PostgreSQL (needs FOLIO_TEST_BACKEND=scale; SQLite is one process\'s store)', () => {
+describe.skipIf(!isScale)(`several processes on PostgreSQL ${NEEDS_POSTGRES}`, () => {
   const children: Child[] = [];
   let dir: string;
   let databases: BackendDatabases;
