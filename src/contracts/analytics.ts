@@ -39,6 +39,9 @@ const Counts = (what: string) =>
     total: Type.Integer({ description: `${what}, deduplicated across human and AI.` }),
   });
 
+/** The order of visitors and views rows; the engines' queries (ROW_ORDER) implement it. */
+const ROW_ORDER = 'Ordered by total descending, then path ascending (by Unicode code point).';
+
 export const VisitorsResponse = Type.Object(
   {
     totals: Counts('Site-wide exact unique visitors'),
@@ -49,7 +52,7 @@ export const VisitorsResponse = Type.Object(
         ai: Type.Integer(),
         total: Type.Integer({ description: 'Distinct visitors of this path, human and AI deduplicated.' }),
       }),
-      { description: 'Ordered by total descending, then path ascending.' },
+      { description: ROW_ORDER },
     ),
     hasMore: Type.Boolean({ description: 'True exactly when more paths exist past offset + limit.' }),
   },
@@ -62,7 +65,7 @@ export const ViewsResponse = Type.Object(
     totals: Counts('Site-wide page views'),
     views: Type.Array(
       Type.Object({ path: Type.String(), human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() }),
-      { description: 'Ordered by total descending, then path ascending.' },
+      { description: ROW_ORDER },
     ),
     hasMore: Type.Boolean(),
   },

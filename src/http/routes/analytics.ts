@@ -91,7 +91,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         tags,
         summary: 'Get unique visitors',
         description:
-          'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive; ordered by total descending, then path ascending.',
+          'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive.',
         params: ProjectParams,
         querystring: PagedQuery,
         response: { 200: VisitorsResponse, ...errorResponses(400, 401, 403, 429) },

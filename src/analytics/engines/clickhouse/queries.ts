@@ -9,6 +9,8 @@ import type { ClickHouseConnection } from './connection.ts';
 import { join, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+/** The order of visitors and views rows (the API's contract): most first, then by path (bytewise: Unicode code point order). */
+const ROW_ORDER = raw('t DESC, path ASC');
 
 /**
  * `date` condition for days [d1, d2), clamped to what a ClickHouse Date holds (stored events are
@@ -95,7 +97,7 @@ export class ClickHouseQueries {
     const site = counts(raw('visitor'), raw('seen_site'));
     // One row past the page tells whether more paths exist.
     const perRows = unfolded ? sql`SELECT path, sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
-    const rowsQ = sql`SELECT path, h, a, t FROM (${perRows}) WHERE t > 0 ORDER BY t DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`;
+    const rowsQ = sql`SELECT path, h, a, t FROM (${perRows}) WHERE t > 0 ORDER BY ${ROW_ORDER} LIMIT ${page.offset}, ${page.limit + 1}`;
     const totQ = unfolded ? sql`SELECT sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${site.base} UNION ALL ${site.extra})` : site.base;
     const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
     return {
@@ -144,7 +146,7 @@ export class ClickHouseQueries {
         : raw('sum(views_h) AS h, sum(views_a) AS a, sum(views_h + views_a) AS t');
     // One row past the page tells whether more paths exist.
     const rowsQ = sql`SELECT path, ${agg} FROM (${perPath}) GROUP BY path HAVING t > 0
-      ORDER BY t DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`;
+      ORDER BY ${ROW_ORDER} LIMIT ${page.offset}, ${page.limit + 1}`;
     const totQ = sql`SELECT ${agg} FROM (${site})`;
     const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
     const totals: Counts = { human: num(tot[0]?.h), ai: num(tot[0]?.a), total: num(tot[0]?.t) };

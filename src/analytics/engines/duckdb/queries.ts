@@ -6,6 +6,9 @@ import { CLS_NAME } from '../../engine.ts';
 import { NEW_ROWS } from './writes.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
 
+/** The order of visitors and views rows (the API's contract): most first, then by path (bytewise: Unicode code point order). */
+const ROW_ORDER = 't DESC, path ASC';
+
 export class DuckDbQueries {
   private readonly readers: Pool;
   private readonly dict: Dictionaries;
@@ -104,10 +107,10 @@ export class DuckDbQueries {
     const pk = this.dict.projectKeys.get(projectId);
     if (pk === undefined) return { totals: { human: 0, ai: 0, total: 0 }, rows: [], hasMore: false };
     const sql = `WITH ${ctes(pk)},
-      ranked AS (SELECT p.path, per.h, per.a, per.t FROM per JOIN paths p ON p.path_id = per.path_id
-                 ORDER BY per.t DESC, p.path ASC LIMIT ${int(page.limit)} OFFSET ${int(page.offset)})
+      ranked AS (SELECT p.path AS path, per.h AS h, per.a AS a, per.t AS t FROM per JOIN paths p ON p.path_id = per.path_id
+                 ORDER BY ${ROW_ORDER} LIMIT ${int(page.limit)} OFFSET ${int(page.offset)})
       SELECT tot.h AS th, tot.a AS ta, tot.t AS tt, (SELECT count(*) FROM per) AS n, r.path, r.h, r.a, r.t
-      FROM tot LEFT JOIN (SELECT *, row_number() OVER (ORDER BY t DESC, path ASC) AS rn FROM ranked) r ON true ORDER BY r.rn`;
+      FROM tot LEFT JOIN (SELECT *, row_number() OVER (ORDER BY ${ROW_ORDER}) AS rn FROM ranked) r ON true ORDER BY r.rn`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
     const first = rows[0];
     const totals: Counts = { human: num(first?.th), ai: num(first?.ta), total: num(first?.tt) };
