@@ -470,7 +470,11 @@ export class LineConverter {
  * Lines of a byte stream, with backpressure: the stream is read only as fast as the consumer takes
  * lines (readline's async iterator buffers the whole input while the consumer awaits).
  */
-export class LineTooLongError extends Error {}
+export class LineTooLongError extends CodedError {
+  constructor(maxLine: number) {
+    super('line_too_long', `A line is longer than ${maxLine} characters.`);
+  }
+}
 
 /**
  * The lines of each chunk of a byte stream, as one array per chunk (one await per chunk instead of
@@ -480,7 +484,7 @@ export async function* readLineChunks(stream: AsyncIterable<Buffer | string>, ma
   const decoder = new StringDecoder('utf8');
   let rest = '';
   for await (const chunk of stream) {
-    if (rest.length > maxLine) throw new LineTooLongError(`A line is longer than ${maxLine} characters.`);
+    if (rest.length > maxLine) throw new LineTooLongError(maxLine);
     const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
     const out: string[] = [];
     let start = 0;
@@ -493,7 +497,7 @@ export async function* readLineChunks(stream: AsyncIterable<Buffer | string>, ma
     if (out.length > 0) yield out;
   }
   rest += decoder.end();
-  if (rest.length > maxLine) throw new LineTooLongError(`A line is longer than ${maxLine} characters.`);
+  if (rest.length > maxLine) throw new LineTooLongError(maxLine);
   if (rest !== '') yield [rest.endsWith('\r') ? rest.slice(0, -1) : rest];
 }
 

@@ -2,6 +2,7 @@
 // classify → visitor id — with one rejection type and one set of rules, for every way in: the events
 // API, the browser's collect endpoint, the bulk import endpoint (NDJSON and compact batches) and the
 // direct log import. Each way in only maps its wire names onto the record's fields (a `Wire`).
+import { CodedError } from '../errors.ts';
 import { isIP } from 'node:net';
 import { classify } from './classify.ts';
 import { parseInstant } from './dates.ts';
@@ -18,13 +19,7 @@ export const LIMITS = { path: 2048, userAgent: 1024, referrer: 2048, accept: 102
 // view, and NUL cannot be stored by every engine.
 
 /** The one rejection: a stable code and one clear sentence naming the field as the caller sent it. */
-export class Rejected extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+export class Rejected extends CodedError {}
 
 /** A rejected record of a batch: its index (or line) and the reason. */
 export interface Rejection {

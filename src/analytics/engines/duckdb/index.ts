@@ -1,5 +1,6 @@
 // The embedded analytics engine: one DuckDB file owned by this process. The layout and its migrations
 // are in schema.ts, writes and compaction in writes.ts, every query in queries.ts.
+import { CodedError } from '../../../errors.ts';
 import { existsSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Range } from '../../dates.ts';
@@ -10,10 +11,9 @@ import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
 import { Serial } from '../../../util/serial.ts';
 
-export class AnalyticsLockedError extends Error {
+export class AnalyticsLockedError extends CodedError {
   constructor(file: string) {
-    super(`The analytics file ${file} is locked by another process (a running Folio server?). Send the data through the server instead (--url/--key or FOLIO_URL/FOLIO_API_KEY).`);
-    this.name = 'AnalyticsLockedError';
+    super('analytics_locked', `The analytics file ${file} is locked by another process (a running Folio server?). Send the data through the server instead (--url/--key or FOLIO_URL/FOLIO_API_KEY).`);
   }
 }
 
