@@ -3,6 +3,7 @@
 // human-looking client counts as AI.
 import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
+import { LRUCache } from 'lru-cache';
 
 export type AgentCategory = 'ai_answer' | 'search' | 'training';
 export type TrafficClass = 'human' | 'ai' | 'search' | 'training' | 'bot';
@@ -93,15 +94,13 @@ export function classifyUserAgent(userAgent: string): Classification {
   return { class: 'human', agent: null };
 }
 
-const uaCache = new Map<string, Classification>();
-const UA_CACHE_MAX = 20_000;
+const uaCache = new LRUCache<string, Classification>({ max: 20_000 });
 
 /** classifyUserAgent with a bounded cache: user agents repeat a lot. */
 export function classifyUserAgentCached(userAgent: string): Classification {
   let c = uaCache.get(userAgent);
   if (c === undefined) {
     c = classifyUserAgent(userAgent);
-    if (uaCache.size >= UA_CACHE_MAX) uaCache.clear();
     uaCache.set(userAgent, c);
   }
   return c;

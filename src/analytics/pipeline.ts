@@ -4,6 +4,7 @@
 // direct log import. Each way in only maps its wire names onto the record's fields (a `Wire`).
 import { CodedError } from '../errors.ts';
 import { isIP } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { classify } from './classify.ts';
 import { parseInstant } from './dates.ts';
 import { CLS, SOURCE } from './engine.ts';
@@ -71,11 +72,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const KEY = /^[0-9a-f]{16}$/;
 
 /** Paths checked recently (logs and batches repeat a few thousand paths): raw → normalised path or a Rejected. */
-const pathMemo = new Map<string, string | Rejected>();
-const PATH_MEMO_MAX = 20_000;
+const pathMemo = new LRUCache<string, string | Rejected>({ max: 20_000 });
 /** IP strings known to be valid addresses. */
-const ipMemo = new Set<string>();
-const IP_MEMO_MAX = 200_000;
+const ipMemo = new LRUCache<string, true>({ max: 200_000 });
 
 function checkPath(raw: string, name: string): string {
   const hit = pathMemo.get(raw);
@@ -92,7 +91,6 @@ function checkPath(raw: string, name: string): string {
     else out = path;
   }
   if (raw.length <= 4096) {
-    if (pathMemo.size >= PATH_MEMO_MAX) pathMemo.clear();
     pathMemo.set(raw, out);
   }
   if (typeof out === 'string') return out;
@@ -101,10 +99,9 @@ function checkPath(raw: string, name: string): string {
 
 function checkIp(ip: unknown, name: string): string {
   if (typeof ip === 'string' && ip.length <= 64) {
-    if (ipMemo.has(ip)) return ip;
+    if (ipMemo.get(ip)) return ip;
     if (isIP(ip) !== 0) {
-      if (ipMemo.size >= IP_MEMO_MAX) ipMemo.clear();
-      ipMemo.add(ip);
+      ipMemo.set(ip, true);
       return ip;
     }
   }
@@ -120,7 +117,7 @@ function text(v: unknown, name: string, limit: number, controlCode: string | nul
 }
 
 /** Days of canonical ISO times seen (`YYYY-MM-DD` → ms): batches, even out of order, share a few days. */
-const dayMemo = new Map<string, number>();
+const dayMemo = new LRUCache<string, number>({ max: 4096 });
 
 const digit = (s: string, i: number) => {
   const d = s.charCodeAt(i) - 48;
@@ -154,7 +151,6 @@ function isoInstant(v: string): number | null {
       if (day === undefined) {
         const at = parseInstant(dayText);
         if (at === null) return null;
-        if (dayMemo.size >= 4096) dayMemo.clear();
         dayMemo.set(dayText, (day = at));
       }
       return day + h * 3_600_000 + m * 60_000 + sec * 1000 + ms;
@@ -164,8 +160,7 @@ function isoInstant(v: string): number | null {
 }
 
 /** User agents checked recently: raw → the value or its Rejected. */
-const uaMemo = new Map<string, string | Rejected>();
-const UA_MEMO_MAX = 20_000;
+const uaMemo = new LRUCache<string, string | Rejected>({ max: 20_000 });
 
 function checkUserAgent(v: unknown, name: string): string {
   if (typeof v === 'string') {
@@ -184,7 +179,6 @@ function checkUserAgent(v: unknown, name: string): string {
     out = err;
   }
   if (typeof v === 'string' && v.length <= LIMITS.userAgent * 2) {
-    if (uaMemo.size >= UA_MEMO_MAX) uaMemo.clear();
     uaMemo.set(v, out);
   }
   if (typeof out === 'string') return out;
