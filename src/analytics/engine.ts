@@ -1,5 +1,5 @@
-// The analytics engine interface: DuckDB (embedded, engines/duckdb/index.ts) today; ClickHouse can implement
-// the same interface in engines/clickhouse/index.ts.
+// The analytics engine interface, implemented by DuckDB (embedded, the default: engines/duckdb/) and
+// ClickHouse (CLICKHOUSE_URL, for scale-out: engines/clickhouse/). Answers are identical on both.
 import type { Range } from './dates.ts';
 
 /** Stored traffic classes. Only HUMAN and AI count as visitors; the others are kept for the agents report. */
