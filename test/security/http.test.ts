@@ -69,6 +69,35 @@ describe('authentication before the body', () => {
     expect(wrongKey.status).toBe(401);
   });
 
+  it("the dashboard's /api routes give a stranger 401 whatever the body, and wait for no body", async () => {
+    // Every route that needs a signed-in operator: all of /api but the sign-in itself.
+    const anonymous = new Set(['POST /api/setup', 'GET /api/setup', 'POST /api/login', 'GET /api/session']);
+    const routes = server.app.routeCatalog.filter((r) => r.url.startsWith('/api/') && !['GET', 'HEAD'].includes(r.method) && !anonymous.has(`${r.method} ${r.url}`));
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(['POST /api/projects', 'PATCH /api/projects/:projectId', 'POST /api/keys', 'PUT /api/projects/:projectId/triggers', 'POST /api/logout']));
+    const bodies = [
+      { body: '{not json', type: 'application/json' },
+      { body: JSON.stringify({ name: '' }), type: 'application/json' },
+      { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), type: 'application/json' },
+      { body: '<a/>', type: 'application/xml' },
+      { body: 'name=x', type: 'text/plain' },
+    ];
+    for (const route of routes) {
+      const url = route.url.replace(/:([A-Za-z]+)/g, (_m, name: string) => (name === 'projectId' ? projectId : 'x'));
+      for (const c of bodies) {
+        const res = await server.api(route.method, url, { body: c.body, headers: { 'content-type': c.type } });
+        expect(res.status, `${route.method} ${url} ${c.type} ${c.body.length}`).toBe(401);
+        expect(res.body.code).toBe('not_signed_in');
+      }
+      const { text } = await raw(
+        server.url,
+        [`${route.method} ${url} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"name":`],
+        10_000,
+        /not_signed_in.*\}/,
+      );
+      expect(text, `${route.method} ${url}`).toMatch(/^HTTP\/1.1 401/);
+    }
+  });
+
   it('answers 401 without waiting for a body that never comes', async () => {
     const { text } = await raw(
       server.url,
