@@ -129,14 +129,21 @@ describe('hostile repository URLs and branches', () => {
       const ok = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
       expect(ok.code, ok.stderr).toBe(0);
       const id = JSON.parse(ok.stdout).id as string;
-      // The CLI saves through the same ProjectStore.validate as the API (tested above with every value):
-      // the option-shaped and shell-shaped values show the wiring and the message.
-      const urls = HOSTILE_URLS.slice(0, 6);
+      // Every hostile value of the dashboard API test above, on create and on update. A NUL cannot be
+      // passed at all: argv entries are C strings, so spawning refuses it before the CLI could run.
+      const passable = (v: string) => !v.includes('\u0000');
+      for (const v of [...HOSTILE_URLS, ...HOSTILE_BRANCHES].filter((v) => !passable(v))) {
+        await expect(runCli(['project', 'create', '--name', 'X', '--repository', v], env), JSON.stringify(v)).rejects.toThrow(/null bytes/);
+      }
       const cases: string[][] = [
-        ...urls.map((u) => ['project', 'create', '--name', 'X', '--repository', u]),
-        ...urls.slice(0, 3).map((u) => ['project', 'update', id, '--repository', u]),
-        ...HOSTILE_BRANCHES.slice(0, 2).map((br) => ['project', 'create', '--name', 'X', '--repository', 'https://github.com/acme/docs', '--branch', br]),
-        ...HOSTILE_BRANCHES.slice(4, 6).map((br) => ['project', 'update', id, '--branch', br]),
+        ...HOSTILE_URLS.filter(passable).flatMap((u) => [
+          ['project', 'create', '--name', 'X', '--repository', u],
+          ['project', 'update', id, '--repository', u],
+        ]),
+        ...HOSTILE_BRANCHES.filter(passable).flatMap((br) => [
+          ['project', 'create', '--name', 'X', '--repository', 'https://github.com/acme/docs', '--branch', br],
+          ['project', 'update', id, '--branch', br],
+        ]),
       ];
       // A few at a time: each is a process.
       for (let i = 0; i < cases.length; i += 4) {
@@ -144,7 +151,7 @@ describe('hostile repository URLs and branches', () => {
           cases.slice(i, i + 4).map(async (args) => {
             const r = await runCli(args, env);
             expect(r.code, `${JSON.stringify(args)}: ${r.stderr}`).toBe(1);
-            expect(r.stderr).toMatch(/^folio: (Repository|Base branch) .+[.)]\n$/s);
+            expect(r.stderr, JSON.stringify(args)).toMatch(/^folio: (Repository|Base branch|A repository URL) .+[.)]\n$/s);
           }),
         );
       }
