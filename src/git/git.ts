@@ -1,9 +1,10 @@
 // A repository Folio works on: a bare mirror per repository (fetched before each run), a worktree
 // per job on its own branch, commit and push, and what a job changed. Every value that comes from a
 // user or the model is checked first (repository-url.ts) and follows `--` or `--end-of-options` in
-// argv, so git never reads it as an option; git may use only the transports the operator allows, and
-// a remote's host must pass the outbound address policy. Running git is run.ts; what a process
-// shares between jobs (mirror locks, fetch rounds, idle worktrees) is worktree-pool.ts.
+// argv (or sits under a fixed ref prefix, or is `checkout -B`'s own argument), so git never reads it
+// as an option; git may use only the transports the operator allows, and a remote's host must pass
+// the outbound address policy. Running git is run.ts; what a process shares between jobs (mirror
+// locks, fetch rounds, idle worktrees) is worktree-pool.ts.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -260,8 +261,12 @@ export class Repo {
         }
       }
       // Registered under the lock without files (milliseconds), then checked out outside it, so
-      // concurrent jobs write their files in parallel.
-      await pool.locked(mirror, () => git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '-B', branch, '--', dir, start], { cwd: mirror, signal }));
+      // concurrent jobs write their files in parallel. The branch is made first, after `--`: `worktree
+      // add -B <branch>` would hand it to an inner `git branch` without one, where it reads as an option.
+      await pool.locked(mirror, async () => {
+        await git(['branch', '--force', '--quiet', '--', branch, start], { cwd: mirror, signal });
+        await git(['worktree', 'add', '--quiet', '--force', '--no-checkout', '--', dir, branch], { cwd: mirror, signal });
+      });
       await git(['reset', '--hard', '--quiet'], { cwd: dir, signal });
       return done();
     };

@@ -105,4 +105,14 @@ describe('dashboard static files', () => {
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).code).toBe('route_not_found');
   });
+
+  it('refuses a NUL in a file path with 400 on the real server, before any file is looked up', async () => {
+    for (const url of ['/assets/%00', '/assets/index-abc123.js%00.html', '/assets/..%00/..%00/package.json', '/assets/%2e%2e%2f%00package.json']) {
+      const res = await fetch(server.url + url);
+      const text = await res.text();
+      expect(res.status, url).toBe(400);
+      expect(JSON.parse(text), url).toMatchObject({ code: 'invalid_request', details: [{ message: 'contains NUL' }] });
+      expect(text).not.toContain('"devDependencies"');
+    }
+  });
 });

@@ -1,8 +1,9 @@
-// Secrets and files at rest: the data directory is its owner's alone (0700, files 0600), a directory
-// others can read gets a warning, repository tokens and webhook secrets are stored sealed (a copy of
-// the database alone reveals none of them; rows from older versions are sealed by a migration), and a
-// token sealed under another FOLIO_SECRET fails its job with a clear code instead of crashing.
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+// Secrets and files at rest: the data directory is its owner's alone, mirrors and worktrees included
+// (folders 0700, no file open to group or others), a directory others can read gets a warning,
+// repository tokens and webhook secrets are stored sealed (a copy of the database alone reveals none
+// of them; rows from older versions are sealed by a migration), and a token sealed under another
+// FOLIO_SECRET fails its job with a clear code instead of crashing.
+import { chmodSync, existsSync, lstatSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
@@ -16,6 +17,9 @@ import { isScale, backendDatabases, type BackendDatabases } from '../helpers/bac
 import { runCli, startProcess, type Child } from '../helpers/process.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
 import { waitForJob } from '../agent/e2e-helpers.ts';
+import { eventually } from '../helpers/handlers.ts';
+import { startCodeHost } from '../fixtures/git-server.ts';
+import { sequence, startFakeOpenAI, toolCall } from '../fixtures/fake-openai.ts';
 
 const TOKEN = 'ghp_at_rest_token_0123456789abcdef';
 const WEBHOOK_SECRET = 'whsec_at_rest_0123456789';
@@ -49,6 +53,52 @@ describe('files at rest', () => {
     if (!isScale) expect(files).toEqual(expect.arrayContaining(['folio.db', 'analytics.duckdb']));
     for (const f of files) expect(modeOf(path.join(dataDir, f)), f).toBe(0o600);
     expect(child.output()).not.toMatch(/readable by other users/);
+  });
+
+  it("after a real job, the mirror and the job's worktree are the owner's alone: folders 0700, no file open to group or others", async () => {
+    const host = await startCodeHost({ token: TOKEN });
+    cleanups.push(() => host.close());
+    const llm = await startFakeOpenAI(sequence([toolCall('write_file', { path: 'docs/new.md', content: '# New\n' }), toolCall('finish', { title: 'Add a page', summary: 'Added.' })]));
+    cleanups.push(() => llm.close());
+    const dataDir = path.join(tempDir(), 'data');
+    cleanups.push(() => rmSync(path.dirname(dataDir), { recursive: true, force: true }));
+    const databases = await backendDatabases();
+    cleanups.push(() => databases.drop());
+    const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: TOKEN };
+    const url = host.createRepo('acme/docs', { 'README.md': '# Docs\n', 'docs/index.md': '# Home\n' });
+    const project = JSON.parse((await runCli(['project', 'create', '--name', 'P', '--repository', url, '--code-host', 'none', '--json'], env)).stdout);
+    expect((await runCli(['project', 'update', project.id, '--repo-token-env', 'DOCS_TOKEN'], env)).code).toBe(0);
+    const key = JSON.parse((await runCli(['key', 'create', '--project', project.id, '--json'], env)).stdout).key;
+    // `folio serve`, as an operator runs it: the CLI sets the umask.
+    const child = await startProcess('bin/folio.mjs', ['serve'], {
+      ...env,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      FOLIO_POLL: '100',
+      FOLIO_MODEL: 'openai-compatible/test-model',
+      OPENAI_COMPATIBLE_BASE_URL: llm.baseUrl,
+      OPENAI_COMPATIBLE_API_KEY: 'x',
+    });
+    cleanups.push(() => void child.proc.kill('SIGKILL'));
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const created = (await (await fetch(`${child.url}/v2/agent/${project.id}/job`, { method: 'POST', headers, body: '{"prompt":"Add a page."}' })).json()) as { id: string };
+    const job = await eventually(async () => {
+      const j = (await (await fetch(`${child.url}/v2/agent/${project.id}/job/${created.id}`, { headers })).json()) as { status: string; error: unknown };
+      return j.status !== 'active' ? j : null;
+    }, 30_000);
+    expect(job, child.output()).toMatchObject({ status: 'completed', error: null });
+    expect(host.show('acme/docs', `folio/${created.id}`, 'docs/new.md')).toBe('# New\n');
+
+    const entries = readdirSync(dataDir, { withFileTypes: true, recursive: true }).map((e) => path.join(e.parentPath, e.name));
+    const under = (dir: string) => entries.filter((p) => p.startsWith(path.join(dataDir, dir) + path.sep));
+    // A mirror with its objects, and the job's worktree (idle in the pool) with its files.
+    expect(under('mirrors').some((p) => /objects\/(pack|[0-9a-f]{2})\//.test(p))).toBe(true);
+    expect(under('worktrees').some((p) => p.endsWith(path.join('docs', 'new.md')))).toBe(true);
+    for (const p of [dataDir, ...entries]) {
+      const st = lstatSync(p);
+      if (st.isDirectory()) expect(st.mode & 0o777, p).toBe(0o700);
+      else expect(st.mode & 0o077, `${p} is ${(st.mode & 0o777).toString(8)}`).toBe(0);
+    }
   });
 
   it('warns at start when others can read an existing data directory', async () => {

@@ -9,8 +9,8 @@ import type { CatalogRoute } from '../../src/http/app.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ScriptedHandler } from '../helpers/handlers.ts';
 import { setUp, type Browser } from '../dashboard/session.ts';
+import { FUZZ_SEED as SEED } from '../helpers/fuzz.ts';
 
-const SEED = Number(process.env.FOLIO_FUZZ_SEED ?? 20261123);
 const RUNS = Number(process.env.FOLIO_FUZZ_RUNS ?? 25);
 
 type Schema = Record<string, any>;

@@ -12,31 +12,39 @@ import { setUp } from '../dashboard/session.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 
-/** Sends raw bytes on a new connection; resolves with everything the server wrote once it closes (or after `waitMs`). */
-function raw(url: string, chunks: string[], waitMs = 15_000, until?: RegExp): Promise<{ text: string; closed: boolean }> {
+/**
+ * Sends raw bytes on a new connection (`trickle` more, one every 200 ms, until it closes); resolves
+ * with everything the server wrote, whether it closed the connection, and after how many ms — once it
+ * closes, once `until` matches, or after `waitMs`.
+ */
+function raw(url: string, chunks: string[], waitMs = 15_000, until?: RegExp, trickle?: string): Promise<{ text: string; closed: boolean; ms: number }> {
   const { hostname, port } = new URL(url);
+  const start = performance.now();
   return new Promise((resolve) => {
     const socket = net.connect(Number(port), hostname);
     let text = '';
+    let drip: NodeJS.Timeout | undefined;
+    const settle = (closed: boolean) => {
+      clearTimeout(timer);
+      clearInterval(drip);
+      resolve({ text, closed, ms: performance.now() - start });
+    };
     const timer = setTimeout(() => {
       socket.destroy();
-      resolve({ text, closed: false });
+      settle(false);
     }, waitMs);
     socket.on('data', (d) => {
       text += d.toString();
       if (until?.test(text)) {
-        clearTimeout(timer);
         socket.destroy();
-        resolve({ text, closed: false });
+        settle(false);
       }
     });
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, closed: true });
-    });
+    socket.on('close', () => settle(true));
     socket.on('error', () => undefined);
     socket.on('connect', () => {
       for (const c of chunks) socket.write(c);
+      if (trickle !== undefined) drip = setInterval(() => socket.write(trickle), 200);
     });
   });
 }
@@ -69,6 +77,35 @@ describe('authentication before the body', () => {
     expect(wrongKey.status).toBe(401);
   });
 
+  it("the dashboard's /api routes give a stranger 401 whatever the body, and wait for no body", async () => {
+    // Every route that needs a signed-in operator: all of /api but the sign-in itself.
+    const anonymous = new Set(['POST /api/setup', 'GET /api/setup', 'POST /api/login', 'GET /api/session']);
+    const routes = server.app.routeCatalog.filter((r) => r.url.startsWith('/api/') && !['GET', 'HEAD'].includes(r.method) && !anonymous.has(`${r.method} ${r.url}`));
+    expect(routes.map((r) => `${r.method} ${r.url}`)).toEqual(expect.arrayContaining(['POST /api/projects', 'PATCH /api/projects/:projectId', 'POST /api/keys', 'PUT /api/projects/:projectId/triggers', 'POST /api/logout']));
+    const bodies = [
+      { body: '{not json', type: 'application/json' },
+      { body: JSON.stringify({ name: '' }), type: 'application/json' },
+      { body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }), type: 'application/json' },
+      { body: '<a/>', type: 'application/xml' },
+      { body: 'name=x', type: 'text/plain' },
+    ];
+    for (const route of routes) {
+      const url = route.url.replace(/:([A-Za-z]+)/g, (_m, name: string) => (name === 'projectId' ? projectId : 'x'));
+      for (const c of bodies) {
+        const res = await server.api(route.method, url, { body: c.body, headers: { 'content-type': c.type } });
+        expect(res.status, `${route.method} ${url} ${c.type} ${c.body.length}`).toBe(401);
+        expect(res.body.code).toBe('not_signed_in');
+      }
+      const { text } = await raw(
+        server.url,
+        [`${route.method} ${url} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"name":`],
+        10_000,
+        /not_signed_in.*\}/,
+      );
+      expect(text, `${route.method} ${url}`).toMatch(/^HTTP\/1.1 401/);
+    }
+  });
+
   it('answers 401 without waiting for a body that never comes', async () => {
     const { text } = await raw(
       server.url,
@@ -82,37 +119,69 @@ describe('authentication before the body', () => {
 });
 
 describe('timeouts', () => {
-  let server: TestServer;
-  let projectId: string;
-  let key: string;
-  beforeAll(async () => {
-    server = await startTestServer({
-      jobHandler: new ScriptedHandler(),
-      env: { FOLIO_HEADERS_TIMEOUT: '500ms', FOLIO_REQUEST_TIMEOUT: '1s', FOLIO_KEEPALIVE_TIMEOUT: '300ms', FOLIO_IDLE_TIMEOUT: '5s' },
+  /**
+   * Each test runs a server whose timeouts are all a minute but the one it is about, set to a second
+   * or less: a connection cut within a few seconds was cut by that setting and no other.
+   */
+  const MINUTE = { FOLIO_HEADERS_TIMEOUT: '60s', FOLIO_REQUEST_TIMEOUT: '60s', FOLIO_IDLE_TIMEOUT: '60s', FOLIO_KEEPALIVE_TIMEOUT: '60s' };
+  /** Well below the minute of the other settings, generous above the one under test. */
+  const WITHIN_MS = 5_000;
+  async function withServer(small: Record<string, string>, test: (server: TestServer, projectId: string, key: string) => Promise<void>): Promise<void> {
+    const server = await startTestServer({ jobHandler: new ScriptedHandler(), env: { ...MINUTE, ...small } });
+    try {
+      const projectId = await server.createProject();
+      await test(server, projectId, await server.createKey(projectId));
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('FOLIO_HEADERS_TIMEOUT cuts off a client whose headers never finish', async () => {
+    await withServer({ FOLIO_HEADERS_TIMEOUT: '500ms' }, async (server, projectId, key) => {
+      const { closed, ms } = await raw(server.url, [`GET /v2/agent/${projectId}/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`], 30_000);
+      expect(closed).toBe(true);
+      expect(ms).toBeLessThan(WITHIN_MS);
     });
-    projectId = await server.createProject();
-    key = await server.createKey(projectId);
-  });
-  afterAll(() => server.close());
-
-  it('cuts off a client whose headers never finish', async () => {
-    const { closed } = await raw(server.url, [`GET /v2/agent/${projectId}/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`]);
-    expect(closed).toBe(true);
   });
 
-  it('cuts off a client that sends its headers and part of the body, with 408', async () => {
-    const { text, closed } = await raw(server.url, [
-      `POST /v2/agent/${projectId}/job HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"prompt":`,
-    ]);
-    expect(closed).toBe(true);
-    expect(text).toMatch(/^HTTP\/1.1 408/);
-    expect((await server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).body.jobs).toEqual([]);
+  it('FOLIO_REQUEST_TIMEOUT cuts off a client that sends its headers and keeps the body coming too slowly, with 408', async () => {
+    await withServer({ FOLIO_HEADERS_TIMEOUT: '1s', FOLIO_REQUEST_TIMEOUT: '1s' }, async (server, projectId, key) => {
+      // A byte every 200 ms: never idle, headers long complete; only the request's deadline ends it.
+      const { text, closed, ms } = await raw(
+        server.url,
+        [`POST /v2/agent/${projectId}/job HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"prompt":"`],
+        30_000,
+        undefined,
+        'x',
+      );
+      expect(closed).toBe(true);
+      expect(ms).toBeLessThan(WITHIN_MS);
+      expect(text).toMatch(/^HTTP\/1.1 408/);
+      expect((await server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).body.jobs).toEqual([]);
+    });
   });
 
-  it('closes a kept-alive connection that stays idle', async () => {
-    const { text, closed } = await raw(server.url, [`GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`]);
-    expect(text).toMatch(/^HTTP\/1.1 200/);
-    expect(closed).toBe(true);
+  it('FOLIO_IDLE_TIMEOUT closes a connection that goes silent mid-request', async () => {
+    await withServer({ FOLIO_IDLE_TIMEOUT: '1s' }, async (server, projectId, key) => {
+      const { closed, ms } = await raw(
+        server.url,
+        [`POST /v2/agent/${projectId}/job HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"prompt":`],
+        30_000,
+      );
+      expect(closed).toBe(true);
+      expect(ms).toBeLessThan(WITHIN_MS);
+      expect((await server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).body.jobs).toEqual([]);
+    });
+  });
+
+  it('FOLIO_KEEPALIVE_TIMEOUT closes a kept-alive connection that stays idle after its response', async () => {
+    await withServer({ FOLIO_KEEPALIVE_TIMEOUT: '300ms' }, async (server) => {
+      const { text, closed, ms } = await raw(server.url, [`GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n`], 30_000);
+      expect(text).toMatch(/^HTTP\/1.1 200/);
+      expect(closed).toBe(true);
+      // Node keeps the socket about a second past the setting (its keep-alive buffer): still far below a minute.
+      expect(ms).toBeLessThan(WITHIN_MS);
+    });
   });
 });
 
@@ -220,6 +289,7 @@ describe('security headers', () => {
 
 describe('graceful shutdown', () => {
   it('SIGTERM ends the process within the shutdown timeout despite stalled clients, and releases job leases', async () => {
+    const SHUTDOWN_MS = 1_000;
     const dataDir = tempDir();
     const databases = await backendDatabases();
     try {
@@ -232,7 +302,7 @@ describe('graceful shutdown', () => {
         LOG_LEVEL: 'warn',
         ANTHROPIC_API_KEY: 'x',
         TEST_TURN_MS: '120000',
-        FOLIO_SHUTDOWN_TIMEOUT: '1s',
+        FOLIO_SHUTDOWN_TIMEOUT: `${SHUTDOWN_MS}ms`,
         FOLIO_REQUEST_TIMEOUT: '10m',
         FOLIO_HEADERS_TIMEOUT: '10m',
         FOLIO_IDLE_TIMEOUT: '10m',
@@ -252,9 +322,13 @@ describe('graceful shutdown', () => {
         ]);
         const stream = fetch(`${child.url}/v2/agent/${project.id}/job/${job.id}/events`, { headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream' } }).then((r) => r.text()).catch(() => '');
         await new Promise((r) => setTimeout(r, 300));
+        const signalled = performance.now();
         child.proc.kill('SIGTERM');
         const code = await Promise.race([child.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 20_000))]);
+        // Exit 0 is the graceful path (the fallback after FOLIO_SHUTDOWN_TIMEOUT + 10 s exits 1), within
+        // the setting and a few seconds for the workers to release their leases; every other timeout is 10 minutes.
         expect(code).toBe(0);
+        expect(performance.now() - signalled).toBeLessThan(SHUTDOWN_MS + 5_000);
         await stalled;
         await stream;
         const after = await openStore(config, { migrate: false });

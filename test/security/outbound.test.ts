@@ -160,10 +160,17 @@ describe('webhook URLs and repository hosts of a project', () => {
   let b: Browser;
   let internal: Awaited<ReturnType<typeof listen>>;
   let allowedReceiver: Awaited<ReturnType<typeof listen>>;
+  let movingReceiver: Awaited<ReturnType<typeof listen>>;
   beforeAll(async () => {
     internal = await listen('127.0.0.1', (_req, res) => res.end('ok'));
     allowedReceiver = await listen('127.0.0.2', (_req, res) => {
       res.writeHead(307, { location: `http://127.0.0.1:${internal.port}/hook` });
+      res.end();
+    });
+    // An allowed receiver whose 301 and 302 point at an allowed address: following would reach /final.
+    movingReceiver = await listen('127.0.0.2', (req, res) => {
+      if (req.url === '/final') return void res.end('ok');
+      res.writeHead(req.url === '/moved' ? 301 : 302, { location: '/final' });
       res.end();
     });
     // Operator settings: only 127.0.0.2 is allowed; http repositories allowed so the host check is what refuses.
@@ -177,6 +184,7 @@ describe('webhook URLs and repository hosts of a project', () => {
     await server.close();
     await internal.close();
     await allowedReceiver.close();
+    await movingReceiver.close();
   });
 
   it('a webhook URL on an internal address gets a clear 400 when it is saved', async () => {
@@ -226,6 +234,24 @@ describe('webhook URLs and repository hosts of a project', () => {
     }
     expect(allowedReceiver.hits).toEqual(['POST /hook', 'POST /hook']);
     expect(internal.hits).toEqual([]);
+  });
+
+  it('a delivery answered with 301 or 302 is a failed attempt: not followed, not retried', async () => {
+    for (const [path, status] of [['/moved', 301], ['/found', 302]] as const) {
+      const projectId = await server.createProject({ webhookUrl: `http://127.0.0.2:${movingReceiver.port}${path}` });
+      const key = await server.createKey(projectId);
+      const job = (await server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'x' } })).body;
+      // job.active and job.completed: each failed after its one attempt, though FOLIO_WEBHOOK_ATTEMPTS is 2.
+      const deliveries = await eventually(async () => {
+        const list = (await server.api('GET', `/v2/agent/${projectId}/job/${job.id}/webhooks`, { key })).body.deliveries;
+        return list.length === 2 && list.every((d: { status: string }) => d.status === 'failed') ? list : null;
+      });
+      for (const d of deliveries) {
+        expect(d).toMatchObject({ attempts: 1, lastStatusCode: status });
+        expect(d.lastError).toBe(`HTTP ${status}: the receiver redirects; set the webhook URL to the final address.`);
+      }
+    }
+    expect(movingReceiver.hits).toEqual(['POST /moved', 'POST /moved', 'POST /found', 'POST /found']);
   });
 
   it("a repository on an internal host fails its job before git connects", async () => {

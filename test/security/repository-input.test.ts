@@ -9,7 +9,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { setUp, type Browser } from '../dashboard/session.ts';
-import { runCli } from '../helpers/process.ts';
+import { runCli, startProcess, type Child } from '../helpers/process.ts';
+import { eventually } from '../helpers/handlers.ts';
+import { startCodeHost } from '../fixtures/git-server.ts';
 import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 import { waitForJob, jobEvents } from '../agent/e2e-helpers.ts';
 import { checkRepositoryUrl, gitAllowProtocol } from '../../src/git/repository-url.ts';
@@ -129,14 +131,21 @@ describe('hostile repository URLs and branches', () => {
       const ok = await runCli(['project', 'create', '--name', 'Docs', '--repository', 'https://github.com/acme/docs', '--json'], env);
       expect(ok.code, ok.stderr).toBe(0);
       const id = JSON.parse(ok.stdout).id as string;
-      // The CLI saves through the same ProjectStore.validate as the API (tested above with every value):
-      // the option-shaped and shell-shaped values show the wiring and the message.
-      const urls = HOSTILE_URLS.slice(0, 6);
+      // Every hostile value of the dashboard API test above, on create and on update. A NUL cannot be
+      // passed at all: argv entries are C strings, so spawning refuses it before the CLI could run.
+      const passable = (v: string) => !v.includes('\u0000');
+      for (const v of [...HOSTILE_URLS, ...HOSTILE_BRANCHES].filter((v) => !passable(v))) {
+        await expect(runCli(['project', 'create', '--name', 'X', '--repository', v], env), JSON.stringify(v)).rejects.toThrow(/null bytes/);
+      }
       const cases: string[][] = [
-        ...urls.map((u) => ['project', 'create', '--name', 'X', '--repository', u]),
-        ...urls.slice(0, 3).map((u) => ['project', 'update', id, '--repository', u]),
-        ...HOSTILE_BRANCHES.slice(0, 2).map((br) => ['project', 'create', '--name', 'X', '--repository', 'https://github.com/acme/docs', '--branch', br]),
-        ...HOSTILE_BRANCHES.slice(4, 6).map((br) => ['project', 'update', id, '--branch', br]),
+        ...HOSTILE_URLS.filter(passable).flatMap((u) => [
+          ['project', 'create', '--name', 'X', '--repository', u],
+          ['project', 'update', id, '--repository', u],
+        ]),
+        ...HOSTILE_BRANCHES.filter(passable).flatMap((br) => [
+          ['project', 'create', '--name', 'X', '--repository', 'https://github.com/acme/docs', '--branch', br],
+          ['project', 'update', id, '--branch', br],
+        ]),
       ];
       // A few at a time: each is a process.
       for (let i = 0; i < cases.length; i += 4) {
@@ -144,7 +153,7 @@ describe('hostile repository URLs and branches', () => {
           cases.slice(i, i + 4).map(async (args) => {
             const r = await runCli(args, env);
             expect(r.code, `${JSON.stringify(args)}: ${r.stderr}`).toBe(1);
-            expect(r.stderr).toMatch(/^folio: (Repository|Base branch) .+[.)]\n$/s);
+            expect(r.stderr, JSON.stringify(args)).toMatch(/^folio: (Repository|Base branch|A repository URL) .+[.)]\n$/s);
           }),
         );
       }
@@ -208,6 +217,45 @@ describe("git's output stays in the server log", () => {
       expect(events).not.toContain(TOKEN);
     } finally {
       await e.close();
+    }
+  });
+
+  it("a real server logs git's stderr with the token blanked, and the job gets only the code and sentence", async () => {
+    const token = 'ghp_stderr_secret_token_0123456789';
+    const host = await startCodeHost({ token });
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'folio-sec-log-'));
+    const databases = await backendDatabases();
+    let child: Child | undefined;
+    try {
+      // The token is also in the URL's path, so git's own message ("repository '…' not found") carries it.
+      const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: token };
+      const project = JSON.parse((await runCli(['project', 'create', '--name', 'L', '--repository', `${host.origin}/acme/${token}.git`, '--code-host', 'github', '--json'], env)).stdout);
+      expect((await runCli(['project', 'update', project.id, '--repo-token-env', 'DOCS_TOKEN'], env)).code).toBe(0);
+      const key = JSON.parse((await runCli(['key', 'create', '--project', project.id, '--json'], env)).stdout).key;
+      child = await startProcess('bin/folio.mjs', ['serve'], { ...env, PORT: '0', LOG_LEVEL: 'info', ANTHROPIC_API_KEY: 'x', FOLIO_POLL: '100' });
+      const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+      const created = (await (await fetch(`${child.url}/v2/agent/${project.id}/job`, { method: 'POST', headers, body: '{"prompt":"x"}' })).json()) as { id: string };
+      const job = await eventually(async () => {
+        const j = (await (await fetch(`${child!.url}/v2/agent/${project.id}/job/${created.id}`, { headers })).json()) as { status: string; error: unknown };
+        return j.status === 'failed' ? j : null;
+      }, 30_000);
+      expect(job.error).toEqual({ code: 'repository_not_found', message: 'The repository was not found; check the repository URL and that the token can see it.' });
+      const events = await (await fetch(`${child.url}/v2/agent/${project.id}/job/${created.id}/events`, { headers })).text();
+      expect(events).not.toMatch(/fatal:|not found'|\[redacted\]/);
+      // The server's log (its stdout): git's message is there, the token is not.
+      const entry = await eventually(async () =>
+        child!.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).find((e) => e.msg === 'git failed'),
+      );
+      expect(entry).toMatchObject({ level: 40, jobId: created.id, code: 'repository_not_found' });
+      expect(entry.detail).toMatch(/^fatal: repository '.*\/acme\/\[redacted\]\.git\/' not found$/m);
+      expect(child.output()).not.toContain(token);
+      expect(events).not.toContain(token);
+    } finally {
+      child?.proc.kill('SIGKILL');
+      await child?.exited;
+      await host.close();
+      await databases.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -140,8 +140,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     return reply.send(sessionBody({ user, session }));
   });
 
-  app.post('/api/logout', { schema: hide }, async (request, reply) => {
-    await sessions.require(request);
+  // The session is checked in onRequest like every operator route: a stranger's body is never parsed.
+  app.post('/api/logout', { schema: hide, onRequest: requireOperator }, async (request, reply) => {
     await sessions.end(request, reply);
     return reply.code(204).send();
   });
