@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { githubPullRequest, githubPush, sendGitHub } from '../fixtures/code-host-sender.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
-import { configureTriggers, deliveries, endpoint, jobsOf, messagesOf } from './helpers.ts';
+import { configureTriggers, deliveries, endpoint, expectOneJobPerProject, jobsOf, messagesOf, projectsWatching } from './helpers.ts';
 
 const DOCS = {
   'docs.json': JSON.stringify({ name: 'Acme', navigation: [{ group: 'Start', pages: ['index'] }] }, null, 2) + '\n',
@@ -80,6 +80,17 @@ describe('jobs started by GitHub webhooks', () => {
     const recorded = await deliveries(e.server, projectId);
     expect(recorded.slice(0, 2).map((d) => d.outcome)).toEqual(['duplicate', 'started']);
     expect(recorded[1]).toMatchObject({ jobId, changeUrl: `${codeUrl}/pull/1`, statusCode: 201, event: 'pull_request' });
+  });
+
+  it('two projects watching the same repository each start one job for the same delivery; redeliveries are duplicates of their own job', async () => {
+    // GitHub sends each webhook of the repository its own copy of the event, with the same X-GitHub-Delivery.
+    const head = e.host.commit('acme/api', 'feature/shared', { 'src/cli.ts': 'export const flags = ["--verbose", "--shared"];\n' }, 'Add --shared');
+    e.host.github.pulls.push({ number: 9, owner: 'acme', repo: 'api', head: 'feature/shared', base: 'main', title: 'Add --shared', body: '', draft: false, state: 'closed' });
+    e.llm.setResponder(sequence([]));
+    const watchers = await projectsWatching(e.server, 2, { repositoryUrl: `${e.host.origin}/acme/docs`, codeHost: 'github' }, { host: 'github', repositoryUrl: codeUrl, events: ['merged'] });
+    const payload = githubPullRequest('closed', { repo: 'acme/api', number: 9, title: 'Add --shared', base: { ref: 'main', sha: base }, head: { ref: 'feature/shared', sha: head } }, { merged: true });
+    const jobs = await expectOneJobPerProject(e.server, watchers, (p) => sendGitHub(p.url, p.secret, 'pull_request', payload, { deliveryId: 'delivery-shared-1' }));
+    for (const job of jobs) expect(job.trigger).toEqual({ kind: 'pull_request_merged', host: 'github', repository: codeUrl, url: `${codeUrl}/pull/9` });
   });
 
   it('a bad or missing signature gets 401 and is recorded; nothing starts', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { gitlabMergeRequest, gitlabPush, sendGitLab } from '../fixtures/code-host-sender.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
-import { configureTriggers, deliveries, endpoint, jobsOf, messagesOf } from './helpers.ts';
+import { configureTriggers, deliveries, endpoint, expectOneJobPerProject, jobsOf, messagesOf, projectsWatching } from './helpers.ts';
 
 const DOCS = { 'index.md': '# Acme\n\nRun `acme build`.\n' };
 const CODE = { 'lib/cli.rb': 'FLAGS = ["--verbose"]\n' };
@@ -66,6 +66,17 @@ describe('jobs started by GitLab webhooks', () => {
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ outcome: 'duplicate', jobId: job.id });
     expect(await jobsOf(e.server, projectId, key)).toHaveLength(1);
+  });
+
+  it('two projects watching the same repository each start one job for the same event; redeliveries are duplicates of their own job', async () => {
+    // X-Gitlab-Event-UUID names the event, shared by every webhook it triggers (and a body hash would be too).
+    const head = e.host.commit('group/sub/api', 'feature/shared', { 'lib/cli.rb': 'FLAGS = ["--verbose", "--shared"]\n' }, 'Add --shared');
+    addMergeRequest(9, 'feature/shared', 'Add --shared');
+    e.llm.setResponder(sequence([]));
+    const watchers = await projectsWatching(e.server, 2, { repositoryUrl: `${e.host.origin}/group/docs`, codeHost: 'gitlab' }, { host: 'gitlab', repositoryUrl: codeUrl, events: ['merged'] });
+    const payload = gitlabMergeRequest('merge', { repo: 'group/sub/api', number: 9, title: 'Add --shared', base: { ref: 'main', sha: base }, head: { ref: 'feature/shared', sha: head } });
+    const jobs = await expectOneJobPerProject(e.server, watchers, (p) => sendGitLab(p.url, p.secret, 'Merge Request Hook', payload, { uuid: 'gl-event-shared' }));
+    for (const job of jobs) expect(job.trigger).toEqual({ kind: 'pull_request_merged', host: 'gitlab', repository: codeUrl, url: `${codeUrl}/-/merge_requests/9` });
   });
 
   it('a wrong or missing token gets 401; malformed payloads 400; unknown events 202', async () => {

@@ -215,8 +215,9 @@ export class TriggerReceiver {
       return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason });
     }
 
+    // Unique per project (with the project id in the lookup): each project's copy of an event counts once.
     const dedupeKey = `${d.host}:${deliveryId}`;
-    const earlier = await store.acted(store.db, dedupeKey);
+    const earlier = await store.acted(store.db, d.projectId, dedupeKey);
     if (earlier) return this.duplicate(d, deliveryId, seen, earlier.jobId, answer);
 
     const changeKey = changeKeyOf(e);
@@ -284,7 +285,7 @@ export class TriggerReceiver {
     try {
       const result = await jobs.transact(d.projectId, async (trx, ops) => {
         // Under the project's lock: a concurrent copy of this delivery (another process) committed first.
-        const prior = await store.acted(trx, dedupeKey);
+        const prior = await store.acted(trx, d.projectId, dedupeKey);
         if (prior) return { duplicate: true as const, jobId: prior.jobId };
         const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
         let jobId: string | undefined;
