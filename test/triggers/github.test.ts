@@ -254,15 +254,18 @@ describe('jobs started by GitHub webhooks', () => {
     // Larger than the API's general body limit (1 MiB) but within the webhook limit: accepted.
     const padded = await sendGitHub(url, secret, 'ping', { zen: 'z'.repeat(2 * 1024 * 1024) });
     expect(padded.status).toBe(200);
-    const big = await sendGitHub(url, secret, 'push', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10) });
+    const big = await sendGitHub(url, secret, 'push', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10), deliveryId: 'delivery-too-large' });
     expect(big.status).toBe(413);
-    expect((await deliveries(e.server, projectId))[0]).toMatchObject({ outcome: 'rejected', statusCode: 413 });
-    const unknown = await sendGitHub(endpoint(e.server, 'prj_nope', 'github'), secret, 'ping', {});
+    // Answered like every other delivery, with the API's error body too.
+    const reason = 'The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (5242880 bytes).';
+    expect(big.body).toEqual({ outcome: 'rejected', reason, deliveryId: 'delivery-too-large', error: reason, code: 'payload_too_large' });
+    expect((await deliveries(e.server, projectId))[0]).toMatchObject({ outcome: 'rejected', statusCode: 413, deliveryId: 'delivery-too-large', event: 'push', reason });
+    const unknown = await sendGitHub(endpoint(e.server, 'prj_nope', 'github'), secret, 'ping', {}, { deliveryId: 'delivery-nowhere' });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe('project_not_found');
+    expect(unknown.body).toMatchObject({ code: 'project_not_found', outcome: 'rejected', deliveryId: 'delivery-nowhere', error: 'Project "prj_nope" does not exist.' });
     const bare = await e.server.createProject({ repositoryUrl: `${e.host.origin}/acme/docs.git` });
     const none = await sendGitHub(endpoint(e.server, bare, 'github'), secret, 'ping', {});
     expect(none.status).toBe(404);
-    expect(none.body.code).toBe('triggers_not_configured');
+    expect(none.body).toMatchObject({ code: 'triggers_not_configured', outcome: 'rejected' });
   });
 });

@@ -95,7 +95,12 @@ describe('jobs started by GitLab webhooks', () => {
     const pipeline = await sendGitLab(url, secret, 'Pipeline Hook', { object_kind: 'pipeline' });
     expect(pipeline.status).toBe(202);
     expect(pipeline.body.reason).toMatch(/"Pipeline Hook" is not one Folio acts on/);
-    expect((await deliveries(e.server, projectId)).filter((d) => d.outcome === 'rejected').length).toBeGreaterThanOrEqual(6);
+    // Too large: refused before the body is read, with the delivery id GitLab sent (Idempotency-Key).
+    const big = await sendGitLab(url, secret, 'Push Hook', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10), uuid: 'gl-too-large' });
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({ code: 'payload_too_large', outcome: 'rejected', deliveryId: 'gl-too-large' });
+    expect(big.body.error).toBe(big.body.reason);
+    expect((await deliveries(e.server, projectId)).filter((d) => d.outcome === 'rejected').length).toBeGreaterThanOrEqual(7);
   });
 
   it('a merge request whose files miss the path filter starts nothing', async () => {
