@@ -2,7 +2,8 @@
 // of what a delivery did.
 import { expect } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
-import type { SentDelivery } from '../fixtures/code-host-sender.ts';
+import { githubPullRequest, sendGitHub, type SentDelivery } from '../fixtures/code-host-sender.ts';
+import type { CodeHostServer } from '../fixtures/git-server.ts';
 import { waitForJob } from '../agent/e2e-helpers.ts';
 import { updateTriggerSettings, type RepositorySettingsInput, type TriggerSettingsInput } from '../../src/jobs/triggers/settings.ts';
 
@@ -85,4 +86,28 @@ export async function expectOneJobPerProject(server: TestServer, projects: Watch
     jobs.push(await waitForJob(server, p.projectId, jobIds[i], p.key));
   }
   return jobs;
+}
+
+/**
+ * A job started the way a code change starts one: `repo` is created on the fake code host, watched by
+ * the project (merged pull requests), a pull request on it is merged and GitHub's signed delivery is
+ * sent. Returns the job's id and the change's web address.
+ */
+export async function jobFromMergedPullRequest(
+  server: TestServer,
+  host: CodeHostServer,
+  o: { projectId: string; repo: string; token?: string },
+): Promise<{ jobId: string; repositoryUrl: string; changeUrl: string }> {
+  const [owner, name] = o.repo.split('/');
+  host.createRepo(o.repo, { 'src/cli.ts': 'export const flags = ["--verbose"];\n' });
+  const base = host.revParse(o.repo, 'main');
+  const head = host.commit(o.repo, 'feature/quiet', { 'src/cli.ts': 'export const flags = ["--verbose", "--quiet"];\n' }, 'Add --quiet');
+  const number = 1 + host.github.pulls.filter((p) => p.owner === owner && p.repo === name).length;
+  host.github.pulls.push({ number, owner, repo: name, head: 'feature/quiet', base: 'main', title: 'Add --quiet', body: '', draft: false, state: 'closed' });
+  const repositoryUrl = `${host.origin}/${o.repo}`;
+  const secret = await configureTriggers(server, o.projectId, { repositories: [{ host: 'github', repositoryUrl, events: ['merged'], token: o.token }] });
+  const payload = githubPullRequest('closed', { repo: o.repo, number, title: 'Add --quiet', base: { ref: 'main', sha: base }, head: { ref: 'feature/quiet', sha: head } }, { merged: true });
+  const sent = await sendGitHub(endpoint(server, o.projectId, 'github'), secret, 'pull_request', payload);
+  expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+  return { jobId: sent.body.jobId, repositoryUrl, changeUrl: `${repositoryUrl}/pull/${number}` };
 }
