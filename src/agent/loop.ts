@@ -57,6 +57,8 @@ export interface AgentRunInput {
   emit: AgentEmit;
   /** How `.md` files are validated (the docs framework decides). */
   mdFormat?: 'mdx' | 'md';
+  /** Whether the framework reads `## Title {#id}` as a heading id (DocsProfile.headingIds). */
+  headingIds?: boolean;
   /** Characters of a tool result recorded in events. */
   eventClipChars?: number;
   /** Resolves when the workspace folder is checked out; tools wait for it (the first model call does not). */
@@ -237,7 +239,7 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
 
     if (state.finished) {
       const round = validationRounds + 1;
-      const issues: ValidationIssue[] = await validateChanged(workspace, workspace.touched, { mdFormat: input.mdFormat });
+      const issues: ValidationIssue[] = await validateChanged(workspace, workspace.touched, { mdFormat: input.mdFormat, headingIds: input.headingIds });
       await emit('validation', { round, ok: issues.length === 0, issues: issues.slice(0, 50) });
       let report: ChecksReport | null = null;
       if (input.checks) {

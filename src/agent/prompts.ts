@@ -15,6 +15,11 @@ export interface DocsProfile {
   configFile: string | null;
   /** How the framework reads `.md` files. */
   mdFormat: 'mdx' | 'md';
+  /**
+   * Whether `## Title {#id}` gives a heading its id in MDX pages, where `{#id}` would otherwise be an
+   * invalid expression: Docusaurus (markdown.mdx1Compat.headingIds, on by default).
+   */
+  headingIds: boolean;
   /** Human-readable notes on conventions: front matter keys, navigation, file extensions. */
   conventions: string[];
   markdownFiles: number;
@@ -137,6 +142,7 @@ export async function detectDocs(input: Workspace | DocsSource): Promise<DocsPro
     docsRoot,
     configFile,
     mdFormat: framework === 'mintlify' || framework === 'docusaurus' ? 'mdx' : 'md',
+    headingIds: framework === 'docusaurus',
     conventions,
     markdownFiles: md.length,
   };

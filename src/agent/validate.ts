@@ -4,6 +4,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { compile } from '@mdx-js/mdx';
 import { parseAllDocuments } from 'yaml';
+import { explicitHeadingId } from './checks/markdown.ts';
 import type { Workspace } from './workspace.ts';
 
 export interface ValidationIssue {
@@ -13,8 +14,11 @@ export interface ValidationIssue {
 
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 
-/** MDX parse problems of one Markdown/MDX document (front matter checked as YAML); [] when it parses. */
-export async function checkMdx(text: string, format: 'mdx' | 'md' = 'mdx'): Promise<string[]> {
+/**
+ * MDX parse problems of one Markdown/MDX document (front matter checked as YAML); [] when it parses.
+ * `headingIds`: the framework reads `## Title {#id}` as the heading's id, not as an MDX expression.
+ */
+export async function checkMdx(text: string, format: 'mdx' | 'md' = 'mdx', opts: { headingIds?: boolean } = {}): Promise<string[]> {
   const problems: string[] = [];
   let body = text;
   let offsetLines = 0;
@@ -25,6 +29,8 @@ export async function checkMdx(text: string, format: 'mdx' | 'md' = 'mdx'): Prom
     offsetLines = fm[0].split('\n').length - 1;
     body = '\n'.repeat(offsetLines) + text.slice(fm[0].length);
   }
+  // Cut from their heading lines the way the framework does before MDX sees them (line numbers stay).
+  if (opts.headingIds) body = body.split('\n').map((line) => explicitHeadingId(line)?.heading ?? line).join('\n');
   try {
     await compile(body, { format });
   } catch (err) {
@@ -52,11 +58,14 @@ export function checkJson(text: string): string[] {
   }
 }
 
-/** Validates the changed files that still exist. `mdFormat` is how the docs framework reads `.md` files. */
+/**
+ * Validates the changed files that still exist. `mdFormat` is how the docs framework reads `.md` files;
+ * `headingIds` whether it reads `## Title {#id}` as a heading id.
+ */
 export async function validateChanged(
   ws: Workspace,
   changed: Iterable<string>,
-  opts: { mdFormat?: 'mdx' | 'md' } = {},
+  opts: { mdFormat?: 'mdx' | 'md'; headingIds?: boolean } = {},
 ): Promise<ValidationIssue[]> {
   const issues: ValidationIssue[] = [];
   for (const rel of [...new Set(changed)].sort()) {
@@ -69,8 +78,8 @@ export async function validateChanged(
       continue; // deleted or moved away
     }
     let problems: string[];
-    if (ext === '.mdx') problems = await checkMdx(text, 'mdx');
-    else if (ext === '.md') problems = await checkMdx(text, opts.mdFormat ?? 'mdx');
+    if (ext === '.mdx') problems = await checkMdx(text, 'mdx', opts);
+    else if (ext === '.md') problems = await checkMdx(text, opts.mdFormat ?? 'mdx', opts);
     else if (ext === '.json') problems = checkJson(text);
     else problems = checkYaml(text);
     for (const message of problems) issues.push({ path: rel, message });

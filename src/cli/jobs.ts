@@ -3,6 +3,7 @@
 import { Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
 import type { Job, JobEvent, JobStatus } from '../client/types.ts';
+import { triggerLabel } from '../codehost/kinds.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
 import { clean, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
@@ -19,8 +20,10 @@ function jobView(job: Job): string {
     // `ref` may be null and `baseRef` absent on servers other than Folio.
     ['BRANCH', `${job.source.ref ?? '—'}${job.source.baseRef ? ` (from ${job.source.baseRef})` : ''}`],
     ['PR', job.prLink ?? '—'],
-    ['CREATED', job.createdAt],
   ];
+  // `trigger` is Folio's (null for jobs made through the API); other servers may not send it.
+  if (job.trigger) rows.push(['TRIGGER', `${triggerLabel(job.trigger)}: ${job.trigger.url}`]);
+  rows.push(['CREATED', job.createdAt]);
   if (job.updatedAt) rows.push(['UPDATED', job.updatedAt]);
   if (job.archivedAt) rows.push(['ARCHIVED', job.archivedAt]);
   if (job.error) rows.push(['ERROR', `${job.error.code}: ${job.error.message}`]);

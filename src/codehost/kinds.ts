@@ -11,6 +11,8 @@ export interface CodeHostDeclaration {
   gitUsername: string;
   /** Environment variables of the operator's token (used when a project has none) and API base URL. */
   env: { token: string; apiUrl: string } | null;
+  /** What the host calls a proposed change; null when it has none. */
+  changeName: string | null;
 }
 
 export const CODE_HOSTS = {
@@ -19,14 +21,16 @@ export const CODE_HOSTS = {
     description: 'GitHub and GitHub Enterprise Server: pull requests',
     gitUsername: 'x-access-token',
     env: { token: 'GITHUB_TOKEN', apiUrl: 'GITHUB_API_URL' },
+    changeName: 'pull request',
   },
   gitlab: {
     label: 'GitLab',
     description: 'GitLab.com and self-managed GitLab: merge requests',
     gitUsername: 'oauth2',
     env: { token: 'GITLAB_TOKEN', apiUrl: 'GITLAB_API_URL' },
+    changeName: 'merge request',
   },
-  none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null },
+  none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null, changeName: null },
 } as const satisfies Record<string, CodeHostDeclaration>;
 
 export type CodeHostKind = keyof typeof CODE_HOSTS;
@@ -34,6 +38,23 @@ export type CodeHostKind = keyof typeof CODE_HOSTS;
 export const CODE_HOST_KINDS = Object.keys(CODE_HOSTS) as CodeHostKind[];
 
 export const isCodeHostKind = (value: unknown): value is CodeHostKind => typeof value === 'string' && Object.hasOwn(CODE_HOSTS, value);
+
+/** Each kind of a job's trigger in words, given what the host calls a change. */
+const TRIGGER_KINDS: Record<string, (change: string) => string> = {
+  pull_request_merged: (change) => `Merged ${change}`,
+  pull_request_opened: (change) => `Opened ${change}`,
+  push: () => 'Push to the default branch',
+};
+
+/**
+ * What started a job from a code change, in words, as the dashboard and the CLI show it: "Merged pull
+ * request on GitHub", "Opened merge request on GitLab", "Push to the default branch on GitHub".
+ */
+export function triggerLabel(trigger: { kind: string; host: string }): string {
+  const host = isCodeHostKind(trigger.host) ? CODE_HOSTS[trigger.host] : null;
+  const what = Object.hasOwn(TRIGGER_KINDS, trigger.kind) ? TRIGGER_KINDS[trigger.kind](host?.changeName ?? 'change') : trigger.kind;
+  return `${what} on ${host?.label ?? trigger.host}`;
+}
 
 /** github.com / gitlab.com, or hosts named like them (github.acme.com), by URL; anything else is push-only. */
 export function inferCodeHost(repositoryUrl: string): CodeHostKind {

@@ -189,6 +189,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
             signal: AbortSignal.any([signal, prepFailed.signal]),
             emit,
             mdFormat: profile.mdFormat,
+            headingIds: profile.headingIds,
             checks,
             onUsage: (u) => ctx.recordUsage(u),
           });

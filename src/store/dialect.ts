@@ -9,6 +9,7 @@ import {
   PostgresDialect,
   SqliteDialect,
   SqliteDriver,
+  sql,
   type CreateTableBuilder,
   type DatabaseConnection,
   type Driver,
@@ -35,6 +36,12 @@ export interface StoreDialect {
   forUpdate<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
   /** An auto-incrementing integer primary key column named `id`. */
   idColumn<T extends string>(table: CreateTableBuilder<T, never>): CreateTableBuilder<T, 'id'>;
+  /**
+   * After rows were copied with their ids into a table made with `idColumn` (a rebuilt table): new
+   * rows get ids after theirs. PostgreSQL moves the column's sequence; SQLite's AUTOINCREMENT already
+   * counts the ids inserted.
+   */
+  continueIds(db: Kysely<unknown>, table: string): Promise<void>;
   isUniqueViolation(err: unknown): boolean;
   /**
    * Runs a read-only compiled query outside transactions, seeing only committed data. On SQLite it
@@ -224,6 +231,7 @@ function sqliteDialect(dataDir: string): StoreDialect {
     forClaim: (qb) => qb,
     forUpdate: (qb) => qb,
     idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
+    continueIds: async () => {},
     isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
     // The reader is opened on first use: the file exists and is in WAL mode by then.
     readCommitted: async <R>(query: CompiledQuery<R>) => readerConnection().prepare(query.sql).all(query.parameters) as R[],
@@ -273,6 +281,9 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
     forClaim: (qb) => qb.forUpdate().skipLocked(),
     forUpdate: (qb) => qb.forUpdate(),
     idColumn: (t) => t.addColumn('id', 'bigserial', (c) => c.primaryKey()),
+    continueIds: async (db, table) => {
+      await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
+    },
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
     readCommitted: async (query) => (await db.executeQuery(query)).rows,
     dataVersion: () => null,

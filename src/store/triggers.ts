@@ -211,9 +211,17 @@ export class TriggerStore {
     return Number(row.n);
   }
 
-  /** The delivery that already acted on this dedupe key, if any. */
-  async acted(db: Db, dedupeKey: string): Promise<{ jobId: string | null; outcome: string } | undefined> {
-    const row = await db.selectFrom('trigger_deliveries').select(['job_id', 'outcome']).where('dedupe_key', '=', dedupeKey).executeTakeFirst();
+  /**
+   * The delivery of this project that already acted on this dedupe key, if any. Per project: projects
+   * watching the same code repository each get their own copy of an event, with the same delivery id.
+   */
+  async acted(db: Db, projectId: string, dedupeKey: string): Promise<{ jobId: string | null; outcome: string } | undefined> {
+    const row = await db
+      .selectFrom('trigger_deliveries')
+      .select(['job_id', 'outcome'])
+      .where('project_id', '=', projectId)
+      .where('dedupe_key', '=', dedupeKey)
+      .executeTakeFirst();
     return row && { jobId: row.job_id, outcome: row.outcome };
   }
 

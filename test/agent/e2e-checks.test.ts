@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeReply, Responder } from '../fixtures/fake-openai.ts';
 import { gitSync } from '../fixtures/git-server.ts';
-import { DOCUSAURUS, MINTLIFY, MKDOCS } from '../fixtures/docs-sites.ts';
+import { DOCUSAURUS, MINTLIFY, MKDOCS, type DocsSite } from '../fixtures/docs-sites.ts';
 import { jobEvents, startE2E, waitForJob, type E2E } from './e2e-helpers.ts';
 
 const PUBLIC_URL = 'https://folio.example.com';
@@ -87,6 +87,66 @@ function numstat(repo: string, branch: string) {
 }
 
 const NEW_PAGE = '---\ntitle: Rate limits\n---\n\n## Per key\n\nSee [tokens](/guides/auth#api-tokens) and [the limits API](/api/limits).\n';
+
+/** What the framework-wide cases need to know of each framework's site. */
+interface FrameworkCase {
+  name: string;
+  site: DocsSite;
+  /** An edit of the page with the broken link already on the base branch that keeps that link's line. */
+  touchBrokenPage: { old_string: string; new_string: string };
+  /** Tool calls that add a page with one broken link (`href`, on `line`) and list it in the navigation. */
+  brokenNewPage: { calls: FakeReply[]; page: string; line: number; href: string };
+}
+
+const mintlifyNav = JSON.parse(MINTLIFY.files['docs.json']);
+mintlifyNav.navigation.tabs[0].groups[0].pages.push('limits');
+
+const FRAMEWORKS: FrameworkCase[] = [
+  {
+    name: 'Mintlify',
+    site: MINTLIFY,
+    touchBrokenPage: { old_string: 'Run `acme init`.', new_string: 'Run `acme init --yes`.' },
+    brokenNewPage: {
+      calls: [
+        call('write_file', { path: 'docs.json', content: JSON.stringify(mintlifyNav) }),
+        call('write_file', { path: 'limits.mdx', content: '---\ntitle: Limits\n---\n\nSee [the API](/api/limits).\n' }),
+      ],
+      page: 'limits.mdx',
+      line: 5,
+      href: '/api/limits',
+    },
+  },
+  {
+    name: 'Docusaurus',
+    site: DOCUSAURUS,
+    touchBrokenPage: { old_string: '## Details {#custom-id}', new_string: '## Details {#custom-id}\n\nTokens expire after 90 days.' },
+    brokenNewPage: {
+      calls: [
+        call('edit_file', { path: 'sidebars.js', old_string: "'intro',", new_string: "'intro',\n    'limits'," }),
+        call('write_file', { path: 'docs/limits.md', content: '---\ntitle: Limits\n---\n\nSee [the API](/docs/api/limits).\n' }),
+      ],
+      page: 'docs/limits.md',
+      line: 5,
+      href: '/docs/api/limits',
+    },
+  },
+  {
+    name: 'MkDocs',
+    site: MKDOCS,
+    touchBrokenPage: { old_string: '## Café Über', new_string: '## Café Über\n\nAccents are fine.' },
+    brokenNewPage: {
+      calls: [
+        call('edit_file', { path: 'mkdocs.yml', old_string: '  - Home: index.md\n', new_string: '  - Home: index.md\n  - Limits: limits.md\n' }),
+        call('write_file', { path: 'docs/limits.md', content: '# Limits\n\nSee [the API](api/limits.md).\n' }),
+      ],
+      page: 'docs/limits.md',
+      line: 3,
+      href: 'api/limits.md',
+    },
+  },
+];
+/** [name, case] rows for it.each, so test names read "Docusaurus: …". */
+const BY_NAME = FRAMEWORKS.map((f) => [f.name, f] as const);
 
 describe('docs checks before the pull request', () => {
   it('Mintlify: a new page without navigation and with a broken link is sent back, fixed, and the PR says so; a follow-up updates it in place', async () => {
@@ -177,31 +237,29 @@ describe('docs checks before the pull request', () => {
     expect((await e.server.api('GET', `/v2/agent/${p.projectId}/usage?days=0`, { key: p.key })).status).toBe(400);
   });
 
-  it('Mintlify: a broken link already on the base branch is not blamed', async () => {
-    const p = await project('acme/preexisting', MINTLIFY.files);
+  it.each(BY_NAME)('%s: a broken link already on the base branch is not blamed', async (name, { site, touchBrokenPage }) => {
+    const repo = `preexisting-${name.toLowerCase()}`;
+    const p = await project(`acme/${repo}`, site.files);
     const n = e.llm.requests.length;
-    const { job } = await runJob(p, 'Say to pass --yes', [
-      call('edit_file', { path: 'quickstart.mdx', old_string: 'Run `acme init`.', new_string: 'Run `acme init --yes`.' }),
-      finish('Mention --yes', 'The quickstart now passes --yes.'),
-    ]);
+    const { page, href, line } = site.brokenOnBase;
+    const { job } = await runJob(p, 'Touch up the page', [call('edit_file', { path: page, ...touchBrokenPage }), finish('Touch up', 'Touched up the page.')]);
+    expect(job.error).toBeNull();
     expect(job.status).toBe('completed');
     // One finish was enough: no round was spent on the old broken link.
     expect(e.llm.requests.length - n).toBe(2);
     const checks = (await jobEvents(e.server, p.projectId, job.id, p.key)).filter((x) => x.type === 'checks');
     expect(checks.map((c) => [c.data.ok, c.data.preExistingCount])).toEqual([[true, 1]]);
-    const pr = e.host.github.pulls.find((x) => x.repo === 'preexisting')!;
+    const pr = e.host.github.pulls.find((x) => x.repo === repo)!;
     expect(pr.body).toContain('✅ No problems introduced by this job.');
     expect(pr.body).toContain('<details><summary>1 problem already on main (not caused by this job)</summary>');
-    expect(pr.body).toContain('`quickstart.mdx:7` (links): Link "/setup/legacy" does not lead to a page');
+    expect(pr.body).toContain(`\`${page}:${line}\` (links): Link "${href}" does not lead to a page`);
   });
 
-  it('strict: a job that cannot fix its broken link fails with checks_failed and pushes nothing', async () => {
-    const p = await project('acme/strict', MINTLIFY.files, { checks: 'strict' });
-    const config = JSON.parse(MINTLIFY.files['docs.json']);
-    config.navigation.tabs[0].groups[0].pages.push('limits');
+  it.each(BY_NAME)('%s strict: a job that cannot fix its broken link fails with checks_failed and pushes nothing', async (name, { site, brokenNewPage }) => {
+    const repo = `strict-${name.toLowerCase()}`;
+    const p = await project(`acme/${repo}`, site.files, { checks: 'strict' });
     const { job } = await runJob(p, 'Document limits', [
-      call('write_file', { path: 'docs.json', content: JSON.stringify(config) }),
-      call('write_file', { path: 'limits.mdx', content: '---\ntitle: Limits\n---\n\nSee [the API](/api/limits).\n' }),
+      ...brokenNewPage.calls,
       finish('Limits', 'Added.'),
       finish('Limits', 'I could not find the API page.'),
       finish('Limits', 'Still cannot.'),
@@ -210,12 +268,13 @@ describe('docs checks before the pull request', () => {
     expect(job.status).toBe('failed');
     expect(job.error.code).toBe('checks_failed');
     expect(job.error.message).toContain('after 3 fix rounds');
-    expect(job.error.message).toContain('limits.mdx:5: Link "/api/limits" does not lead to a page');
+    expect(job.error.message).toContain(`${brokenNewPage.page}:${brokenNewPage.line}: Link "${brokenNewPage.href}" does not lead to a page`);
     expect(job.prLink).toBeNull();
-    expect(e.host.log('acme/strict', job.source.ref)).toBeNull();
-    expect(e.host.github.pulls.filter((x) => x.repo === 'strict')).toHaveLength(0);
+    expect(e.host.log(`acme/${repo}`, job.source.ref)).toBeNull();
+    expect(e.host.github.pulls.filter((x) => x.repo === repo)).toHaveLength(0);
     const changes = await e.server.api('GET', `/v2/agent/${p.projectId}/job/${job.id}/changes`, { key: p.key });
-    expect(changes.body.checks).toMatchObject({ mode: 'strict', problems: [expect.objectContaining({ check: 'links', target: '/api/limits' })] });
+    // Only the link is left: the page is in the navigation.
+    expect(changes.body.checks).toMatchObject({ mode: 'strict', problems: [expect.objectContaining({ check: 'links', path: brokenNewPage.page, target: brokenNewPage.href })] });
     expect(changes.body.files).toEqual([]);
   });
 
@@ -242,16 +301,26 @@ describe('docs checks before the pull request', () => {
     expect(pr.body).toContain('| `guides/events/webhooks.mdx` | renamed from `guides/webhooks.mdx` |');
   });
 
-  it('Docusaurus on GitLab: a doc missing from sidebars.js is sent back; the merge request description is updated by a follow-up', async () => {
+  it('Docusaurus on GitLab: a doc missing from sidebars.js and with a broken link is sent back and fixed; the merge request description is updated by a follow-up', async () => {
     const p = await project('group/docusaurus', DOCUSAURUS.files, { codeHost: 'gitlab' });
     const { job } = await runJob(p, 'Add a limits doc', [
-      call('write_file', { path: 'docs/guides/limits.md', content: '---\ntitle: Limits\n---\n\n## Per key\n\nSee [tokens](./auth.md#api-tokens).\n' }),
+      call('write_file', { path: 'docs/guides/limits.md', content: '---\ntitle: Limits\n---\n\n## Per key\n\nSee [tokens](./auth.md#api-tokens) and [webhooks](/docs/guides/webhook).\n' }),
       finish('Limits doc', 'Added.'),
+      // Told of both problems: list the doc and fix the link.
       call('edit_file', { path: 'sidebars.js', old_string: "'guides/auth',", new_string: "'guides/auth', 'guides/limits'," }),
+      call('edit_file', { path: 'docs/guides/limits.md', old_string: '(/docs/guides/webhook)', new_string: '(/docs/guides/webhooks)' }),
       finish('Limits doc', 'Added and listed in the sidebar.'),
     ]);
     expect(job.error).toBeNull();
-    expect(toldToModel()).toContain('New page docs/guides/limits.md is not in the navigation: add "guides/limits" to sidebars.js');
+    const told = toldToModel();
+    expect(told).toContain('New page docs/guides/limits.md is not in the navigation: add "guides/limits" to sidebars.js');
+    expect(told).toContain('Link "/docs/guides/webhook" does not lead to a page');
+    expect(e.host.show('group/docusaurus', job.source.ref, 'docs/guides/limits.md')).toContain('[webhooks](/docs/guides/webhooks)');
+    const checks = (await jobEvents(e.server, p.projectId, job.id, p.key)).filter((x) => x.type === 'checks').map((x) => x.data);
+    expect(checks.map((c) => [c.round, c.ok, c.problemCount])).toEqual([
+      [1, false, 2],
+      [2, true, 0],
+    ]);
     const mr = e.host.gitlab.mergeRequests.find((m) => m.project === 'group/docusaurus')!;
     expect(mr.description).toContain('Mode **warn** · docusaurus · ran: links, anchors, assets, navigation');
     expect(mr.description).toContain('✅ No problems introduced by this job.');

@@ -25,7 +25,7 @@ describe('docs framework detection', () => {
   it('docs.json / mint.json sites', async () => {
     const ws = await repo({ 'docs.json': '{"navigation": []}', 'index.mdx': '---\ntitle: A\ndescription: B\n---\n# A\n', 'guide.mdx': '---\ntitle: G\n---\n' });
     const p = await detectDocs(ws);
-    expect(p).toMatchObject({ framework: 'mintlify', configFile: 'docs.json', mdFormat: 'mdx' });
+    expect(p).toMatchObject({ framework: 'mintlify', configFile: 'docs.json', mdFormat: 'mdx', headingIds: false });
     const s = systemPrompt(p, { maxSteps: 50 });
     expect(s).toContain('docs.json');
     expect(s).toContain('navigation');
@@ -36,7 +36,7 @@ describe('docs framework detection', () => {
   });
   it('Docusaurus', async () => {
     const p = await detectDocs(await repo({ 'website/docusaurus.config.js': 'module.exports = {}', 'website/sidebars.js': 'module.exports = {}', 'website/docs/intro.md': '---\nsidebar_position: 1\n---\n# Intro\n' }));
-    expect(p).toMatchObject({ framework: 'docusaurus', docsRoot: 'website/docs', mdFormat: 'mdx' });
+    expect(p).toMatchObject({ framework: 'docusaurus', docsRoot: 'website/docs', mdFormat: 'mdx', headingIds: true });
     expect(systemPrompt(p, { maxSteps: 5 })).toContain('website/sidebars.js');
   });
   it('MkDocs', async () => {
@@ -70,6 +70,11 @@ describe('validation of changed files', () => {
     expect((await checkMdx('---\ntitle: [bad\n---\n\n# Hi\n'))[0]).toMatch(/^front matter:/);
     expect((await checkMdx('Use {curly braces', 'mdx')).length).toBeGreaterThan(0);
     expect(await checkMdx('Use {curly} braces <3', 'md')).toEqual([]);
+    // Docusaurus's explicit heading ids are not MDX expressions there; elsewhere they are, and fail.
+    const headingId = '# Auth\n\n## Details {#custom-id}\n\nText.\n';
+    expect(await checkMdx(headingId, 'mdx', { headingIds: true })).toEqual([]);
+    expect((await checkMdx(headingId, 'mdx'))[0]).toMatch(/line 3/);
+    expect((await checkMdx('## Details {#custom-id}\n\nUse {broken\n', 'mdx', { headingIds: true }))[0]).toMatch(/line 3/);
     expect(checkJson('{"a":1}')).toEqual([]);
     expect(checkJson('{"a":')).toHaveLength(1);
     expect(checkYaml('a: 1\nb: [1, 2]\n')).toEqual([]);

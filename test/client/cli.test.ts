@@ -5,11 +5,18 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { FolioClient } from '../../src/client/index.ts';
 import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
 import { CLI_ENTRY, NODE, runCli as run } from './fixtures/run-cli.ts';
+import { startCodeHost, type CodeHostServer } from '../fixtures/git-server.ts';
+import { jobFromMergedPullRequest } from '../triggers/helpers.ts';
+
+const HOST_TOKEN = 'ghp_cli_code_host_token_0123456789';
 
 let server: TestServer;
 let handler: ScriptedHandler;
 let client: FolioClient;
 let env: Record<string, string>;
+let projectId: string;
+/** A code host whose merged pull requests start jobs (a job's trigger). */
+let codeHost: CodeHostServer;
 
 const runCli = (args: string[], extraEnv: Record<string, string | undefined> = {}, onStderr?: (text: string) => void) =>
   run(args, { ...env, ...extraEnv }, onStderr);
@@ -17,7 +24,8 @@ const runCli = (args: string[], extraEnv: Record<string, string | undefined> = {
 beforeAll(async () => {
   handler = new ScriptedHandler();
   server = await startTestServer({ jobHandler: handler });
-  const projectId = await server.createProject();
+  codeHost = await startCodeHost({ token: HOST_TOKEN });
+  projectId = await server.createProject();
   const key = await server.createKey(projectId);
   client = new FolioClient({ baseUrl: server.url, apiKey: key, projectId });
   env = { FOLIO_URL: server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId };
@@ -25,6 +33,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  await codeHost?.close();
 });
 
 describe('folio jobs create --wait', () => {
@@ -131,6 +140,8 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(human.stdout).toMatch(/^USAGE\s+1000 input \+ 200 output tokens \(~\$0\.0060\)$/m);
     expect(human.stdout).toMatch(/^FILES\s+2 changed, \+13 -1$/m);
     expect(human.stdout).toMatch(/^\s+guides\/new\.mdx {2}added {2}\+12 -0$/m);
+    // Made through the API: no code change started it.
+    expect(human.stdout).not.toMatch(/^TRIGGER/m);
     const asJson = JSON.parse((await runCli(['jobs', 'get', job.id, '--json'])).stdout);
     expect(asJson.usage).toEqual({ inputTokens: 1000, outputTokens: 200, totalTokens: 1200, estimatedCostUsd: 0.006 });
     expect(asJson.files).toHaveLength(2);
@@ -155,6 +166,18 @@ describe('folio jobs get|list|message|archive|events', () => {
     const again = await runCli(['jobs', 'message', job.id, 'one more']);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('(409 job_archived)');
+  });
+
+  it('gets a job a merged pull request started, with the code change that started it', async () => {
+    const { jobId, repositoryUrl, changeUrl } = await jobFromMergedPullRequest(server, codeHost, { projectId, repo: 'acme/api', token: HOST_TOKEN });
+    await client.waitForJob(jobId, { intervalMs: 100 });
+    const human = await runCli(['jobs', 'get', jobId]);
+    expect(human.code).toBe(0);
+    const line = human.stdout.split('\n').find((l) => l.startsWith('TRIGGER'));
+    expect(line).toMatch(/^TRIGGER\s+Merged pull request on GitHub: /);
+    expect(line!.split(': ').slice(1).join(': ')).toBe(changeUrl);
+    const asJson = JSON.parse((await runCli(['jobs', 'get', jobId, '--json'])).stdout);
+    expect(asJson.trigger).toEqual({ kind: 'pull_request_merged', host: 'github', repository: repositoryUrl, url: changeUrl });
   });
 
   it('returns the same job when a create is re-run with the same --idempotency-key', async () => {

@@ -1,9 +1,10 @@
-// FolioClient against a real Folio server: every job method, pagination, events (paged, live, resumed
-// after a dropped connection), waitForJob, retries after network errors and 5xx answers.
+// FolioClient against a real Folio server: every job method, a job's changes and the project's usage,
+// pagination, events (paged, live, resumed after a dropped connection), waitForJob, retries after
+// network errors and 5xx answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { FolioClient, FolioError, type Job, type JobEvent } from '../../src/client/index.ts';
-import { PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
+import { COMPLETED_CHANGES, COMPLETED_CHECKS, PR_LINK, ScriptedHandler } from './fixtures/handler.ts';
 import { startProxy, type Proxy } from './fixtures/proxy.ts';
 
 let server: TestServer;
@@ -160,6 +161,59 @@ describe('job methods', () => {
     const one = await c.listJobsPage({ limit: 1 });
     expect(one.jobs[0].id).toBe(made[4]);
     expect(one.nextCursor).toBeTruthy();
+  });
+});
+
+describe("a job's changes and the project's usage", () => {
+  // A project of its own, so its usage is only what these jobs used.
+  let own: FolioClient;
+  beforeAll(async () => {
+    const id = await server.createProject();
+    own = new FolioClient({ baseUrl: server.url, apiKey: await server.createKey(id, 'write'), projectId: id });
+  });
+
+  it('getJobChanges returns the branch diff, its files and the checks report; nothing yet while the first turn runs', async () => {
+    const held = await own.createJob('hold: not done yet');
+    await handler.whenHeld(held.id);
+    expect(await own.getJobChanges(held.id)).toEqual({ baseSha: null, headSha: null, files: [], diff: '', diffTruncated: false, checks: null, updatedAt: null });
+    await handler.finish(held.id);
+
+    const job = await own.waitForJob((await own.createJob('complete: a new guide')).id, { intervalMs: 100 });
+    const changes = await own.getJobChanges(job.id);
+    const { baseSha, headSha, files, diff } = COMPLETED_CHANGES;
+    expect(changes).toEqual({ baseSha, headSha, files, diff, diffTruncated: false, checks: COMPLETED_CHECKS, updatedAt: expect.any(String) });
+    // The same files as on the job; stored while the turn ran.
+    expect(changes.files).toEqual(job.files);
+    expect(Date.parse(changes.updatedAt!)).toBeGreaterThanOrEqual(Date.parse(job.createdAt));
+    expect(Date.parse(changes.updatedAt!)).toBeLessThanOrEqual(Date.parse(job.updatedAt));
+
+    await expect(own.getJobChanges('job_00000000000000000000000000')).rejects.toMatchObject({ name: 'FolioError', status: 404, code: 'job_not_found' });
+  });
+
+  it("usage sums each job's tokens per day and per job (most tokens first) and prices them", async () => {
+    const before = await own.usage();
+    const twice = await own.waitForJob((await own.createJob('complete: first turn')).id, { intervalMs: 100 });
+    await own.sendMessage(twice.id, 'complete: second turn');
+    const done = await own.waitForJob(twice.id, { intervalMs: 100 });
+    expect(done.usage).toEqual({ inputTokens: 2000, outputTokens: 400, totalTokens: 2400, estimatedCostUsd: 0.012 });
+
+    // The default model (anthropic/claude-sonnet-4-5) costs $3 / $15 per million input / output tokens.
+    const figures = (turns: number) => ({ inputTokens: 1000 * turns, outputTokens: 200 * turns, totalTokens: 1200 * turns, estimatedCostUsd: (6000 * turns) / 1e6, unpricedTokens: 0 });
+    const usage = await own.usage({ days: 7 });
+    // The job of the test before (one turn) and this one (two turns); the held job used nothing.
+    expect(before.jobs).toHaveLength(1);
+    const earlier = before.jobs[0];
+    expect(usage).toEqual({
+      days: [{ date: new Date().toISOString().slice(0, 10), jobs: 2, ...figures(3) }],
+      jobs: [
+        { id: done.id, status: 'completed', model: done.model, createdAt: done.createdAt, ...figures(2) },
+        { ...earlier, ...figures(1) },
+      ],
+      totals: figures(3),
+    });
+    expect(earlier).toMatchObject({ status: 'completed', model: 'anthropic/claude-sonnet-4-5', ...figures(1) });
+    // `days` is checked by the server: the client passes its answer on as a FolioError.
+    await expect(own.usage({ days: 0 })).rejects.toMatchObject({ name: 'FolioError', status: 400, code: 'invalid_request' });
   });
 });
 

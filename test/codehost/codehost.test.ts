@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeHost, CodeHostError, parseRepositoryUrl } from '../../src/codehost/index.ts';
 import { githubApiBase } from '../../src/codehost/github.ts';
 import { gitlabApiBase } from '../../src/codehost/gitlab.ts';
+import { triggerLabel } from '../../src/codehost/kinds.ts';
 import { LOCAL_GIT, startCodeHost, gitSync, type CodeHostServer } from '../fixtures/git-server.ts';
 import path from 'node:path';
 
@@ -31,6 +32,16 @@ describe('repository URLs and API bases', () => {
     expect(githubApiBase('https://github.com/acme/docs', 'http://127.0.0.1:9/api/')).toBe('http://127.0.0.1:9/api');
     expect(gitlabApiBase('https://gitlab.com/g/docs')).toBe('https://gitlab.com/api/v4');
     expect(gitlabApiBase('https://git.corp.example:8443/g/docs')).toBe('https://git.corp.example:8443/api/v4');
+  });
+});
+
+describe("a job's trigger in words", () => {
+  it("names what happened in the host's own words, and the host", () => {
+    expect(triggerLabel({ kind: 'pull_request_merged', host: 'github' })).toBe('Merged pull request on GitHub');
+    expect(triggerLabel({ kind: 'pull_request_opened', host: 'gitlab' })).toBe('Opened merge request on GitLab');
+    expect(triggerLabel({ kind: 'push', host: 'gitlab' })).toBe('Push to the default branch on GitLab');
+    // From a server that knows more kinds or hosts: shown as sent.
+    expect(triggerLabel({ kind: 'tag', host: 'bitbucket' })).toBe('tag on bitbucket');
   });
 });
 

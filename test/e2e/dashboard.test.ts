@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
 import { launchChromium } from '../helpers/browser.ts';
+import { jobFromMergedPullRequest } from '../triggers/helpers.ts';
 
 const SHOTS = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
 const WEB_INDEX = path.resolve('web/dist/index.html');
@@ -184,6 +185,8 @@ describe('dashboard in the browser', () => {
     await checks.getByRole('listitem').filter({ hasText: 'Links' }).waitFor();
     expect(await checks.getByRole('list', { name: 'Checks that ran' }).textContent()).toContain('✓ Navigation');
     expect(await page.getByTestId('job-usage').textContent()).toMatch(/^[\d,]+ tokens · /);
+    // Started from the dashboard: no code change to show.
+    expect(await page.getByTestId('job-trigger').count()).toBe(0);
     await shot('job');
 
     // A follow-up from the job page, then archive it (after confirming).
@@ -249,6 +252,17 @@ describe('dashboard in the browser', () => {
     expect(await day.textContent()).toContain(report.days[0].inputTokens.toLocaleString('en-US'));
     await shot('usage');
   }, 150_000);
+
+  it('shows the code change that started a job: what happened, on which host, linked', async () => {
+    e.llm.setResponder(sequence([toolCall('finish', { title: 'Nothing to document', summary: 'The flag is internal.' })]));
+    const { jobId, changeUrl } = await jobFromMergedPullRequest(e.server, e.host, { projectId, repo: 'acme/api' });
+    await page.goto(`${e.server.url}/projects/${projectId}/jobs/${jobId}`);
+    const trigger = page.getByTestId('job-trigger');
+    await trigger.waitFor();
+    expect(await trigger.textContent()).toBe(`Merged pull request on GitHub: ${changeUrl}`);
+    expect(await trigger.getByRole('link').getAttribute('href')).toBe(changeUrl);
+    await page.getByText('completed', { exact: true }).first().waitFor({ timeout: 60_000 });
+  });
 
   it('shows analytics for ingested events and exports the table as CSV', async () => {
     const now = Date.now();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { githubPullRequest, githubPush, sendGitHub } from '../fixtures/code-host-sender.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
-import { configureTriggers, deliveries, endpoint, jobsOf, messagesOf } from './helpers.ts';
+import { configureTriggers, deliveries, endpoint, expectOneJobPerProject, jobsOf, messagesOf, projectsWatching } from './helpers.ts';
 
 const DOCS = {
   'docs.json': JSON.stringify({ name: 'Acme', navigation: [{ group: 'Start', pages: ['index'] }] }, null, 2) + '\n',
@@ -80,6 +80,17 @@ describe('jobs started by GitHub webhooks', () => {
     const recorded = await deliveries(e.server, projectId);
     expect(recorded.slice(0, 2).map((d) => d.outcome)).toEqual(['duplicate', 'started']);
     expect(recorded[1]).toMatchObject({ jobId, changeUrl: `${codeUrl}/pull/1`, statusCode: 201, event: 'pull_request' });
+  });
+
+  it('two projects watching the same repository each start one job for the same delivery; redeliveries are duplicates of their own job', async () => {
+    // GitHub sends each webhook of the repository its own copy of the event, with the same X-GitHub-Delivery.
+    const head = e.host.commit('acme/api', 'feature/shared', { 'src/cli.ts': 'export const flags = ["--verbose", "--shared"];\n' }, 'Add --shared');
+    e.host.github.pulls.push({ number: 9, owner: 'acme', repo: 'api', head: 'feature/shared', base: 'main', title: 'Add --shared', body: '', draft: false, state: 'closed' });
+    e.llm.setResponder(sequence([]));
+    const watchers = await projectsWatching(e.server, 2, { repositoryUrl: `${e.host.origin}/acme/docs`, codeHost: 'github' }, { host: 'github', repositoryUrl: codeUrl, events: ['merged'] });
+    const payload = githubPullRequest('closed', { repo: 'acme/api', number: 9, title: 'Add --shared', base: { ref: 'main', sha: base }, head: { ref: 'feature/shared', sha: head } }, { merged: true });
+    const jobs = await expectOneJobPerProject(e.server, watchers, (p) => sendGitHub(p.url, p.secret, 'pull_request', payload, { deliveryId: 'delivery-shared-1' }));
+    for (const job of jobs) expect(job.trigger).toEqual({ kind: 'pull_request_merged', host: 'github', repository: codeUrl, url: `${codeUrl}/pull/9` });
   });
 
   it('a bad or missing signature gets 401 and is recorded; nothing starts', async () => {
@@ -243,15 +254,18 @@ describe('jobs started by GitHub webhooks', () => {
     // Larger than the API's general body limit (1 MiB) but within the webhook limit: accepted.
     const padded = await sendGitHub(url, secret, 'ping', { zen: 'z'.repeat(2 * 1024 * 1024) });
     expect(padded.status).toBe(200);
-    const big = await sendGitHub(url, secret, 'push', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10) });
+    const big = await sendGitHub(url, secret, 'push', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10), deliveryId: 'delivery-too-large' });
     expect(big.status).toBe(413);
-    expect((await deliveries(e.server, projectId))[0]).toMatchObject({ outcome: 'rejected', statusCode: 413 });
-    const unknown = await sendGitHub(endpoint(e.server, 'prj_nope', 'github'), secret, 'ping', {});
+    // Answered like every other delivery, with the API's error body too.
+    const reason = 'The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (5242880 bytes).';
+    expect(big.body).toEqual({ outcome: 'rejected', reason, deliveryId: 'delivery-too-large', error: reason, code: 'payload_too_large' });
+    expect((await deliveries(e.server, projectId))[0]).toMatchObject({ outcome: 'rejected', statusCode: 413, deliveryId: 'delivery-too-large', event: 'push', reason });
+    const unknown = await sendGitHub(endpoint(e.server, 'prj_nope', 'github'), secret, 'ping', {}, { deliveryId: 'delivery-nowhere' });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.code).toBe('project_not_found');
+    expect(unknown.body).toMatchObject({ code: 'project_not_found', outcome: 'rejected', deliveryId: 'delivery-nowhere', error: 'Project "prj_nope" does not exist.' });
     const bare = await e.server.createProject({ repositoryUrl: `${e.host.origin}/acme/docs.git` });
     const none = await sendGitHub(endpoint(e.server, bare, 'github'), secret, 'ping', {});
     expect(none.status).toBe(404);
-    expect(none.body.code).toBe('triggers_not_configured');
+    expect(none.body).toMatchObject({ code: 'triggers_not_configured', outcome: 'rejected' });
   });
 });

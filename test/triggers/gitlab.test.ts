@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sequence, toolCall } from '../fixtures/fake-openai.ts';
 import { gitlabMergeRequest, gitlabPush, sendGitLab } from '../fixtures/code-host-sender.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
-import { configureTriggers, deliveries, endpoint, jobsOf, messagesOf } from './helpers.ts';
+import { configureTriggers, deliveries, endpoint, expectOneJobPerProject, jobsOf, messagesOf, projectsWatching } from './helpers.ts';
 
 const DOCS = { 'index.md': '# Acme\n\nRun `acme build`.\n' };
 const CODE = { 'lib/cli.rb': 'FLAGS = ["--verbose"]\n' };
@@ -68,6 +68,17 @@ describe('jobs started by GitLab webhooks', () => {
     expect(await jobsOf(e.server, projectId, key)).toHaveLength(1);
   });
 
+  it('two projects watching the same repository each start one job for the same event; redeliveries are duplicates of their own job', async () => {
+    // X-Gitlab-Event-UUID names the event, shared by every webhook it triggers (and a body hash would be too).
+    const head = e.host.commit('group/sub/api', 'feature/shared', { 'lib/cli.rb': 'FLAGS = ["--verbose", "--shared"]\n' }, 'Add --shared');
+    addMergeRequest(9, 'feature/shared', 'Add --shared');
+    e.llm.setResponder(sequence([]));
+    const watchers = await projectsWatching(e.server, 2, { repositoryUrl: `${e.host.origin}/group/docs`, codeHost: 'gitlab' }, { host: 'gitlab', repositoryUrl: codeUrl, events: ['merged'] });
+    const payload = gitlabMergeRequest('merge', { repo: 'group/sub/api', number: 9, title: 'Add --shared', base: { ref: 'main', sha: base }, head: { ref: 'feature/shared', sha: head } });
+    const jobs = await expectOneJobPerProject(e.server, watchers, (p) => sendGitLab(p.url, p.secret, 'Merge Request Hook', payload, { uuid: 'gl-event-shared' }));
+    for (const job of jobs) expect(job.trigger).toEqual({ kind: 'pull_request_merged', host: 'gitlab', repository: codeUrl, url: `${codeUrl}/-/merge_requests/9` });
+  });
+
   it('a wrong or missing token gets 401; malformed payloads 400; unknown events 202', async () => {
     const payload = gitlabMergeRequest('merge', { repo: 'group/sub/api', number: 1, title: 'x', base: { ref: 'main', sha: base }, head: { ref: 'x', sha: base } });
     expect((await sendGitLab(url, 'wrong', 'Merge Request Hook', payload)).status).toBe(401);
@@ -84,7 +95,12 @@ describe('jobs started by GitLab webhooks', () => {
     const pipeline = await sendGitLab(url, secret, 'Pipeline Hook', { object_kind: 'pipeline' });
     expect(pipeline.status).toBe(202);
     expect(pipeline.body.reason).toMatch(/"Pipeline Hook" is not one Folio acts on/);
-    expect((await deliveries(e.server, projectId)).filter((d) => d.outcome === 'rejected').length).toBeGreaterThanOrEqual(6);
+    // Too large: refused before the body is read, with the delivery id GitLab sent (Idempotency-Key).
+    const big = await sendGitLab(url, secret, 'Push Hook', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10), uuid: 'gl-too-large' });
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({ code: 'payload_too_large', outcome: 'rejected', deliveryId: 'gl-too-large' });
+    expect(big.body.error).toBe(big.body.reason);
+    expect((await deliveries(e.server, projectId)).filter((d) => d.outcome === 'rejected').length).toBeGreaterThanOrEqual(7);
   });
 
   it('a merge request whose files miss the path filter starts nothing', async () => {

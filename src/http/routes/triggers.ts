@@ -8,25 +8,28 @@ import type { Services } from '../../services.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
 import type { TriggerHost } from '../../store/schema.ts';
 
-const REFUSALS: Record<string, [number, string]> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT.'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'The Content-Length header does not match the body.'],
-};
-
 export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { receiver } = services.triggers;
   const bodyLimit = services.config.triggers.bodyLimitBytes;
+  /** Deliveries refused while their body was read, before the handler ran. */
+  const refusals: Record<string, { statusCode: number; code: string; reason: string }> = {
+    FST_ERR_CTP_BODY_TOO_LARGE: { statusCode: 413, code: 'payload_too_large', reason: `The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (${bodyLimit} bytes).` },
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: { statusCode: 400, code: 'invalid_request', reason: 'The Content-Length header does not match the body.' },
+  };
 
   // This scope only: every body is kept as the bytes that were signed.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
 
-  // Deliveries refused before the handler ran (too large, broken length) are recorded too.
-  app.addHook('onError', async (request, _reply, error: FastifyError) => {
-    const refusal = error.code ? REFUSALS[error.code] : undefined;
-    const params = request.params as { projectId?: string };
+  // Those refusals are answered like every other delivery (outcome, reason, deliveryId) and recorded;
+  // any other error goes on to the API's error handler.
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const refusal = error.code ? refusals[error.code] : undefined;
+    const { projectId } = request.params as { projectId?: string };
+    if (!refusal || projectId === undefined) throw error;
     const host = request.routeOptions.url?.endsWith('/gitlab') ? 'gitlab' : 'github';
-    if (refusal && params.projectId) await receiver.refused(params.projectId, host, request.headers, refusal[0], refusal[1]).catch(() => {});
+    const answer = await receiver.refused(projectId, host, request.headers, refusal);
+    return reply.code(answer.statusCode).send(answer.body);
   });
 
   for (const host of ['github', 'gitlab'] as const satisfies readonly TriggerHost[]) {

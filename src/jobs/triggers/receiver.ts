@@ -51,14 +51,28 @@ const header = (headers: IncomingDelivery['headers'], name: string): string | un
   return Array.isArray(v) ? v[0] : v;
 };
 
-function deliveryIdOf(d: IncomingDelivery): string {
-  const names = d.host === 'github' ? ['x-github-delivery'] : ['idempotency-key', 'x-gitlab-event-uuid'];
+/** The delivery id the host sent in a header, if usable. */
+function sentDeliveryId(host: TriggerHost, headers: IncomingDelivery['headers']): string | undefined {
+  const names = host === 'github' ? ['x-github-delivery'] : ['idempotency-key', 'x-gitlab-event-uuid'];
   for (const n of names) {
-    const v = header(d.headers, n);
+    const v = header(headers, n);
     if (v !== undefined && DELIVERY_ID.test(v)) return v;
   }
+  return undefined;
+}
+
+function deliveryIdOf(d: IncomingDelivery): string {
   // No usable id: a byte-identical redelivery is the same delivery.
-  return `sha256:${createHash('sha256').update(d.body).digest('hex')}`;
+  return sentDeliveryId(d.host, d.headers) ?? `sha256:${createHash('sha256').update(d.body).digest('hex')}`;
+}
+
+type Answered = Pick<DeliveryRecord, 'outcome' | 'statusCode' | 'reason' | 'jobId'>;
+
+/** The answer's body: what was done and why; refusals carry the API's error body too, so every 4xx/5xx reads like the rest of the API. */
+function answerOf(r: Answered, deliveryId: string | null, extra: { code?: string; headers?: Record<string, string> } = {}): DeliveryAnswer {
+  const body: DeliveryAnswer['body'] = { outcome: r.outcome, reason: r.reason, deliveryId, ...(r.jobId ? { jobId: r.jobId } : {}) };
+  if (r.statusCode >= 400) Object.assign(body, { error: r.reason, code: extra.code ?? 'delivery_rejected' });
+  return { statusCode: r.statusCode, body, headers: extra.headers };
 }
 
 /** The JSON payload of a delivery: a JSON body, or GitHub's form encoding (payload=…). */
@@ -117,28 +131,34 @@ export class TriggerReceiver {
     this.deps = deps;
   }
 
-  /** Records a delivery refused before it reached receive() (too large, unreadable body). */
-  async refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], statusCode: number, reason: string): Promise<void> {
-    if (!(await this.deps.store.projectExists(projectId)) || !(await this.mayRecordUnverified(projectId))) return;
-    const deliveryId = header(headers, host === 'github' ? 'x-github-delivery' : 'idempotency-key') ?? null;
-    const event = header(headers, host === 'github' ? 'x-github-event' : 'x-gitlab-event') ?? null;
-    await this.deps.store.recordDelivery(this.deps.store.db, {
-      projectId,
-      host,
-      deliveryId: deliveryId && DELIVERY_ID.test(deliveryId) ? deliveryId : null,
-      event: event?.slice(0, 100) ?? null,
-      outcome: 'rejected',
-      statusCode,
-      reason,
-    });
+  /**
+   * Answers a delivery refused before it reached receive() (too large, a broken length) like every
+   * other refusal, and records it. The body was not read, so only a delivery id sent in a header is known.
+   */
+  async refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], refusal: { statusCode: number; code: string; reason: string }): Promise<DeliveryAnswer> {
+    const { store, log } = this.deps;
+    const deliveryId = sentDeliveryId(host, headers) ?? null;
+    const event = header(headers, host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null;
+    const r = { outcome: 'rejected' as const, statusCode: refusal.statusCode, reason: refusal.reason };
+    try {
+      if ((await store.projectExists(projectId)) && (await this.mayRecordUnverified(projectId))) {
+        await store.recordDelivery(store.db, { projectId, host, deliveryId, event, ...r });
+      }
+    } catch (err) {
+      // The refusal is answered even when the store cannot record it.
+      log.warn({ err, projectId, host }, 'a refused code host delivery could not be recorded');
+    }
+    log.info({ projectId, host, deliveryId, event, outcome: r.outcome }, 'code host delivery');
+    return answerOf(r, deliveryId, { code: refusal.code });
   }
 
   async receive(d: IncomingDelivery): Promise<DeliveryAnswer> {
     const { store, log } = this.deps;
-    if (!(await store.projectExists(d.projectId))) {
-      throw new ApiError(404, 'project_not_found', `Project "${d.projectId}" does not exist.`);
-    }
     const deliveryId = deliveryIdOf(d);
+    if (!(await store.projectExists(d.projectId))) {
+      // Not recorded: there is no project to record it for.
+      return answerOf({ outcome: 'rejected', statusCode: 404, reason: `Project "${d.projectId}" does not exist.` }, deliveryId, { code: 'project_not_found' });
+    }
     const rawEvent = header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event');
     const event = rawEvent === undefined ? null : rawEvent.slice(0, 100);
     const base: Pick<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'> = { projectId: d.projectId, host: d.host, deliveryId, event };
@@ -149,10 +169,7 @@ export class TriggerReceiver {
         await store.recordDelivery(store.db, { ...base, ...r });
       }
       log.info({ projectId: d.projectId, host: d.host, deliveryId, event, outcome: r.outcome, jobId: r.jobId ?? undefined }, 'code host delivery');
-      const body: DeliveryAnswer['body'] = { outcome: r.outcome, reason: r.reason, deliveryId, ...(r.jobId ? { jobId: r.jobId } : {}) };
-      // Refusals carry the API's error body too, so every 4xx/5xx reads like the rest of the API.
-      if (r.statusCode >= 400) Object.assign(body, { error: r.reason, code: extra.code ?? 'delivery_rejected' });
-      return { statusCode: r.statusCode, body, headers: extra.headers };
+      return answerOf(r, deliveryId, extra);
     };
 
     let secret: string | null;
@@ -215,8 +232,9 @@ export class TriggerReceiver {
       return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason });
     }
 
+    // Unique per project (with the project id in the lookup): each project's copy of an event counts once.
     const dedupeKey = `${d.host}:${deliveryId}`;
-    const earlier = await store.acted(store.db, dedupeKey);
+    const earlier = await store.acted(store.db, d.projectId, dedupeKey);
     if (earlier) return this.duplicate(d, deliveryId, seen, earlier.jobId, answer);
 
     const changeKey = changeKeyOf(e);
@@ -284,7 +302,7 @@ export class TriggerReceiver {
     try {
       const result = await jobs.transact(d.projectId, async (trx, ops) => {
         // Under the project's lock: a concurrent copy of this delivery (another process) committed first.
-        const prior = await store.acted(trx, dedupeKey);
+        const prior = await store.acted(trx, d.projectId, dedupeKey);
         if (prior) return { duplicate: true as const, jobId: prior.jobId };
         const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
         let jobId: string | undefined;

@@ -8,6 +8,7 @@ import * as m004 from './004_webhook_outbox.ts';
 import type { SecretBox } from '../secret-box.ts';
 import * as m006 from './006_triggers_admin_keys.ts';
 import * as m005 from './005_pr_checks.ts';
+import * as m007 from './007_trigger_dedupe_per_project.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -20,4 +21,5 @@ export const migrations: Record<string, FolioMigration> = {
   '004_webhook_outbox': m004,
   '006_triggers_admin_keys': m006,
   '005_pr_checks': m005,
+  '007_trigger_dedupe_per_project': m007,
 };

@@ -6,6 +6,7 @@ import { Alert, Confirm, Empty, formatDate, Loading, StatusBadge, useTitle } fro
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
+import { triggerLabel } from '../../../src/codehost/kinds.ts';
 
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
@@ -156,6 +157,17 @@ function JobSummary({ job }: { job: Job }) {
           )}
         </dd>
       </div>
+      {job.trigger && (
+        <div>
+          <dt>Started by</dt>
+          <dd data-testid="job-trigger">
+            {triggerLabel(job.trigger)}:{' '}
+            <a href={job.trigger.url} target="_blank" rel="noreferrer">
+              {job.trigger.url}
+            </a>
+          </dd>
+        </div>
+      )}
       <div>
         <dt>Branch</dt>
         <dd className="mono">

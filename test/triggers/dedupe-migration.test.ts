@@ -1,0 +1,78 @@
+// Migration 007 on a store as 006 left it, with deliveries recorded: every row is kept with its id,
+// new rows are numbered after them, and a delivery's dedupe key is unique per project instead of
+// across the installation (both backends).
+import { rmSync } from 'node:fs';
+import { Migrator, type Migration } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { migrate } from '../../src/store/database.ts';
+import { createStoreDialect } from '../../src/store/dialect.ts';
+import { migrations } from '../../src/store/migrations/index.ts';
+import { ProjectStore } from '../../src/store/projects.ts';
+import { createSecretBox } from '../../src/store/secret-box.ts';
+import { TriggerStore, type DeliveryRecord } from '../../src/store/triggers.ts';
+import { backendDatabases } from '../helpers/backend.ts';
+import { tempDir } from '../helpers/server.ts';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+describe('migration 007: trigger deliveries deduplicated per project', () => {
+  it('keeps every delivery and its id, and lets two projects hold the same dedupe key', async () => {
+    const dataDir = tempDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const databases = await backendDatabases();
+    cleanups.push(() => databases.drop());
+    const config = loadConfig({ ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'dedupe-secret-0123456789' });
+    const dialect = createStoreDialect(config);
+    cleanups.push(() => dialect.close());
+    const box = createSecretBox(config.secret);
+
+    // The store as the version before left it: every migration up to 006.
+    const before: Record<string, Migration> = {};
+    for (const [name, m] of Object.entries(migrations)) if (name < '007') before[name] = { up: (db) => m.up(db, dialect, box) };
+    const upTo006 = new Migrator({ db: dialect.db, migrationTableName: 'folio_migrations', migrationLockTableName: 'folio_migrations_lock', provider: { getMigrations: async () => before } });
+    expect((await upTo006.migrateToLatest()).error).toBeUndefined();
+
+    const projects = new ProjectStore(dialect.db, config);
+    const a = (await projects.create({ name: 'A', repositoryUrl: 'https://github.com/acme/docs-a' })).id;
+    const b = (await projects.create({ name: 'B', repositoryUrl: 'https://github.com/acme/docs-b' })).id;
+    const triggers = new TriggerStore(dialect.db, box);
+    const delivery = (projectId: string, r: Partial<DeliveryRecord>): DeliveryRecord => ({
+      projectId,
+      host: 'github',
+      deliveryId: 'd-1',
+      event: 'pull_request',
+      outcome: 'ignored',
+      statusCode: 202,
+      reason: 'Nothing to do.',
+      ...r,
+    });
+    await triggers.recordDelivery(dialect.db, delivery(a, { outcome: 'started', statusCode: 201, reason: 'Started job job_a.', jobId: 'job_a', dedupeKey: 'github:d-1' }));
+    await triggers.recordDelivery(dialect.db, delivery(a, { outcome: 'rejected', statusCode: 401, deliveryId: null }));
+    await triggers.recordDelivery(dialect.db, delivery(b, { deliveryId: 'd-2' }));
+    // Before: one key across the installation.
+    await expect(triggers.recordDelivery(dialect.db, delivery(b, { outcome: 'started', dedupeKey: 'github:d-1' }))).rejects.toSatisfy((err) => dialect.isUniqueViolation(err));
+    const rows = () => dialect.db.selectFrom('trigger_deliveries').selectAll().orderBy('id').execute();
+    const old = await rows();
+    expect(old).toHaveLength(3);
+
+    expect(await migrate(dialect, config.secret)).toEqual(['007_trigger_dedupe_per_project']);
+    expect(await rows()).toEqual(old);
+    expect(await triggers.acted(dialect.db, a, 'github:d-1')).toEqual({ jobId: 'job_a', outcome: 'started' });
+    expect(await triggers.acted(dialect.db, b, 'github:d-1')).toBeUndefined();
+
+    // Project B's copy of the same delivery holds the same key; a second copy for A is still refused.
+    await triggers.recordDelivery(dialect.db, delivery(b, { outcome: 'started', statusCode: 201, jobId: 'job_b', dedupeKey: 'github:d-1' }));
+    expect(await triggers.acted(dialect.db, b, 'github:d-1')).toEqual({ jobId: 'job_b', outcome: 'started' });
+    await expect(triggers.recordDelivery(dialect.db, delivery(a, { outcome: 'started', dedupeKey: 'github:d-1' }))).rejects.toSatisfy((err) => dialect.isUniqueViolation(err));
+    // New rows are numbered after the kept ones.
+    const after = await rows();
+    expect(after.map((r) => Number(r.id))).toEqual([...old.map((r) => Number(r.id)), Number(old.at(-1)!.id) + 1]);
+    // Deleting a project still takes its deliveries (the foreign key survived the rebuild).
+    await dialect.db.deleteFrom('projects').where('id', '=', b).execute();
+    expect((await rows()).map((r) => r.project_id)).toEqual([a, a]);
+  });
+});
