@@ -160,6 +160,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : query.compile(schema)));
   app.removeContentTypeParser('text/plain');
   // One callback-style hook for every request: each hook costs a runner, each async one a promise.
+  // Kept for `GET job`: docs/benchmarks.md, "Performance shortcuts kept".
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = performance.now();
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');

@@ -80,7 +80,8 @@ export const authPlugin = fp<AuthOptions>(
       admit(request, await keys.verify(token, request.receivedAt), scope);
     };
 
-    // Callback style: a key the cache already knows is checked without a promise (GET job is hot).
+    // Callback style: a key the cache already knows is checked without a promise (GET job is hot;
+    // docs/benchmarks.md, "Performance shortcuts kept").
     const hooks: Record<Scope, onRequestHookHandler> = { read: keyHook('read'), write: keyHook('write') };
     function keyHook(scope: Scope): onRequestHookHandler {
       return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {

@@ -42,6 +42,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     },
   });
 
+  // Callback style and hand-fed series: docs/benchmarks.md, "Performance shortcuts kept".
   app.addHook('onResponse', (request, reply, done) => {
     requests.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();

@@ -1,6 +1,7 @@
 // Fastify gives every request a child logger bound to its id. Making a pino child runs the
 // redaction setup and serialises the bindings, which costs more than serving a cached job; most
 // requests never log. This logger makes the child on first use.
+// Kept for `GET job`: docs/benchmarks.md, "Performance shortcuts kept".
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, LevelWithSilentOrString, LogFn } from 'pino';
 

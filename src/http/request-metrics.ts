@@ -2,6 +2,7 @@
 // handed to prom-client only when /metrics is scraped. prom-client's own Counter and Histogram
 // build and hash a label key on every observation; on the hottest routes that was the largest
 // cost a request paid to Folio itself.
+// Kept for `GET job`: docs/benchmarks.md, "Performance shortcuts kept".
 import type { Registry } from 'prom-client';
 
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];

@@ -167,6 +167,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
  * load that was a third of a cached `GET job`. SQLite writes this first copy of the header last,
  * so once it changed the commit is visible to new reads. A change that is not a commit (recovery,
  * a WAL restart) only costs a cache miss. Falls back to the pragma where there is no -shm file.
+ * Kept for `GET job`: docs/benchmarks.md, "Performance shortcuts kept".
  */
 function walChangeCounter(file: string, reader: ReturnType<typeof nodeSqliteAdapter>): { read(): number; close(): void } {
   let fd: number;
