@@ -53,7 +53,7 @@ const BACKENDS = [
 ];
 
 describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
-  if (skip) return void it.skip('needs the server');
+  if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
   const db = freshName();
   let ch: ClickHouseEngine;
   let duck: DuckDbEngine;

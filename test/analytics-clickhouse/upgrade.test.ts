@@ -68,7 +68,7 @@ const BACKENDS = [
 ];
 
 describe.each(BACKENDS)('$name: a database written before versioning', ({ skip, connection, open, drop }) => {
-  if (skip) return void it.skip('needs the server');
+  if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
   const database = freshName('folio_chup');
   afterAll(async () => drop(database));
 
