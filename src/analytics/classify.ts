@@ -3,7 +3,7 @@
 // human-looking client counts as AI.
 import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
-import { LRUCache } from 'lru-cache';
+import { Memo } from '../util/memo.ts';
 
 export type AgentCategory = 'ai_answer' | 'search' | 'training';
 export type TrafficClass = 'human' | 'ai' | 'search' | 'training' | 'bot';
@@ -94,7 +94,7 @@ export function classifyUserAgent(userAgent: string): Classification {
   return { class: 'human', agent: null };
 }
 
-const uaCache = new LRUCache<string, Classification>({ max: 20_000 });
+const uaCache = new Memo<string, Classification>(20_000);
 
 /** classifyUserAgent with a bounded cache: user agents repeat a lot. */
 export function classifyUserAgentCached(userAgent: string): Classification {

@@ -4,7 +4,7 @@
 // direct log import. Each way in only maps its wire names onto the record's fields (a `Wire`).
 import { CodedError } from '../errors.ts';
 import { isIP } from 'node:net';
-import { LRUCache } from 'lru-cache';
+import { Memo } from '../util/memo.ts';
 import { classify } from './classify.ts';
 import { parseInstant } from './dates.ts';
 import { CLS, SOURCE } from './engine.ts';
@@ -72,9 +72,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const KEY = /^[0-9a-f]{16}$/;
 
 /** Paths checked recently (logs and batches repeat a few thousand paths): raw → normalised path or a Rejected. */
-const pathMemo = new LRUCache<string, string | Rejected>({ max: 20_000 });
+const pathMemo = new Memo<string, string | Rejected>(20_000);
 /** IP strings known to be valid addresses. */
-const ipMemo = new LRUCache<string, true>({ max: 200_000 });
+const ipMemo = new Memo<string, true>(200_000);
 
 function checkPath(raw: string, name: string): string {
   const hit = pathMemo.get(raw);
@@ -117,7 +117,7 @@ function text(v: unknown, name: string, limit: number, controlCode: string | nul
 }
 
 /** Days of canonical ISO times seen (`YYYY-MM-DD` → ms): batches, even out of order, share a few days. */
-const dayMemo = new LRUCache<string, number>({ max: 4096 });
+const dayMemo = new Memo<string, number>(4096);
 
 const digit = (s: string, i: number) => {
   const d = s.charCodeAt(i) - 48;
@@ -160,7 +160,7 @@ function isoInstant(v: string): number | null {
 }
 
 /** User agents checked recently: raw → the value or its Rejected. */
-const uaMemo = new LRUCache<string, string | Rejected>({ max: 20_000 });
+const uaMemo = new Memo<string, string | Rejected>(20_000);
 
 function checkUserAgent(v: unknown, name: string): string {
   if (typeof v === 'string') {

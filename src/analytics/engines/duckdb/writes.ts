@@ -3,15 +3,15 @@
 // without import keys are appended straight into `events`; keyed imports are staged (connection-local
 // temp table) so their duplicates can be dropped in the same transaction that records `import_keys`.
 // Compaction folds the new rows into the first-seen day tables; retention deletes whole days.
-import { BIGINT, DOUBLE, DuckDBDataChunk, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE } from '../../engine.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows } from './state.ts';
+import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
 
 // ts is staged as a DOUBLE (exact for ms timestamps) so no BigInt is made per row; it is stored as BIGINT.
 const STAGE_TYPES = [INTEGER, INTEGER, DOUBLE, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
-const CHUNK_ROWS = 2048;
 
 export const STAGE_TABLE = `CREATE OR REPLACE TEMP TABLE stage (grp INTEGER, project_key INTEGER, ts DOUBLE, day INTEGER, path_id INTEGER, visitor BIGINT,
   cls UTINYINT, agent VARCHAR, referrer VARCHAR, source UTINYINT, ikey BIGINT)`;
@@ -85,8 +85,6 @@ export async function rowsOfEvents(writer: DuckDBConnection, dict: Dictionaries,
 }
 
 /** Rows of an import batch: its columns are used as they are. */
-
-/** Rows of an import batch: its columns are used as they are. */
 export async function rowsOfImport(writer: DuckDBConnection, dict: Dictionaries, c: ImportColumns): Promise<StageRows> {
   const pk = dict.projectKey(c.projectId);
   const ids = new Int32Array(c.paths.length);
@@ -112,7 +110,6 @@ export async function rowsOfImport(writer: DuckDBConnection, dict: Dictionaries,
   };
 }
 
-
 /** Stages the rows (connection-local temp table), then moves them in one transaction. Returns duplicates by group. */
 export async function writeRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number): Promise<Map<number, number>> {
   const duplicates = new Map<number, number>();
@@ -125,40 +122,36 @@ export async function writeRows(writer: DuckDBConnection, pending: PendingRows, 
   let minDay = Infinity;
   let maxDay = -Infinity;
   const perGroup = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    if (rows.hasKey !== null && rows.hasKey[i] !== 1) continue;
+    const group = rows.group === null ? 0 : rows.group[i];
+    perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
+    const day = Math.floor(rows.ts[i] / DAY_MS);
+    if (day < minDay) minDay = day;
+    if (day > maxDay) maxDay = day;
+  }
   try {
-    // Column vectors of 2,048 rows (DuckDB's vector size): numbers are copied in bulk.
     const ap = await writer.createAppender('stage', 'main', 'temp');
     for (let off = 0; off < n; off += CHUNK_ROWS) {
-      const m = Math.min(CHUNK_ROWS, n - off);
-      const chunk = DuckDBDataChunk.create(STAGE_TYPES, m);
-      const v = STAGE_TYPES.map((_, c) => chunk.getColumnVector(c) as unknown as { setItem(i: number, v: unknown): void; flush(): void });
-      for (let j = 0; j < m; j++) {
-        const i = off + j;
-        const ts = rows.ts[i];
-        const day = Math.floor(ts / DAY_MS);
-        const keyed = rows.hasKey === null || rows.hasKey[i] === 1;
-        const group = rows.group === null ? 0 : rows.group[i];
-        v[0].setItem(j, group);
-        v[1].setItem(j, rows.project[i]);
-        v[2].setItem(j, ts);
-        v[3].setItem(j, day);
-        v[4].setItem(j, rows.pathId[i]);
-        v[5].setItem(j, rows.visitor[i]);
-        v[6].setItem(j, rows.cls[i]);
-        v[7].setItem(j, rows.agent[i] < 0 ? null : rows.agents[rows.agent[i]]);
-        v[8].setItem(j, rows.referrer === null ? null : rows.referrer[i]);
-        v[9].setItem(j, rows.source[i]);
-        if (rows.key !== null && keyed) {
-          v[10].setItem(j, rows.key[i]);
-          perGroup.set(group, (perGroup.get(group) ?? 0) + 1);
-          if (day < minDay) minDay = day;
-          if (day > maxDay) maxDay = day;
-        } else {
-          v[10].setItem(j, null);
-        }
+      const end = Math.min(n, off + CHUNK_ROWS);
+      const f = new ChunkFiller(STAGE_TYPES, end - off);
+      f.copy(0, rows.group === null ? new Int32Array(end - off) : rows.group.subarray(off, end));
+      f.copy(1, rows.project.subarray(off, end));
+      f.copy(2, rows.ts.subarray(off, end));
+      f.copy(3, daysOf(rows.ts, off, end));
+      f.copy(4, rows.pathId.subarray(off, end));
+      f.copy(5, rows.visitor.subarray(off, end));
+      f.copy(6, rows.cls.subarray(off, end));
+      f.strings(7, (j) => agentOf(rows, off + j));
+      f.strings(8, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
+      f.copy(9, rows.source.subarray(off, end));
+      const keys = rows.key;
+      if (keys === null) f.nullWhere(10, () => true);
+      else {
+        f.copy(10, keys.subarray(off, end));
+        if (rows.hasKey !== null) f.nullWhere(10, (j) => rows.hasKey![off + j] !== 1);
       }
-      for (const x of v) x.flush();
-      ap.appendDataChunk(chunk);
+      ap.appendDataChunk(f.chunk);
     }
     ap.flushSync();
     ap.closeSync();
@@ -183,7 +176,7 @@ export async function writeRows(writer: DuckDBConnection, pending: PendingRows, 
       await writer.run(`INSERT INTO events SELECT project_key, ts::BIGINT, day, path_id, visitor, cls, agent, referrer, source, ${int(seq)} FROM stage`);
       // Pending rows per project (an upper bound: duplicates are counted too), known before the commit
       // so a concurrent query never skips rows that are about to be visible.
-      for (let i = 0; i < n; i++) if (rows.cls[i] <= 2) pending.add(rows.project[i], 1);
+      countPending(pending, rows);
       await writer.run('COMMIT');
     } catch (err) {
       await writer.run('ROLLBACK').catch(() => {});
@@ -204,7 +197,30 @@ function hasKeys(rows: StageRows): boolean {
 
 const EVENT_TYPES = [INTEGER, BIGINT, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
 
-type Vectors = { setItem(i: number, v: unknown): void; flush(): void }[];
+const agentOf = (rows: StageRows, i: number): string | null => (rows.agent[i] < 0 ? null : rows.agents[rows.agent[i]]);
+
+/** The UTC day of each time in [off, end). */
+function daysOf(ts: Float64Array, off: number, end: number): Int32Array {
+  const out = new Int32Array(end - off);
+  for (let i = off; i < end; i++) out[i - off] = Math.floor(ts[i] / DAY_MS);
+  return out;
+}
+
+/** Adds the visitor rows (human, AI) per project to the pending count. */
+function countPending(pending: PendingRows, rows: StageRows): void {
+  let pk = -1;
+  let run = 0;
+  for (let i = 0; i < rows.n; i++) {
+    if (rows.cls[i] > 2) continue;
+    if (rows.project[i] !== pk) {
+      if (run > 0) pending.add(pk, run);
+      pk = rows.project[i];
+      run = 0;
+    }
+    run++;
+  }
+  if (run > 0) pending.add(pk, run);
+}
 
 /**
  * Rows without import keys (the events API, collect): appended straight into `events` in one
@@ -213,38 +229,31 @@ type Vectors = { setItem(i: number, v: unknown): void; flush(): void }[];
  */
 async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number): Promise<void> {
   const n = rows.n;
-  const bigSeq = BigInt(seq);
   await writer.run('BEGIN TRANSACTION');
   try {
     const ap = await writer.createAppender('events');
     try {
       for (let off = 0; off < n; off += CHUNK_ROWS) {
-        const m = Math.min(CHUNK_ROWS, n - off);
-        const chunk = DuckDBDataChunk.create(EVENT_TYPES, m);
-        const v = EVENT_TYPES.map((_, c) => chunk.getColumnVector(c)) as unknown as Vectors;
-        for (let j = 0; j < m; j++) {
-          const i = off + j;
-          const ts = rows.ts[i];
-          v[0].setItem(j, rows.project[i]);
-          v[1].setItem(j, BigInt(ts));
-          v[2].setItem(j, Math.floor(ts / DAY_MS));
-          v[3].setItem(j, rows.pathId[i]);
-          v[4].setItem(j, rows.visitor[i]);
-          v[5].setItem(j, rows.cls[i]);
-          v[6].setItem(j, rows.agent[i] < 0 ? null : rows.agents[rows.agent[i]]);
-          v[7].setItem(j, rows.referrer === null ? null : rows.referrer[i]);
-          v[8].setItem(j, rows.source[i]);
-          v[9].setItem(j, bigSeq);
-        }
-        for (const x of v) x.flush();
-        ap.appendDataChunk(chunk);
+        const end = Math.min(n, off + CHUNK_ROWS);
+        const f = new ChunkFiller(EVENT_TYPES, end - off);
+        f.copy(0, rows.project.subarray(off, end));
+        f.int64FromNumbers(1, rows.ts.subarray(off, end));
+        f.copy(2, daysOf(rows.ts, off, end));
+        f.copy(3, rows.pathId.subarray(off, end));
+        f.copy(4, rows.visitor.subarray(off, end));
+        f.copy(5, rows.cls.subarray(off, end));
+        f.strings(6, (j) => agentOf(rows, off + j));
+        f.strings(7, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
+        f.copy(8, rows.source.subarray(off, end));
+        f.int64Constant(9, BigInt(seq));
+        ap.appendDataChunk(f.chunk);
       }
       ap.flushSync();
     } finally {
       ap.closeSync();
     }
     // Known before the commit, so a concurrent query never skips rows that are about to be visible.
-    for (let i = 0; i < n; i++) if (rows.cls[i] <= 2) pending.add(rows.project[i], 1);
+    countPending(pending, rows);
     await writer.run('COMMIT');
   } catch (err) {
     await writer.run('ROLLBACK').catch(() => {});
