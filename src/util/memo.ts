@@ -33,6 +33,11 @@ export class Memo<K, V> {
     this.young.set(key, value);
   }
 
+  /** Entries held (a promoted entry may be counted twice: an upper bound). */
+  get size(): number {
+    return this.young.size + this.old.size;
+  }
+
   clear(): void {
     this.young.clear();
     this.old.clear();
@@ -72,5 +77,12 @@ export class PairMemo<A, B, V> {
     const before = inner.size;
     inner.set(b, value);
     this.youngSize += inner.size - before;
+  }
+
+  /** Pairs held (a promoted pair may be counted twice: an upper bound). */
+  get size(): number {
+    let old = 0;
+    for (const inner of this.old.values()) old += inner.size;
+    return this.youngSize + old;
   }
 }

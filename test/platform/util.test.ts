@@ -1,7 +1,8 @@
-// The shared helpers: the serial queues (one, and one per key) and one retry policy.
+// The shared helpers: the serial queues (one, and one per key), one retry policy and the bounded memos.
 import { describe, expect, it } from 'vitest';
 import { KeyedSerial, Serial } from '../../src/util/serial.ts';
 import { backoffDelay, retrying } from '../../src/util/retry.ts';
+import { Memo, PairMemo } from '../../src/util/memo.ts';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
@@ -67,5 +68,34 @@ describe('retry', () => {
     await expect(retrying(async () => Promise.reject(new Error(`busy ${++calls}`)), { attempts: 4, retryable: () => true })).rejects.toThrow('busy 4');
     calls = 0;
     await expect(retrying(async () => Promise.reject(new Error(`fatal ${++calls}`)), { attempts: 4, retryable: (e) => !String(e).includes('fatal') })).rejects.toThrow('fatal 1');
+  });
+});
+
+describe('Memo and PairMemo', () => {
+  it('Memo keeps entries in use through turnovers, forgets unused ones and holds at most max', () => {
+    const m = new Memo<string, number>(4);
+    m.set('hot', 0);
+    for (let i = 1; i <= 100; i++) {
+      m.set(`k${i}`, i);
+      expect(m.get('hot'), `after ${i} sets`).toBe(0);
+      expect(m.size).toBeLessThanOrEqual(4);
+    }
+    expect(m.get('k100')).toBe(100);
+    expect(m.get('k1')).toBeUndefined();
+    m.clear();
+    expect(m.get('hot')).toBeUndefined();
+  });
+
+  it('PairMemo counts entries across its inner maps', () => {
+    const m = new PairMemo<string, string, number>(6);
+    m.set('ua', 'hot', 0);
+    for (let i = 1; i <= 200; i++) {
+      m.set(`ua${i % 3}`, `ip${i}`, i);
+      expect(m.get('ua', 'hot'), `after ${i} sets`).toBe(0);
+      expect(m.size).toBeLessThanOrEqual(6);
+    }
+    expect(m.get('ua2', 'ip200')).toBe(200);
+    expect(m.get('ua1', 'ip1')).toBeUndefined();
+    expect(m.get('ua1', 'ip200')).toBeUndefined();
   });
 });
