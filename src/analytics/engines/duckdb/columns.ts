@@ -1,8 +1,9 @@
 // Typed-array columns into DuckDB data chunks, copied a whole vector at a time through the C API's
 // vector calls (@duckdb/node-bindings, the layer @duckdb/node-api is built on). node-api's per-cell
-// `setItem` cost ~1 µs per row of 10 columns on the request thread (a BigInt shift per validity bit,
-// a JS call per cell); a bulk copy costs a few nanoseconds per cell (docs/benchmarks-analytics.md,
-// "Events API: where the time went"). Every DuckDB write of event rows goes through here.
+// `setItem` cost ~0.5 µs per row of 10 columns on the request thread in a CPU profile (a JS call per
+// cell, BigInt shifts per validity bit, a BigInt per time value); a bulk copy costs a few nanoseconds
+// per cell (docs/benchmarks-analytics.md, "Events API: where the time went"). Every DuckDB write of
+// event rows goes through here.
 import duckdb from '@duckdb/node-bindings';
 import { DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
 
