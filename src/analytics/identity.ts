@@ -20,7 +20,8 @@ export class VisitorIds {
   /** `cacheEntries`: (IP, user agent) ids kept. */
   constructor(secret: string, opts: { cacheEntries?: number } = {}) {
     this.secret = secret;
-    this.agents = new PairMemo(opts.cacheEntries ?? 400_000);
+    // At most 20,000 user agents per generation: a user agent may be 1,024 characters long.
+    this.agents = new PairMemo(opts.cacheEntries ?? 400_000, 40_000);
   }
 
   /** Server-side events and log lines: keyed hash of IP + user agent. */

@@ -53,9 +53,15 @@ export class PairMemo<A, B, V> {
   private old = new Map<A, Map<B, V>>();
   private youngSize = 0;
   private readonly half: number;
+  private readonly halfOuter: number;
 
-  constructor(max: number) {
+  /**
+   * `max` pairs at most; `maxOuter` distinct first keys at most (each holds an inner Map, and a first
+   * key such as a user agent can be long: hostile traffic with a new one per pair is bounded too).
+   */
+  constructor(max: number, maxOuter = max) {
     this.half = Math.max(1, Math.floor(max / 2));
+    this.halfOuter = Math.max(1, Math.floor(maxOuter / 2));
   }
 
   get(a: A, b: B): V | undefined {
@@ -67,16 +73,22 @@ export class PairMemo<A, B, V> {
   }
 
   set(a: A, b: B, value: V): void {
-    if (this.youngSize >= this.half) {
+    let inner = this.young.get(a);
+    if (this.youngSize >= this.half || (inner === undefined && this.young.size >= this.halfOuter)) {
       this.old = this.young;
       this.young = new Map();
       this.youngSize = 0;
+      inner = undefined;
     }
-    let inner = this.young.get(a);
     if (inner === undefined) this.young.set(a, (inner = new Map()));
     const before = inner.size;
     inner.set(b, value);
     this.youngSize += inner.size - before;
+  }
+
+  /** Distinct first keys held (an upper bound, as `size`). */
+  get outerSize(): number {
+    return this.young.size + this.old.size;
   }
 
   /** Pairs held (a promoted pair may be counted twice: an upper bound). */

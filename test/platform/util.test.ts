@@ -98,4 +98,14 @@ describe('Memo and PairMemo', () => {
     expect(m.get('ua1', 'ip1')).toBeUndefined();
     expect(m.get('ua1', 'ip200')).toBeUndefined();
   });
+
+  it('PairMemo also bounds the distinct first keys (each holds an inner Map)', () => {
+    const m = new PairMemo<string, string, number>(1000, 4);
+    m.set('hot', 'ip', 0);
+    for (let i = 1; i <= 100; i++) {
+      m.set(`${'x'.repeat(1000)}${i}`, 'ip', i);
+      expect(m.get('hot', 'ip'), `after ${i} user agents`).toBe(0);
+      expect(m.outerSize).toBeLessThanOrEqual(4);
+    }
+  });
 });
