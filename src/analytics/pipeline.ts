@@ -1,7 +1,8 @@
 // THE ingest pipeline: one function turns a raw page-view record into a stored event — validate →
 // classify → visitor id — with one rejection type and one set of rules, for every way in: the events
-// API, the browser's collect endpoint, the bulk import endpoint (NDJSON and compact batches) and the
-// direct log import. Each way in only maps its wire names onto the record's fields (a `Wire`).
+// API, the browser's collect endpoint, the bulk import endpoint (NDJSON, and raw logs read by the
+// direct import's reader) and the direct log import. Each way in only maps its wire names onto the
+// record's fields (a `Wire`).
 import { CodedError } from '../errors.ts';
 import { isIP } from 'node:net';
 import { Memo } from '../util/memo.ts';

@@ -10,14 +10,15 @@ import { DuckDBDataChunk, type DuckDBType } from '@duckdb/node-api';
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 export const CHUNK_ROWS = 2048;
 
+// Scratch shared by every chunk: each copy into a vector is synchronous, so one set is enough.
+const int64 = new BigInt64Array(CHUNK_ROWS);
+const int64Words = new Uint32Array(int64.buffer);
+const validity = new Uint8Array(CHUNK_ROWS / 8);
+
 /** One data chunk of `rows` rows being filled column by column. */
 export class ChunkFiller {
   readonly chunk: DuckDBDataChunk;
   private readonly rows: number;
-  /** Scratch for 64-bit columns made from numbers. */
-  private readonly int64 = new BigInt64Array(CHUNK_ROWS);
-  private readonly int64Words = new Uint32Array(this.int64.buffer);
-  private readonly validity = new Uint8Array(CHUNK_ROWS / 8);
 
   constructor(types: readonly DuckDBType[], rows: number) {
     if (rows > CHUNK_ROWS) throw new Error(`a data chunk holds at most ${CHUNK_ROWS} rows`);
@@ -37,19 +38,19 @@ export class ChunkFiller {
 
   /** A BIGINT column of whole, non-negative numbers below 2^53 (times in ms), without a BigInt per row. */
   int64FromNumbers(col: number, values: Float64Array): void {
-    const w = this.int64Words;
+    const w = int64Words;
     for (let i = 0; i < this.rows; i++) {
       const v = values[i];
       // Little-endian words, as DuckDB's vectors on every platform it ships for.
       w[2 * i] = v % 4_294_967_296;
       w[2 * i + 1] = Math.floor(v / 4_294_967_296);
     }
-    this.copy(col, this.int64.subarray(0, this.rows));
+    this.copy(col, int64.subarray(0, this.rows));
   }
 
   /** A BIGINT column of one value. */
   int64Constant(col: number, value: bigint): void {
-    this.copy(col, this.int64.subarray(0, this.rows).fill(value));
+    this.copy(col, int64.subarray(0, this.rows).fill(value));
   }
 
   /** A VARCHAR column: `valueOf(row)`, null for NULL. */
@@ -65,7 +66,7 @@ export class ChunkFiller {
 
   /** Marks the rows where `isNull(row)` as NULL (a column copied with `copy` is otherwise all valid). */
   nullWhere(col: number, isNull: (row: number) => boolean): void {
-    const valid = this.validity.fill(0xff);
+    const valid = validity.fill(0xff);
     let nulls = 0;
     for (let i = 0; i < this.rows; i++) {
       if (isNull(i)) {
