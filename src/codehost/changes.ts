@@ -23,8 +23,9 @@ export interface ChangeSource {
   token: string | null;
   /** API base override (GITHUB_API_URL / GITLAB_API_URL); derived from the repository URL otherwise. */
   apiUrl: string | null;
+  /** Which token and API to use are access.ts's to decide: pass a CodeHostAccess. */
   timeoutMs: number;
-  /** How to call the API (codeHostFetch: the outbound address check unless the operator set apiUrl). */
+  /** How to call the API (the outbound address check unless the operator set apiUrl). */
   fetch: typeof globalThis.fetch;
 }
 

@@ -1,34 +1,15 @@
-// Picks the code host implementation for a project.
+// Picks the code host implementation for a repository.
 import { createGitHub } from './github.ts';
 import { createGitLab } from './gitlab.ts';
 import { createPushOnly } from './push-only.ts';
 import type { CodeHost } from './types.ts';
 import type { CodeHostKind } from './kinds.ts';
-import type { OutboundPolicy, Resolve } from '../net/address-policy.ts';
-import { createGuardedFetch } from '../net/guarded-fetch.ts';
+import { checkedLink, LinkRefusedError, type CodeHostAccess } from './access.ts';
+import type { PullRequestRef } from './types.ts';
 
 export type { CodeHost, PullRequestInput, PullRequestRef } from './types.ts';
 export { CodeHostError, parseRepositoryUrl } from './types.ts';
-
-export interface CodeHostOptions {
-  kind: CodeHostKind;
-  repositoryUrl: string;
-  token: string | null;
-  /** The operator's API base URL for this kind (config.codeHosts), or null to derive it from the repository URL. */
-  apiUrl: string | null;
-  /** Networks besides public ones the API derived from the repository URL may be in (config.outbound). */
-  outbound: OutboundPolicy;
-  /** Name resolution for the outbound check (tests). */
-  resolve?: Resolve;
-}
-
-/**
- * How to call a code host's API: as it is when the operator set the API URL, else (the API derived
- * from a repository URL a user set) through the outbound address check.
- */
-export function codeHostFetch(apiUrl: string | null, outbound: OutboundPolicy, resolve?: Resolve): typeof globalThis.fetch {
-  return apiUrl ? globalThis.fetch : createGuardedFetch(outbound, { resolve });
-}
+export { codeHostAccess, type CodeHostAccess } from './access.ts';
 
 type Factory = (o: { repositoryUrl: string; token: string | null; apiUrl: string | null; fetch: typeof globalThis.fetch }) => CodeHost;
 
@@ -40,10 +21,24 @@ const FACTORIES: Record<CodeHostKind, Factory> = {
 };
 
 /**
- * The code host of a project. Its API is derived from the repository URL, which a user set, so calls
- * go through the outbound address check; an API URL the operator configured (GITHUB_API_URL,
- * GITLAB_API_URL) is trusted as it is.
+ * The code host of a repository, reached as `access` says (access.ts: which token, which API, which
+ * fetch). A pull request link it answers with reaches the job only when it is on the host's web
+ * origin; otherwise the ref carries no link and says why.
  */
-export function createCodeHost(o: CodeHostOptions): CodeHost {
-  return FACTORIES[o.kind]({ repositoryUrl: o.repositoryUrl, token: o.token, apiUrl: o.apiUrl, fetch: codeHostFetch(o.apiUrl, o.outbound, o.resolve) });
+export function createCodeHost(access: CodeHostAccess): CodeHost {
+  const host = FACTORIES[access.kind]({ repositoryUrl: access.repositoryUrl, token: access.token, apiUrl: access.apiUrl, fetch: access.fetch });
+  const checked = (ref: PullRequestRef | null): PullRequestRef | null => {
+    if (!ref || ref.url === null) return ref;
+    try {
+      return { ...ref, url: checkedLink(access, ref.url) };
+    } catch (err) {
+      if (err instanceof LinkRefusedError) return { ...ref, url: null, linkRefused: err.message };
+      throw err;
+    }
+  };
+  return {
+    kind: host.kind,
+    findOpen: async (branch, baseBranch, signal) => checked(await host.findOpen(branch, baseBranch, signal)),
+    upsert: async (input, signal) => checked(await host.upsert(input, signal)),
+  };
 }

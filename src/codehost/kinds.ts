@@ -9,8 +9,11 @@ export interface CodeHostDeclaration {
   description: string;
   /** The user name git sends with a token over HTTPS. */
   gitUsername: string;
-  /** Environment variables of the operator's token (used when a project has none) and API base URL. */
-  env: { token: string; apiUrl: string } | null;
+  /**
+   * Environment variables of the operator's token and API base URL, and the hosts that token is for
+   * when no API URL is set: the public service's web host and API host (access.ts binds the token there).
+   */
+  env: { token: string; apiUrl: string; webHost: string; apiHost: string } | null;
   /** What the host calls a proposed change; null when it has none. */
   changeName: string | null;
 }
@@ -20,14 +23,14 @@ export const CODE_HOSTS = {
     label: 'GitHub',
     description: 'GitHub and GitHub Enterprise Server: pull requests',
     gitUsername: 'x-access-token',
-    env: { token: 'GITHUB_TOKEN', apiUrl: 'GITHUB_API_URL' },
+    env: { token: 'GITHUB_TOKEN', apiUrl: 'GITHUB_API_URL', webHost: 'github.com', apiHost: 'api.github.com' },
     changeName: 'pull request',
   },
   gitlab: {
     label: 'GitLab',
     description: 'GitLab.com and self-managed GitLab: merge requests',
     gitUsername: 'oauth2',
-    env: { token: 'GITLAB_TOKEN', apiUrl: 'GITLAB_API_URL' },
+    env: { token: 'GITLAB_TOKEN', apiUrl: 'GITLAB_API_URL', webHost: 'gitlab.com', apiHost: 'gitlab.com' },
     changeName: 'merge request',
   },
   none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null, changeName: null },
@@ -58,16 +61,17 @@ export function triggerLabel(trigger: { kind: string; host: string }): string {
 
 /** github.com / gitlab.com, or hosts named like them (github.acme.com), by URL; anything else is push-only. */
 export function inferCodeHost(repositoryUrl: string): CodeHostKind {
-  const host = hostOf(repositoryUrl).toLowerCase();
+  const host = repositoryHost(repositoryUrl) ?? '';
   if (host === 'github.com' || host.startsWith('github.')) return 'github';
   if (host === 'gitlab.com' || host.startsWith('gitlab.')) return 'gitlab';
   return 'none';
 }
 
-function hostOf(url: string): string {
+/** The lower-case host name of a repository URL (`https://…`, `ssh://…`, `git@host:path`); null for a local path. */
+export function repositoryHost(url: string): string | null {
   try {
-    return new URL(url).hostname;
+    return new URL(url).hostname.toLowerCase() || null;
   } catch {
-    return /^[^@]+@([^:]+):/.exec(url)?.[1] ?? ''; // git@github.com:org/repo.git
+    return /^[^@/]+@([^:/]+):/.exec(url)?.[1]?.toLowerCase() ?? null; // git@github.com:org/repo.git
   }
 }

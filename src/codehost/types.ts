@@ -14,7 +14,10 @@ export interface PullRequestInput {
 }
 
 export interface PullRequestRef {
-  url: string;
+  /** Its page; null when the host answered with a link off its own web origin (see `linkRefused`). */
+  url: string | null;
+  /** Why the link the host gave was not recorded. */
+  linkRefused?: string;
   number: number;
   /** True when this call opened it; false when an open one from the branch was reused. */
   created: boolean;

@@ -9,7 +9,7 @@ import { AgentFailure, runAgent, type AgentChecks } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace } from '../agent/workspace.ts';
-import { createCodeHost, CodeHostError, type CodeHost } from '../codehost/index.ts';
+import { codeHostAccess, createCodeHost, CodeHostError, type CodeHost, type CodeHostAccess } from '../codehost/index.ts';
 import { CODE_HOSTS } from '../codehost/kinds.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
 import { GitError, Repo, type GitCredentials, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
@@ -24,11 +24,14 @@ export interface AgentHandlerOptions {
   retryBaseMs?: number;
 }
 
-/** The project's own token, else the operator's for its code host; with the user name that host expects. */
-function credentialsFor(config: Config, project: JobContext['project']): GitCredentials | null {
-  const token = project.repoToken ?? config.codeHosts[project.codeHost].token;
-  if (!token) return null;
-  return { token, username: CODE_HOSTS[project.codeHost].gitUsername };
+/** How this project reaches its code host (access.ts decides which token goes where). */
+function accessFor(config: Config, project: JobContext['project']): CodeHostAccess {
+  return codeHostAccess(project.codeHost, project.repositoryUrl, project.repoToken, { operator: config.codeHosts, outbound: config.outbound });
+}
+
+/** git's credentials: the token access.ts chose, with the user name that host expects. */
+function gitCredentials(access: CodeHostAccess): GitCredentials | null {
+  return access.token ? { token: access.token, username: CODE_HOSTS[access.kind].gitUsername } : null;
 }
 
 function secretsOf(config: Config, project: JobContext['project']): string[] {
@@ -79,6 +82,8 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
         throw err;
       }
 
+      const access = accessFor(config, project);
+      const failure = (err: unknown) => tokenRequired(access, err) ?? asJobFailure(err, secrets, jobLog);
       let repo: Repo;
       let host: CodeHost;
       try {
@@ -87,19 +92,13 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           repositoryUrl: project.repositoryUrl,
           policy: config.repositories,
           outbound: config.outbound,
-          credentials: credentialsFor(config, project),
+          credentials: gitCredentials(access),
           author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
           pool: opts.pool,
         });
-        host = createCodeHost({
-          kind: project.codeHost,
-          repositoryUrl: project.repositoryUrl,
-          token: credentialsFor(config, project)?.token ?? null,
-          apiUrl: config.codeHosts[project.codeHost].apiUrl,
-          outbound: config.outbound,
-        });
+        host = createCodeHost(access);
       } catch (err) {
-        throw asJobFailure(err, secrets, jobLog) ?? err;
+        throw failure(err) ?? err;
       }
       const dir = path.join(config.dataDir, 'worktrees', job.id);
       let lease: WorktreeLease | undefined;
@@ -252,9 +251,9 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
           });
           const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs }, signal);
           if (pr) {
-            if (pr.url !== prLink) await ctx.setPrLink(pr.url);
-            prLink = pr.url;
-            await emit('pull_request', { url: pr.url, number: pr.number, created: pr.created, updated: !pr.created });
+            if (pr.url !== null && pr.url !== prLink) await ctx.setPrLink(pr.url);
+            prLink = pr.url ?? prLink;
+            await emit('pull_request', { url: pr.url, number: pr.number, created: pr.created, updated: !pr.created, ...(pr.linkRefused ? { linkRefused: pr.linkRefused } : {}) });
           }
         }
         jobLog.info({ prLink, committed: commit !== null, steps: result.steps }, 'agent turn finished');
@@ -262,7 +261,7 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
       } catch (err) {
         if (signal.aborted) throw abortError(signal);
         if (err instanceof JobFailure) throw err;
-        throw asJobFailure(err, secrets, jobLog) ?? err;
+        throw failure(err) ?? err;
       } finally {
         // Back to the pool (reset by the next job) or removed; the job branch leaves the mirror either way.
         await (lease ? lease.release() : repo.removeWorktree(dir, job.ref)).catch((e) => jobLog.warn({ err: e }, 'releasing the worktree failed'));
@@ -279,6 +278,18 @@ function asJobFailure(err: unknown, secrets: string[], log: Logger): JobFailure 
   if (!(err instanceof AgentFailure || err instanceof GitError || err instanceof CodeHostError)) return null;
   if (err instanceof GitError && err.detail) log.warn({ code: err.code, detail: redactDeep(err.detail, secrets) }, 'git failed');
   return new JobFailure(err.code, redactDeep(err.message, secrets));
+}
+
+/**
+ * The failure for a repository or API refusal when the operator's token was withheld (the repository
+ * is on another host than the token's): the project needs its own token, said plainly.
+ */
+function tokenRequired(access: CodeHostAccess, err: unknown): JobFailure | null {
+  if (!access.withheld) return null;
+  const refused =
+    (err instanceof GitError && (err.code === 'repository_auth_failed' || err.code === 'repository_not_found')) ||
+    (err instanceof CodeHostError && (err.status === 401 || err.status === 403 || err.status === 404));
+  return refused ? new JobFailure('repository_token_required', access.withheld) : null;
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -18,6 +18,13 @@ function filesOf(json: string | null | undefined): JobFile[] {
   }
 }
 
+/**
+ * A stored pull request link as clients see it. New links are checked against the code host's web
+ * origin before they are stored (codehost/access.ts); this keeps any older row's non-web link
+ * (`javascript:`…) from reaching a client.
+ */
+const webLink = (link: string | null): string | null => (link !== null && /^https?:\/\//i.test(link) ? link : null);
+
 /** `prices` turns the job's tokens into its estimated cost (FOLIO_MODEL_PRICES). */
 export function jobView(row: JobRow, prices: PriceTable): Job {
   return {
@@ -25,7 +32,7 @@ export function jobView(row: JobRow, prices: PriceTable): Job {
     status: row.status,
     source: { repository: row.repository, ref: row.ref, baseRef: row.base_ref },
     model: row.model,
-    prLink: row.pr_link,
+    prLink: webLink(row.pr_link),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     archivedAt: row.archived_at === null ? null : iso(row.archived_at),

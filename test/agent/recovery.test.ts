@@ -78,6 +78,7 @@ describe('recovery after SIGKILL', () => {
       FOLIO_MODEL: 'openai-compatible/test-model',
       OPENAI_COMPATIBLE_BASE_URL: llm.baseUrl,
       GITHUB_TOKEN: TOKEN,
+      GITHUB_API_URL: `${host.origin}/api/v3`,
       FOLIO_LEASE: '1500ms',
       FOLIO_HEARTBEAT: '300ms',
       FOLIO_POLL: '200ms',

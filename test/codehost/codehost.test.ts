@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCodeHost, CodeHostError, parseRepositoryUrl } from '../../src/codehost/index.ts';
+import { codeHostAccess, createCodeHost, CodeHostError, parseRepositoryUrl } from '../../src/codehost/index.ts';
 import { githubApiBase } from '../../src/codehost/github.ts';
 import { gitlabApiBase } from '../../src/codehost/gitlab.ts';
 import { triggerLabel } from '../../src/codehost/kinds.ts';
-import { LOCAL_GIT, startCodeHost, gitSync, type CodeHostServer } from '../fixtures/git-server.ts';
+import { LOCAL_GIT, operatorApi, startCodeHost, gitSync, type CodeHostServer } from '../fixtures/git-server.ts';
 import path from 'node:path';
 
 const TOKEN = 'tok_codehost_0123456789';
@@ -49,7 +49,7 @@ describe('GitHub (GHES layout on the local host)', () => {
   it('opens once, then reuses and updates the description', async () => {
     const url = host.createRepo('acme/gh1', { 'a.md': 'a\n' });
     branch('acme/gh1', 'folio/job_a');
-    const gh = createCodeHost({ kind: 'github', repositoryUrl: url, token: TOKEN, apiUrl: null, outbound: LOCAL_GIT.outbound });
+    const gh = createCodeHost(codeHostAccess('github', url, TOKEN, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     const input = { branch: 'folio/job_a', baseBranch: 'main', title: 'T', body: 'first', draft: false };
     expect(await gh.findOpen('folio/job_a', 'main')).toBeNull();
     const a = await gh.upsert(input);
@@ -65,19 +65,19 @@ describe('GitHub (GHES layout on the local host)', () => {
   it('opens drafts when asked', async () => {
     const url = host.createRepo('acme/gh2', { 'a.md': 'a\n' });
     branch('acme/gh2', 'folio/job_b');
-    const gh = createCodeHost({ kind: 'github', repositoryUrl: url, token: TOKEN, apiUrl: `${host.origin}/api/v3`, outbound: LOCAL_GIT.outbound });
+    const gh = createCodeHost(codeHostAccess('github', url, TOKEN, { operator: operatorApi(`${host.origin}/api/v3`), outbound: LOCAL_GIT.outbound }));
     await gh.upsert({ branch: 'folio/job_b', baseBranch: 'main', title: 'Draft it', body: 'b', draft: true });
     expect(host.github.pulls.find((p) => p.repo === 'gh2')?.draft).toBe(true);
   });
 
   it('reports API failures with the status and GitHub message', async () => {
     const url = host.createRepo('acme/gh3', { 'a.md': 'a\n' });
-    const bad = createCodeHost({ kind: 'github', repositoryUrl: url, token: 'wrong', apiUrl: null, outbound: LOCAL_GIT.outbound });
+    const bad = createCodeHost(codeHostAccess('github', url, 'wrong', { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     const err = await bad.upsert({ branch: 'x', baseBranch: 'main', title: 'T', body: 'b', draft: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CodeHostError);
     expect((err as CodeHostError).status).toBe(401);
     expect((err as Error).message).toContain('Bad credentials');
-    const gh = createCodeHost({ kind: 'github', repositoryUrl: url, token: TOKEN, apiUrl: null, outbound: LOCAL_GIT.outbound });
+    const gh = createCodeHost(codeHostAccess('github', url, TOKEN, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     const missing = await gh.upsert({ branch: 'no-such-branch', baseBranch: 'main', title: 'T', body: 'b', draft: false }).catch((e: unknown) => e);
     expect((missing as CodeHostError).status).toBe(422);
     host.github.failNext(502);
@@ -89,7 +89,7 @@ describe('GitHub (GHES layout on the local host)', () => {
 describe('GitLab merge requests', () => {
   it('opens once (draft by title), then reuses and updates the description', async () => {
     const url = host.createRepo('grp/sub/gl1', { 'a.md': 'a\n' });
-    const gl = createCodeHost({ kind: 'gitlab', repositoryUrl: url, token: TOKEN, apiUrl: null, outbound: LOCAL_GIT.outbound });
+    const gl = createCodeHost(codeHostAccess('gitlab', url, TOKEN, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     const input = { branch: 'folio/job_c', baseBranch: 'main', title: 'T', body: 'first', draft: true };
     const a = await gl.upsert(input);
     expect(a).toEqual({ url: `${host.origin}/grp/sub/gl1/-/merge_requests/1`, number: 1, created: true });
@@ -102,7 +102,7 @@ describe('GitLab merge requests', () => {
   });
   it('reports failures', async () => {
     const url = host.createRepo('grp/gl2', { 'a.md': 'a\n' });
-    const gl = createCodeHost({ kind: 'gitlab', repositoryUrl: url, token: 'nope', apiUrl: null, outbound: LOCAL_GIT.outbound });
+    const gl = createCodeHost(codeHostAccess('gitlab', url, 'nope', { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     const err = await gl.upsert({ branch: 'b', baseBranch: 'main', title: 'T', body: 'x', draft: false }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CodeHostError);
     expect((err as CodeHostError).status).toBe(401);
@@ -111,7 +111,7 @@ describe('GitLab merge requests', () => {
 
 describe('push-only', () => {
   it('never opens anything', async () => {
-    const none = createCodeHost({ kind: 'none', repositoryUrl: '/tmp/x.git', token: null, apiUrl: null, outbound: LOCAL_GIT.outbound });
+    const none = createCodeHost(codeHostAccess('none', '/tmp/x.git', null, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     expect(await none.upsert({ branch: 'b', baseBranch: 'main', title: 'T', body: 'x', draft: false })).toBeNull();
     expect(await none.findOpen('b', 'main')).toBeNull();
   });

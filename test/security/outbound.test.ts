@@ -6,7 +6,8 @@ import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkUrlHost, OutboundRefusedError, refusal, resolveAllowed, UnresolvedHostError, type Resolve } from '../../src/net/address-policy.ts';
 import { createGuardedFetch, refusalOf } from '../../src/net/guarded-fetch.ts';
-import { createCodeHost } from '../../src/codehost/index.ts';
+import { codeHostAccess, CodeHostError, createCodeHost } from '../../src/codehost/index.ts';
+import { operatorApi } from '../fixtures/git-server.ts';
 import { ProjectStore } from '../../src/store/projects.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ScriptedHandler, eventually } from '../helpers/handlers.ts';
@@ -141,15 +142,19 @@ describe('guarded fetch', () => {
   });
 
   it('the code-host API derived from a repository URL goes through it; an operator-set API URL does not', async () => {
-    const derived = createCodeHost({ kind: 'github', repositoryUrl: `http://127.0.0.1:${loopback.port}/acme/docs`, token: 't', apiUrl: null, outbound: NONE });
+    const derived = createCodeHost(codeHostAccess('github', `http://127.0.0.1:${loopback.port}/acme/docs`, 't', { operator: operatorApi(null), outbound: NONE }));
     const err = await derived.findOpen('folio/x', 'main').catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'code_host_address_refused' });
     expect((err as Error).message).toMatch(/^The code host's API: 127.0.0.1 is a loopback address/);
-    const gitlab = createCodeHost({ kind: 'gitlab', repositoryUrl: 'https://gitlab.internal.test/acme/docs', token: 't', apiUrl: null, outbound: NONE, resolve: resolver({ 'gitlab.internal.test': ['10.9.8.7'] }) });
+    const gitlab = createCodeHost(codeHostAccess('gitlab', 'https://gitlab.internal.test/acme/docs', 't', { operator: operatorApi(null), outbound: NONE, resolve: resolver({ 'gitlab.internal.test': ['10.9.8.7'] }) }));
     await expect(gitlab.findOpen('folio/x', 'main')).rejects.toMatchObject({ code: 'code_host_address_refused' });
     expect(loopback.hits).toEqual([]);
-    // GITHUB_API_URL is the operator's own setting: trusted, so an intranet API works without FOLIO_OUTBOUND_ALLOW.
-    const operatorSet = createCodeHost({ kind: 'github', repositoryUrl: 'https://github.example/acme/docs', token: 't', apiUrl: `http://127.0.0.1:${loopback.port}`, outbound: NONE });
+    // GITHUB_API_URL is the operator's own setting: trusted, so an intranet API works without
+    // FOLIO_OUTBOUND_ALLOW — for repositories on its host only.
+    const elsewhere = createCodeHost(codeHostAccess('github', 'https://github.example/acme/docs', 't', { operator: operatorApi(`http://127.0.0.1:${loopback.port}`), outbound: NONE, resolve: resolver({}) }));
+    await expect(elsewhere.findOpen('folio/x', 'main')).rejects.toBeInstanceOf(CodeHostError);
+    expect(loopback.hits).toEqual([]);
+    const operatorSet = createCodeHost(codeHostAccess('github', `http://127.0.0.1:${loopback.port}/acme/docs`, 't', { operator: operatorApi(`http://127.0.0.1:${loopback.port}`), outbound: NONE }));
     await operatorSet.findOpen('folio/x', 'main').catch(() => undefined);
     expect(loopback.hits.length).toBe(1);
   });

@@ -8,7 +8,7 @@ import { ApiError } from '../../errors.ts';
 import type { JobTrigger } from '../../contracts/jobs.ts';
 import { readChange, type ChangedFile, type ChangeRef } from '../../codehost/changes.ts';
 import { CodeHostError } from '../../codehost/types.ts';
-import { codeHostFetch } from '../../codehost/index.ts';
+import { codeHostAccess } from '../../codehost/index.ts';
 import type { TriggerHost } from '../../store/schema.ts';
 import { SecretBoxError } from '../../store/secret-box.ts';
 import type { DeliveryRecord, TriggerStore } from '../../store/triggers.ts';
@@ -260,16 +260,9 @@ export class TriggerReceiver {
     let files: ChangedFile[] = e.payloadFiles.map((path) => ({ path, previousPath: null, status: 'modified' as const, patch: null }));
     let note: string | undefined;
     if (ref) {
-      const { apiUrl, token } = config.codeHosts[e.host];
+      const access = codeHostAccess(e.host, repository, watched.token, { operator: config.codeHosts, outbound: config.outbound });
       try {
-        files = await readChange({
-          host: e.host,
-          repositoryUrl: repository,
-          token: watched.token ?? token,
-          apiUrl,
-          timeoutMs: config.triggers.apiTimeoutMs,
-          fetch: codeHostFetch(apiUrl, config.outbound),
-        }, ref);
+        files = await readChange({ ...access, host: e.host, timeoutMs: config.triggers.apiTimeoutMs }, ref);
       } catch (err) {
         const why = err instanceof CodeHostError ? err.message : (err as Error).name === 'TimeoutError' ? 'the code host did not answer in time' : 'the code host could not be reached';
         if (watched.paths.length > 0) {

@@ -223,7 +223,7 @@ function describe(e: JobEvent): string {
     case 'push':
       return `Pushed ${d.branch} at ${String(d.sha ?? '').slice(0, 10)}`;
     case 'pull_request':
-      return `${d.created ? 'Opened' : 'Updated'} pull request ${d.url}`;
+      return d.url ? `${d.created ? 'Opened' : 'Updated'} pull request ${d.url}` : `${d.created ? 'Opened' : 'Updated'} pull request #${d.number} (no link: ${d.linkRefused ?? 'none given'})`;
     case 'checks':
       return `Round ${d.round}: ${Array.isArray(d.ran) ? d.ran.join(', ') : ''} on ${d.pagesChecked} page(s) — ${d.ok ? 'no new problems' : `${d.problemCount} new problem(s)`}${d.preExistingCount ? `, ${d.preExistingCount} already on the base branch` : ''}`;
     case 'changes':
