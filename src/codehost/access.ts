@@ -8,7 +8,7 @@
 // - A project's (or watched repository's) own token goes to its repository's host only: git there,
 //   and the API derived from the repository URL, or the operator's API URL when that is the same host.
 // - The operator's API URL is trusted as it is; an API derived from a URL a user typed is called
-//   through the outbound address policy.
+//   through the outbound address policy. No API call follows a redirect (the token would go along).
 // - Links a code host answers with (a pull request's page) are shown to clients only when they are
 //   http(s) URLs on the host's own web origin.
 import { CODE_HOSTS, repositoryHost, type CodeHostKind } from './kinds.ts';
@@ -85,10 +85,18 @@ export function codeHostAccess(kind: CodeHostKind, repositoryUrl: string, ownTok
     repositoryUrl,
     token,
     apiUrl,
-    fetch: apiUrl ? globalThis.fetch : createGuardedFetch(o.outbound, { resolve: o.resolve }),
+    fetch: withoutRedirects(apiUrl ? globalThis.fetch : createGuardedFetch(o.outbound, { resolve: o.resolve })),
     withheld,
     webOrigins,
   };
+}
+
+/**
+ * A fetch that fails on a redirect instead of following it: fetch drops `Authorization` on a
+ * cross-origin redirect but not GitLab's `PRIVATE-TOKEN`, so no credential may ride a redirect.
+ */
+function withoutRedirects(base: typeof globalThis.fetch): typeof globalThis.fetch {
+  return (input, init) => base(input, { ...init, redirect: 'error' });
 }
 
 export class LinkRefusedError extends CodedError {

@@ -174,3 +174,30 @@ describe('end to end: a pull request link off the code host origin', () => {
     expect(list.text).not.toContain(link.startsWith('javascript') ? 'javascript:' : 'evil.example');
   });
 });
+
+describe('API calls with a token', () => {
+  it('do not follow a redirect, so no token rides it (GitLab sends PRIVATE-TOKEN, which fetch keeps across origins)', async () => {
+    const http = await import('node:http');
+    const seen: (string | undefined)[] = [];
+    const target = http.createServer((req, res) => {
+      seen.push(req.headers['private-token'] as string | undefined);
+      res.end('[]');
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.3', r));
+    const redirector = http.createServer((_req, res) => {
+      res.writeHead(302, { location: `http://127.0.0.3:${(target.address() as { port: number }).port}/steal` });
+      res.end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.2', r));
+    try {
+      const { createCodeHost } = await import('../../src/codehost/index.ts');
+      const url = `http://127.0.0.2:${(redirector.address() as { port: number }).port}/g/docs`;
+      const gl = createCodeHost(codeHostAccess('gitlab', url, 'project-token-abc', { operator: operator(), outbound: { allow: ['127.0.0.0/8'] } }));
+      await expect(gl.findOpen('b', 'main')).rejects.toMatchObject({ code: 'code_host_error' });
+      expect(seen).toEqual([]);
+    } finally {
+      target.close();
+      redirector.close();
+    }
+  });
+});
