@@ -5,6 +5,7 @@ import { promises as fs } from 'node:fs';
 import { tool, type ToolSet } from 'ai';
 import { z } from 'zod';
 import { clip, WorkspaceError, type Workspace } from './workspace.ts';
+import { compileUntrusted, PatternError, type UntrustedPattern } from '../util/untrusted-pattern.ts';
 
 export const TOOL_NAMES = [
   'list_files',
@@ -73,19 +74,25 @@ export async function readFile(
   return full;
 }
 
+/** Bytes one search call reads at most: matching is linear (RE2), so this bounds the call's time. */
+const MAX_SEARCH_BYTES = 64 * 1024 * 1024;
+
 export async function searchFiles(
   ws: Workspace,
   input: { pattern: string; glob?: string; path?: string; ignore_case?: boolean },
 ): Promise<string> {
-  let re: RegExp;
+  let re: UntrustedPattern;
   try {
-    re = new RegExp(input.pattern, input.ignore_case ? 'i' : '');
+    re = compileUntrusted(input.pattern, { ignoreCase: input.ignore_case });
   } catch (err) {
-    throw new WorkspaceError(`Invalid regular expression: ${(err as Error).message}`);
+    if (err instanceof PatternError) throw new WorkspaceError(err.message);
+    throw err;
   }
   const { files } = await ws.listFiles(input.path ?? '.', { glob: input.glob, limit: Number.MAX_SAFE_INTEGER });
   const out: string[] = [];
   let truncated = false;
+  let scanned = 0;
+  let stoppedAt: string | null = null;
   for (const rel of files) {
     if (out.length >= ws.limits.maxSearchMatches) {
       truncated = true;
@@ -95,6 +102,12 @@ export async function searchFiles(
     if (!abs) continue;
     const st = await fs.stat(abs).catch(() => null);
     if (!st || !st.isFile() || st.size > ws.limits.maxReadBytes) continue;
+    // Each file costs time linear in its size (RE2); the whole call is bounded too.
+    if (scanned + st.size > MAX_SEARCH_BYTES) {
+      stoppedAt = rel;
+      break;
+    }
+    scanned += st.size;
     const buf = await fs.readFile(abs);
     if (buf.includes(0)) continue;
     const lines = buf.toString('utf8').split('\n');
@@ -108,8 +121,9 @@ export async function searchFiles(
       }
     }
   }
-  if (out.length === 0) return `No matches for /${input.pattern}/.`;
-  return out.join('\n') + (truncated ? `\n… [stopped at ${ws.limits.maxSearchMatches} matches: narrow the pattern or glob]` : '');
+  const stopped = stoppedAt ? `\n… [stopped before ${stoppedAt}: searched ${MAX_SEARCH_BYTES / 1024 / 1024} MB; narrow with path or glob]` : '';
+  if (out.length === 0) return `No matches for /${input.pattern}/.${stopped}`;
+  return out.join('\n') + (truncated ? `\n… [stopped at ${ws.limits.maxSearchMatches} matches: narrow the pattern or glob]` : '') + stopped;
 }
 
 export async function writeFile(ws: Workspace, input: { path: string; content: string }): Promise<string> {
@@ -184,7 +198,7 @@ export function createTools(ws: Workspace, state: FinishState, ready?: Promise<u
       execute: (input) => guard(() => readFile(ws, input), max + 200),
     }),
     search: tool({
-      description: 'Search file contents with a JavaScript regular expression. Returns path:line: text. Optional glob filter.',
+      description: 'Search file contents with a regular expression in RE2 syntax (like JavaScript\'s, without backreferences or lookaround). Returns path:line: text. Optional glob filter.',
       inputSchema: z.object({
         pattern: z.string().min(1),
         glob: z.string().optional(),

@@ -6,6 +6,7 @@ import { compile } from '@mdx-js/mdx';
 import { parseAllDocuments } from 'yaml';
 import { explicitHeadingId } from './checks/markdown.ts';
 import type { Workspace } from './workspace.ts';
+import { checkMdxOffLoop } from './parsing.ts';
 
 export interface ValidationIssue {
   path: string;
@@ -78,8 +79,8 @@ export async function validateChanged(
       continue; // deleted or moved away
     }
     let problems: string[];
-    if (ext === '.mdx') problems = await checkMdx(text, 'mdx', opts);
-    else if (ext === '.md') problems = await checkMdx(text, opts.mdFormat ?? 'mdx', opts);
+    if (ext === '.mdx') problems = await checkMdxOffLoop(text, 'mdx', opts);
+    else if (ext === '.md') problems = await checkMdxOffLoop(text, opts.mdFormat ?? 'mdx', opts);
     else if (ext === '.json') problems = checkJson(text);
     else problems = checkYaml(text);
     for (const message of problems) issues.push({ path: rel, message });

@@ -4,12 +4,22 @@
 // WorkspaceError into a tool result.
 import { promises as fs, type Dirent } from 'node:fs';
 import path from 'node:path';
-import picomatch from 'picomatch';
+import { compileUntrustedGlob, PatternError } from '../util/untrusted-pattern.ts';
 
 export class WorkspaceError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'WorkspaceError';
+  }
+}
+
+/** A glob of the model's, matched in linear time (a glob without `/` matches file names anywhere). */
+function modelGlob(glob: string): (path: string) => boolean {
+  try {
+    return compileUntrustedGlob(glob, { matchBase: true });
+  } catch (err) {
+    if (err instanceof PatternError) throw new WorkspaceError(err.message);
+    throw err;
   }
 }
 
@@ -215,7 +225,7 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
       // The model's list_files passes no limit and gets at most maxListEntries; search and the docs
       // checks ask for more.
       const limit = opts.limit ?? lim.maxListEntries;
-      const match = opts.glob ? picomatch(opts.glob, { dot: true, basename: !opts.glob.includes('/') }) : null;
+      const match = opts.glob ? modelGlob(opts.glob) : null;
       const out: string[] = [];
       let truncated = false;
       const walk = async (d: string): Promise<void> => {

@@ -2,7 +2,7 @@
 // framework's rules), its explicit navigation and its redirects. One builder per framework.
 import type { DocsFramework } from '../prompts.ts';
 import type { PageLink, ParsedPage } from './markdown.ts';
-import { parsePage } from './markdown.ts';
+import { parsePageOffLoop } from '../parsing.ts';
 import { anchorsFor, type Anchors, type SlugStyle } from './slugs.ts';
 import type { DocsTree } from './tree.ts';
 
@@ -87,7 +87,7 @@ export class PageCache {
         this.#parsed.set(p, hit.parsed);
         continue;
       }
-      const parsed = parsePage(text, this.#site.format(p));
+      const parsed = await parsePageOffLoop(text, this.#site.format(p));
       this.#parsed.set(p, parsed);
       if (this.#memo) {
         if (this.#memo.size >= MAX_MEMO) this.#memo.delete(this.#memo.keys().next().value!);

@@ -1,6 +1,6 @@
 // A bounded summary of what a code change touched, for the job's prompt: every file's status and
 // path (up to a limit), then trimmed hunks of as many files as fit.
-import picomatch from 'picomatch';
+import { compileUntrustedGlob, PatternError } from '../../util/untrusted-pattern.ts';
 import type { ChangedFile } from '../../codehost/changes.ts';
 
 const MAX_LISTED = 100;
@@ -41,16 +41,18 @@ export function summarizeChange(files: ChangedFile[], note?: string): string {
 /** True when no filter is set or some changed path (or a renamed file's old path) matches one. */
 export function pathsMatch(files: { path: string; previousPath?: string | null }[], globs: string[]): boolean {
   if (globs.length === 0) return true;
-  const match = picomatch(globs, { dot: true });
+  const matchers = globs.map((g) => compileUntrustedGlob(g));
+  const match = (path: string) => matchers.some((m) => m(path));
   return files.some((f) => match(f.path) || (f.previousPath ? match(f.previousPath) : false));
 }
 
-/** Checks a glob compiles; returns a sentence when it does not. */
+/** Checks a path filter compiles (linear-time globs, untrusted-pattern.ts); returns a sentence when it does not. */
 export function globProblem(glob: string): string | null {
   try {
-    picomatch.makeRe(glob);
+    compileUntrustedGlob(glob);
     return null;
-  } catch {
-    return `Path filter "${glob}" is not a valid glob.`;
+  } catch (err) {
+    if (err instanceof PatternError) return `Path filter "${glob.slice(0, 100)}": ${err.message}`;
+    throw err;
   }
 }
