@@ -358,6 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     repositories: {
       protocols: Object.freeze(gitProtocols(env)),
       allowLocal: bool(env, 'FOLIO_ALLOW_LOCAL_REPOSITORIES', false),
+      caFile: optional(env, 'FOLIO_GIT_CA_FILE'),
     },
     outbound: { allow: Object.freeze(outboundAllow(env)) },
     trustProxy: trustProxy(env),
@@ -429,8 +430,12 @@ export function loadConfig(env: Env = process.env): Config {
   return deepFreeze(config);
 }
 
-/** What child processes (git) inherit: what they need to run and reach the network, never Folio's secrets. */
-const CHILD_ENV = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TZ|SSL_CERT_FILE|SSL_CERT_DIR|SSH_AUTH_SOCK|(HTTP|HTTPS|NO|ALL)_PROXY|(http|https|no|all)_proxy)$/;
+/**
+ * What child processes (git) inherit: what they need to run, never Folio's secrets. No proxy
+ * variables: git's HTTP traffic goes through Folio's egress proxy only (curl would honour NO_PROXY
+ * even with a proxy set, and bypass the address policy).
+ */
+const CHILD_ENV = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TMP|TEMP|LANG|LANGUAGE|TZ|SSL_CERT_FILE|SSL_CERT_DIR|SSH_AUTH_SOCK)$/;
 
 export function childProcessEnv(env: Env = process.env): Record<string, string> {
   const out: Record<string, string> = {};

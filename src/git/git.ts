@@ -8,11 +8,12 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { credentialEnv, git, gitBuffer, gitHead, GitError, type GitCredentials } from './run.ts';
+import { credentialConfig, git, gitBuffer, gitConfigEnv, gitHead, GitError, type GitCredentials } from './run.ts';
 import { parseDiffFiles, type DiffFile } from './diff.ts';
 import type { WorktreePool } from './worktree-pool.ts';
 import { checkBranchName, checkRepositoryUrl, gitAllowProtocol, RepositoryInputError, type CheckedRepository, type RepositoryPolicy } from './repository-url.ts';
 import { OutboundRefusedError, resolveAllowed, UnresolvedHostError, type OutboundPolicy, type Resolve } from '../net/address-policy.ts';
+import { egressProxy } from '../net/egress-proxy.ts';
 
 export { GitError, type GitCredentials } from './run.ts';
 export type { DiffFile } from './diff.ts';
@@ -31,7 +32,9 @@ function checkBranch(name: string, what = 'Branch'): void {
 function remoteFailure(what: 'fetch' | 'push', err: GitError): GitError {
   const out = err.detail ?? '';
   const [code, message] =
-    /transport '[^']*' not allowed|unsupported protocol/i.test(out)
+    /returned error: 30[1-8]\b|redirect/i.test(out)
+      ? ['repository_redirected', "The repository's host answered with a redirect, which Folio does not follow (credentials would go along); set the project's repository URL to where the repository is now."]
+      : /transport '[^']*' not allowed|unsupported protocol/i.test(out)
       ? ['repository_protocol_refused', 'git refused the repository\'s transport on this server.']
       : /authentication failed|could not read (username|password)|permission denied|http (401|403)|\b40[13]\b|access denied|invalid credentials/i.test(out)
         ? ['repository_auth_failed', 'The code host refused the credentials; check the project\'s repository token and its access to the repository.']
@@ -131,12 +134,23 @@ export class Repo {
         throw err;
       }
     }
-    const env = { ...credentialEnv(this.#opts.credentials), GIT_ALLOW_PROTOCOL: gitAllowProtocol(this.#opts.policy) };
+    // HTTP(S) goes through the egress proxy, which checks the address git actually connects to
+    // (git's own lookup, so no rebinding window); a redirect is never followed, so the token never
+    // goes along with one.
+    const web = transport === 'https' || transport === 'http';
+    const session = web ? (await egressProxy(this.#opts.outbound, this.#opts.resolve)).session() : null;
+    const config = credentialConfig(this.#opts.credentials);
+    if (session) config.push(['http.proxy', session.url], ['http.proxyAuthMethod', 'basic'], ['http.followRedirects', 'false']);
+    if (this.#opts.policy.caFile) config.push(['http.sslCAInfo', this.#opts.policy.caFile]);
+    const env = { ...gitConfigEnv(config), GIT_ALLOW_PROTOCOL: gitAllowProtocol(this.#opts.policy) };
     try {
-      return await git([what, ...options, '--', this.#opts.repositoryUrl, ...refspecs], { cwd: cwd ?? this.mirror, env, secrets: this.#secrets, signal });
+      return await git([what, ...options, '--', this.#opts.repositoryUrl, ...refspecs], { cwd: cwd ?? this.mirror, env, secrets: [...this.#secrets, ...(session ? [session.url] : [])], signal });
     } catch (err) {
+      if (session && session.refused.length > 0) throw new GitError('repository_address_refused', `The repository's host: ${session.refused[0]}`);
       if (err instanceof GitError) throw remoteFailure(what, err);
       throw err;
+    } finally {
+      session?.end();
     }
   }
 

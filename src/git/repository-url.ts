@@ -12,6 +12,8 @@ export interface RepositoryPolicy {
   readonly protocols: readonly RemoteTransport[];
   /** `file://` URLs and absolute local paths (operators and tests only; off by default). */
   readonly allowLocal: boolean;
+  /** Certificates git trusts for https repositories instead of the system's (a private CA); null for the system's. */
+  readonly caFile?: string | null;
 }
 
 export class RepositoryInputError extends CodedError {

@@ -1,6 +1,7 @@
 // Running the system `git`: the one place that spawns it. Its environment holds only what it needs
-// (PATH, HOME, proxies: never Folio's secrets), no system or user git configuration (which could
-// rewrite URLs, add credential helpers or hooks), no prompts, and local transports only unless the
+// (PATH, HOME: never Folio's secrets or proxy variables — git reaches the network only through
+// Folio's egress proxy, net/egress-proxy.ts, which Repo sets per command), no system or user git
+// configuration (which could rewrite URLs, add credential helpers or hooks), no prompts, and local transports only unless the
 // caller allows its remote's (GIT_ALLOW_PROTOCOL). Credentials travel only in that environment.
 // git's output never reaches clients: a GitError carries a stable code and a sentence, and `detail`
 // (stderr, secrets blanked) for the server log.
@@ -39,7 +40,7 @@ function redact(text: string, secrets: string[]): string {
   return out;
 }
 
-/** The inherited part of git's environment: PATH, HOME, proxies… never Folio's secrets or GIT_* settings. */
+/** The inherited part of git's environment: PATH, HOME… never Folio's secrets, proxies or GIT_* settings. */
 const inherited = childProcessEnv();
 
 /** Environment for a git process (see the top of this file); `extra` adds to or overrides it. */
@@ -58,15 +59,21 @@ function baseEnv(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-/** Environment entries that give git an Authorization header for this process only. */
-export function credentialEnv(creds: GitCredentials | null): Record<string, string> {
-  if (!creds?.token) return {};
+/** git settings for one process, as GIT_CONFIG_* environment entries (never on disk, never in argv). */
+export function gitConfigEnv(settings: [key: string, value: string][]): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(settings.length) };
+  settings.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
+/** The setting that gives git an Authorization header for this process only; none without a token. */
+export function credentialConfig(creds: GitCredentials | null): [string, string][] {
+  if (!creds?.token) return [];
   const basic = Buffer.from(`${creds.username}:${creds.token}`).toString('base64');
-  return {
-    GIT_CONFIG_COUNT: '1',
-    GIT_CONFIG_KEY_0: 'http.extraHeader',
-    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-  };
+  return [['http.extraHeader', `Authorization: Basic ${basic}`]];
 }
 
 export function git(args: string[], opts: RunOptions = {}): Promise<string> {

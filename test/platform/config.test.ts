@@ -100,7 +100,7 @@ describe('config', () => {
     expect(parseDuration('1.5h')).toBeNull();
   });
 
-  it('gives child processes (git) what they need and none of the secrets', () => {
+  it('gives child processes (git) what they need and none of the secrets, nor proxy variables (git uses the egress proxy)', () => {
     const env = childProcessEnv({
       PATH: '/usr/bin',
       HOME: '/root',
@@ -110,7 +110,8 @@ describe('config', () => {
       GITHUB_TOKEN: 'ghp_x',
       DATABASE_URL: 'postgres://u:p@h/db',
       GIT_DIR: '/elsewhere',
+      no_proxy: '*',
     });
-    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/root', HTTPS_PROXY: 'http://proxy:3128' });
+    expect(env).toEqual({ PATH: '/usr/bin', HOME: '/root' });
   });
 });
