@@ -20,7 +20,7 @@ import { analyticsRoutes } from './routes/analytics.ts';
 import { browserScriptRoute, collectRoutes } from './routes/analytics-browser.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
-import { authPlugin } from './auth.ts';
+import { ACCESS, authPlugin, publicScope } from './auth.ts';
 import { UserStore } from '../store/users.ts';
 import { triggerRoutes } from './routes/triggers.ts';
 import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
@@ -159,17 +159,12 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   const { body, query } = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : query.compile(schema)));
   app.removeContentTypeParser('text/plain');
-  // One callback-style hook for every request: each hook costs a runner, each async one a promise.
-  // Kept for `GET job`: docs/benchmarks.md, "Performance shortcuts kept".
+  // Callback-style hooks on every request (each async one costs a promise): GET job is hot,
+  // docs/benchmarks.md, "Performance shortcuts kept".
   app.addHook('onRequest', (request, reply, done) => {
     request.receivedAt = performance.now();
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
-    // Only a %00 in the URL decodes to NUL in a path or query value (both are parsed by now).
-    // Bodies are the routes' business (a batch of events rejects such an event alone).
-    if (!request.url.includes('%00')) return done();
-    const where = nulPath(request.params, '/params') ?? nulPath(request.query, '/query');
-    if (!where) return done();
-    done(new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] }));
+    done();
   });
 
   const allowedMethods = methodIndex(app);
@@ -199,6 +194,18 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.addSchema(WebhookDelivery);
   app.addSchema(JobChanges);
 
+  // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
+  await app.register(authPlugin, { keys: services.keys, users: new UserStore(services.store.db) });
+  // After authentication, so a stranger learns nothing from it either. Only a %00 in the URL decodes
+  // to NUL in a path or query value (both are parsed by now); bodies are the routes' business (a
+  // batch of events rejects such an event alone).
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!request.url.includes('%00')) return done();
+    const where = nulPath(request.params, '/params') ?? nulPath(request.query, '/query');
+    if (!where) return done();
+    done(new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] }));
+  });
+
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -212,23 +219,22 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) ?? `def-${i}` },
   });
-  await app.register(swaggerUi, {
+  await app.register(publicScope(swaggerUi), {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
     // The reference UI's own files only; plain HTTP stays usable (no upgrade-insecure-requests).
     staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true }, config: ACCESS.public }, async () => app.swagger());
 
   registerMetrics(app, services);
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/healthz', { schema: { hide: true }, config: ACCESS.public }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true }, config: ACCESS.public }, async (_req, reply) => {
     if (await isReady(services.store.dialect)) return { status: 'ready' };
     return reply.code(503).send({ error: 'The store is not reachable or not migrated yet.', code: 'not_ready' } satisfies ErrorBody);
   });
 
-  await app.register(authPlugin, { keys: services.keys, users: new UserStore(services.store.db) });
   await app.register(jobRoutes, { services });
   await app.register(jobEventRoutes, { services });
   await app.register(analyticsRoutes, { services });
@@ -240,7 +246,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     await dashboard.register(dashboardHeaders);
     await dashboard.register(dashboardRoutes, { services });
     await dashboard.register(triggerSettingsRoutes, { services });
-    await dashboard.register(webAppRoutes, { webRoot: opts.webRoot });
+    await dashboard.register(publicScope(webAppRoutes), { webRoot: opts.webRoot });
   });
   return app;
 }

@@ -3,6 +3,7 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import { RequestMetrics } from './request-metrics.ts';
+import { ACCESS } from './auth.ts';
 
 export function registerMetrics(app: FastifyInstance, services: Services): void {
   const registry = new Registry();
@@ -48,7 +49,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     done();
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+  app.get('/metrics', { schema: { hide: true }, config: ACCESS.public }, async (_req, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

@@ -357,6 +357,18 @@ export class JobsService {
     return job;
   }
 
+  /** True while the job and its project exist, read from the store (open event streams ask). */
+  async exists(projectId: string, jobId: string): Promise<boolean> {
+    const row = await this.deps.db
+      .selectFrom('jobs')
+      .innerJoin('projects', 'projects.id', 'jobs.project_id')
+      .select('jobs.id')
+      .where('jobs.id', '=', jobId)
+      .where('jobs.project_id', '=', projectId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** get() without a query: the view when the cache holds it for the current data version. */
   cachedView(projectId: string, jobId: string, since?: number): Job | undefined {
     const version = this.deps.dialect.dataVersion(since);

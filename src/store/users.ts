@@ -200,6 +200,18 @@ export class UserStore {
     return { session, user };
   }
 
+  /** True while the session exists, has not expired and its user exists (no sliding of its expiry). */
+  async sessionAlive(id: string, now = Date.now()): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .select('sessions.id')
+      .where('sessions.id', '=', id)
+      .where('sessions.expires_at', '>', now)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async deleteSession(id: string): Promise<void> {
     await this.db.deleteFrom('sessions').where('id', '=', id).execute();
   }

@@ -11,6 +11,7 @@ import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import { CollectBody } from '../../contracts/analytics.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/index.ts';
 import { projectView } from '../../store/projects.ts';
+import { ACCESS, publicByDefault } from '../auth.ts';
 
 const COLLECT_BODY_LIMIT = 4 * 1024;
 const tags = ['Analytics'];
@@ -19,7 +20,7 @@ const tags = ['Analytics'];
 export const browserScriptRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/analytics/script.js',
-    { schema: { tags, summary: 'Browser script', description: 'Small, dependency-free page-view script; see docs/analytics.md.', security: [] } },
+    { schema: { tags, summary: 'Browser script', description: 'Small, dependency-free page-view script; see docs/analytics.md.', security: [] }, config: ACCESS.public },
     async (request, reply) => {
       reply
         .header('content-type', 'text/javascript; charset=utf-8')
@@ -59,6 +60,8 @@ export const collectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     }
     return { origin, methods: 'POST', allowedHeaders: 'content-type', maxAge: 86_400, strictPreflight: false };
   }
+  // Its catch-all OPTIONS route (the preflight) is public like the endpoint.
+  publicByDefault(app);
   await app.register(cors, { delegator: corsFor });
 
   const perMinute = services.config.rateLimits.collectPerMinute;
@@ -95,7 +98,7 @@ export const collectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
         response: { ...errorResponses(400, 403, 404, 413, 415, 429) },
       },
       bodyLimit: COLLECT_BODY_LIMIT,
-      config: perMinute > 0 ? { rateLimit: { max: perMinute, timeWindow: 60_000 } } : {},
+      config: { ...ACCESS.public, ...(perMinute > 0 ? { rateLimit: { max: perMinute, timeWindow: 60_000 } } : {}) },
     },
     async (request, reply) => {
       await analytics.collect(request.params.projectId, request.body, {

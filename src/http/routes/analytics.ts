@@ -26,6 +26,7 @@ import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../an
 import { fieldsFrom } from '../../analytics/log-import.ts';
 import { ImportError } from '../../analytics/import.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
+import { ACCESS } from '../auth.ts';
 
 const NDJSON_TYPES = ['application/x-ndjson', 'application/jsonl'];
 /** A raw access log: combined-format or JSON lines, as written by the web server. */
@@ -44,8 +45,6 @@ function logBody(request: FastifyRequest, body: Readable): Readable {
 
 export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { analytics } = services;
-  const read = app.requireKey('read');
-  const write = app.requireKey('write');
   const tags = ['Analytics'];
 
   // Bulk bodies are handed over as streams, never buffered whole: raw logs (read by the log reader's
@@ -96,7 +95,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         querystring: PagedQuery,
         response: { 200: VisitorsResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request, reply) => {
       const range = await rangeOf(request, reply);
@@ -116,7 +115,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         querystring: PagedQuery,
         response: { 200: ViewsResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request, reply) => {
       const range = await rangeOf(request, reply);
@@ -136,7 +135,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         querystring: TimeseriesQuery,
         response: { 200: TimeseriesResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request, reply) => {
       const range = parseRange(request.query);
@@ -162,7 +161,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         querystring: RangeQuery,
         response: { 200: AgentsResponse, ...errorResponses(400, 401, 403, 429) },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request, reply) => {
       const range = await rangeOf(request, reply);
@@ -185,7 +184,8 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         response: { 202: EventsResponse, ...errorResponses(400, 401, 403, 404, 413, 415) },
       },
       // The key first: a stranger learns nothing about media types.
-      onRequest: [write, onlyMediaTypes('application/json')],
+      config: ACCESS.write,
+      onRequest: [onlyMediaTypes('application/json')],
     },
     async (request, reply) => {
       const { events } = request.body;
@@ -213,7 +213,8 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
         querystring: LogImportQuery,
         response: { 200: ImportResponse, ...errorResponses(400, 401, 403, 413, 415, 429) },
       },
-      onRequest: [write, onlyMediaTypes(LOG_TYPE, ...NDJSON_TYPES)],
+      config: ACCESS.write,
+      onRequest: [onlyMediaTypes(LOG_TYPE, ...NDJSON_TYPES)],
       bodyLimit: Number.MAX_SAFE_INTEGER,
     },
     async (request, reply) => {

@@ -28,6 +28,7 @@ import {
 import { ProjectInputError, projectView, type ProjectRow } from '../../store/projects.ts';
 import { apiKeyView, type ApiKeyRow, type StoredKey } from '../../store/api-keys.ts';
 import { UserInputError, UserStore, userView } from '../../store/users.ts';
+import { ACCESS } from '../auth.ts';
 
 /** The tag to paste into every page of the docs site for browser analytics. */
 export function scriptTag(baseUrl: string, projectId: string): string {
@@ -78,7 +79,7 @@ function sendNewKey(reply: FastifyReply, created: { key: string; row: StoredKey 
 export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { projects, keys, config } = services;
   const users = new UserStore(services.store.db);
-  const { sessions, requireOperator } = app;
+  const { sessions } = app;
   const hide = { hide: true } as const;
 
   // No store keeps NUL in text (PostgreSQL refuses it): such bodies are refused up front.
@@ -110,9 +111,9 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   // ---- sign-in
 
-  app.get('/api/setup', { schema: { ...hide, response: { 200: SetupState } } }, async () => ({ setupRequired: (await users.count()) === 0 }));
+  app.get('/api/setup', { schema: { ...hide, response: { 200: SetupState } }, config: ACCESS.public }, async () => ({ setupRequired: (await users.count()) === 0 }));
 
-  app.post('/api/setup', { schema: { ...hide, body: Credentials, response: { 201: Session, ...errorResponses(400, 403, 409) } } }, async (request, reply) => {
+  app.post('/api/setup', { schema: { ...hide, body: Credentials, response: { 201: Session, ...errorResponses(400, 403, 409) } }, config: ACCESS.public }, async (request, reply) => {
     sessions.checkSameOrigin(request);
     let user;
     try {
@@ -126,7 +127,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     return reply.code(201).send(sessionBody({ user, session }));
   });
 
-  app.post('/api/login', { schema: { ...hide, body: Credentials, response: { 200: Session, ...errorResponses(400, 401, 403, 429) } } }, async (request, reply) => {
+  app.post('/api/login', { schema: { ...hide, body: Credentials, response: { 200: Session, ...errorResponses(400, 401, 403, 429) } }, config: ACCESS.public }, async (request, reply) => {
     sessions.checkSameOrigin(request);
     const { email, password } = request.body;
     await sessions.checkRateLimit(request, email);
@@ -141,12 +142,12 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   });
 
   // The session is checked in onRequest like every operator route: a stranger's body is never parsed.
-  app.post('/api/logout', { schema: hide, onRequest: requireOperator }, async (request, reply) => {
+  app.post('/api/logout', { schema: hide, config: ACCESS.operator }, async (request, reply) => {
     await sessions.end(request, reply);
     return reply.code(204).send();
   });
 
-  app.get('/api/session', { schema: { ...hide, response: { 200: Session, ...errorResponses(401) } } }, async (request) => {
+  app.get('/api/session', { schema: { ...hide, response: { 200: Session, ...errorResponses(401) } }, config: ACCESS.public }, async (request) => {
     const op = await sessions.fromRequest(request);
     if (!op) throw new ApiError(401, 'not_signed_in', 'Sign in to the dashboard first.');
     return sessionBody(op);
@@ -154,13 +155,13 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   // ---- projects
 
-  app.get('/api/projects', { schema: { ...hide, response: { 200: ProjectList } }, onRequest: requireOperator }, async (request) => ({
+  app.get('/api/projects', { schema: { ...hide, response: { 200: ProjectList } }, config: ACCESS.operator }, async (request) => ({
     projects: (await projects.list()).map((row) => projectBody(request, row)),
   }));
 
   app.post(
     '/api/projects',
-    { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403) } }, onRequest: requireOperator },
+    { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403) } }, config: ACCESS.operator },
     async (request, reply) => {
       const input = projectInput(request.body);
       checkModel(input.defaultModel);
@@ -171,13 +172,13 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   app.get(
     '/api/projects/:projectId',
-    { schema: { ...hide, params: ProjectIdParams, response: { 200: DashboardProject, ...errorResponses(401, 404) } }, onRequest: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams, response: { 200: DashboardProject, ...errorResponses(401, 404) } }, config: ACCESS.operator },
     async (request) => projectBody(request, await projectOr404(request.params.projectId)),
   );
 
   app.patch(
     '/api/projects/:projectId',
-    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404) } }, onRequest: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator },
     async (request) => {
       await projectOr404(request.params.projectId);
       const input = projectInput(request.body);
@@ -191,7 +192,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   app.get(
     '/api/projects/:projectId/keys',
-    { schema: { ...hide, params: ProjectIdParams, response: { 200: ApiKeyList, ...errorResponses(401, 404) } }, onRequest: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams, response: { 200: ApiKeyList, ...errorResponses(401, 404) } }, config: ACCESS.operator },
     async (request) => {
       await projectOr404(request.params.projectId);
       // The project's own keys, then the keys that cover many projects including this one.
@@ -201,7 +202,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   app.post(
     '/api/projects/:projectId/keys',
-    { schema: { ...hide, params: ProjectIdParams, body: CreateKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, onRequest: requireOperator },
+    { schema: { ...hide, params: ProjectIdParams, body: CreateKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator },
     async (request, reply) => {
       await projectOr404(request.params.projectId);
       const created = await keys.create({ projectId: request.params.projectId, ...keySettings(request.body) });
@@ -211,7 +212,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   app.post(
     '/api/projects/:projectId/keys/:keyId/revoke',
-    { schema: { ...hide, params: ProjectKeyParams, response: { 200: ApiKey, ...errorResponses(401, 403, 404) } }, onRequest: requireOperator },
+    { schema: { ...hide, params: ProjectKeyParams, response: { 200: ApiKey, ...errorResponses(401, 403, 404) } }, config: ACCESS.operator },
     async (request) => {
       await projectOr404(request.params.projectId);
       const row = await keys.get(request.params.keyId);
@@ -224,9 +225,9 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   // ---- keys that cover many projects
 
-  app.get('/api/keys', { schema: { ...hide, response: { 200: ApiKeyList } }, onRequest: requireOperator }, async () => ({ keys: (await keys.listAll()).map(apiKeyView) }));
+  app.get('/api/keys', { schema: { ...hide, response: { 200: ApiKeyList } }, config: ACCESS.operator }, async () => ({ keys: (await keys.listAll()).map(apiKeyView) }));
 
-  app.post('/api/keys', { schema: { ...hide, body: CreateAdminKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, onRequest: requireOperator }, async (request, reply) => {
+  app.post('/api/keys', { schema: { ...hide, body: CreateAdminKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator }, async (request, reply) => {
     const { allProjects, projectIds } = request.body;
     if ((allProjects === true) === (projectIds !== undefined)) {
       throw badRequest('invalid_key', 'Say what the key covers: either "allProjects": true or a list of "projectIds".');
@@ -241,7 +242,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
 
   app.post(
     '/api/keys/:keyId/revoke',
-    { schema: { ...hide, params: KeyParams, response: { 200: ApiKey, ...errorResponses(401, 403, 404) } }, onRequest: requireOperator },
+    { schema: { ...hide, params: KeyParams, response: { 200: ApiKey, ...errorResponses(401, 403, 404) } }, config: ACCESS.operator },
     async (request) => {
       const row = await keys.revoke(request.params.keyId);
       if (!row) throw notFound(`API key "${request.params.keyId}" does not exist.`, 'key_not_found');

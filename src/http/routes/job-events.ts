@@ -5,9 +5,16 @@ import { errorResponses, MAX_SEQUENCE } from '../../contracts/common.ts';
 import { JobEventPage, JobEventsQuery, JobParams } from '../../contracts/jobs.ts';
 import { jobEventBus, listJobEvents } from '../../jobs/events.ts';
 import { ApiError, badRequest } from '../../errors.ts';
+import { ACCESS, type AccessEnded } from '../auth.ts';
 
 const POLL_MS = 1_000;
 const KEEPALIVE_MS = 15_000;
+/**
+ * How often an open stream checks that what admitted it still holds (the key not revoked, expired
+ * or narrowed; the session alive; the project and job there), read from the store: revocation in any
+ * process ends the stream within this time.
+ */
+export const RECHECK_MS = 2_000;
 
 export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { jobs, store, config } = services;
@@ -57,7 +64,7 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         querystring: JobEventsQuery,
         response: { 200: JobEventPage, ...errorResponses(400, 401, 403, 404, 429) },
       },
-      onRequest: app.requireKey('read'),
+      config: ACCESS.read,
     },
     async (request, reply) => {
       const { projectId, id } = request.params;
@@ -119,11 +126,27 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       jobEventBus.on(`job:${id}`, onEvent);
       const poll = setInterval(drain, POLL_MS);
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+      const recheck = setInterval(() => {
+        stillAllowed().then(
+          (ended) => {
+            if (!ended || closed) return;
+            res.write(`event: error\ndata: ${JSON.stringify(ended)}\n\n`);
+            end();
+          },
+          (err: unknown) => request.log.warn({ err }, 'event stream recheck failed'),
+        );
+      }, RECHECK_MS);
+      const stillAllowed = async (): Promise<AccessEnded | null> => {
+        const ended = await app.recheckAccess(request);
+        if (ended) return ended;
+        return (await jobs.exists(projectId, id)) ? null : { code: 'job_not_found', error: 'The job or its project no longer exists.' };
+      };
       const close = () => {
         closed = true;
         releaseStream();
         clearInterval(poll);
         clearInterval(keepalive);
+        clearInterval(recheck);
         jobEventBus.off(`job:${id}`, onEvent);
         openStreams.delete(end);
       };

@@ -20,6 +20,7 @@ import {
 } from '../../contracts/jobs.ts';
 import { requestHash, type IdempotencyRequest } from '../../store/idempotency.ts';
 import type { WriteResult } from '../../jobs/service.ts';
+import { ACCESS } from '../auth.ts';
 
 const JobRef = Type.Ref('AgentJob');
 
@@ -40,8 +41,6 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
   const { jobs } = services;
   /** JSON of the cached job views (by the route's response schema); a view is never changed. */
   const serializedViews = new WeakMap<Job, string>();
-  const read = app.requireKey('read');
-  const write = app.requireKey('write');
   const tags = ['Agent jobs'];
 
   app.post(
@@ -55,7 +54,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         body: CreateJobBody,
         response: { 201: JobRef, ...errorResponses(400, 401, 403, 404, 413, 415, 422, 429) },
       },
-      onRequest: write,
+      config: ACCESS.write,
     },
     async (request, reply) => sendWrite(reply, await jobs.create(request.params.projectId, request.body, idempotencyOf(request))),
   );
@@ -64,7 +63,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
     '/v2/agent/:projectId/job/:id',
     {
       schema: { tags, summary: 'Get agent job', params: JobParams, response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) } },
-      onRequest: read,
+      config: ACCESS.read,
     },
     // Not async: a cached view goes out without a promise, serialised once per view.
     (request, reply) => {
@@ -88,7 +87,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         body: MessageBody,
         response: { 200: JobRef, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
       },
-      onRequest: write,
+      config: ACCESS.write,
     },
     async (request, reply) =>
       sendWrite(reply, await jobs.sendMessage(request.params.projectId, request.params.id, request.body.prompt, idempotencyOf(request))),
@@ -104,7 +103,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         params: JobParams,
         response: { 200: JobRef, ...errorResponses(400, 401, 403, 404) },
       },
-      onRequest: write,
+      config: ACCESS.write,
     },
     async (request) => jobs.archive(request.params.projectId, request.params.id),
   );
@@ -120,7 +119,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         querystring: ListJobsQuery,
         response: { 200: JobList, ...errorResponses(400, 401, 403) },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request) => jobs.list(request.params.projectId, request.query),
   );
@@ -136,7 +135,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         params: JobParams,
         response: { 200: Type.Ref('AgentJobChanges'), ...errorResponses(400, 401, 403, 404) },
       },
-      preHandler: read,
+      config: ACCESS.read,
     },
     async (request) => jobs.changes(request.params.projectId, request.params.id),
   );
@@ -153,7 +152,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         querystring: UsageQuery,
         response: { 200: UsageReport, ...errorResponses(400, 401, 403) },
       },
-      preHandler: read,
+      config: ACCESS.read,
     },
     async (request) => jobs.usage(request.params.projectId, request.query.days ?? 30),
   );
@@ -183,7 +182,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
           ...errorResponses(401, 403, 404),
         },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request) => ({ messages: await jobs.messages(request.params.projectId, request.params.id) }),
   );
@@ -198,7 +197,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         params: JobParams,
         response: { 200: WebhookDeliveryList, ...errorResponses(400, 401, 403, 404) },
       },
-      onRequest: read,
+      config: ACCESS.read,
     },
     async (request) => {
       await jobs.get(request.params.projectId, request.params.id); // 404 for another project's job
@@ -216,7 +215,7 @@ export const jobRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = asyn
         params: DeliveryParams,
         response: { 200: Type.Ref('WebhookDelivery'), ...errorResponses(400, 401, 403, 404) },
       },
-      onRequest: write,
+      config: ACCESS.write,
     },
     async (request) => {
       const { projectId, id, deliveryId } = request.params;

@@ -9,6 +9,7 @@ import { DeliveriesQuery, TriggerDeliveryList, TriggerSettings, TriggerSettingsB
 import { errorResponses } from '../../contracts/common.ts';
 import { TriggerSettingsError, triggerSettingsView, updateTriggerSettings } from '../../jobs/triggers/settings.ts';
 import { nulPath } from '../nul.ts';
+import { ACCESS } from '../auth.ts';
 
 const Params = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
 type Params = { projectId: string };
@@ -28,16 +29,15 @@ export const triggerSettingsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
     const { projectId } = request.params as Params;
     if (!(await projects.get(projectId))) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
   };
-  const operatorOn = [app.requireOperator, projectExists];
   const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-  app.get('/api/projects/:projectId/triggers', { schema: { ...hide, params: Params, response: { 200: TriggerSettings, ...errorResponses(401, 404) } }, onRequest: operatorOn }, async (request) =>
+  app.get('/api/projects/:projectId/triggers', { schema: { ...hide, params: Params, response: { 200: TriggerSettings, ...errorResponses(401, 404) } }, config: ACCESS.operator, onRequest: projectExists }, async (request) =>
     triggerSettingsView(store, request.params.projectId, baseUrlOf(request)),
   );
 
   app.put(
     '/api/projects/:projectId/triggers',
-    { schema: { ...hide, params: Params, body: TriggerSettingsBody, response: { 200: TriggerSettings, ...errorResponses(400, 401, 403, 404) } }, onRequest: operatorOn },
+    { schema: { ...hide, params: Params, body: TriggerSettingsBody, response: { 200: TriggerSettings, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator, onRequest: projectExists },
     async (request) => {
       try {
         await updateTriggerSettings(store, request.params.projectId, request.body);
@@ -50,7 +50,7 @@ export const triggerSettingsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
   );
 
   // A new secret replaces the old one at once; it is in this answer only, never stored in plain text.
-  app.post('/api/projects/:projectId/triggers/secret', { schema: { ...hide, params: Params, response: { 201: TriggerSettingsWithSecret, ...errorResponses(401, 403, 404) } }, onRequest: operatorOn }, async (request, reply) => {
+  app.post('/api/projects/:projectId/triggers/secret', { schema: { ...hide, params: Params, response: { 201: TriggerSettingsWithSecret, ...errorResponses(401, 403, 404) } }, config: ACCESS.operator, onRequest: projectExists }, async (request, reply) => {
     const secret = await store.rotateSecret(request.params.projectId);
     reply.header('cache-control', 'no-store');
     return reply.code(201).send({ secret, ...(await triggerSettingsView(store, request.params.projectId, baseUrlOf(request))) });
@@ -58,7 +58,7 @@ export const triggerSettingsRoutes: FastifyPluginAsyncTypebox<{ services: Servic
 
   app.get(
     '/api/projects/:projectId/triggers/deliveries',
-    { schema: { ...hide, params: Params, querystring: DeliveriesQuery, response: { 200: TriggerDeliveryList, ...errorResponses(400, 401, 404) } }, onRequest: operatorOn },
+    { schema: { ...hide, params: Params, querystring: DeliveriesQuery, response: { 200: TriggerDeliveryList, ...errorResponses(400, 401, 404) } }, config: ACCESS.operator, onRequest: projectExists },
     async (request) => ({ deliveries: await store.recentDeliveries(request.params.projectId, request.query.limit ?? 50) }),
   );
 };

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyReply } from 'fastify';
 import type { Services } from '../../services.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
 import type { TriggerHost } from '../../store/schema.ts';
+import { ACCESS } from '../auth.ts';
 
 export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { receiver } = services.triggers;
@@ -38,6 +39,8 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
       `/v1/triggers/:projectId/${host}`,
       {
         bodyLimit,
+        // Public: each delivery is verified by its host's signature over the raw body (receiver.ts).
+        config: ACCESS.public,
         schema: {
           tags: ['Code-change triggers'],
           summary: `Receive a ${hostName} webhook`,

@@ -1,0 +1,159 @@
+// Revocation reaches open event streams: a stream re-checks, every RECHECK_MS and from the store,
+// that what admitted it still holds — the key (revoked, expired, no longer covering the project),
+// the dashboard session (signed out), the job and its project — and ends with a last `error` event
+// saying why. Across processes on PostgreSQL, a revocation through one server ends a stream held
+// by another.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { backendDatabases, isScale, NEEDS_POSTGRES, type BackendDatabases } from '../helpers/backend.ts';
+import { setUp } from '../dashboard/session.ts';
+
+interface OpenStream {
+  /** Raw SSE text received so far. */
+  text(): string;
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>;
+  abort(): void;
+}
+
+async function openStream(server: TestServer, projectId: string, jobId: string, headers: Record<string, string>): Promise<OpenStream> {
+  const controller = new AbortController();
+  const res = await fetch(`${server.url}/v2/agent/${projectId}/job/${jobId}/events`, {
+    headers: { ...headers, accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
+  expect(res.status).toBe(200);
+  let got = '';
+  const decoder = new TextDecoder();
+  const ended = (async () => {
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) got += decoder.decode(chunk, { stream: true });
+    } catch {
+      // aborted by the test
+    }
+  })();
+  return { text: () => got, ended, abort: () => controller.abort() };
+}
+
+/** Waits up to `ms` for the stream to end; true when it did. */
+async function endsWithin(stream: OpenStream, ms: number): Promise<boolean> {
+  return Promise.race([stream.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+}
+
+async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('revocation ends open event streams', () => {
+  let server: TestServer;
+  let projectId: string;
+  let jobId: string;
+  beforeAll(async () => {
+    server = await startTestServer({ workers: 0 });
+    projectId = await server.createProject();
+    const key = await server.createKey(projectId);
+    jobId = (await server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt: 'Stay active' } })).body.id;
+  });
+  afterAll(async () => server?.close());
+
+  /** Opens a stream, checks it delivers, runs `revoke`, and expects the stream's end with `code`. */
+  async function endsAfter(headers: Record<string, string>, revoke: () => Promise<unknown>, code: string): Promise<void> {
+    const stream = await openStream(server, projectId, jobId, headers);
+    try {
+      await server.services.jobs.event(jobId, 'test.before', { n: 1 });
+      await waitFor(() => stream.text().includes('event: test.before'));
+      await revoke();
+      expect(await endsWithin(stream, 8000)).toBe(true);
+      const last = stream.text().trim().split('\n\n').at(-1)!;
+      expect(last).toMatch(/^event: error\ndata: /);
+      expect(JSON.parse(last.split('\ndata: ')[1])).toMatchObject({ code });
+      // Nothing written afterwards reaches it.
+      const marker = `file contents ${Math.random()}`;
+      await server.services.jobs.event(jobId, 'test.after', { marker });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(stream.text()).not.toContain(marker);
+    } finally {
+      stream.abort();
+    }
+  }
+
+  it('revoking the key', async () => {
+    const key = await server.createKey(projectId, 'read');
+    const [row] = await server.services.keys.list(projectId).then((ks) => ks.filter((k) => key.startsWith(k.prefix)));
+    await endsAfter({ authorization: `Bearer ${key}` }, () => server.services.keys.revoke(row.id), 'revoked_api_key');
+  });
+
+  it('the key expiring', async () => {
+    const key = await server.createKey(projectId, 'read', Date.now() + 60_000);
+    const [row] = await server.services.keys.list(projectId).then((ks) => ks.filter((k) => key.startsWith(k.prefix)));
+    const expire = () => server.services.store.db.updateTable('api_keys').set({ expires_at: Date.now() - 1 }).where('id', '=', row.id).execute();
+    await endsAfter({ authorization: `Bearer ${key}` }, expire, 'expired_api_key');
+  });
+
+  it('the project taken from a many-project key', async () => {
+    const other = await server.createProject();
+    const { key, row } = await server.services.keys.createAdmin({ projectIds: [projectId, other], scope: 'read' });
+    const narrow = () => server.services.store.db.updateTable('admin_keys').set({ project_ids: JSON.stringify([other]) }).where('id', '=', row.id).execute();
+    await endsAfter({ authorization: `Bearer ${key}` }, narrow, 'wrong_project');
+  });
+
+  it("signing out the dashboard session that opened it", async () => {
+    const browser = await setUp(server);
+    await endsAfter({ cookie: browser.cookie! }, () => browser.req('POST', '/api/logout'), 'session_ended');
+  });
+
+  it('the job or its project going away', async () => {
+    const key = await server.createKey(projectId, 'read');
+    const gone = server.api('POST', `/v2/agent/${projectId}/job`, { key: await server.createKey(projectId), body: { prompt: 'Short-lived' } });
+    const doomed = (await gone).body.id as string;
+    const stream = await openStream(server, projectId, doomed, { authorization: `Bearer ${key}` });
+    try {
+      const db = server.services.store.db;
+      await db.transaction().execute(async (trx) => {
+        for (const table of ['job_events', 'job_messages', 'webhook_outbox'] as const) await trx.deleteFrom(table).where('job_id', '=', doomed).execute().catch(() => undefined);
+        await trx.deleteFrom('jobs').where('id', '=', doomed).execute();
+      });
+      expect(await endsWithin(stream, 8000)).toBe(true);
+      expect(stream.text()).toContain('"code":"job_not_found"');
+    } finally {
+      stream.abort();
+    }
+  });
+});
+
+describe.runIf(isScale)(`revocation across processes ${NEEDS_POSTGRES}`, () => {
+  let databases: BackendDatabases;
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    databases = await backendDatabases();
+    a = await startTestServer({ databases, workers: 0 });
+    b = await startTestServer({ databases, workers: 0 });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await databases?.drop();
+  });
+
+  it('a key revoked through one server ends the stream another server holds', async () => {
+    const projectId = await a.createProject();
+    const key = await a.createKey(projectId, 'read');
+    const jobId = (await a.api('POST', `/v2/agent/${projectId}/job`, { key: await a.createKey(projectId), body: { prompt: 'Stay' } })).body.id;
+    const stream = await openStream(b, projectId, jobId, { authorization: `Bearer ${key}` });
+    try {
+      await a.services.jobs.event(jobId, 'test.before', {});
+      await waitFor(() => stream.text().includes('event: test.before'));
+      const [row] = (await a.services.keys.list(projectId)).filter((k) => key.startsWith(k.prefix));
+      await a.services.keys.revoke(row.id);
+      expect(await endsWithin(stream, 8000)).toBe(true);
+      expect(stream.text()).toContain('"code":"revoked_api_key"');
+    } finally {
+      stream.abort();
+    }
+  });
+});
