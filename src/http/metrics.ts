@@ -35,6 +35,16 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     },
   });
   new Gauge({
+    name: 'folio_trigger_refusals_total',
+    help: 'Code-host deliveries refused before their signature checked out (not recorded), by host and code, since the process started',
+    labelNames: ['host', 'code'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const r of services.triggers.receiver.refusals()) this.set({ host: r.host, code: r.code }, r.count);
+    },
+  });
+  new Gauge({
     name: 'folio_worker_runs',
     help: 'Job runs in progress in this process',
     registers: [registry],

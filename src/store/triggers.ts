@@ -199,28 +199,16 @@ export class TriggerStore {
       .execute();
   }
 
-  /** How many deliveries of a project were refused since `since` (epoch ms). */
-  async refusedSince(projectId: string, since: number): Promise<number> {
-    const row = await this.db
-      .selectFrom('trigger_deliveries')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('project_id', '=', projectId)
-      .where('received_at', '>', since)
-      .where('outcome', '=', 'rejected')
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   /**
-   * The delivery of this project that already acted on this dedupe key, if any. Per project: projects
-   * watching the same code repository each get their own copy of an event, with the same delivery id.
+   * The delivery of this project that already acted on one of these dedupe keys, if any. Per project:
+   * projects watching the same code repository each get their own copy of an event, with the same delivery id.
    */
-  async acted(db: Db, projectId: string, dedupeKey: string): Promise<{ jobId: string | null; outcome: string } | undefined> {
+  async acted(db: Db, projectId: string, dedupeKeys: string[]): Promise<{ jobId: string | null; outcome: string } | undefined> {
     const row = await db
       .selectFrom('trigger_deliveries')
       .select(['job_id', 'outcome'])
       .where('project_id', '=', projectId)
-      .where('dedupe_key', '=', dedupeKey)
+      .where('dedupe_key', 'in', dedupeKeys)
       .executeTakeFirst();
     return row && { jobId: row.job_id, outcome: row.outcome };
   }

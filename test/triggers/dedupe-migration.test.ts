@@ -61,12 +61,12 @@ describe('migration 007: trigger deliveries deduplicated per project', () => {
 
     expect(await migrate(dialect, config.secret)).toEqual(['007_trigger_dedupe_per_project']);
     expect(await rows()).toEqual(old);
-    expect(await triggers.acted(dialect.db, a, 'github:d-1')).toEqual({ jobId: 'job_a', outcome: 'started' });
-    expect(await triggers.acted(dialect.db, b, 'github:d-1')).toBeUndefined();
+    expect(await triggers.acted(dialect.db, a, ['github:d-1'])).toEqual({ jobId: 'job_a', outcome: 'started' });
+    expect(await triggers.acted(dialect.db, b, ['github:d-1'])).toBeUndefined();
 
     // Project B's copy of the same delivery holds the same key; a second copy for A is still refused.
     await triggers.recordDelivery(dialect.db, delivery(b, { outcome: 'started', statusCode: 201, jobId: 'job_b', dedupeKey: 'github:d-1' }));
-    expect(await triggers.acted(dialect.db, b, 'github:d-1')).toEqual({ jobId: 'job_b', outcome: 'started' });
+    expect(await triggers.acted(dialect.db, b, ['github:d-1'])).toEqual({ jobId: 'job_b', outcome: 'started' });
     await expect(triggers.recordDelivery(dialect.db, delivery(a, { outcome: 'started', dedupeKey: 'github:d-1' }))).rejects.toSatisfy((err) => dialect.isUniqueViolation(err));
     // New rows are numbered after the kept ones.
     const after = await rows();

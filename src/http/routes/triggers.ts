@@ -3,7 +3,7 @@
 // host's signature over the raw body, so this scope reads bodies as bytes (bounded) and parses them
 // only after the signature checks out.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyError, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
 import type { TriggerHost } from '../../store/schema.ts';
@@ -22,15 +22,23 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
 
-  // Those refusals are answered like every other delivery (outcome, reason, deliveryId) and recorded;
+  const hostOf = (request: FastifyRequest): TriggerHost => (request.routeOptions.url?.endsWith('/gitlab') ? 'gitlab' : 'github');
+
+  // Those refusals are answered like every other delivery (outcome, reason, deliveryId) and counted;
   // any other error goes on to the API's error handler.
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const refusal = error.code ? refusals[error.code] : undefined;
-    const { projectId } = request.params as { projectId?: string };
-    if (!refusal || projectId === undefined) throw error;
-    const host = request.routeOptions.url?.endsWith('/gitlab') ? 'gitlab' : 'github';
-    const answer = await receiver.refused(projectId, host, request.headers, refusal);
+    if (!refusal) throw error;
+    const answer = receiver.refused(hostOf(request), request.headers, refusal);
     return reply.code(answer.statusCode).send(answer.body);
+  });
+
+  // Before the body is read: the project, its secret and the signature header must check out, so an
+  // unknown project's or an unsigned delivery's body is never read.
+  app.addHook('onRequest', async (request, reply) => {
+    const { projectId } = request.params as { projectId: string };
+    const refusal = await receiver.admit(projectId, hostOf(request), request.headers);
+    if (refusal) return reply.code(refusal.statusCode).header('connection', 'close').send(refusal.body);
   });
 
   for (const host of ['github', 'gitlab'] as const satisfies readonly TriggerHost[]) {

@@ -1,6 +1,10 @@
-// Receives a code host's webhook for a project and decides, exactly once per delivery, whether it
+// Receives a code host's webhook for a project and decides, exactly once per code change, whether it
 // starts an agent job, follows up on the job that tracks its pull request, or does nothing (and why).
-// Every delivery is recorded with its outcome, also the refused ones.
+// A delivery is deduplicated on its delivery id and on what it means (the pushed range, the pull
+// request and its head), so a signed body replayed with a new delivery id does nothing again.
+// Only verified deliveries are recorded: anyone can send the others, so they only count (refusals()),
+// and a body is read only once the project, its secret and the signature header have checked out
+// (admit(), run before the body).
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
@@ -14,7 +18,7 @@ import { SecretBoxError } from '../../store/secret-box.ts';
 import type { DeliveryRecord, TriggerStore } from '../../store/triggers.ts';
 import type { JobsService } from '../service.ts';
 import { MalformedPayload, parseGitHub, parseGitLab, type ChangeEvent, type ParsedDelivery } from './events.ts';
-import { verifyGitHub, verifyGitLab } from './signature.ts';
+import { verifyGitHub, verifyGitLab, wellFormedGitHubSignature } from './signature.ts';
 import { pathsMatch, summarizeChange } from './summary.ts';
 import { DEFAULT_TEMPLATE, fillTemplate } from './template.ts';
 
@@ -40,11 +44,6 @@ export interface TriggerReceiverDeps {
 }
 
 const DELIVERY_ID = /^[\x21-\x7e]{1,200}$/;
-/**
- * Deliveries refused before their signature was checked are recorded at most this often per project
- * and minute: anyone can send them, and they must not fill the store.
- */
-const UNVERIFIED_RECORDS_PER_MINUTE = 30;
 
 const header = (headers: IncomingDelivery['headers'], name: string): string | undefined => {
   const v = headers[name];
@@ -92,6 +91,16 @@ function payloadOf(d: IncomingDelivery): unknown {
   }
 }
 
+/**
+ * What a change event means, as a dedupe key: the same push (range), the same merged pull request
+ * (at its head), the same opening or new commits of a pull request. Replays of one code change with
+ * new delivery ids share it.
+ */
+function meaningKeyOf(e: ChangeEvent): string {
+  const change = e.number === null ? 'push' : `#${e.number}`;
+  return `${e.host}:${e.fullPath}:${e.kind}:${change}:${e.before ?? ''}..${e.after ?? ''}`;
+}
+
 function changeKeyOf(e: ChangeEvent): string | null {
   return e.number === null ? null : `${e.host}:${e.fullPath}#${e.number}`;
 }
@@ -131,66 +140,79 @@ export class TriggerReceiver {
     this.deps = deps;
   }
 
+  readonly #refusals = new Map<string, number>();
+
+  /** Deliveries refused before their signature checked out, by host and code (the only trace they leave). */
+  refusals(): { host: string; code: string; count: number }[] {
+    return [...this.#refusals].map(([k, count]) => {
+      const [host, code] = k.split(' ');
+      return { host, code, count };
+    });
+  }
+
+  #refuse(host: TriggerHost, deliveryId: string | null, statusCode: number, code: string, reason: string): DeliveryAnswer {
+    const k = `${host} ${code}`;
+    this.#refusals.set(k, (this.#refusals.get(k) ?? 0) + 1);
+    return answerOf({ outcome: 'rejected', statusCode, reason }, deliveryId, { code });
+  }
+
   /**
-   * Answers a delivery refused before it reached receive() (too large, a broken length) like every
-   * other refusal, and records it. The body was not read, so only a delivery id sent in a header is known.
+   * Runs before the body is read: null when the delivery may be read (its project exists, has a
+   * secret, and the signature header checks out — GitLab's token entirely, GitHub's by its shape,
+   * since its HMAC covers the body); otherwise the refusal, counted and not recorded.
    */
-  async refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], refusal: { statusCode: number; code: string; reason: string }): Promise<DeliveryAnswer> {
-    const { store, log } = this.deps;
+  async admit(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers']): Promise<DeliveryAnswer | null> {
     const deliveryId = sentDeliveryId(host, headers) ?? null;
-    const event = header(headers, host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null;
-    const r = { outcome: 'rejected' as const, statusCode: refusal.statusCode, reason: refusal.reason };
+    const refusal = await this.#unverified(projectId, host, headers, null);
+    return refusal && this.#refuse(host, deliveryId, refusal.statusCode, refusal.code, refusal.reason);
+  }
+
+  /** Answers a delivery refused while its body was read (too large, a broken length): counted, not recorded. */
+  refused(host: TriggerHost, headers: IncomingDelivery['headers'], refusal: { statusCode: number; code: string; reason: string }): DeliveryAnswer {
+    return this.#refuse(host, sentDeliveryId(host, headers) ?? null, refusal.statusCode, refusal.code, refusal.reason);
+  }
+
+  /** Why a delivery is not (yet) verified, or null when it is; `body` null checks the headers only. */
+  async #unverified(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], body: Buffer | null): Promise<{ statusCode: number; code: string; reason: string } | null> {
+    const { store } = this.deps;
+    if (!(await store.projectExists(projectId))) return { statusCode: 404, code: 'project_not_found', reason: `Project "${projectId}" does not exist.` };
+    let secret: string | null;
     try {
-      if ((await store.projectExists(projectId)) && (await this.mayRecordUnverified(projectId))) {
-        await store.recordDelivery(store.db, { projectId, host, deliveryId, event, ...r });
-      }
+      secret = await store.secret(projectId);
     } catch (err) {
-      // The refusal is answered even when the store cannot record it.
-      log.warn({ err, projectId, host }, 'a refused code host delivery could not be recorded');
+      if (!(err instanceof SecretBoxError)) throw err;
+      return { statusCode: 503, code: 'trigger_secret_unavailable', reason: 'The webhook secret cannot be opened: FOLIO_SECRET changed since it was made; make a new secret.' };
     }
-    log.info({ projectId, host, deliveryId, event, outcome: r.outcome }, 'code host delivery');
-    return answerOf(r, deliveryId, { code: refusal.code });
+    if (secret === null) return { statusCode: 404, code: 'triggers_not_configured', reason: 'This project has no webhook secret yet: make one in the project settings first.' };
+    const signature = header(headers, 'x-hub-signature-256');
+    const ok =
+      host === 'gitlab'
+        ? verifyGitLab(secret, header(headers, 'x-gitlab-token'))
+        : body === null
+          ? wellFormedGitHubSignature(signature)
+          : verifyGitHub(secret, body, signature);
+    if (ok) return null;
+    const reason =
+      host === 'github'
+        ? "The X-Hub-Signature-256 header is missing or is not the HMAC-SHA256 of the body with this project's secret."
+        : "The X-Gitlab-Token header is missing or is not this project's secret.";
+    return { statusCode: 401, code: 'invalid_signature', reason };
   }
 
   async receive(d: IncomingDelivery): Promise<DeliveryAnswer> {
     const { store, log } = this.deps;
     const deliveryId = deliveryIdOf(d);
-    if (!(await store.projectExists(d.projectId))) {
-      // Not recorded: there is no project to record it for.
-      return answerOf({ outcome: 'rejected', statusCode: 404, reason: `Project "${d.projectId}" does not exist.` }, deliveryId, { code: 'project_not_found' });
-    }
+    const refusal = await this.#unverified(d.projectId, d.host, d.headers, d.body);
+    if (refusal) return this.#refuse(d.host, sentDeliveryId(d.host, d.headers) ?? null, refusal.statusCode, refusal.code, refusal.reason);
     const rawEvent = header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event');
     const event = rawEvent === undefined ? null : rawEvent.slice(0, 100);
     const base: Pick<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'> = { projectId: d.projectId, host: d.host, deliveryId, event };
-    let verified = false;
     const answer = async (r: Omit<DeliveryRecord, keyof typeof base>, extra: { code?: string; headers?: Record<string, string> } = {}): Promise<DeliveryAnswer> => {
-      // Jobs, follow-ups and duplicates were recorded with what they did; the rest are recorded here.
-      if (r.outcome !== 'started' && r.outcome !== 'followed_up' && r.outcome !== 'duplicate' && (verified || (await this.mayRecordUnverified(d.projectId)))) {
-        await store.recordDelivery(store.db, { ...base, ...r });
-      }
+      // Verified from here on. Jobs, follow-ups and duplicates were recorded with what they did; the rest are recorded here.
+      if (r.outcome !== 'started' && r.outcome !== 'followed_up' && r.outcome !== 'duplicate') await store.recordDelivery(store.db, { ...base, ...r });
       log.info({ projectId: d.projectId, host: d.host, deliveryId, event, outcome: r.outcome, jobId: r.jobId ?? undefined }, 'code host delivery');
       return answerOf(r, deliveryId, extra);
     };
-
-    let secret: string | null;
-    try {
-      secret = await store.secret(d.projectId);
-    } catch (err) {
-      if (!(err instanceof SecretBoxError)) throw err;
-      return answer({ outcome: 'failed', statusCode: 503, reason: 'The webhook secret cannot be opened: FOLIO_SECRET changed since it was made; make a new secret.' }, { code: 'trigger_secret_unavailable' });
-    }
-    if (secret === null) {
-      return answer({ outcome: 'rejected', statusCode: 404, reason: 'This project has no webhook secret yet: make one in the project settings first.' }, { code: 'triggers_not_configured' });
-    }
-    verified =
-      d.host === 'github' ? verifyGitHub(secret, d.body, header(d.headers, 'x-hub-signature-256')) : verifyGitLab(secret, header(d.headers, 'x-gitlab-token'));
-    if (!verified) {
-      const reason =
-        d.host === 'github'
-          ? 'The X-Hub-Signature-256 header is missing or is not the HMAC-SHA256 of the body with this project\'s secret.'
-          : 'The X-Gitlab-Token header is missing or is not this project\'s secret.';
-      return answer({ outcome: 'rejected', statusCode: 401, reason }, { code: 'invalid_signature' });
-    }
     if (event === null) {
       return answer({ outcome: 'rejected', statusCode: 400, reason: `The ${d.host === 'github' ? 'X-GitHub-Event' : 'X-Gitlab-Event'} header is missing.` }, { code: 'invalid_payload' });
     }
@@ -206,10 +228,6 @@ export class TriggerReceiver {
     if (parsed.type === 'ping') return answer({ outcome: 'ignored', statusCode: 200, reason: 'Ping received: the webhook is set up.' });
     if (parsed.type === 'ignored') return answer({ outcome: 'ignored', statusCode: 202, reason: parsed.reason });
     return this.act(d, parsed.event, deliveryId, answer);
-  }
-
-  private async mayRecordUnverified(projectId: string): Promise<boolean> {
-    return (await this.deps.store.refusedSince(projectId, Date.now() - 60_000)) < UNVERIFIED_RECORDS_PER_MINUTE;
   }
 
   private async act(
@@ -232,9 +250,12 @@ export class TriggerReceiver {
       return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason });
     }
 
-    // Unique per project (with the project id in the lookup): each project's copy of an event counts once.
-    const dedupeKey = `${d.host}:${deliveryId}`;
-    const earlier = await store.acted(store.db, d.projectId, dedupeKey);
+    // Unique per project (with the project id in the lookup): each project's copy of an event counts
+    // once. The key stored is what the change means; an earlier delivery id (rows stored before
+    // meaning keys) is looked up too.
+    const dedupeKey = meaningKeyOf(e);
+    const dedupeKeys = [dedupeKey, `${d.host}:${deliveryId}`];
+    const earlier = await store.acted(store.db, d.projectId, dedupeKeys);
     if (earlier) return this.duplicate(d, deliveryId, seen, earlier.jobId, answer);
 
     const changeKey = changeKeyOf(e);
@@ -295,7 +316,7 @@ export class TriggerReceiver {
     try {
       const result = await jobs.transact(d.projectId, async (trx, ops) => {
         // Under the project's lock: a concurrent copy of this delivery (another process) committed first.
-        const prior = await store.acted(trx, d.projectId, dedupeKey);
+        const prior = await store.acted(trx, d.projectId, dedupeKeys);
         if (prior) return { duplicate: true as const, jobId: prior.jobId };
         const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
         let jobId: string | undefined;
@@ -357,10 +378,10 @@ export class TriggerReceiver {
       event: header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null,
       outcome: 'duplicate',
       statusCode: 200,
-      reason: `Delivery ${deliveryId} was handled before${jobId ? ` (job ${jobId})` : ''}; nothing was done again.`,
+      reason: `This change was handled before${jobId ? ` (job ${jobId})` : ''}; nothing was done again.`,
       ...seen,
       jobId,
     });
-    return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: `Delivery ${deliveryId} was handled before; nothing was done again.`, jobId });
+    return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: 'This change was handled before (the same delivery, or the same change delivered again); nothing was done again.', jobId });
   }
 }

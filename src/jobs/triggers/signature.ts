@@ -13,6 +13,11 @@ export function verifyGitHub(secret: string, rawBody: Buffer, header: string | u
   return timingSafeEqual(expected, Buffer.from(m[1], 'hex'));
 }
 
+/** True when the header has the shape of a GitHub signature (checked before the body is read). */
+export function wellFormedGitHubSignature(header: string | undefined): boolean {
+  return header !== undefined && GITHUB_SIGNATURE.test(header.trim());
+}
+
 /** GitLab: `X-Gitlab-Token` carries the secret itself. */
 export function verifyGitLab(secret: string, header: string | undefined): boolean {
   if (header === undefined) return false;
