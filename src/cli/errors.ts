@@ -32,7 +32,11 @@ export function describeFailure(err: unknown): string | null {
   return null;
 }
 
-/** 130 for a wait stopped by Ctrl-C, as shells report a SIGINT; 1 for every other failure. */
+/** Exit codes of failures a supervisor may want to tell apart (sysexits.h): a store that does not answer, a wrong secret. */
+const EXIT_CODES: Record<string, number> = { store_unavailable: 69, secret_mismatch: 78 };
+
+/** 130 for a wait stopped by Ctrl-C, as shells report a SIGINT; 69 and 78 per EXIT_CODES; 1 for every other failure. */
 export function exitCodeOf(err: unknown): number {
-  return isAbort(err) ? 130 : 1;
+  if (isAbort(err)) return 130;
+  return err instanceof CodedError ? (EXIT_CODES[err.code] ?? 1) : 1;
 }

@@ -5,6 +5,8 @@ import { createStoreDialect, type StoreDialect } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
+import { checkSecretFingerprint } from './fingerprint.ts';
+import { CodedError } from '../errors.ts';
 
 /** For reading which migrations exist and ran, which never runs one. */
 const NO_SECRETS: SecretBox = {
@@ -39,11 +41,28 @@ function migrator(dialect: StoreDialect, secrets: SecretBox): Migrator {
   });
 }
 
-/** Applies pending migrations; returns the names applied. `folioSecret` seals secrets that older versions stored in plain text. */
+export class StoreUnavailableError extends CodedError {
+  constructor(message: string) {
+    super('store_unavailable', message);
+  }
+}
+
+/**
+ * Applies pending migrations and checks that the store was written with this FOLIO_SECRET; returns
+ * the names applied. `folioSecret` seals secrets that older versions stored in plain text. A store
+ * that cannot be reached is one sentence (StoreUnavailableError), not a driver's stack trace.
+ */
 export async function migrate(dialect: StoreDialect, folioSecret: string): Promise<string[]> {
-  const { error, results } = await migrator(dialect, createSecretBox(folioSecret)).migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  try {
+    const { error, results } = await migrator(dialect, createSecretBox(folioSecret)).migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    await checkSecretFingerprint(dialect.db, folioSecret);
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  } catch (err) {
+    const unreachable = dialect.unreachable(err);
+    if (unreachable) throw new StoreUnavailableError(unreachable);
+    throw err;
+  }
 }
 
 /** True when the store answers and every known migration is applied. */

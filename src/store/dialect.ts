@@ -43,6 +43,8 @@ export interface StoreDialect {
    */
   continueIds(db: Kysely<unknown>, table: string): Promise<void>;
   isUniqueViolation(err: unknown): boolean;
+  /** One sentence when `err` says the store cannot be reached or opened (never a password); else null. */
+  unreachable(err: unknown): string | null;
   /**
    * Runs a read-only compiled query outside transactions, seeing only committed data. On SQLite it
    * uses a second, read-only connection synchronously (WAL readers never wait); hot paths use it.
@@ -234,6 +236,7 @@ function sqliteDialect(dataDir: string): StoreDialect {
     idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
     continueIds: async () => {},
     isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
+    unreachable: () => null,
     // The reader is opened on first use: the file exists and is in WAL mode by then.
     readCommitted: async <R>(query: CompiledQuery<R>) => readerConnection().prepare(query.sql).all(query.parameters) as R[],
     dataVersion: (since) => {
@@ -257,6 +260,33 @@ function sqliteDialect(dataDir: string): StoreDialect {
 
 // BIGINT (epoch milliseconds, counts) comes back as a JS number; values stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
+
+/** Connection errors of the pg driver as one sentence naming host, port and database (never the password). */
+function postgresUnreachable(url: string, err: unknown): string | null {
+  const u = new URL(url);
+  const where = `${u.hostname}:${u.port || '5432'}`;
+  const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || decodeURIComponent(u.username) || 'postgres';
+  // A refused connection to a name with several addresses arrives as an AggregateError.
+  const e = err as { code?: string; errors?: { code?: string }[] };
+  const code = e?.code ?? e?.errors?.[0]?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+    case 'ETIMEDOUT':
+    case 'EHOSTUNREACH':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `PostgreSQL at ${where} does not answer (${code}): start it, or set DATABASE_URL to where it runs.`;
+    case '3D000':
+      return `The PostgreSQL database "${database}" does not exist at ${where}: create it first (createdb -h ${u.hostname} -p ${u.port || '5432'} ${database}), then start Folio again.`;
+    case '28P01':
+    case '28000':
+      return `PostgreSQL at ${where} refused the credentials of user "${decodeURIComponent(u.username)}" for database "${database}": check DATABASE_URL.`;
+    case '57P03':
+      return `PostgreSQL at ${where} is starting up or shutting down: try again in a moment.`;
+    default:
+      return null;
+  }
+}
 
 function postgresDialect(url: string, poolSize: number): StoreDialect {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
@@ -286,6 +316,7 @@ function postgresDialect(url: string, poolSize: number): StoreDialect {
       await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(db);
     },
     isUniqueViolation: (err) => (err as { code?: string })?.code === '23505',
+    unreachable: (err) => postgresUnreachable(url, err),
     readCommitted: async (query) => (await db.executeQuery(query)).rows,
     dataVersion: () => null,
     notify: async (channel, payload = '') => {

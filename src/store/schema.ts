@@ -239,6 +239,12 @@ export interface JobChangesTable {
   updated_at: number;
 }
 
+/** Facts about the store itself (migration 008): the secret's fingerprint. */
+export interface FolioMetaTable {
+  key: string;
+  value: string;
+}
+
 export interface Database extends UsersDatabase {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
@@ -256,4 +262,5 @@ export interface Database extends UsersDatabase {
   trigger_changes: TriggerChangesTable;
   job_usage: JobUsageTable;
   job_changes: JobChangesTable;
+  folio_meta: FolioMetaTable;
 }
