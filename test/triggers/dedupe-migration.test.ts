@@ -59,7 +59,7 @@ describe('migration 007: trigger deliveries deduplicated per project', () => {
     const old = await rows();
     expect(old).toHaveLength(3);
 
-    expect(await migrate(dialect, config.secret)).toEqual(['007_trigger_dedupe_per_project']);
+    expect(await migrate(dialect, config.secret)).toEqual(['007_trigger_dedupe_per_project', '008_secret_fingerprint']);
     expect(await rows()).toEqual(old);
     expect(await triggers.acted(dialect.db, a, ['github:d-1'])).toEqual({ jobId: 'job_a', outcome: 'started' });
     expect(await triggers.acted(dialect.db, b, ['github:d-1'])).toBeUndefined();
