@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { backendDatabases, isScale, NEEDS_POSTGRES, type BackendDatabases } from '../helpers/backend.ts';
 import { setUp } from '../dashboard/session.ts';
+import { eventually } from '../helpers/handlers.ts';
 
 interface OpenStream {
   /** Raw SSE text received so far. */
@@ -40,13 +41,7 @@ async function endsWithin(stream: OpenStream, ms: number): Promise<boolean> {
   return Promise.race([stream.ended.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
 }
 
-async function waitFor(cond: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitFor = (cond: () => boolean) => eventually(async () => cond(), 5000);
 
 describe('revocation ends open event streams', () => {
   let server: TestServer;
