@@ -2,9 +2,7 @@
 import { createHmac } from 'node:crypto';
 import { Memo, PairMemo } from '../util/memo.ts';
 
-/** A 63-bit keyed visitor id (HMAC-SHA256 with the server secret, first 8 bytes, top bit cleared). */
-export type VisitorId = bigint;
-
+/** A 63-bit keyed visitor id: HMAC-SHA256 with the server secret, first 8 bytes, top bit cleared. */
 function hmac64(secret: string, data: string): bigint {
   const d = createHmac('sha256', secret).update(data).digest();
   return d.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;

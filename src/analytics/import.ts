@@ -505,12 +505,6 @@ export async function* readLines(stream: AsyncIterable<Buffer | string>, maxLine
   for await (const lines of readLineChunks(stream, maxLine)) yield* lines;
 }
 
-/** Opens a log file (`-` for stdin, `.gz` decompressed), as arrays of lines; counts raw bytes read for progress. */
-export function openLog(file: string, onBytes: (n: number) => void): { lines: AsyncIterable<string[]>; size: number | null } {
-  const { stream, size } = openLogBytes(file, onBytes);
-  return { lines: readLineChunks(stream), size };
-}
-
 /** A clear sentence for an error reading a log file, or null for an unexpected one. */
 export function logReadProblem(err: unknown, file: string): string | null {
   const code = (err as NodeJS.ErrnoException).code;

@@ -6,6 +6,7 @@ import { githubApiBase } from './github.ts';
 import { gitlabApiBase } from './gitlab.ts';
 import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall } from './types.ts';
 import { refusalOf } from '../net/guarded-fetch.ts';
+import type { TriggerHost } from '../contracts/common.ts';
 
 export interface ChangedFile {
   path: string;
@@ -17,7 +18,7 @@ export interface ChangedFile {
 }
 
 export interface ChangeSource {
-  host: 'github' | 'gitlab';
+  host: TriggerHost;
   /** The watched code repository (https://github.com/acme/api, a GHES or GitLab URL). */
   repositoryUrl: string;
   token: string | null;

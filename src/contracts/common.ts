@@ -1,4 +1,4 @@
-// Schemas shared by every area: the error body and path parameters.
+// Schemas shared by every area: the error body, path parameters, the trigger hosts.
 import { Type, type Static } from 'typebox';
 
 export const ErrorBody = Type.Object(
@@ -32,3 +32,8 @@ export const MAX_SEQUENCE = 2_147_483_647;
 /** Response map entry for error statuses. */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')])) as Record<number, ReturnType<typeof Type.Ref>>;
+
+/** The code hosts whose webhooks start jobs, stated once: schemas, the store's column type and the receiver derive from it. */
+export const TriggerHost = Type.Union([Type.Literal('github'), Type.Literal('gitlab')]);
+export type TriggerHost = Static<typeof TriggerHost>;
+export const TRIGGER_HOSTS: readonly TriggerHost[] = TriggerHost.anyOf.map((s) => s.const);

@@ -1,18 +1,21 @@
 // Agent-job schemas: one source for validation, TypeScript types, OpenAPI and the typed client.
 import { Type, type Static } from 'typebox';
-import { MAX_SEQUENCE, ProjectId } from './common.ts';
+import { MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
 
+/** A job's statuses, stated once: the stored column's type, the client and metrics derive from this schema. */
 export const JobStatus = Type.Union(
   [Type.Literal('active'), Type.Literal('completed'), Type.Literal('archived'), Type.Literal('failed')],
   { description: 'active → completed | failed; completed/failed → active on a follow-up; any → archived (terminal).' },
 );
+export type JobStatusName = Static<typeof JobStatus>;
+export const JOB_STATUSES: readonly JobStatusName[] = JobStatus.anyOf.map((s) => s.const);
 
 export const JobTrigger = Type.Object(
   {
     kind: Type.Union([Type.Literal('pull_request_merged'), Type.Literal('pull_request_opened'), Type.Literal('push')], {
       description: 'What started the job: a merged or an opened pull request (merge request), or a push to the default branch.',
     }),
-    host: Type.Union([Type.Literal('github'), Type.Literal('gitlab')]),
+    host: TriggerHost,
     repository: Type.String({ description: 'The code repository the change was made in (web URL).' }),
     url: Type.String({ description: 'The change: pull request, merge request or compare page.' }),
   },

@@ -1,6 +1,6 @@
 // Schemas of code-change triggers: the answer to a webhook delivery and the dashboard's settings.
 import { Type, type Static } from 'typebox';
-import { ProjectId } from './common.ts';
+import { ProjectId, TriggerHost } from './common.ts';
 
 export const TriggerParams = Type.Object({ projectId: ProjectId });
 
@@ -64,7 +64,6 @@ export const DeliveriesQuery = Type.Object(
 
 // ---------------------------------------------------------------- dashboard answers
 
-const TriggerHost = Type.Union([Type.Literal('github'), Type.Literal('gitlab')]);
 const TriggerEvent = Type.Union([Type.Literal('merged'), Type.Literal('opened'), Type.Literal('push')]);
 
 export const WatchedRepository = Type.Object({

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
 import { RequestMetrics } from './request-metrics.ts';
 import { ACCESS } from './auth.ts';
+import { JOB_STATUSES } from '../contracts/jobs.ts';
 
 export function registerMetrics(app: FastifyInstance, services: Services): void {
   const registry = new Registry();
@@ -30,7 +31,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
         .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
         .groupBy('status')
         .execute();
-      for (const s of ['active', 'completed', 'archived', 'failed']) this.set({ status: s }, 0);
+      for (const s of JOB_STATUSES) this.set({ status: s }, 0);
       for (const r of rows) this.set({ status: r.status }, Number(r.n));
     },
   });

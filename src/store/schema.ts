@@ -2,8 +2,12 @@
 import type { Generated } from 'kysely';
 import type { UsersDatabase } from './users-schema.ts';
 
-export type JobStatus = 'active' | 'completed' | 'archived' | 'failed';
+import type { JobStatusName } from '../contracts/jobs.ts';
+import type { TriggerHost as TriggerHostName } from '../contracts/common.ts';
 import type { CodeHostKind } from '../codehost/kinds.ts';
+
+/** A job's status, declared once with its schema (contracts/jobs.ts). */
+export type JobStatus = JobStatusName;
 
 export type { CodeHostKind };
 export type KeyScope = 'read' | 'write';
@@ -162,7 +166,8 @@ export interface AdminKeysTable {
   last_used_at: number | null;
 }
 
-export type TriggerHost = 'github' | 'gitlab';
+/** The code hosts whose webhooks start jobs (declared once, contracts/common.ts). */
+export type TriggerHost = TriggerHostName;
 
 export interface TriggerSettingsTable {
   project_id: string;

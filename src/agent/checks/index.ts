@@ -39,11 +39,6 @@ async function side(profile: DocsProfile, tree: DocsTree, memo: ParseMemo | null
   return { site, pages: new PageCache(site, memo) };
 }
 
-/** Runs every check on the job's changes; see ChecksReport. */
-export async function runDocsChecks(input: ChecksInput): Promise<ChecksReport> {
-  return checkSides(input, await side(input.profile, input.current), await side(input.profile, input.base));
-}
-
 async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Side, base: Side): Promise<ChecksReport> {
   const report: ChecksReport = {
     framework: cur.site.framework,

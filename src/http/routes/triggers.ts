@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
-import type { TriggerHost } from '../../store/schema.ts';
+import { TRIGGER_HOSTS, type TriggerHost } from '../../contracts/common.ts';
 import { ACCESS } from '../auth.ts';
 
 export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
@@ -41,7 +41,7 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     if (refusal) return reply.code(refusal.statusCode).header('connection', 'close').send(refusal.body);
   });
 
-  for (const host of ['github', 'gitlab'] as const satisfies readonly TriggerHost[]) {
+  for (const host of TRIGGER_HOSTS) {
     const hostName = host === 'github' ? 'GitHub (and GitHub Enterprise Server)' : 'GitLab';
     app.post(
       `/v1/triggers/:projectId/${host}`,

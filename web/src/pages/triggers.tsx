@@ -15,7 +15,7 @@ const EVENTS: [TriggerEvent, string][] = [
 interface RepoForm {
   key: string;
   id?: string;
-  host: 'github' | 'gitlab';
+  host: WatchedRepository['host'];
   repositoryUrl: string;
   events: TriggerEvent[];
   paths: string;
