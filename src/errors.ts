@@ -1,4 +1,5 @@
-// The one error shape of the API: { error, code, details? }. Services throw ApiError; the HTTP layer renders it.
+// The one error shape of the API: { error, code, details? }. Domain code throws CodedError; the HTTP
+// layer maps its code to a status (src/http/error-status.ts) and renders ApiError.
 // Codes are stable and documented in docs/errors.md.
 export interface ErrorDetail {
   message: string;
@@ -11,17 +12,29 @@ export interface ErrorBody {
   details?: ErrorDetail[];
 }
 
+/** What a caller may act on besides the sentence: which inputs were wrong, when to try again. */
+export interface ErrorHints {
+  details?: ErrorDetail[];
+  /** Seconds after which the same request may succeed (a limit that frees up). */
+  retryAfterSeconds?: number;
+  /** The limit that was hit, when it is a rate limit. */
+  rateLimit?: { limit: number; remaining: number; resetSeconds: number };
+}
+
 /**
- * The base of Folio's own errors: a stable machine `code` (docs/errors.md) and one clear sentence.
- * Each layer throws its kind (GitError, ProjectInputError, JobFailure…); the HTTP layer answers
- * with ApiError. (src/agent/ has its own errors: it imports nothing of Folio.)
+ * The base of Folio's own errors: a stable machine `code` (docs/errors.md), one clear sentence and
+ * optional hints. Domain code throws these (GitError, ProjectInputError, JobFailure…, or a plain
+ * CodedError) and never an HTTP error: the HTTP layer maps codes to statuses in one table
+ * (src/http/error-status.ts). (src/agent/ has its own errors: it imports nothing of Folio.)
  */
 export class CodedError extends Error {
   readonly code: string;
-  constructor(code: string, message: string) {
+  readonly hints: ErrorHints;
+  constructor(code: string, message: string, hints: ErrorHints = {}) {
     super(message);
     this.name = new.target.name;
     this.code = code;
+    this.hints = hints;
   }
 }
 

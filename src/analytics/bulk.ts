@@ -3,7 +3,7 @@
 // writer; the answer counts every line. Bad lines never fail the request. (Raw access logs on the same
 // endpoint are read by log-import.ts.)
 import type { Readable } from 'node:stream';
-import { ApiError } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 import { CLS } from './engine.ts';
 import { LineTooLongError, readLineChunks } from './import.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
@@ -105,7 +105,7 @@ export async function importNdjson(stream: Readable, submit: Submit, projectId: 
       if (!(err instanceof LineTooLongError)) throw err;
       // The lines before it are stored (a retry is harmless: keyed lines are not stored twice).
       await sink.finish();
-      throw new ApiError(413, 'line_too_long', `Each NDJSON line must be at most ${MAX_IMPORT_LINE} characters; the ${sink.result.received} lines before the long one were processed.`);
+      throw new CodedError('line_too_long', `Each NDJSON line must be at most ${MAX_IMPORT_LINE} characters; the ${sink.result.received} lines before the long one were processed.`);
     }
     if (next.done) break;
     for (const line of next.value) {

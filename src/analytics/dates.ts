@@ -1,6 +1,6 @@
 // Date bounds of analytics queries (DESIGN.md): `dateFrom` inclusive, `dateTo` exclusive.
 // `YYYY-MM-DD` is 00:00 UTC; full ISO 8601 with an offset is honoured; no offset means UTC.
-import { badRequest } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 
 export const DAY_MS = 86_400_000;
 export const HOUR_MS = 3_600_000;
@@ -53,18 +53,18 @@ export function parseRange(q: { dateFrom?: string; dateTo?: string }): Range {
     if (raw === undefined) return null;
     const at = parseInstant(raw);
     if (at === null) {
-      throw badRequest('invalid_date', `${name} "${raw}" is not a date: use YYYY-MM-DD or ISO 8601 such as 2025-01-31T10:00:00+02:00.`, [
-        { message: `${name} is not an ISO 8601 date`, path: `/querystring/${name}` },
-      ]);
+      throw new CodedError('invalid_date', `${name} "${raw}" is not a date: use YYYY-MM-DD or ISO 8601 such as 2025-01-31T10:00:00+02:00.`, {
+        details: [{ message: `${name} is not an ISO 8601 date`, path: `/querystring/${name}` }],
+      });
     }
     return at;
   };
   const from = bound('dateFrom');
   const to = bound('dateTo');
   if (from !== null && to !== null && from > to) {
-    throw badRequest('invalid_date_range', 'dateFrom must not be after dateTo (dateFrom is inclusive, dateTo exclusive).', [
-      { message: 'dateFrom is after dateTo', path: '/querystring/dateFrom' },
-    ]);
+    throw new CodedError('invalid_date_range', 'dateFrom must not be after dateTo (dateFrom is inclusive, dateTo exclusive).', {
+      details: [{ message: 'dateFrom is after dateTo', path: '/querystring/dateFrom' }],
+    });
   }
   return { from, to };
 }

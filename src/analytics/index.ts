@@ -14,8 +14,8 @@ import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
 import { readAgentsFile, useExtraAgents } from './classify.ts';
 import { CLS } from './engine.ts';
-import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, Rejected, type Rejection, type ServerFields } from './pipeline.ts';
-import { ApiError, badRequest } from '../errors.ts';
+import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
+import { CodedError } from '../errors.ts';
 import { runLogImport, type LogImportResult } from './log-import.ts';
 import { ImportError, type LogFormat } from './import.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
@@ -167,13 +167,8 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
       return { accepted: good.length, rejected, replayed: duplicates };
     },
     async collect(projectId, body, request, now = Date.now()) {
-      let e: PendingEvent;
-      try {
-        e = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
-      } catch (err) {
-        if (err instanceof Rejected) throw badRequest(err.code, err.message);
-        throw err;
-      }
+      // A rejected record throws Rejected, a CodedError the HTTP layer answers with 400 (error-status.ts).
+      const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
       if (e.cls !== CLS.human && e.cls !== CLS.ai) return false; // bots are dropped
       await writer.submit([e]);
       return true;
@@ -181,7 +176,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
     async importLog(projectId, body, opts) {
       if (logImports >= MAX_LOG_IMPORTS) {
-        throw new ApiError(429, 'too_many_imports', `At most ${MAX_LOG_IMPORTS} log imports run at once on a server; try again when one has finished.`, { headers: { 'retry-after': '10' } });
+        throw new CodedError('too_many_imports', `At most ${MAX_LOG_IMPORTS} log imports run at once on a server; try again when one has finished.`, { retryAfterSeconds: 10 });
       }
       logImports++;
       try {
@@ -189,7 +184,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
         if (engine.pendingRows() >= COMPACT_ROWS) compactInBackground();
         return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped };
       } catch (err) {
-        if (err instanceof ImportError) throw badRequest('invalid_log', err.message);
+        if (err instanceof ImportError) throw new CodedError('invalid_log', err.message);
         throw err;
       } finally {
         logImports--;

@@ -21,6 +21,7 @@ import { browserScriptRoute, collectRoutes } from './routes/analytics-browser.ts
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
 import { ACCESS, authPlugin, publicScope } from './auth.ts';
+import { httpErrorOf } from './error-status.ts';
 import { UserStore } from '../store/users.ts';
 import { triggerRoutes } from './routes/triggers.ts';
 import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
@@ -72,6 +73,8 @@ function validationError(err: FastifyError): ApiError {
 /** Maps anything thrown in a request to the API's error body. */
 export function toApiError(err: FastifyError | ApiError | Error): ApiError {
   if (err instanceof ApiError) return err;
+  const domain = httpErrorOf(err);
+  if (domain) return domain;
   const fe = err as FastifyError;
   if (fe.validation) return validationError(fe);
   switch (fe.code) {

@@ -4,13 +4,13 @@ import type { Kysely, Transaction } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { retrying } from '../util/retry.ts';
 import type { Config } from '../config.ts';
-import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors.ts';
+import { CodedError } from '../errors.ts';
 import type { Job, JobTrigger } from '../contracts/jobs.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database, JobStatus } from '../store/schema.ts';
 import { newId } from '../store/ids.ts';
 import { preparedRead } from '../store/prepared.ts';
-import { RateLimitedError, takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
+import { takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
 import { IdempotencyMismatchError, findStoredResponse, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
 import { appendJobEvent, insertJobEvent, publishJobEvent } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
@@ -91,13 +91,13 @@ export class JobsService {
   private resolveModel(requested: string | undefined, projectDefault: string | null): string {
     const { models } = this.deps.config;
     if (requested !== undefined && !models.allowed.includes(requested)) {
-      throw badRequest('model_not_allowed', `Model "${requested}" is not allowed on this server; allowed: ${models.allowed.join(', ')}.`, [
-        { message: 'not an allowed model', path: '/body/model' },
-      ]);
+      throw new CodedError('model_not_allowed', `Model "${requested}" is not allowed on this server; allowed: ${models.allowed.join(', ')}.`, {
+        details: [{ message: 'not an allowed model', path: '/body/model' }],
+      });
     }
     const model = requested ?? projectDefault ?? models.defaultModel;
     const problem = this.deps.modelConfigError(model);
-    if (problem) throw badRequest('model_not_configured', problem);
+    if (problem) throw new CodedError('model_not_configured', problem);
     return model;
   }
 
@@ -140,8 +140,7 @@ export class JobsService {
       if (result.event && result.row) publishJobEvent(result.row.id, result.event);
       return result;
     } catch (err) {
-      if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
-      if (err instanceof IdempotencyMismatchError) throw new ApiError(422, 'idempotency_key_reused', err.message);
+      if (err instanceof IdempotencyMismatchError) throw new CodedError('idempotency_key_reused', err.message);
       throw err;
     }
   }
@@ -149,7 +148,7 @@ export class JobsService {
   async create(projectId: string, body: { prompt: string; model?: string }, idem?: IdempotencyRequest): Promise<WriteResult> {
     const { config } = this.deps;
     const [project] = await this.projectById({ id: projectId });
-    if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
+    if (!project) throw new CodedError('project_not_found', `Project "${projectId}" does not exist.`);
     const model = this.resolveModel(body.model, project.default_model);
     const result = await this.write(
       projectId,
@@ -237,8 +236,8 @@ export class JobsService {
     const job = await this.deps.dialect
       .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
       .executeTakeFirst();
-    if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
-    if (job.status === 'archived') throw conflict('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
+    if (!job) throw new CodedError('job_not_found', `Job "${jobId}" does not exist in this project.`);
+    if (job.status === 'archived') throw new CodedError('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
     await takeSlot();
     const { max } = await trx
       .selectFrom('job_messages')
@@ -268,7 +267,7 @@ export class JobsService {
    */
   async transact<T>(projectId: string, fn: (trx: Transaction<Database>, jobs: TransactionJobs) => Promise<T>): Promise<T> {
     const [project] = await this.projectById({ id: projectId });
-    if (!project) throw notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
+    if (!project) throw new CodedError('project_not_found', `Project "${projectId}" does not exist.`);
     const { config, dialect } = this.deps;
     const once = async (): Promise<T> => {
       const after: (() => void)[] = [];
@@ -305,7 +304,6 @@ export class JobsService {
     try {
       return await retrying(once, this.onEventNumberTaken);
     } catch (err) {
-      if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
       throw err;
     }
   }
@@ -317,7 +315,7 @@ export class JobsService {
       const job = await this.deps.dialect
         .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
         .executeTakeFirst();
-      if (!job) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
+      if (!job) throw new CodedError('job_not_found', `Job "${jobId}" does not exist in this project.`);
       if (job.status === 'archived') return job;
       const now = Date.now();
       await trx.updateTable('jobs').set({ status: 'archived', archived_at: now, updated_at: now }).where('id', '=', jobId).execute();
@@ -348,7 +346,7 @@ export class JobsService {
     const version = this.deps.dialect.dataVersion(since);
     const key = `${projectId}/${jobId}`;
     const [row] = await this.jobById({ id: jobId, projectId });
-    if (!row) throw notFound(`Job "${jobId}" does not exist in this project.`, 'job_not_found');
+    if (!row) throw new CodedError('job_not_found', `Job "${jobId}" does not exist in this project.`);
     const job = jobView(row, this.deps.config.models.prices);
     if (version !== null) {
       // Read after the version: a commit in between only makes the entry look older than it is.
@@ -382,7 +380,7 @@ export class JobsService {
     let after: string | undefined;
     if (q.cursor !== undefined) {
       after = decodeCursor(q.cursor);
-      if (after === undefined) throw badRequest('invalid_cursor', 'The cursor is not one this server returned; start again without it.', [{ message: 'invalid cursor', path: '/query/cursor' }]);
+      if (after === undefined) throw new CodedError('invalid_cursor', 'The cursor is not one this server returned; start again without it.', { details: [{ message: 'invalid cursor', path: '/query/cursor' }] });
     }
     let query = this.deps.db.selectFrom('jobs').selectAll().where('project_id', '=', projectId);
     if (q.status) query = query.where('status', '=', q.status);

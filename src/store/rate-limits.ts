@@ -17,7 +17,7 @@ export class RateLimitedError extends CodedError {
   readonly info: RateInfo;
   readonly retryAfterSeconds: number;
   constructor(message: string, info: RateInfo) {
-    super('rate_limited', message);
+    super('rate_limited', message, { retryAfterSeconds: Math.max(1, info.resetSeconds), rateLimit: info });
     this.info = info;
     this.retryAfterSeconds = Math.max(1, info.resetSeconds);
   }

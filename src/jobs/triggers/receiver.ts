@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
-import { ApiError } from '../../errors.ts';
+import { CodedError, rateLimitHeaders } from '../../errors.ts';
 import type { JobTrigger } from '../../contracts/jobs.ts';
 import { readChange, type ChangedFile, type ChangeRef } from '../../codehost/changes.ts';
 import { CodeHostError } from '../../codehost/types.ts';
@@ -327,7 +327,7 @@ export class TriggerReceiver {
             outcome = 'followed_up';
           } catch (err) {
             // The job of this change was archived (or is gone): the change gets a new job.
-            if (!(err instanceof ApiError) || (err.code !== 'job_archived' && err.code !== 'job_not_found')) throw err;
+            if (!(err instanceof CodedError) || (err.code !== 'job_archived' && err.code !== 'job_not_found')) throw err;
           }
         }
         if (!jobId) {
@@ -353,10 +353,12 @@ export class TriggerReceiver {
       if (result.duplicate) return this.duplicate(d, deliveryId, seen, result.jobId, answer);
       return answer({ ...seen, outcome: result.outcome, statusCode: result.outcome === 'started' ? 201 : 200, reason: result.reason, jobId: result.jobId });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 429) {
-        return answer({ ...seen, outcome: 'rejected', statusCode: 429, reason: err.message }, { code: 'rate_limited', headers: err.headers });
+      if (err instanceof CodedError && err.code === 'rate_limited') {
+        const { retryAfterSeconds, rateLimit } = err.hints;
+        const headers = { 'retry-after': String(retryAfterSeconds ?? 60), ...(rateLimit ? rateLimitHeaders(rateLimit) : {}) };
+        return answer({ ...seen, outcome: 'rejected', statusCode: 429, reason: err.message }, { code: 'rate_limited', headers });
       }
-      if (err instanceof ApiError && err.code === 'model_not_configured') {
+      if (err instanceof CodedError && err.code === 'model_not_configured') {
         return answer({ ...seen, outcome: 'failed', statusCode: 409, reason: err.message }, { code: 'model_not_configured' });
       }
       throw err;

@@ -1,0 +1,54 @@
+// The one table from the codes domain errors carry (CodedError, docs/errors.md) to HTTP statuses,
+// and the one place a domain error becomes an HTTP answer. Domain code never picks a status.
+import { ApiError, CodedError, rateLimitHeaders } from '../errors.ts';
+
+export const HTTP_STATUS: Readonly<Record<string, number>> = {
+  // 400: the request, as sent, cannot be done
+  invalid_request: 400,
+  invalid_cursor: 400,
+  invalid_date: 400,
+  invalid_date_range: 400,
+  invalid_log: 400,
+  model_not_allowed: 400,
+  model_not_configured: 400,
+  // a rejected analytics record (analytics/pipeline.ts, Rejected)
+  field_too_long: 400,
+  future_timestamp: 400,
+  invalid_event: 400,
+  invalid_field: 400,
+  invalid_ip: 400,
+  invalid_json: 400,
+  invalid_key: 400,
+  invalid_path: 400,
+  invalid_timestamp: 400,
+  invalid_user_agent: 400,
+  invalid_visitor_id: 400,
+  missing_field: 400,
+  missing_identity: 400,
+  unknown_field: 400,
+  // 404: nothing there (or not for this caller)
+  project_not_found: 404,
+  job_not_found: 404,
+  // 409: the state does not allow it
+  job_archived: 409,
+  // 413: too large
+  line_too_long: 413,
+  // 422: the same idempotency key with another request
+  idempotency_key_reused: 422,
+  // 429: a limit; try again later
+  rate_limited: 429,
+  too_many_imports: 429,
+};
+
+/** The HTTP answer for a domain error whose code is in the table; null for any other error. */
+export function httpErrorOf(err: unknown): ApiError | null {
+  if (!(err instanceof CodedError) || err instanceof ApiError) return null;
+  const status = HTTP_STATUS[err.code];
+  if (status === undefined) return null;
+  const { details, retryAfterSeconds, rateLimit } = err.hints;
+  const headers: Record<string, string> = {
+    ...(retryAfterSeconds !== undefined ? { 'retry-after': String(retryAfterSeconds) } : {}),
+    ...(rateLimit ? rateLimitHeaders(rateLimit) : {}),
+  };
+  return new ApiError(status, err.code, err.message, { details, headers });
+}

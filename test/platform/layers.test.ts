@@ -1,0 +1,45 @@
+// Import direction, checked on the sources: domain code throws CodedErrors and never an HTTP error
+// (the HTTP layer maps codes to statuses in one table, src/http/error-status.ts), and every code a
+// domain module answers HTTP with is in that table.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HTTP_STATUS, httpErrorOf } from '../../src/http/error-status.ts';
+import { CodedError } from '../../src/errors.ts';
+import { RateLimitedError } from '../../src/store/rate-limits.ts';
+
+const SRC = path.resolve(import.meta.dirname, '../../src');
+const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts'];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('layers', () => {
+  it('no domain module uses an HTTP error (ApiError, badRequest, notFound, …) or imports src/http', () => {
+    const offenders: string[] = [];
+    for (const area of DOMAIN) {
+      for (const file of sources(path.join(SRC, area))) {
+        const text = readFileSync(file, 'utf8');
+        if (/\b(ApiError|badRequest|notFound|conflict|forbidden|unauthorized|tooManyRequests)\b/.test(text) || /from '[./]*\/http\//.test(text)) {
+          offenders.push(path.relative(SRC, file));
+        }
+      }
+    }
+    expect(offenders).toEqual([]);
+  });
+
+  it('one table maps domain codes to statuses, with the hints as headers and details', () => {
+    expect(HTTP_STATUS.job_archived).toBe(409);
+    const limited = httpErrorOf(new RateLimitedError('Too many.', { limit: 100, remaining: 0, resetSeconds: 42 }))!;
+    expect(limited.status).toBe(429);
+    expect(limited.headers).toEqual({ 'retry-after': '42', 'ratelimit-limit': '100', 'ratelimit-remaining': '0', 'ratelimit-reset': '42' });
+    const invalid = httpErrorOf(new CodedError('invalid_date', 'Not a date.', { details: [{ message: 'x', path: '/querystring/dateFrom' }] }))!;
+    expect(invalid.toBody()).toEqual({ error: 'Not a date.', code: 'invalid_date', details: [{ message: 'x', path: '/querystring/dateFrom' }] });
+    // A code outside the table is not an HTTP answer (it stays a 500 with nothing revealed).
+    expect(httpErrorOf(new CodedError('git_error', 'A git fetch failed.'))).toBeNull();
+  });
+});
