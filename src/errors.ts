@@ -1,16 +1,10 @@
 // The one error shape of the API: { error, code, details? }. Domain code throws CodedError; the HTTP
 // layer maps its code to a status (src/http/error-status.ts) and renders ApiError.
-// Codes are stable and documented in docs/errors.md.
-export interface ErrorDetail {
-  message: string;
-  path?: string;
-}
+// Codes are stable and documented in docs/errors.md. The body's shape is its schema's (contracts/common.ts).
+import type { ErrorBody } from './contracts/common.ts';
 
-export interface ErrorBody {
-  error: string;
-  code: string;
-  details?: ErrorDetail[];
-}
+export type { ErrorBody };
+export type ErrorDetail = NonNullable<ErrorBody['details']>[number];
 
 /** What a caller may act on besides the sentence: which inputs were wrong, when to try again. */
 export interface ErrorHints {

@@ -1,16 +1,11 @@
 // What changed between two commits, file by file, from git's machine-readable diff output.
+import type { JobFile } from '../contracts/jobs.ts';
 
-export interface DiffFile {
-  path: string;
-  /** added, modified, deleted, renamed (GitHub's words); copies count as added. */
-  status: 'added' | 'modified' | 'deleted' | 'renamed';
-  /** The old path of a renamed file. */
-  previousPath?: string;
-  additions: number;
-  deletions: number;
-  /** Binary files have no line counts (0 and 0). */
-  binary?: boolean;
-}
+/**
+ * One changed file: the job's file entry of the API (contracts/jobs.ts), stated there once. Status in
+ * GitHub's words (copies count as added); binary files have no line counts (0 and 0).
+ */
+export type DiffFile = JobFile;
 
 /** Parses `git diff --name-status -z -M` and `git diff --numstat -z -M` of the same range. */
 export function parseDiffFiles(status: string, numstat: string): DiffFile[] {
