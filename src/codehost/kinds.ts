@@ -1,8 +1,10 @@
-// The code hosts Folio knows, declared once: the store validates against this list, the schemas and
-// the CLI offer it, the dashboard labels it, config reads each host's token and API URL from the
-// variables named here, git authenticates with its user name, and a project's host is inferred from
-// its repository URL with it. Pure (no I/O), so every layer can import it. To add a code host, add it
-// here, write `<host>.ts` behind the CodeHost interface (types.ts), create it in index.ts, test it.
+// The details of each code host Folio knows; the list itself is contracts/common.ts's CodeHost. The
+// store validates against it, the schemas and the CLI offer it, the dashboard labels it, config reads
+// each host's token and API URL from the variables named here, git authenticates with its user name,
+// and a project's host is inferred from its repository URL with it. Pure (no I/O), so every layer can
+// import it. To add a code host: add it to CodeHost, declare it here, write `<host>.ts` behind the
+// CodeHost interface (types.ts), create it in index.ts, test it.
+import { CODE_HOST_KINDS, type CodeHostKind } from '../contracts/common.ts';
 
 export interface CodeHostDeclaration {
   label: string;
@@ -34,11 +36,9 @@ export const CODE_HOSTS = {
     changeName: 'merge request',
   },
   none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null, changeName: null },
-} as const satisfies Record<string, CodeHostDeclaration>;
+} as const satisfies Record<CodeHostKind, CodeHostDeclaration>;
 
-export type CodeHostKind = keyof typeof CODE_HOSTS;
-
-export const CODE_HOST_KINDS = Object.keys(CODE_HOSTS) as CodeHostKind[];
+export { CODE_HOST_KINDS, type CodeHostKind };
 
 export const isCodeHostKind = (value: unknown): value is CodeHostKind => typeof value === 'string' && Object.hasOwn(CODE_HOSTS, value);
 

@@ -1,4 +1,4 @@
-// Schemas shared by every area: the error body, path parameters, the trigger hosts.
+// Schemas shared by every area: the error body, path parameters, the code hosts and trigger hosts.
 import { Type, type Static } from 'typebox';
 
 export const ErrorBody = Type.Object(
@@ -32,6 +32,14 @@ export const MAX_SEQUENCE = 2_147_483_647;
 /** Response map entry for error statuses. */
 export const errorResponses = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, Type.Ref('Error')])) as Record<number, ReturnType<typeof Type.Ref>>;
+
+/**
+ * The code hosts Folio knows, stated once (codehost/kinds.ts declares each one's details, and a kind
+ * without them does not compile).
+ */
+export const CodeHost = Type.Union([Type.Literal('github'), Type.Literal('gitlab'), Type.Literal('none')]);
+export type CodeHostKind = Static<typeof CodeHost>;
+export const CODE_HOST_KINDS: readonly CodeHostKind[] = CodeHost.anyOf.map((s) => s.const);
 
 /** The code hosts whose webhooks start jobs, stated once: schemas, the store's column type and the receiver derive from it. */
 export const TriggerHost = Type.Union([Type.Literal('github'), Type.Literal('gitlab')]);

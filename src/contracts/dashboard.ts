@@ -1,7 +1,7 @@
 // Schemas of the dashboard's admin API under /api: requests and responses. The server validates and
 // serializes with them; the web app (web/src/api.ts) takes its types from them.
 import { Type, type Static } from 'typebox';
-import { CODE_HOST_KINDS } from '../codehost/kinds.ts';
+import { CodeHost } from './common.ts';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -34,11 +34,12 @@ export type Session = Static<typeof Session>;
 
 // ---------------------------------------------------------------- projects
 
+export { CodeHost };
+
 export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
 /** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
 export type ChecksMode = (typeof CHECKS_MODES)[number];
 
-export const CodeHost = Type.Enum(CODE_HOST_KINDS);
 
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 

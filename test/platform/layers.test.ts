@@ -1,6 +1,6 @@
 // Import direction, checked on the sources: domain code throws CodedErrors and never an HTTP error
-// (the HTTP layer maps codes to statuses in one table, src/http/error-status.ts), and every code a
-// domain module answers HTTP with is in that table.
+// (the HTTP layer maps codes to statuses in one table, src/http/error-status.ts), and contracts/
+// (the schemas every layer shares) imports nothing of Folio.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -30,6 +30,11 @@ describe('layers', () => {
       }
     }
     expect(offenders).toEqual([]);
+  });
+
+  it('contracts/ imports nothing of Folio but its own files', () => {
+    const outside = sources(path.join(SRC, 'contracts')).filter((f) => /from '\.\.\//.test(readFileSync(f, 'utf8')));
+    expect(outside.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 
   it('one table maps domain codes to statuses, with the hints as headers and details', () => {
