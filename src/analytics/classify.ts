@@ -1,4 +1,4 @@
-// Human vs AI classification (DESIGN.md): the curated agent list first (AI answers, then search
+// Human vs AI classification (docs/analytics.md, "Classification"): the curated agent list first (AI answers, then search
 // index, then training crawlers), then `isbot` for every other bot, else human. A Markdown view by a
 // human-looking client counts as AI.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Date bounds of analytics queries (DESIGN.md): `dateFrom` inclusive, `dateTo` exclusive.
+// Date bounds of analytics queries: `dateFrom` inclusive, `dateTo` exclusive.
 // `YYYY-MM-DD` is 00:00 UTC; full ISO 8601 with an offset is honoured; no offset means UTC.
 import { CodedError } from '../errors.ts';
 

@@ -1,4 +1,4 @@
-// Every invalid query parameter and every bad event gets a 4xx with the DESIGN.md error body.
+// Every invalid query parameter and every bad event gets a 4xx with the API error body (docs/errors.md).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { upstreamValidator } from './helpers.ts';
