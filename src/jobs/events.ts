@@ -5,9 +5,23 @@ import type { Database } from '../store/schema.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { JobEvent } from '../contracts/jobs.ts';
 
-/** Emits `job:<id>` with a JobEvent whenever this process records one. */
-export const jobEventBus = new EventEmitter();
-jobEventBus.setMaxListeners(0);
+/**
+ * Tells live streams of this process about each job event it records (other processes' events
+ * reach them by polling the store). Owned by the jobs service; one per service, never a global.
+ */
+export class JobEventBus {
+  readonly #emitter = new EventEmitter().setMaxListeners(0);
+
+  publish(jobId: string, event: JobEvent): void {
+    this.#emitter.emit(jobId, event);
+  }
+
+  /** Calls `fn` with each event recorded for `jobId` from now on; returns the unsubscribe. */
+  subscribe(jobId: string, fn: (event: JobEvent) => void): () => void {
+    this.#emitter.on(jobId, fn);
+    return () => this.#emitter.off(jobId, fn);
+  }
+}
 
 /** Event data is clipped so one event never bloats the store. */
 const MAX_EVENT_BYTES = 16_384;
@@ -19,7 +33,7 @@ function clipData(data: Record<string, unknown>): string {
 }
 
 /**
- * Inserts an event inside the caller's transaction; publish it with publishJobEvent after commit.
+ * Inserts an event inside the caller's transaction; publish it on the bus after commit.
  * The job's row is locked first, so writers of one job's events take numbers one after another
  * (on PostgreSQL; a SQLite transaction already holds the database).
  */
@@ -43,11 +57,8 @@ export async function insertJobEvent(
   return { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) };
 }
 
-export function publishJobEvent(jobId: string, event: JobEvent): void {
-  jobEventBus.emit(`job:${jobId}`, event);
-}
-
 export async function appendJobEvent(
+  bus: JobEventBus,
   db: Kysely<Database>,
   dialect: Pick<StoreDialect, 'forUpdate' | 'isUniqueViolation'>,
   jobId: string,
@@ -57,7 +68,7 @@ export async function appendJobEvent(
   for (let attempt = 0; ; attempt++) {
     try {
       const event = await db.transaction().execute((trx) => insertJobEvent(trx, dialect, jobId, type, data));
-      publishJobEvent(jobId, event);
+      bus.publish(jobId, event);
       return event;
     } catch (err) {
       // Two writers raced for the same seq (PostgreSQL); take the next one.

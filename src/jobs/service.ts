@@ -12,7 +12,7 @@ import { newId } from '../store/ids.ts';
 import { preparedRead } from '../store/prepared.ts';
 import { takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
 import { IdempotencyMismatchError, findStoredResponse, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
-import { appendJobEvent, insertJobEvent, publishJobEvent } from './events.ts';
+import { appendJobEvent, insertJobEvent, JobEventBus } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
 import { enqueueWebhook } from './webhooks.ts';
@@ -50,6 +50,8 @@ const CURSOR_PREFIX = 'c1.';
 
 export class JobsService {
   private readonly deps: JobsServiceDeps;
+  /** Job events recorded by this process, as they are recorded (live streams subscribe). */
+  readonly events = new JobEventBus();
   private readonly statusListeners: StatusListener[] = [];
   private readonly workListeners: (() => void)[] = [];
   private readonly archiveListeners: ((jobId: string) => void)[] = [];
@@ -137,7 +139,7 @@ export class JobsService {
         if (idem) await storeResponse(trx, projectId, idem, { statusCode, body: JSON.stringify(job) });
         return { job, statusCode, rate: rateInfo, replayed: false, changed, row, event };
       });
-      if (result.event && result.row) publishJobEvent(result.row.id, result.event);
+      if (result.event && result.row) this.events.publish(result.row.id, result.event);
       return result;
     } catch (err) {
       if (err instanceof IdempotencyMismatchError) throw new CodedError('idempotency_key_reused', err.message);
@@ -279,7 +281,7 @@ export class JobsService {
             await takeRateSlot(trx, projectId, 'create', config.rateLimits.createJobPerHour, 'job creations');
             const { row, event } = await this.insertJob(trx, project, model, prompt, trigger);
             after.push(() => {
-              publishJobEvent(row.id, event);
+              this.events.publish(row.id, event);
               this.workQueued();
               this.statusChanged(row);
             });
@@ -289,7 +291,7 @@ export class JobsService {
             const take = () => takeRateSlot(trx, projectId, 'follow_up', config.rateLimits.followUpPerHour, 'follow-up messages');
             const { row, event, reopened } = await this.queueMessage(trx, projectId, jobId, prompt, take);
             after.push(() => {
-              publishJobEvent(row.id, event);
+              this.events.publish(row.id, event);
               this.workQueued();
               if (reopened) this.statusChanged(row);
             });
@@ -437,7 +439,7 @@ export class JobsService {
   }
 
   event(jobId: string, type: string, data: Record<string, unknown>) {
-    return appendJobEvent(this.deps.db, this.deps.dialect, jobId, type, data);
+    return appendJobEvent(this.events, this.deps.db, this.deps.dialect, jobId, type, data);
   }
 }
 

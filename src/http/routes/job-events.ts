@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Services } from '../../services.ts';
 import { errorResponses, MAX_SEQUENCE } from '../../contracts/common.ts';
 import { JobEventPage, JobEventsQuery, JobParams } from '../../contracts/jobs.ts';
-import { jobEventBus, listJobEvents } from '../../jobs/events.ts';
+import { listJobEvents } from '../../jobs/events.ts';
 import { ApiError, badRequest } from '../../errors.ts';
 import { ACCESS, type AccessEnded } from '../auth.ts';
 
@@ -123,7 +123,7 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         })();
       };
       const onEvent = () => drain();
-      jobEventBus.on(`job:${id}`, onEvent);
+      const unsubscribe = jobs.events.subscribe(id, onEvent);
       const poll = setInterval(drain, POLL_MS);
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
       const recheck = setInterval(() => {
@@ -147,7 +147,7 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
         clearInterval(poll);
         clearInterval(keepalive);
         clearInterval(recheck);
-        jobEventBus.off(`job:${id}`, onEvent);
+        unsubscribe();
         openStreams.delete(end);
       };
       const end = () => {
