@@ -49,11 +49,5 @@ export function fields(rows: [string, string][]): string {
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${clean(v)}`).join('\n');
 }
 
-/** RFC 4180 CSV: fields with a comma, quote or line break are quoted, quotes doubled; CRLF line ends. */
-export function csv(header: string[], rows: (string | number)[][]): string {
-  const cell = (v: string | number) => {
-    const s = String(v);
-    return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  };
-  return [header, ...rows].map((r) => r.map(cell).join(',')).join('\r\n') + '\r\n';
-}
+/** CSV: the one writer the CLI and the dashboard share (src/client/csv.ts). */
+export { toCsv as csv } from '../client/csv.ts';

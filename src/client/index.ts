@@ -15,6 +15,7 @@ export type {
 } from './client.ts';
 export { FolioError, type ClientErrorCode, type FolioErrorDetail } from './errors.ts';
 export { TERMINAL_STATUSES } from './types.ts';
+export { toCsv } from './csv.ts';
 export type {
   AnalyticsEvent,
   AnalyticsQuery,

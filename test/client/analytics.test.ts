@@ -1,5 +1,6 @@
 // Analytics through the client and the CLI: ingest, visitors, views, every page, CSV/JSON/table output.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { toCsv } from '../../src/client/csv.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { FolioClient, FolioError, type AnalyticsEvent, type PathCounts, type VisitorsPage } from '../../src/client/index.ts';
 import { runCli } from './fixtures/run-cli.ts';
@@ -82,6 +83,13 @@ describe('client analytics', () => {
     expect(err).toBeInstanceOf(FolioError);
     expect(err.status).toBe(400);
     await expect(client.visitors({ limit: 500 })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('CSV (one writer for the CLI and the dashboard)', () => {
+  it('quotes where needed and keeps a spreadsheet from running a visitor-sent path as a formula', () => {
+    const rows: (string | number)[][] = [['/a', 1], ['/b,c', 2], ['/"q"', 3], ['=HYPERLINK("x")', 4], ['+1', 5], ['@SUM(1)', 6]];
+    expect(toCsv(['path', 'n'], rows)).toBe(`path,n\r\n/a,1\r\n"/b,c",2\r\n"/""q""",3\r\n"'=HYPERLINK(""x"")",4\r\n'+1,5\r\n'@SUM(1),6\r\n`);
   });
 });
 

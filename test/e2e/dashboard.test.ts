@@ -302,7 +302,8 @@ describe('dashboard in the browser', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const csv = readFileSync((await download.path())!, 'utf8');
-    expect(csv).toBe('path,human,ai,total\r\n"/docs/cli",1,1,2\r\n"/docs/start",2,1,3\r\n');
+    // The same writer as `folio analytics … --format csv` (src/client/csv.ts).
+    expect(csv).toBe('path,human,ai,total\r\n/docs/cli,1,1,2\r\n/docs/start,2,1,3\r\n');
   });
 
   it('saves project settings and shows the script tag', async () => {

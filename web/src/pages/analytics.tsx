@@ -4,6 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import { Chart, CategoryScale, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
 import { api, errorMessage, folioClient, type AgentRow, type PathCounts, type SeriesPoint, type TrafficCounts } from '../api.ts';
 import { Alert, Empty, Loading, useTitle } from '../ui.tsx';
+import { toCsv } from '../../../src/client/index.ts';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, CategoryScale, Legend, Tooltip, Filler);
 
@@ -99,8 +100,8 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
     setPage(0);
   };
   const exportCsv = () => {
-    const lines = [['path', 'human', 'ai', 'total'].join(','), ...sorted.map((r) => [csvCell(r.path), r.human, r.ai, r.total].join(','))];
-    const blob = new Blob([lines.join('\r\n') + '\r\n'], { type: 'text/csv;charset=utf-8' });
+    const text = toCsv(['path', 'human', 'ai', 'total'], sorted.map((r) => [r.path, r.human, r.ai, r.total]));
+    const blob = new Blob([text], { type: 'text/csv;charset=utf-8' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
     a.download = `folio-${metric}-${projectId}-${from}-to-${to}.csv`;
@@ -258,12 +259,6 @@ function fillSeries(series: SeriesPoint[], from: string, toExclusive: string, in
     out.push(byStart.get(t) ?? { start: new Date(t).toISOString(), human: 0, ai: 0, total: 0 });
   }
   return out;
-}
-
-function csvCell(s: string): string {
-  // Quote always; neutralise spreadsheet formulas.
-  const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
-  return `"${safe.replace(/"/g, '""')}"`;
 }
 
 function Stat({ label, value, kind }: { label: string; value: number; kind: string }) {
