@@ -157,8 +157,7 @@ export const authPlugin = fp<AuthOptions>(
     app.decorate('recheckAccess', async (request: FastifyRequest): Promise<AccessEnded | null> => {
       const projectId = (request.params as { projectId?: string }).projectId;
       if (request.apiKey) {
-        const row = await keys.get(request.apiKey.id);
-        const check: KeyCheck = !row ? { ok: false, reason: 'unknown' } : row.revoked_at !== null ? { ok: false, reason: 'revoked' } : row.expires_at !== null && row.expires_at <= Date.now() ? { ok: false, reason: 'expired' } : { ok: true, key: row };
+        const check = keyNow(await keys.get(request.apiKey.id));
         if (!check.ok) return { code: REASONS[check.reason][0], error: REASONS[check.reason][1] };
         if (projectId !== undefined && !keyCovers(check.key, projectId)) return { code: 'wrong_project', error: 'This API key no longer covers this project.' };
         return null;
@@ -175,6 +174,14 @@ export const authPlugin = fp<AuthOptions>(
 
 function accessOf(config: unknown): Access | undefined {
   return (config as { access?: Access } | undefined)?.access;
+}
+
+/** A key as it stands in the store now: gone, revoked, expired, or still good. */
+function keyNow(row: StoredKey | undefined, now = Date.now()): KeyCheck {
+  if (!row) return { ok: false, reason: 'unknown' };
+  if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
+  if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
+  return { ok: true, key: row };
 }
 
 /**
