@@ -127,3 +127,16 @@ describe('unsigned and unknown-project deliveries', () => {
     expect(github).toContain('"code":"invalid_signature"');
   });
 });
+
+describe('a secret Folio cannot open', () => {
+  it('answers 503 failed (trigger_secret_unavailable), before the body, and records nothing', async () => {
+    const other = await e.server.createProject({ repositoryUrl: `${e.host.origin}/acme/docs.git` });
+    await configureTriggers(e.server, other, { repositories: [{ host: 'github', repositoryUrl: `${e.host.origin}/acme/api`, events: ['push'] }] });
+    // As if FOLIO_SECRET changed since the secret was sealed.
+    await e.server.services.store.db.updateTable('trigger_settings').set({ secret: 'enc:v1:not-sealed-with-this-secret' }).where('project_id', '=', other).execute();
+    const sent = await sendGitHub(endpoint(e.server, other, 'github'), 'whatever', 'ping', {});
+    expect(sent.status).toBe(503);
+    expect(sent.body).toMatchObject({ outcome: 'failed', code: 'trigger_secret_unavailable' });
+    expect(await deliveries(e.server, other)).toEqual([]);
+  });
+});

@@ -153,7 +153,9 @@ export class TriggerReceiver {
   #refuse(host: TriggerHost, deliveryId: string | null, statusCode: number, code: string, reason: string): DeliveryAnswer {
     const k = `${host} ${code}`;
     this.#refusals.set(k, (this.#refusals.get(k) ?? 0) + 1);
-    return answerOf({ outcome: 'rejected', statusCode, reason }, deliveryId, { code });
+    this.deps.log.info({ host, deliveryId, code }, 'code host delivery refused before verification');
+    // A 5xx is Folio's side failing (a secret it cannot open), not the sender's delivery.
+    return answerOf({ outcome: statusCode >= 500 ? 'failed' : 'rejected', statusCode, reason }, deliveryId, { code });
   }
 
   /**
