@@ -34,8 +34,12 @@ export interface Config {
     /** A graceful shutdown (SIGTERM) ends the process after at most this, stalled clients or not. */
     readonly shutdownMs: number;
   };
-  /** Live event streams (SSE) open at once in this process, per API key and per project. */
-  readonly streams: { readonly perKey: number; readonly perProject: number };
+  /**
+   * Live event streams (SSE): how many may be open at once in this process, per API key and per
+   * project; and how often each checks again, against the store, that its key or session still
+   * gives access (a revocation in any process ends it within about this).
+   */
+  readonly streams: { readonly perKey: number; readonly perProject: number; readonly recheckMs: number };
   /** What repository URLs projects may use; see src/git/repository-url.ts. */
   readonly repositories: RepositoryPolicy;
   /** Networks Folio may reach for user-configured URLs although they are not public; see src/net/address-policy.ts. */
@@ -354,6 +358,7 @@ export function loadConfig(env: Env = process.env): Config {
     streams: {
       perKey: int(env, 'FOLIO_MAX_STREAMS_PER_KEY', 20, 1, 100_000),
       perProject: int(env, 'FOLIO_MAX_STREAMS_PER_PROJECT', 100, 1, 100_000),
+      recheckMs: duration(env, 'FOLIO_STREAM_RECHECK', 2_000, 100),
     },
     repositories: {
       protocols: Object.freeze(gitProtocols(env)),

@@ -198,7 +198,12 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.addSchema(JobChanges);
 
   // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
-  await app.register(authPlugin, { keys: services.keys, users: new UserStore(services.store.db) });
+  await app.register(authPlugin, {
+    keys: services.keys,
+    users: new UserStore(services.store.db),
+    projects: services.projects,
+    recheckMs: config.streams.recheckMs,
+  });
   // After authentication, so a stranger learns nothing from it either. Only a %00 in the URL decodes
   // to NUL in a path or query value (both are parsed by now); bodies are the routes' business (a
   // batch of events rejects such an event alone).

@@ -9,7 +9,9 @@
 //   'operator': a signed-in dashboard operator (the dashboard's /api);
 //   'public': anyone (health, the reference, the browser script and collect, signed webhooks).
 // It also decorates the app with `sessions` (sign-in, cookies, CSRF, sign-in rate limit) and
-// `recheckAccess`, which open event streams call to end when what admitted them is gone.
+// `watchAccess`, through which open event streams check again, against the store (no cache), that
+// what admitted them still holds — every config.streams.recheckMs, one check per key or session
+// and project however many streams share it, and before each batch they send.
 // 401: missing, unknown, revoked or expired key; 403: a key that does not cover the path's project
 // (a project key of another project, an admin key outside its list) or without the scope.
 import fp from 'fastify-plugin';
@@ -17,7 +19,8 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, FastifyPluginOptions, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { keyCovers, type ApiKeyStore, type KeyCheck, type StoredKey } from '../store/api-keys.ts';
 import type { UserStore } from '../store/users.ts';
-import { forbidden, unauthorized } from '../errors.ts';
+import type { ProjectStore } from '../store/projects.ts';
+import { ApiError, forbidden, notFound, unauthorized } from '../errors.ts';
 import { SessionManager, type SessionOptions } from './session.ts';
 
 export type Scope = 'read' | 'write';
@@ -33,10 +36,24 @@ export const ACCESS = {
   write: { access: { key: 'write' } },
 } as const satisfies Record<string, { access: Access }>;
 
-/** Why an open stream's access ended (recheckAccess), as an error code and a sentence. */
-export interface AccessEnded {
-  code: string;
-  error: string;
+/** What a live response (an event stream) asks of watchAccess(). */
+export interface WatchOptions {
+  /** Called once, from the periodic check, with the refusal the request would get now. */
+  onLost(refusal: ApiError): void;
+  /** What else the response relies on (e.g. its job): resolves false when that is gone. */
+  stillThere?: () => Promise<boolean>;
+  /** The refusal when stillThere() answers false. */
+  gone?: () => ApiError;
+}
+
+export interface AccessWatch {
+  /**
+   * The refusal the request would get now, from a check that begins after this call — so whatever
+   * the caller read before calling was read while access still held; undefined while it holds.
+   */
+  recheck(): Promise<ApiError | undefined>;
+  /** The response ended: stop checking. */
+  stop(): void;
 }
 
 declare module 'fastify' {
@@ -46,10 +63,10 @@ declare module 'fastify' {
   interface FastifyInstance {
     sessions: SessionManager;
     /**
-     * For long-lived responses (event streams): null while the key or session that admitted
-     * `request` still would, read from the store (no cache); otherwise why not.
+     * For live responses (event streams): keeps checking that the key or session that admitted
+     * `request` still would, read from the store (no cache), with the project of its path.
      */
-    recheckAccess(request: FastifyRequest): Promise<AccessEnded | null>;
+    watchAccess(request: FastifyRequest, opts: WatchOptions): AccessWatch;
     /** Every route with its declared access (after start), for the route-table test and audits. */
     routeAccess(): { method: string; url: string; access: Access | undefined }[];
   }
@@ -70,29 +87,38 @@ const REASONS: Record<string, [string, string]> = {
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
+/** The 401/403 for a key that may not act on this project with this scope; undefined when it may. */
+function keyRefusal(check: KeyCheck, projectId: string | undefined, scope: Scope): ApiError | undefined {
+  if (!check.ok) return unauthorized(...REASONS[check.reason]);
+  if (projectId !== undefined && !keyCovers(check.key, projectId)) {
+    return forbidden('wrong_project', 'This API key does not cover this project.');
+  }
+  if (scope === 'write' && check.key.scope !== 'write') {
+    return forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
+  }
+  return undefined;
+}
+
 export interface AuthOptions {
   keys: ApiKeyStore;
   users: UserStore;
+  projects: ProjectStore;
   session?: Partial<SessionOptions>;
+  /** How often live responses check their access again (config.streams.recheckMs). */
+  recheckMs: number;
 }
 
 export const authPlugin = fp<AuthOptions>(
-  async (app, { keys, users, session }) => {
+  async (app, { keys, users, projects, session, recheckMs }) => {
     await app.register(cookie);
     const sessions = new SessionManager(users, session);
     app.decorate('sessions', sessions);
 
     /** Throws the 401/403 for a key that may not make this request; notes the key on the request. */
     const admit = (request: FastifyRequest, check: KeyCheck, scope: Scope): void => {
-      if (!check.ok) throw unauthorized(...REASONS[check.reason]);
-      const projectId = (request.params as { projectId?: string }).projectId;
-      if (projectId !== undefined && !keyCovers(check.key, projectId)) {
-        throw forbidden('wrong_project', 'This API key does not cover this project.');
-      }
-      if (scope === 'write' && check.key.scope !== 'write') {
-        throw forbidden('insufficient_scope', 'This API key is read-only; this request needs a key with the write scope.');
-      }
-      request.apiKey = check.key;
+      const refusal = keyRefusal(check, (request.params as { projectId?: string }).projectId, scope);
+      if (refusal) throw refusal;
+      if (check.ok) request.apiKey = check.key;
     };
 
     const slowPath = async (request: FastifyRequest, header: string | undefined, token: string | undefined, scope: Scope): Promise<void> => {
@@ -149,24 +175,28 @@ export const authPlugin = fp<AuthOptions>(
     // The one enforcement, callback style (GET job is hot: docs/benchmarks.md, "Performance shortcuts kept").
     app.addHook('onRequest', function enforceAccess(request, reply, done) {
       const access = accessOf(request.routeOptions.config);
-      if (access === undefined || access === 'public') return done(); // undefined: no route matched (404)
+      if (access === 'public') return done();
       if (access === 'operator') return requireOperator(request, reply, done);
-      hooks[access.key].call(this, request, reply, done);
+      if (access !== undefined) return hooks[access.key].call(this, request, reply, done);
+      // Only the not-found handler has no declaration (a route without one stops the start); should
+      // anything else ever lack one, it is closed, not open.
+      done(request.is404 ? undefined : unauthorized(...REASONS.missing));
     });
 
-    app.decorate('recheckAccess', async (request: FastifyRequest): Promise<AccessEnded | null> => {
-      const projectId = (request.params as { projectId?: string }).projectId;
-      if (request.apiKey) {
-        const check = keyNow(await keys.get(request.apiKey.id));
-        if (!check.ok) return { code: REASONS[check.reason][0], error: REASONS[check.reason][1] };
-        if (projectId !== undefined && !keyCovers(check.key, projectId)) return { code: 'wrong_project', error: 'This API key no longer covers this project.' };
-        return null;
+    const watches = new AccessWatches(recheckMs, app.log, async (credential, projectId) => {
+      if (credential.kind === 'key') {
+        const refusal = keyRefusal(await keys.reverify(credential.keyId), projectId, credential.scope);
+        if (refusal) return refusal;
+      } else if (!(await users.sessionAlive(credential.sessionId))) {
+        return new ApiError(401, 'session_ended', 'The dashboard session has ended (signed out, expired or its user removed); sign in again.');
       }
-      if (request.operator) {
-        const alive = await users.sessionAlive(request.operator.session.id);
-        return alive ? null : { code: 'session_ended', error: 'The dashboard session has ended; sign in again.' };
-      }
-      return null;
+      if (projectId !== undefined && !(await projects.get(projectId))) return notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
+      return undefined;
+    });
+    app.decorate('watchAccess', (request: FastifyRequest, opts: WatchOptions) => watches.watch(request, opts));
+    app.addHook('onClose', (_app, done) => {
+      watches.stopAll();
+      done();
     });
   },
   { name: 'folio-auth', fastify: '5.x' },
@@ -174,14 +204,6 @@ export const authPlugin = fp<AuthOptions>(
 
 function accessOf(config: unknown): Access | undefined {
   return (config as { access?: Access } | undefined)?.access;
-}
-
-/** A key as it stands in the store now: gone, revoked, expired, or still good. */
-function keyNow(row: StoredKey | undefined, now = Date.now()): KeyCheck {
-  if (!row) return { ok: false, reason: 'unknown' };
-  if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
-  if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
-  return { ok: true, key: row };
 }
 
 /**
@@ -200,4 +222,144 @@ export function publicByDefault(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     route.config = { ...route.config, access: route.config?.access ?? 'public' };
   });
+}
+
+// ---------------------------------------------------------------------------- re-checking access
+
+/** What a request was admitted with: a key (by id, with the scope its route needed) or an operator's session. */
+type Credential = { kind: 'key'; keyId: string; scope: Scope } | { kind: 'session'; sessionId: string };
+
+/** Reads a credential's state for a project from the store: the refusal the request would get now. */
+type CheckCredential = (credential: Credential, projectId: string | undefined) => Promise<ApiError | undefined>;
+
+function credentialOf(request: FastifyRequest): Credential {
+  const access = accessOf(request.routeOptions.config);
+  if (request.apiKey) return { kind: 'key', keyId: request.apiKey.id, scope: typeof access === 'object' ? access.key : 'read' };
+  if (request.operator) return { kind: 'session', sessionId: request.operator.session.id };
+  throw new Error('watchAccess() is for requests admitted by an API key or an operator session.');
+}
+
+/**
+ * Runs a check so that each caller gets the answer of a check that began after it asked; callers
+ * that ask while one runs share the next one (a burst of callers costs two checks, not one each).
+ */
+class FreshCheck<T> {
+  private running: Promise<T> | undefined;
+  private next: Promise<T> | undefined;
+  private readonly run: () => Promise<T>;
+  constructor(run: () => Promise<T>) {
+    this.run = run;
+  }
+
+  get(): Promise<T> {
+    if (this.next) return this.next;
+    if (!this.running) return this.start();
+    const after = () => this.start();
+    this.next = this.running.then(after, after);
+    return this.next;
+  }
+
+  private start(): Promise<T> {
+    this.next = undefined;
+    const p = this.run();
+    this.running = p;
+    const settled = () => {
+      if (this.running === p) this.running = undefined;
+    };
+    p.then(settled, settled);
+    return p;
+  }
+}
+
+interface Watch {
+  group: string;
+  opts: WatchOptions;
+  /** Lost or stopped: onLost is called at most once, and never after stop(). */
+  over: boolean;
+}
+
+/** The watches that rely on one credential for one project: checked together. */
+interface Group {
+  check: FreshCheck<ApiError | undefined>;
+  watches: Set<Watch>;
+}
+
+/** Every live response's access, checked again each round with one store read per group. */
+class AccessWatches {
+  private readonly groups = new Map<string, Group>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly recheckMs: number;
+  private readonly log: { warn(obj: object, msg: string): void };
+  private readonly checkCredential: CheckCredential;
+  constructor(recheckMs: number, log: { warn(obj: object, msg: string): void }, checkCredential: CheckCredential) {
+    this.recheckMs = recheckMs;
+    this.log = log;
+    this.checkCredential = checkCredential;
+  }
+
+  watch(request: FastifyRequest, opts: WatchOptions): AccessWatch {
+    const credential = credentialOf(request);
+    const projectId = (request.params as { projectId?: string }).projectId;
+    const who = credential.kind === 'key' ? `key:${credential.keyId}:${credential.scope}` : `session:${credential.sessionId}`;
+    const id = `${who}@${projectId ?? ''}`;
+    let group = this.groups.get(id);
+    if (!group) {
+      group = { check: new FreshCheck(() => this.checkCredential(credential, projectId)), watches: new Set() };
+      this.groups.set(id, group);
+    }
+    const watch: Watch = { group: id, opts, over: false };
+    group.watches.add(watch);
+    this.timer ??= setInterval(() => this.round(), this.recheckMs).unref();
+    const { check } = group;
+    return { recheck: () => check.get(), stop: () => this.remove(watch) };
+  }
+
+  stopAll(): void {
+    for (const group of this.groups.values()) for (const watch of group.watches) watch.over = true;
+    this.groups.clear();
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private remove(watch: Watch): void {
+    watch.over = true;
+    const group = this.groups.get(watch.group);
+    if (!group?.watches.delete(watch)) return;
+    if (group.watches.size > 0) return;
+    this.groups.delete(watch.group);
+    if (this.groups.size === 0) this.stopAll();
+  }
+
+  /** One round: each group's credential once, then what each of its watches relies on besides. */
+  private round(): void {
+    for (const group of this.groups.values()) {
+      group.check.get().then(
+        (refusal) => {
+          for (const watch of [...group.watches]) {
+            if (refusal) this.lose(watch, refusal);
+            else this.checkRest(watch);
+          }
+        },
+        // The store did not answer: the streams' own reads fail alike; try again next round.
+        (err: unknown) => this.log.warn({ err }, 'could not check the access of live streams'),
+      );
+    }
+  }
+
+  private checkRest(watch: Watch): void {
+    const { stillThere, gone } = watch.opts;
+    if (!stillThere || !gone) return;
+    stillThere().then(
+      (there) => {
+        if (!there) this.lose(watch, gone());
+      },
+      (err: unknown) => this.log.warn({ err }, 'could not check what a live stream relies on'),
+    );
+  }
+
+  private lose(watch: Watch, refusal: ApiError): void {
+    if (watch.over) return;
+    this.remove(watch);
+    watch.opts.onLost(refusal);
+  }
 }

@@ -59,6 +59,14 @@ export type KeyCheck =
   | { ok: true; key: StoredKey }
   | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
 
+/** The one answer to "is this stored key usable now?" (verify and reverify). */
+function keyState(row: StoredKey | undefined, now: number): KeyCheck {
+  if (!row) return { ok: false, reason: 'unknown' };
+  if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
+  if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
+  return { ok: true, key: row };
+}
+
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 export function apiKeyView(key: ApiKeyRow | StoredKey): ApiKeyView {
@@ -228,12 +236,18 @@ export class ApiKeyStore {
     return fresh ? this.check(cached.row, now) : undefined;
   }
 
+  /**
+   * The key with this id as the store has it now, bypassing the verified-key cache: a live event
+   * stream checks again the key it was opened with (revoked, expired, deleted, what it covers).
+   */
+  async reverify(id: string, now = Date.now()): Promise<KeyCheck> {
+    return keyState(await this.get(id), now);
+  }
+
   private check(row: StoredKey | undefined, now: number): KeyCheck {
-    if (!row) return { ok: false, reason: 'unknown' };
-    if (row.revoked_at !== null) return { ok: false, reason: 'revoked' };
-    if (row.expires_at !== null && row.expires_at <= now) return { ok: false, reason: 'expired' };
-    this.touch(row, now);
-    return { ok: true, key: row };
+    const state = keyState(row, now);
+    if (state.ok) this.touch(state.key, now);
+    return state;
   }
 
   /** Records use at most once a minute per key, off the request's critical path. */

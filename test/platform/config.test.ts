@@ -72,12 +72,20 @@ describe('config', () => {
     expect(defaults.repositories).toEqual({ protocols: ['https'], allowLocal: false, caFile: null });
     expect(defaults.outbound).toEqual({ allow: [] });
     expect(defaults.timeouts).toEqual({ headersMs: 10_000, requestMs: 60_000, idleMs: 60_000, keepAliveMs: 5_000, shutdownMs: 10_000 });
-    expect(defaults.streams).toEqual({ perKey: 20, perProject: 100 });
+    expect(defaults.streams).toEqual({ perKey: 20, perProject: 100, recheckMs: 2_000 });
     const set = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_GIT_PROTOCOLS: 'ssh, HTTP', FOLIO_ALLOW_LOCAL_REPOSITORIES: 'yes', FOLIO_OUTBOUND_ALLOW: '10.0.0.0/8, fd00::/8,192.168.1.5' });
     expect(set.repositories).toEqual({ protocols: ['https', 'ssh', 'http'], allowLocal: true, caFile: null });
     expect(set.outbound.allow).toEqual(['10.0.0.0/8', 'fd00::/8', '192.168.1.5']);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     rmSync(parent, { recursive: true });
+  });
+
+  it('reads how often live event streams check their access again', () => {
+    const dir = tempDir();
+    expect(loadConfig({ FOLIO_DATA_DIR: dir }).streams.recheckMs).toBe(2_000);
+    expect(loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_STREAM_RECHECK: '500ms' }).streams.recheckMs).toBe(500);
+    expect(() => loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_STREAM_RECHECK: '10ms' })).toThrow(/FOLIO_STREAM_RECHECK must be at least 100 ms/);
+    rmSync(dir, { recursive: true });
   });
 
   it('reads the dashboard URL and the model price table', () => {

@@ -85,7 +85,7 @@ describe('every route', () => {
 describe('a route without an access declaration', () => {
   it('stops the server at start, naming it', async () => {
     const app = Fastify();
-    await app.register(authPlugin, { keys: {} as never, users: {} as never });
+    await app.register(authPlugin, { keys: {} as never, users: {} as never, projects: {} as never, recheckMs: 2_000 });
     app.get('/forgotten', async () => 'oops');
     await expect(app.ready()).rejects.toThrow('Routes without an access declaration (config.access): GET /forgotten');
   });

@@ -4,17 +4,11 @@ import type { Services } from '../../services.ts';
 import { errorResponses, MAX_SEQUENCE } from '../../contracts/common.ts';
 import { JobEventPage, JobEventsQuery, JobParams } from '../../contracts/jobs.ts';
 import { listJobEvents } from '../../jobs/events.ts';
-import { ApiError, badRequest } from '../../errors.ts';
-import { ACCESS, type AccessEnded } from '../auth.ts';
+import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { ACCESS } from '../auth.ts';
 
 const POLL_MS = 1_000;
 const KEEPALIVE_MS = 15_000;
-/**
- * How often an open stream checks that what admitted it still holds (the key not revoked, expired
- * or narrowed; the session alive; the project and job there), read from the store: revocation in any
- * process ends the stream within this time.
- */
-export const RECHECK_MS = 2_000;
 
 export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
   const { jobs, store, config } = services;
@@ -102,6 +96,18 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
 
       let closed = false;
       let draining: Promise<void> | null = null;
+      // What admitted the stream is checked again, from the store, every config.streams.recheckMs
+      // (the auth plugin) and before each batch below: revocation in any process ends it.
+      const access = app.watchAccess(request, {
+        onLost: (refusal) => endWith(refusal),
+        stillThere: () => jobs.exists(projectId, id),
+        gone: () => notFound(`Job "${id}" does not exist in this project.`, 'job_not_found'),
+      });
+      const endWith = (refusal: ApiError) => {
+        if (closed) return;
+        res.write(`event: error\ndata: ${JSON.stringify({ code: refusal.code, error: refusal.message })}\n\n`);
+        end();
+      };
       // Reads from the store so order is exact and events written by other processes arrive too.
       const drain = () => {
         if (closed || draining) return;
@@ -109,6 +115,13 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
           try {
             for (;;) {
               const batch = await listJobEvents(store.db, id, cursor, 500);
+              // Checked after the read: every event sent was written while access still held.
+              const refusal = batch.length > 0 ? await access.recheck() : undefined;
+              if (closed) break;
+              if (refusal) {
+                endWith(refusal);
+                break;
+              }
               for (const e of batch) {
                 res.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
                 cursor = e.id;
@@ -126,27 +139,12 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
       const unsubscribe = jobs.events.subscribe(id, onEvent);
       const poll = setInterval(drain, POLL_MS);
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-      const recheck = setInterval(() => {
-        stillAllowed().then(
-          (ended) => {
-            if (!ended || closed) return;
-            res.write(`event: error\ndata: ${JSON.stringify(ended)}\n\n`);
-            end();
-          },
-          (err: unknown) => request.log.warn({ err }, 'event stream recheck failed'),
-        );
-      }, RECHECK_MS);
-      const stillAllowed = async (): Promise<AccessEnded | null> => {
-        const ended = await app.recheckAccess(request);
-        if (ended) return ended;
-        return (await jobs.exists(projectId, id)) ? null : { code: 'job_not_found', error: 'The job or its project no longer exists.' };
-      };
       const close = () => {
         closed = true;
         releaseStream();
+        access.stop();
         clearInterval(poll);
         clearInterval(keepalive);
-        clearInterval(recheck);
         unsubscribe();
         openStreams.delete(end);
       };
