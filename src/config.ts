@@ -111,6 +111,11 @@ export interface Config {
   readonly triggers: {
     /** Largest webhook body accepted; larger deliveries get 413. */
     readonly bodyLimitBytes: number;
+    /**
+     * Largest body read before its signature can be checked (GitHub: the HMAC covers the whole body),
+     * at most bodyLimitBytes; larger gets 413. GitLab's token is checked before the body is read.
+     */
+    readonly unverifiedBodyLimitBytes: number;
     /** Timeout of one code host API call that reads a change. */
     readonly apiTimeoutMs: number;
     /** Deliveries older than this many days are forgotten (a redelivery after that starts a job again). */
@@ -324,6 +329,7 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
   }
   const databaseUrl = optional(env, 'DATABASE_URL');
+  const triggerBodyLimit = int(env, 'FOLIO_TRIGGER_BODY_LIMIT', 5 * 1024 * 1024, 1024, 25 * 1024 * 1024);
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://.');
   }
@@ -418,7 +424,8 @@ export function loadConfig(env: Env = process.env): Config {
       retryBaseMs: duration(env, 'FOLIO_WEBHOOK_RETRY_BASE', 1_000, 1),
     },
     triggers: {
-      bodyLimitBytes: int(env, 'FOLIO_TRIGGER_BODY_LIMIT', 5 * 1024 * 1024, 1024, 25 * 1024 * 1024),
+      bodyLimitBytes: triggerBodyLimit,
+      unverifiedBodyLimitBytes: Math.min(int(env, 'FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT', 1024 * 1024, 1024, 25 * 1024 * 1024), triggerBodyLimit),
       apiTimeoutMs: duration(env, 'FOLIO_TRIGGER_API_TIMEOUT', 10_000),
       deliveryRetentionDays: int(env, 'FOLIO_TRIGGER_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     },

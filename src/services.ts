@@ -91,6 +91,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   cleanups.push(await store.dialect.listen('folio_keys', () => keys.forgetVerified()));
   const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
   const triggers = { store: triggerStore, receiver: new TriggerReceiver({ store: triggerStore, jobs, config, log }) };
+  cleanups.push(() => triggers.receiver.saveRefusals());
   if (workerCount > 0) {
     let handler = opts.jobHandler;
     if (!handler) {

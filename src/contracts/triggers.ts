@@ -93,6 +93,12 @@ export const TriggerSettings = Type.Object({
   defaultTemplate: Type.String(),
   placeholders: Type.Array(Type.String()),
   repositories: Type.Array(WatchedRepository),
+  /**
+   * Deliveries refused before their signature checked out (a wrong or missing signature or token,
+   * too large to verify…): counted, never recorded, since anyone can send them.
+   */
+  refusedDeliveries: Type.Integer({ minimum: 0 }),
+  lastRefusedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
 });
 export type TriggerSettings = Static<typeof TriggerSettings>;
 

@@ -177,6 +177,9 @@ export interface TriggerSettingsTable {
   /** Prompt template; null uses the default. */
   template: string | null;
   updated_at: number;
+  /** Deliveries refused before their signature checked out (not recorded, only counted). */
+  refused_deliveries: Generated<number>;
+  last_refused_at: number | null;
 }
 
 export interface TriggerRepositoriesTable {
@@ -210,6 +213,14 @@ export interface TriggerDeliveriesTable {
   job_id: string | null;
   dedupe_key: string | null;
   received_at: number;
+}
+
+/** What a handled code change means (TriggerMeaning in jobs/triggers/receiver.ts), claimed once per project. */
+export interface TriggerMeaningsTable {
+  project_id: string;
+  meaning_key: string;
+  job_id: string | null;
+  created_at: number;
 }
 
 export interface TriggerChangesTable {
@@ -265,6 +276,7 @@ export interface Database extends UsersDatabase {
   trigger_repositories: TriggerRepositoriesTable;
   trigger_deliveries: TriggerDeliveriesTable;
   trigger_changes: TriggerChangesTable;
+  trigger_meanings: TriggerMeaningsTable;
   job_usage: JobUsageTable;
   job_changes: JobChangesTable;
   folio_meta: FolioMetaTable;

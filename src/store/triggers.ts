@@ -2,7 +2,7 @@
 // the record of every delivery, and which job tracks which pull request. Secrets are stored only
 // sealed by the secret box; they are opened here for the caller and never returned by a view.
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, TriggerDeliveriesTable, TriggerHost, TriggerRepositoriesTable } from './schema.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { TriggerDelivery, WatchedRepository } from '../contracts/triggers.ts';
@@ -92,13 +92,32 @@ export class TriggerStore {
     return !!(await this.db.selectFrom('projects').select('id').where('id', '=', projectId).executeTakeFirst());
   }
 
-  async settings(projectId: string): Promise<{ hasSecret: boolean; secretCreatedAt: string | null; template: string | null }> {
+  async settings(projectId: string): Promise<{ hasSecret: boolean; secretCreatedAt: string | null; template: string | null; refusedDeliveries: number; lastRefusedAt: string | null }> {
     const row = await this.db.selectFrom('trigger_settings').selectAll().where('project_id', '=', projectId).executeTakeFirst();
+    const date = (ms: number | null | undefined) => (ms ? new Date(Number(ms)).toISOString() : null);
     return {
       hasSecret: !!row?.secret,
-      secretCreatedAt: row?.secret_created_at ? new Date(Number(row.secret_created_at)).toISOString() : null,
+      secretCreatedAt: date(row?.secret_created_at),
       template: row?.template ?? null,
+      refusedDeliveries: Number(row?.refused_deliveries ?? 0),
+      lastRefusedAt: date(row?.last_refused_at),
     };
+  }
+
+  /**
+   * Adds `count` deliveries refused before their signature checked out, the last at `at` (epoch ms):
+   * one atomic increment, so processes sharing the store add up. A project without trigger settings
+   * (no secret ever made) has nothing to count on.
+   */
+  async countRefusals(projectId: string, count: number, at: number): Promise<void> {
+    await this.db
+      .updateTable('trigger_settings')
+      .set({
+        refused_deliveries: sql<number>`refused_deliveries + ${count}`,
+        last_refused_at: sql<number>`case when last_refused_at is null or last_refused_at < ${at} then ${at} else last_refused_at end`,
+      })
+      .where('project_id', '=', projectId)
+      .execute();
   }
 
   /** The project's webhook secret in plain text (to verify a delivery); null when none was made. */
@@ -200,8 +219,9 @@ export class TriggerStore {
   }
 
   /**
-   * The delivery of this project that already acted on one of these dedupe keys, if any. Per project:
-   * projects watching the same code repository each get their own copy of an event, with the same delivery id.
+   * The delivery of this project that already acted on one of these dedupe keys (`host:delivery id`),
+   * if any. Per project: projects watching the same code repository each get their own copy of an
+   * event, with the same delivery id.
    */
   async acted(db: Db, projectId: string, dedupeKeys: string[]): Promise<{ jobId: string | null; outcome: string } | undefined> {
     const row = await db
@@ -211,6 +231,32 @@ export class TriggerStore {
       .where('dedupe_key', 'in', dedupeKeys)
       .executeTakeFirst();
     return row && { jobId: row.job_id, outcome: row.outcome };
+  }
+
+  /** The job that handled this meaning of a change for the project, if one was claimed (see claimMeaning). */
+  async meaningHandled(db: Db, projectId: string, meaningKey: string): Promise<{ jobId: string | null } | undefined> {
+    const row = await db.selectFrom('trigger_meanings').select('job_id').where('project_id', '=', projectId).where('meaning_key', '=', meaningKey).executeTakeFirst();
+    return row && { jobId: row.job_id };
+  }
+
+  /**
+   * Claims what a change means for the project, in the caller's transaction: true for the first
+   * delivery of that meaning, false when another already claimed it. Insert-or-nothing on the
+   * table's unique key, so two processes racing on PostgreSQL cannot both win (the second waits for
+   * the first to commit). The job is named later in the same transaction (settleMeaning).
+   */
+  async claimMeaning(trx: Transaction<Database>, projectId: string, meaningKey: string): Promise<boolean> {
+    const claimed = await trx
+      .insertInto('trigger_meanings')
+      .values({ project_id: projectId, meaning_key: meaningKey, job_id: null, created_at: Date.now() })
+      .onConflict((oc) => oc.columns(['project_id', 'meaning_key']).doNothing())
+      .returning('meaning_key')
+      .executeTakeFirst();
+    return claimed !== undefined;
+  }
+
+  async settleMeaning(trx: Transaction<Database>, projectId: string, meaningKey: string, jobId: string): Promise<void> {
+    await trx.updateTable('trigger_meanings').set({ job_id: jobId }).where('project_id', '=', projectId).where('meaning_key', '=', meaningKey).execute();
   }
 
   async recentDeliveries(projectId: string, limit: number): Promise<DeliveryView[]> {

@@ -88,9 +88,14 @@ describe('code-change triggers and many-project keys in the dashboard', () => {
     await table.getByText('rejected').waitFor();
     await page.locator('section[aria-labelledby="triggers-title"]').screenshot({ path: path.join(SHOTS, 'triggers.png') });
 
+    // A delivery signed with another secret is not listed, only counted above the list.
+    expect((await sendGitHub(`${server.url}/v1/triggers/${a}/github`, 'not-the-secret', 'ping', { zen: 'hi' })).status).toBe(401);
+    await server.services.triggers.receiver.saveRefusals();
+
     // After a reload the secret is gone from the page.
     await page.reload();
     await page.getByRole('heading', { name: 'Code-change triggers' }).waitFor();
+    await page.getByText('1 delivery was refused before a signature checked out').waitFor();
     await page.getByRole('button', { name: 'Make a new secret' }).waitFor();
     expect(await page.content()).not.toContain(secret);
   });

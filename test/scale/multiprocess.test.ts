@@ -129,7 +129,7 @@ describe.skipIf(!isScale)(`several processes on PostgreSQL ${NEEDS_POSTGRES}`, (
     await w.exited;
   });
 
-  it('the same webhook delivery received by both APIs at once starts exactly one job', async () => {
+  it('the same webhook delivery, or the same change under two delivery ids, received by both APIs at once starts exactly one job', async () => {
     const host = await startCodeHost();
     const store = await openStore(loadConfig({ ...env, LOG_LEVEL: 'silent' }));
     try {
@@ -142,8 +142,9 @@ describe.skipIf(!isScale)(`several processes on PostgreSQL ${NEEDS_POSTGRES}`, (
         const head = host.commit('acme/api', `feature/${n}`, { [`src/f${n}.ts`]: `export const n = ${n};\n` }, `Change ${n}`);
         host.github.pulls.push({ number: n, owner: 'acme', repo: 'api', head: `feature/${n}`, base: 'main', title: `Change ${n}`, body: '', draft: false, state: 'closed' });
         const payload = githubPullRequest('closed', { repo: 'acme/api', number: n, title: `Change ${n}`, base: { ref: 'main', sha: base }, head: { ref: `feature/${n}`, sha: head } }, { merged: true });
-        const deliveryId = `multi-${n}`;
-        const answers = await Promise.all(apis.map((api) => sendGitHub(`${api.url}/v1/triggers/${projectId}/github`, secret, 'pull_request', payload, { deliveryId })));
+        // Odd changes: one delivery sent twice; even ones: a replay under a new delivery id.
+        const deliveryIdOf = (i: number) => (n % 2 ? `multi-${n}` : `multi-${n}-${i}`);
+        const answers = await Promise.all(apis.map((api, i) => sendGitHub(`${api.url}/v1/triggers/${projectId}/github`, secret, 'pull_request', payload, { deliveryId: deliveryIdOf(i) })));
         expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([200, 201]);
         const started = answers.find((a) => a.status === 201)!.body;
         expect(answers.find((a) => a.status === 200)!.body).toMatchObject({ outcome: 'duplicate', jobId: started.jobId });

@@ -1,6 +1,8 @@
 // Migration 007 on a store as 006 left it, with deliveries recorded: every row is kept with its id,
 // new rows are numbered after them, and a delivery's dedupe key is unique per project instead of
-// across the installation (both backends).
+// across the installation. Migration 009 (meanings) on a store with trigger settings: a meaning is
+// claimed once per project and outlives delivery records; refusals are counted on old settings.
+// Both backends.
 import { rmSync } from 'node:fs';
 import { Migrator, type Migration } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -59,7 +61,8 @@ describe('migration 007: trigger deliveries deduplicated per project', () => {
     const old = await rows();
     expect(old).toHaveLength(3);
 
-    expect(await migrate(dialect, config.secret)).toEqual(['007_trigger_dedupe_per_project', '008_secret_fingerprint']);
+    // 007 and every later migration.
+    expect(await migrate(dialect, config.secret)).toEqual(Object.keys(migrations).filter((name) => name >= '007'));
     expect(await rows()).toEqual(old);
     expect(await triggers.acted(dialect.db, a, ['github:d-1'])).toEqual({ jobId: 'job_a', outcome: 'started' });
     expect(await triggers.acted(dialect.db, b, ['github:d-1'])).toBeUndefined();
@@ -74,5 +77,48 @@ describe('migration 007: trigger deliveries deduplicated per project', () => {
     // Deleting a project still takes its deliveries (the foreign key survived the rebuild).
     await dialect.db.deleteFrom('projects').where('id', '=', b).execute();
     expect((await rows()).map((r) => r.project_id)).toEqual([a, a]);
+  });
+});
+
+describe('migration 009: what a change means, and refused deliveries counted', () => {
+  it('claims a meaning once per project, and counts refusals on settings made before it', async () => {
+    const dataDir = tempDir();
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const databases = await backendDatabases();
+    cleanups.push(() => databases.drop());
+    const config = loadConfig({ ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'meaning-secret-0123456789' });
+    const dialect = createStoreDialect(config);
+    cleanups.push(() => dialect.close());
+    const box = createSecretBox(config.secret);
+
+    const before: Record<string, Migration> = {};
+    for (const [name, m] of Object.entries(migrations)) if (name < '009_trigger_meaning_dedupe') before[name] = { up: (db) => m.up(db, dialect, box) };
+    const upToIt = new Migrator({ db: dialect.db, migrationTableName: 'folio_migrations', migrationLockTableName: 'folio_migrations_lock', provider: { getMigrations: async () => before } });
+    expect((await upToIt.migrateToLatest()).error).toBeUndefined();
+    const projects = new ProjectStore(dialect.db, config);
+    const a = (await projects.create({ name: 'A', repositoryUrl: 'https://github.com/acme/docs-a' })).id;
+    const b = (await projects.create({ name: 'B', repositoryUrl: 'https://github.com/acme/docs-b' })).id;
+    const triggers = new TriggerStore(dialect.db, box);
+    await triggers.rotateSecret(a);
+
+    expect((await migrate(dialect, config.secret))[0]).toBe('009_trigger_meaning_dedupe');
+    // Settings made before start at no refusals; counts add up, the latest time is kept.
+    expect(await triggers.settings(a)).toMatchObject({ hasSecret: true, refusedDeliveries: 0, lastRefusedAt: null });
+    const at = Date.UTC(2026, 0, 2);
+    await triggers.countRefusals(a, 2, at);
+    await triggers.countRefusals(a, 1, at - 60_000);
+    expect(await triggers.settings(a)).toMatchObject({ refusedDeliveries: 3, lastRefusedAt: new Date(at).toISOString() });
+
+    const key = 'github:acme/api#1:merged:abcdef1';
+    const claim = (projectId: string) => dialect.db.transaction().execute((trx) => triggers.claimMeaning(trx, projectId, key));
+    expect([await claim(a), await claim(a), await claim(b)]).toEqual([true, false, true]);
+    await dialect.db.transaction().execute((trx) => triggers.settleMeaning(trx, a, key, 'job_a'));
+    expect(await triggers.meaningHandled(dialect.db, a, key)).toEqual({ jobId: 'job_a' });
+    // Kept when delivery records are pruned; gone with its project.
+    await triggers.pruneDeliveries(Date.now() + 1);
+    expect(await triggers.meaningHandled(dialect.db, a, key)).toEqual({ jobId: 'job_a' });
+    await dialect.db.deleteFrom('projects').where('id', '=', a).execute();
+    expect(await triggers.meaningHandled(dialect.db, a, key)).toBeUndefined();
+    expect(await triggers.meaningHandled(dialect.db, b, key)).toEqual({ jobId: null });
   });
 });

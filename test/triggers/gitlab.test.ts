@@ -95,10 +95,14 @@ describe('jobs started by GitLab webhooks', () => {
     const pipeline = await sendGitLab(url, secret, 'Pipeline Hook', { object_kind: 'pipeline' });
     expect(pipeline.status).toBe(202);
     expect(pipeline.body.reason).toMatch(/"Pipeline Hook" is not one Folio acts on/);
+    // The token checked out before the body is read, so the body may be larger than a GitHub one
+    // (FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT), up to FOLIO_TRIGGER_BODY_LIMIT.
+    const padded = await sendGitLab(url, secret, 'Pipeline Hook', { object_kind: 'pipeline', padding: 'p'.repeat(2 * 1024 * 1024) });
+    expect(padded.status).toBe(202);
     // Too large: refused before the body is read, with the delivery id GitLab sent (Idempotency-Key).
     const big = await sendGitLab(url, secret, 'Push Hook', null, { raw: 'x'.repeat(5 * 1024 * 1024 + 10), uuid: 'gl-too-large' });
     expect(big.status).toBe(413);
-    expect(big.body).toMatchObject({ code: 'payload_too_large', outcome: 'rejected', deliveryId: 'gl-too-large' });
+    expect(big.body).toMatchObject({ code: 'payload_too_large', outcome: 'rejected', deliveryId: 'gl-too-large', reason: 'The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (5242880 bytes).' });
     expect(big.body.error).toBe(big.body.reason);
     // Only verified deliveries are recorded (the three malformed payloads); the wrong tokens and the
     // oversized body, which anyone could send, are only counted.

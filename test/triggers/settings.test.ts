@@ -62,6 +62,11 @@ describe('trigger settings in the dashboard API', () => {
     // The delivery signed with the old secret is counted, not recorded (anyone could have sent it).
     expect(recent.body.deliveries.map((d: any) => d.statusCode)).toEqual([200, 200]);
     expect(recent.text).not.toContain(rotated);
+    // The settings show how many were refused (written by the receiver in batches).
+    expect(empty.body).toMatchObject({ refusedDeliveries: 0, lastRefusedAt: null });
+    await server.services.triggers.receiver.saveRefusals();
+    const counted = await b.req('GET', path());
+    expect(counted.body).toMatchObject({ refusedDeliveries: 1, lastRefusedAt: expect.any(String) });
   });
 
   it('stores repositories, filters and the template; tokens are sealed, kept and removed', async () => {

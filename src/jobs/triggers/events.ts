@@ -20,6 +20,8 @@ export interface ChangeEvent {
   /** Commits to compare (pushes, and new commits on a pull request); null when not given. */
   before: string | null;
   after: string | null;
+  /** A merged pull request's merge commit (the head itself for a fast-forward merge); null otherwise or when not given. */
+  mergeCommit: string | null;
   /** Files named by the payload itself (pushes), used when the API cannot be read. */
   payloadFiles: string[];
 }
@@ -65,6 +67,11 @@ function sha(o: Obj, key: string, where: string, optional = false): string | nul
   if ((v === undefined || v === null) && optional) return null;
   if (typeof v !== 'string' || !SHA.test(v)) throw new MalformedPayload(`${where}.${key} is not a commit id.`);
   return v.toLowerCase();
+}
+/** A commit id used only to tell changes apart: anything else is as if it were not given. */
+function shaOrNull(o: Obj, key: string): string | null {
+  const v = o[key];
+  return typeof v === 'string' && SHA.test(v) && !ZERO_SHA.test(v) ? v.toLowerCase() : null;
 }
 function list(o: Obj, key: string, where: string): unknown[] {
   const v = o[key];
@@ -131,6 +138,7 @@ export function parseGitHub(event: string, body: unknown): ParsedDelivery {
         labels: [],
         before: before && !ZERO_SHA.test(before) ? before : null,
         after: sha(root, 'after', 'payload'),
+        mergeCommit: null,
         payloadFiles: filesOfCommits(commits),
       },
     };
@@ -161,6 +169,7 @@ export function parseGitHub(event: string, body: unknown): ParsedDelivery {
       labels: labelsOf(list(pr, 'labels', 'pull_request'), 'name'),
       before: kind === 'pull_request_updated' ? sha(root, 'before', 'payload', true) : sha(base, 'sha', 'pull_request.base', true),
       after: kind === 'pull_request_updated' ? sha(root, 'after', 'payload', true) : sha(head, 'sha', 'pull_request.head', true),
+      mergeCommit: kind === 'pull_request_merged' ? shaOrNull(pr, 'merge_commit_sha') : null,
       payloadFiles: [],
     },
   };
@@ -198,6 +207,7 @@ export function parseGitLab(event: string, body: unknown): ParsedDelivery {
         labels: [],
         before: before && !ZERO_SHA.test(before) ? before : null,
         after,
+        mergeCommit: null,
         payloadFiles: filesOfCommits(commits),
       },
     };
@@ -226,7 +236,33 @@ export function parseGitLab(event: string, body: unknown): ParsedDelivery {
       labels: labelsOf(labels, 'title'),
       before: kind === 'pull_request_updated' ? sha(attrs, 'oldrev', 'object_attributes', true) : null,
       after: sha(lastCommit, 'id', 'object_attributes.last_commit', true),
+      mergeCommit: kind === 'pull_request_merged' ? shaOrNull(attrs, 'merge_commit_sha') : null,
       payloadFiles: [],
     },
   };
+}
+
+/**
+ * What a change means, as a key unique per project: a replay of the same code change under a new
+ * delivery id has the same one. A push: its repository and range (before..after). A merged pull
+ * request: its number and merge commit (its head when the payload names no merge commit). An opened
+ * pull request or new commits on one: its number and head — a reopening at the same head is the same
+ * change. Null when the payload lacks the commit that identifies the change: only its delivery id
+ * deduplicates it then.
+ */
+export function meaningKeyOf(e: ChangeEvent): string | null {
+  const repository = `${e.host}:${e.fullPath}`;
+  if (e.kind === 'push') return e.after ? `${repository}:push:${e.before ?? ''}..${e.after}` : null;
+  const merged = e.mergeCommit ?? e.after;
+  if (e.kind === 'pull_request_merged') return merged ? `${repository}#${e.number}:merged:${merged}` : null;
+  return e.after ? `${repository}#${e.number}:head:${e.after}` : null;
+}
+
+/** The same meaning in words, for a duplicate's reason. */
+export function meaningText(e: ChangeEvent): string {
+  const what = e.host === 'github' ? `pull request #${e.number}` : `merge request !${e.number}`;
+  const short = (commit: string | null) => (commit ?? '').slice(0, 12);
+  if (e.kind === 'push') return `the push ${e.before ? `${short(e.before)}..` : ''}${short(e.after)}`;
+  if (e.kind === 'pull_request_merged') return `${what} merged as ${short(e.mergeCommit ?? e.after)}`;
+  return `${what} at ${short(e.after)}`;
 }

@@ -1,9 +1,11 @@
 // Receives a code host's webhook for a project and decides, exactly once per code change, whether it
 // starts an agent job, follows up on the job that tracks its pull request, or does nothing (and why).
-// A delivery is deduplicated on its delivery id and on what it means (the pushed range, the pull
-// request and its head), so a signed body replayed with a new delivery id does nothing again.
-// Only verified deliveries are recorded: anyone can send the others, so they only count (refusals()),
-// and a body is read only once the project, its secret and the signature header have checked out
+// A delivery is deduplicated on its delivery id and on what it means (events.ts, meaningKeyOf: the
+// pushed range, the merged pull request and its merge commit, a pull request at its head), so a
+// signed body replayed with a new delivery id does nothing again.
+// Only verified deliveries are recorded: anyone can send the others, so they are only counted (per
+// process by host and code for /metrics, and per project in the store for the dashboard), and a
+// body is read only once the project, its secret and the signature header have checked out
 // (admit(), run before the body).
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -13,11 +15,12 @@ import type { JobTrigger } from '../../contracts/jobs.ts';
 import { readChange, type ChangedFile, type ChangeRef } from '../../codehost/changes.ts';
 import { CodeHostError } from '../../codehost/types.ts';
 import { codeHostAccess } from '../../codehost/index.ts';
-import type { TriggerHost } from '../../store/schema.ts';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, TriggerHost } from '../../store/schema.ts';
 import { SecretBoxError } from '../../store/secret-box.ts';
 import type { DeliveryRecord, TriggerStore } from '../../store/triggers.ts';
 import type { JobsService } from '../service.ts';
-import { MalformedPayload, parseGitHub, parseGitLab, type ChangeEvent, type ParsedDelivery } from './events.ts';
+import { MalformedPayload, meaningKeyOf, meaningText, parseGitHub, parseGitLab, type ChangeEvent, type ParsedDelivery } from './events.ts';
 import { verifyGitHub, verifyGitLab, wellFormedGitHubSignature } from './signature.ts';
 import { pathsMatch, summarizeChange } from './summary.ts';
 import { DEFAULT_TEMPLATE, fillTemplate } from './template.ts';
@@ -44,6 +47,8 @@ export interface TriggerReceiverDeps {
 }
 
 const DELIVERY_ID = /^[\x21-\x7e]{1,200}$/;
+/** Refusals are written to the store at most this often per process (see #countStored). */
+const REFUSALS_SAVED_EVERY_MS = 1000;
 
 const header = (headers: IncomingDelivery['headers'], name: string): string | undefined => {
   const v = headers[name];
@@ -63,6 +68,25 @@ function sentDeliveryId(host: TriggerHost, headers: IncomingDelivery['headers'])
 function deliveryIdOf(d: IncomingDelivery): string {
   // No usable id: a byte-identical redelivery is the same delivery.
   return sentDeliveryId(d.host, d.headers) ?? `sha256:${createHash('sha256').update(d.body).digest('hex')}`;
+}
+
+/** A delivery refused before it was verified: answered and counted, never recorded. */
+export interface Refusal {
+  statusCode: number;
+  code: string;
+  reason: string;
+}
+
+/** The keys a delivery is deduplicated on, per project: `host:delivery id`, and what it means (null when its payload cannot say). */
+interface DedupeKeys {
+  deliveryKey: string;
+  meaningKey: string | null;
+}
+
+/** What the project did with the same delivery or change before: its job, and the reason a duplicate is answered with. */
+interface HandledBefore {
+  jobId: string | null;
+  reason: string;
 }
 
 type Answered = Pick<DeliveryRecord, 'outcome' | 'statusCode' | 'reason' | 'jobId'>;
@@ -89,16 +113,6 @@ function payloadOf(d: IncomingDelivery): unknown {
   } catch {
     throw new MalformedPayload('The body is not valid JSON.');
   }
-}
-
-/**
- * What a change event means, as a dedupe key: the same push (range), the same merged pull request
- * (at its head), the same opening or new commits of a pull request. Replays of one code change with
- * new delivery ids share it.
- */
-function meaningKeyOf(e: ChangeEvent): string {
-  const change = e.number === null ? 'push' : `#${e.number}`;
-  return `${e.host}:${e.fullPath}:${e.kind}:${change}:${e.before ?? ''}..${e.after ?? ''}`;
 }
 
 function changeKeyOf(e: ChangeEvent): string | null {
@@ -141,8 +155,11 @@ export class TriggerReceiver {
   }
 
   readonly #refusals = new Map<string, number>();
+  /** Refusals of existing projects not yet added to the store's count, by project. */
+  readonly #unsaved = new Map<string, { count: number; lastAt: number }>();
+  #saveTimer: NodeJS.Timeout | null = null;
 
-  /** Deliveries refused before their signature checked out, by host and code (the only trace they leave). */
+  /** Deliveries refused before their signature checked out by this process, by host and code (/metrics). */
   refusals(): { host: string; code: string; count: number }[] {
     return [...this.#refusals].map(([k, count]) => {
       const [host, code] = k.split(' ');
@@ -150,12 +167,43 @@ export class TriggerReceiver {
     });
   }
 
-  #refuse(host: TriggerHost, deliveryId: string | null, statusCode: number, code: string, reason: string): DeliveryAnswer {
+  #refuse(projectId: string, host: TriggerHost, deliveryId: string | null, refusal: Refusal): DeliveryAnswer {
+    const { statusCode, code, reason } = refusal;
     const k = `${host} ${code}`;
     this.#refusals.set(k, (this.#refusals.get(k) ?? 0) + 1);
+    // An unknown project has no settings to count on (and its id is the sender's text).
+    if (code !== 'project_not_found') this.#countStored(projectId);
     this.deps.log.info({ host, deliveryId, code }, 'code host delivery refused before verification');
     // A 5xx is Folio's side failing (a secret it cannot open), not the sender's delivery.
     return answerOf({ outcome: statusCode >= 500 ? 'failed' : 'rejected', statusCode, reason }, deliveryId, { code });
+  }
+
+  /**
+   * Counts a refusal in the project's stored settings (shown in the dashboard), batched: written at
+   * most once a second per process, so unsigned traffic never takes the store's write lock (or
+   * invalidates its read caches) once per request.
+   */
+  #countStored(projectId: string): void {
+    const unsaved = this.#unsaved.get(projectId) ?? { count: 0, lastAt: 0 };
+    unsaved.count++;
+    unsaved.lastAt = Date.now();
+    this.#unsaved.set(projectId, unsaved);
+    this.#saveTimer ??= setTimeout(() => void this.saveRefusals(), REFUSALS_SAVED_EVERY_MS).unref();
+  }
+
+  /** Adds the refusals counted since the last write to the store (on a timer, at shutdown, in tests). */
+  async saveRefusals(): Promise<void> {
+    if (this.#saveTimer) clearTimeout(this.#saveTimer);
+    this.#saveTimer = null;
+    const batch = [...this.#unsaved];
+    this.#unsaved.clear();
+    for (const [projectId, { count, lastAt }] of batch) {
+      try {
+        await this.deps.store.countRefusals(projectId, count, lastAt);
+      } catch (err) {
+        this.deps.log.warn({ projectId, count, err }, 'refused code host deliveries could not be counted in the store');
+      }
+    }
   }
 
   /**
@@ -164,18 +212,17 @@ export class TriggerReceiver {
    * since its HMAC covers the body); otherwise the refusal, counted and not recorded.
    */
   async admit(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers']): Promise<DeliveryAnswer | null> {
-    const deliveryId = sentDeliveryId(host, headers) ?? null;
     const refusal = await this.#unverified(projectId, host, headers, null);
-    return refusal && this.#refuse(host, deliveryId, refusal.statusCode, refusal.code, refusal.reason);
+    return refusal && this.#refuse(projectId, host, sentDeliveryId(host, headers) ?? null, refusal);
   }
 
-  /** Answers a delivery refused while its body was read (too large, a broken length): counted, not recorded. */
-  refused(host: TriggerHost, headers: IncomingDelivery['headers'], refusal: { statusCode: number; code: string; reason: string }): DeliveryAnswer {
-    return this.#refuse(host, sentDeliveryId(host, headers) ?? null, refusal.statusCode, refusal.code, refusal.reason);
+  /** Answers a delivery of an admitted project refused while its body was read (too large, a broken length): counted, not recorded. */
+  refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], refusal: Refusal): DeliveryAnswer {
+    return this.#refuse(projectId, host, sentDeliveryId(host, headers) ?? null, refusal);
   }
 
   /** Why a delivery is not (yet) verified, or null when it is; `body` null checks the headers only. */
-  async #unverified(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], body: Buffer | null): Promise<{ statusCode: number; code: string; reason: string } | null> {
+  async #unverified(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], body: Buffer | null): Promise<Refusal | null> {
     const { store } = this.deps;
     if (!(await store.projectExists(projectId))) return { statusCode: 404, code: 'project_not_found', reason: `Project "${projectId}" does not exist.` };
     let secret: string | null;
@@ -205,13 +252,13 @@ export class TriggerReceiver {
     const { store, log } = this.deps;
     const deliveryId = deliveryIdOf(d);
     const refusal = await this.#unverified(d.projectId, d.host, d.headers, d.body);
-    if (refusal) return this.#refuse(d.host, sentDeliveryId(d.host, d.headers) ?? null, refusal.statusCode, refusal.code, refusal.reason);
+    if (refusal) return this.#refuse(d.projectId, d.host, sentDeliveryId(d.host, d.headers) ?? null, refusal);
     const rawEvent = header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event');
     const event = rawEvent === undefined ? null : rawEvent.slice(0, 100);
     const base: Pick<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'> = { projectId: d.projectId, host: d.host, deliveryId, event };
     const answer = async (r: Omit<DeliveryRecord, keyof typeof base>, extra: { code?: string; headers?: Record<string, string> } = {}): Promise<DeliveryAnswer> => {
-      // Verified from here on. Jobs, follow-ups and duplicates were recorded with what they did; the rest are recorded here.
-      if (r.outcome !== 'started' && r.outcome !== 'followed_up' && r.outcome !== 'duplicate') await store.recordDelivery(store.db, { ...base, ...r });
+      // Verified from here on. Jobs and follow-ups were recorded with what they did; the rest are recorded here.
+      if (r.outcome !== 'started' && r.outcome !== 'followed_up') await store.recordDelivery(store.db, { ...base, ...r });
       log.info({ projectId: d.projectId, host: d.host, deliveryId, event, outcome: r.outcome, jobId: r.jobId ?? undefined }, 'code host delivery');
       return answerOf(r, deliveryId, extra);
     };
@@ -252,13 +299,12 @@ export class TriggerReceiver {
       return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason });
     }
 
-    // Unique per project (with the project id in the lookup): each project's copy of an event counts
-    // once. The key stored is what the change means; an earlier delivery id (rows stored before
-    // meaning keys) is looked up too.
-    const dedupeKey = meaningKeyOf(e);
-    const dedupeKeys = [dedupeKey, `${d.host}:${deliveryId}`];
-    const earlier = await store.acted(store.db, d.projectId, dedupeKeys);
-    if (earlier) return this.duplicate(d, deliveryId, seen, earlier.jobId, answer);
+    // Per project (each project's copy of an event counts once): the same delivery again (its id), or
+    // the same change under a new delivery id (its meaning), is a duplicate of what was done then.
+    // Looked up here to spare the code host's API; decided below, in the transaction.
+    const dedupe: DedupeKeys = { deliveryKey: `${d.host}:${deliveryId}`, meaningKey: meaningKeyOf(e) };
+    const earlier = await this.#handledBefore(store.db, d.projectId, dedupe, e);
+    if (earlier) return this.duplicate(seen, earlier, answer);
 
     const changeKey = changeKeyOf(e);
     const tracking = changeKey ? await store.changeJob(store.db, d.projectId, changeKey) : undefined;
@@ -318,8 +364,12 @@ export class TriggerReceiver {
     try {
       const result = await jobs.transact(d.projectId, async (trx, ops) => {
         // Under the project's lock: a concurrent copy of this delivery (another process) committed first.
-        const prior = await store.acted(trx, d.projectId, dedupeKeys);
-        if (prior) return { duplicate: true as const, jobId: prior.jobId };
+        const prior = await this.#handledBefore(trx, d.projectId, dedupe, e);
+        if (prior) return { duplicate: true as const, prior };
+        // The claim is atomic by itself (a unique key), whatever lock is held.
+        if (dedupe.meaningKey && !(await store.claimMeaning(trx, d.projectId, dedupe.meaningKey))) {
+          return { duplicate: true as const, prior: (await this.#handledBefore(trx, d.projectId, dedupe, e)) ?? { jobId: null, reason: 'This change was handled before; nothing was done again.' } };
+        }
         const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
         let jobId: string | undefined;
         let outcome: 'started' | 'followed_up' = 'started';
@@ -336,6 +386,7 @@ export class TriggerReceiver {
           jobId = (await ops.create({ prompt, trigger })).id;
           if (changeKey) await store.linkChange(trx, d.projectId, changeKey, jobId);
         }
+        if (dedupe.meaningKey) await store.settleMeaning(trx, d.projectId, dedupe.meaningKey, jobId);
         const reason = outcome === 'started' ? `Started job ${jobId} for ${changeUrl}.` : `Sent the new commits of ${changeUrl} to job ${jobId} as a follow-up.`;
         await store.recordDelivery(trx, {
           projectId: d.projectId,
@@ -348,11 +399,11 @@ export class TriggerReceiver {
           repository,
           changeUrl,
           jobId,
-          dedupeKey,
+          dedupeKey: dedupe.deliveryKey,
         });
         return { duplicate: false as const, jobId, outcome, reason };
       });
-      if (result.duplicate) return this.duplicate(d, deliveryId, seen, result.jobId, answer);
+      if (result.duplicate) return this.duplicate(seen, result.prior, answer);
       return answer({ ...seen, outcome: result.outcome, statusCode: result.outcome === 'started' ? 201 : 200, reason: result.reason, jobId: result.jobId });
     } catch (err) {
       if (err instanceof CodedError && err.code === 'rate_limited') {
@@ -367,25 +418,23 @@ export class TriggerReceiver {
     }
   }
 
+  /** What this project did before with the same delivery or the same change, if anything. */
+  async #handledBefore(db: Kysely<Database> | Transaction<Database>, projectId: string, keys: DedupeKeys, e: ChangeEvent): Promise<HandledBefore | undefined> {
+    const { store } = this.deps;
+    const byJob = (jobId: string | null) => (jobId ? ` by job ${jobId}` : '');
+    const delivery = await store.acted(db, projectId, [keys.deliveryKey]);
+    if (delivery) return { jobId: delivery.jobId, reason: `This delivery was handled before${byJob(delivery.jobId)}; nothing was done again.` };
+    const change = keys.meaningKey ? await store.meaningHandled(db, projectId, keys.meaningKey) : undefined;
+    if (change) return { jobId: change.jobId, reason: `This change (${meaningText(e)}) was handled before${byJob(change.jobId)}, under another delivery id; nothing was done again.` };
+    return undefined;
+  }
+
   private async duplicate(
-    d: IncomingDelivery,
-    deliveryId: string,
     seen: { repository: string; changeUrl: string },
-    jobId: string | null,
+    prior: HandledBefore,
     answer: (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>) => Promise<DeliveryAnswer>,
   ): Promise<DeliveryAnswer> {
-    // Recorded without the dedupe key: only the first delivery holds it.
-    await this.deps.store.recordDelivery(this.deps.store.db, {
-      projectId: d.projectId,
-      host: d.host,
-      deliveryId,
-      event: header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null,
-      outcome: 'duplicate',
-      statusCode: 200,
-      reason: `This change was handled before${jobId ? ` (job ${jobId})` : ''}; nothing was done again.`,
-      ...seen,
-      jobId,
-    });
-    return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: 'This change was handled before (the same delivery, or the same change delivered again); nothing was done again.', jobId });
+    // Recorded (by answer()) without a dedupe key: only the first delivery holds it.
+    return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: prior.reason, jobId: prior.jobId });
   }
 }

@@ -93,6 +93,8 @@ export async function triggerSettingsView(store: TriggerStore, projectId: string
     defaultTemplate: DEFAULT_TEMPLATE,
     placeholders: [...PLACEHOLDERS],
     repositories: await store.repositories(projectId),
+    refusedDeliveries: s.refusedDeliveries,
+    lastRefusedAt: s.lastRefusedAt,
   };
 }
 

@@ -249,6 +249,13 @@ function Triggers({ projectId, initial, onChange }: { projectId: string; initial
             Refresh
           </button>
         </div>
+        {initial.refusedDeliveries > 0 && (
+          <p className="muted small">
+            {initial.refusedDeliveries === 1 ? '1 delivery was refused' : `${initial.refusedDeliveries} deliveries were refused`} before a signature checked out
+            {initial.lastRefusedAt ? ` (the last ${timeAgo(initial.lastRefusedAt)})` : ''}: a wrong or missing secret, or too large to verify. They are counted, not
+            listed, since anyone can send them.
+          </p>
+        )}
         {deliveries.error && <Alert title="Deliveries could not be loaded.">{deliveries.error}</Alert>}
         {deliveries.data?.length === 0 && <Empty title="No deliveries yet">Webhooks received for this project show up here with what they did.</Empty>}
         {deliveries.data && deliveries.data.length > 0 && <DeliveriesTable projectId={projectId} rows={deliveries.data} />}
