@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.ts';
 import { openStore } from '../src/store/database.ts';
-import { ProjectStore } from '../src/store/projects.ts';
+import { ProjectsService } from '../src/admin/projects.ts';
 import { ApiKeyStore } from '../src/store/api-keys.ts';
 import { startProcess } from '../test/helpers/process.ts';
 import { tempDir } from '../test/helpers/server.ts';
@@ -23,7 +23,7 @@ const rounds = Number(values.rounds);
 const dataDir = tempDir('folio-bench-');
 const config = loadConfig({ FOLIO_DATA_DIR: dataDir });
 const store = await openStore(config);
-const project = await new ProjectStore(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
+const project = await new ProjectsService(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
 const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id });
 await store.close();
 

@@ -2,9 +2,11 @@
 import { statSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import { openStore, type Store } from './store/database.ts';
-import { ProjectStore } from './store/projects.ts';
+import { isReady, openStore, type Store } from './store/database.ts';
 import { ApiKeyStore } from './store/api-keys.ts';
+import { ProjectsService } from './admin/projects.ts';
+import { KeysService } from './admin/keys.ts';
+import { UsersService } from './admin/users.ts';
 import { pruneIdempotency } from './store/idempotency.ts';
 import { JobsService } from './jobs/service.ts';
 import { JobQueue } from './jobs/queue.ts';
@@ -12,11 +14,15 @@ import { WorkerPool } from './jobs/worker.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
 import { createAnalytics, type Analytics } from './analytics/index.ts';
+import { AnalyticsReadLimit } from './analytics/read-limit.ts';
 import { WebhookOutbox } from './jobs/webhooks.ts';
 import { WorktreePool } from './git/worktree-pool.ts';
 import { createSecretBox } from './store/secret-box.ts';
 import { TriggerStore } from './store/triggers.ts';
 import { TriggerReceiver } from './jobs/triggers/receiver.ts';
+import { TriggersService } from './jobs/triggers/service.ts';
+import { JobEventsService } from './jobs/event-streams.ts';
+import { serviceMetrics, type ServiceMetrics } from './jobs/metrics.ts';
 
 export interface ServicesOptions {
   /** Replaces the agent (tests, benchmarks). */
@@ -30,15 +36,23 @@ export interface Services {
   readonly config: Config;
   readonly log: Logger;
   readonly store: Store;
-  readonly projects: ProjectStore;
-  readonly keys: ApiKeyStore;
+  readonly projects: ProjectsService;
+  readonly keys: KeysService;
+  readonly users: UsersService;
   readonly jobs: JobsService;
+  /** A job's events as pages and live streams. */
+  readonly jobEvents: JobEventsService;
   readonly queue: JobQueue;
   readonly workers: WorkerPool | null;
   readonly analytics: Analytics;
+  /** The hourly limit of analytics reads per project. */
+  readonly analyticsReads: AnalyticsReadLimit;
   readonly webhooks: WebhookOutbox;
   /** Jobs started by code changes: settings and deliveries, and the webhook receiver. */
-  readonly triggers: { store: TriggerStore; receiver: TriggerReceiver };
+  readonly triggers: TriggersService;
+  readonly metrics: ServiceMetrics;
+  /** Whether the store is reachable and migrated. */
+  storeReady(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -64,16 +78,17 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const log = opts.log ?? createLogger(config);
   checkDataDirMode(config, log);
   const store = await openStore(config);
-  const projects = new ProjectStore(store.db, config);
+  const projects = new ProjectsService(store.db, config);
   // A revocation reaches the verified-key caches of every other process at once (PostgreSQL NOTIFY).
-  const keys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
+  const apiKeys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
+  const keys = new KeysService(apiKeys, projects);
   const jobs = new JobsService({
     db: store.db,
     dialect: store.dialect,
     config,
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
-  const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects, log });
+  const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects: projects.store, log });
   // A status change committed here queued its delivery in the same transaction: send it now.
   jobs.onStatusChange(() => webhooks.wake());
   webhooks.start();
@@ -88,9 +103,9 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const workerCount = opts.workers ?? config.workers;
   let workers: WorkerPool | null = null;
   const cleanups: (() => Promise<void>)[] = [];
-  cleanups.push(await store.dialect.listen('folio_keys', () => keys.forgetVerified()));
+  cleanups.push(await store.dialect.listen('folio_keys', () => apiKeys.forgetVerified()));
   const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
-  const triggers = { store: triggerStore, receiver: new TriggerReceiver({ store: triggerStore, jobs, config, log }) };
+  const triggers = new TriggersService(new TriggerReceiver({ store: triggerStore, jobs, config, log }), triggerStore, (id) => projects.require(id));
   cleanups.push(() => triggers.receiver.saveRefusals());
   if (workerCount > 0) {
     let handler = opts.jobHandler;
@@ -100,7 +115,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
       cleanups.push(() => pool.drain());
       handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool });
     }
-    const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
+    const pool = new WorkerPool({ db: store.db, config, projects: projects.store, queue, jobs, handler, log });
     workers = pool;
     jobs.onWork(() => pool.wake());
     jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
@@ -124,12 +139,17 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     store,
     projects,
     keys,
+    users: new UsersService(store.db),
     jobs,
+    jobEvents: new JobEventsService(store.db, jobs, config.streams),
     queue,
     workers,
     analytics,
+    analyticsReads: new AnalyticsReadLimit(store.dialect, config.rateLimits.analyticsReadsPerHour),
     webhooks,
     triggers,
+    metrics: serviceMetrics({ db: store.db, queue, workers, receiver: triggers.receiver }),
+    storeReady: () => isReady(store.dialect),
     async close() {
       clearInterval(pruner);
       await workers?.stop();

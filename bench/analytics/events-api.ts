@@ -12,7 +12,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
-import { ProjectStore } from '../../src/store/projects.ts';
+import { ProjectsService } from '../../src/admin/projects.ts';
 import { ApiKeyStore } from '../../src/store/api-keys.ts';
 import { classify } from '../../src/analytics/classify.ts';
 import { tempDir } from '../../test/helpers/server.ts';
@@ -138,7 +138,7 @@ async function folioRound(list: string[]): Promise<{ rate: number; totals: unkno
   const env = { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'bench-secret-0123456789abcdef' };
   const config = loadConfig(env);
   const store = await openStore(config);
-  const project = await new ProjectStore(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
+  const project = await new ProjectsService(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
   const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id });
   await store.close();
   const server = await start(path.join(TREE, 'bin/folio.mjs'), ['serve', '--no-workers'], { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', FOLIO_ACCESS_LOG: 'false', FOLIO_WORKERS: '0' }, TREE);

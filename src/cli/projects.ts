@@ -2,7 +2,8 @@
 import { Option, type Command } from 'commander';
 import { readNamedSecret } from '../config.ts';
 import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
-import { CHECKS_MODES, projectView, type ChecksMode, type ProjectInput } from '../store/projects.ts';
+import { CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
+import { projectView, type ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
 import { boolOption, repeatable } from './options.ts';
 import { printResult, table } from './output.ts';

@@ -2,12 +2,13 @@
 // closed when the command is done. Safe while a server runs (SQLite in WAL mode, or PostgreSQL).
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/database.ts';
-import { ProjectStore } from '../store/projects.ts';
+import { ProjectsService } from '../admin/projects.ts';
 import { ApiKeyStore } from '../store/api-keys.ts';
 import { UserStore } from '../store/users.ts';
 
 export interface AdminStores {
-  projects: ProjectStore;
+  /** Checked like the dashboard's: the same service. */
+  projects: ProjectsService;
   keys: ApiKeyStore;
   users: UserStore;
 }
@@ -18,7 +19,7 @@ export async function withStore<T>(fn: (stores: AdminStores) => Promise<T>): Pro
   try {
     // A revocation here reaches running servers at once (PostgreSQL NOTIFY; SQLite sees the commit).
     const keys = new ApiKeyStore(store.db, store.db, { notifyRevoked: () => store.dialect.notify('folio_keys') });
-    return await fn({ projects: new ProjectStore(store.db, config), keys, users: new UserStore(store.db) });
+    return await fn({ projects: new ProjectsService(store.db, config), keys, users: new UserStore(store.db) });
   } finally {
     await store.close();
   }

@@ -6,14 +6,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { Services } from '../services.ts';
+import { registerServices, type HttpServices } from './services.ts';
 import { ApiError, type ErrorBody, type ErrorDetail } from '../errors.ts';
 import { ErrorBody as ErrorSchema } from '../contracts/common.ts';
 import { Job, JobChanges, JobEvent, WebhookDelivery } from '../contracts/jobs.ts';
-import { isReady } from '../store/database.ts';
 import { registerMetrics } from './metrics.ts';
 import { nulPath } from './nul.ts';
-import { lazyChildLogger } from './request-logger.ts';
 import { jobRoutes } from './routes/jobs.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
@@ -22,7 +20,6 @@ import { dashboardRoutes } from './routes/dashboard.ts';
 import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
 import { ACCESS, authPlugin, publicScope } from './auth.ts';
 import { httpErrorOf } from './error-status.ts';
-import { UserStore } from '../store/users.ts';
 import { triggerRoutes } from './routes/triggers.ts';
 import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
 
@@ -131,12 +128,11 @@ function methodIndex(app: FastifyInstance) {
   };
 }
 
-export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(services: HttpServices, opts: AppOptions = {}): Promise<FastifyInstance> {
   const { config, log } = services;
   const app = Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: !opts.logRequests }),
-    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -162,12 +158,9 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   const { body, query } = validators();
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : query.compile(schema)));
   app.removeContentTypeParser('text/plain');
-  // Callback-style hooks on every request (each async one costs a promise): GET job is hot,
-  // docs/benchmarks.md, "Performance shortcuts kept".
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', async (request, reply) => {
     request.receivedAt = performance.now();
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
-    done();
   });
 
   const allowedMethods = methodIndex(app);
@@ -198,20 +191,15 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.addSchema(JobChanges);
 
   // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
-  await app.register(authPlugin, {
-    keys: services.keys,
-    users: new UserStore(services.store.db),
-    projects: services.projects,
-    recheckMs: config.streams.recheckMs,
-  });
+  await registerServices(app, services);
+  await app.register(authPlugin, { recheckMs: config.streams.recheckMs });
   // After authentication, so a stranger learns nothing from it either. Only a %00 in the URL decodes
   // to NUL in a path or query value (both are parsed by now); bodies are the routes' business (a
   // batch of events rejects such an event alone).
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (!request.url.includes('%00')) return done();
+  app.addHook('onRequest', async (request) => {
+    if (!request.url.includes('%00')) return;
     const where = nulPath(request.params, '/params') ?? nulPath(request.query, '/query');
-    if (!where) return done();
-    done(new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] }));
+    if (where) throw new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] });
   });
 
   await app.register(swagger, {
@@ -235,25 +223,25 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   });
   app.get('/openapi.json', { schema: { hide: true }, config: ACCESS.public }, async () => app.swagger());
 
-  registerMetrics(app, services);
+  registerMetrics(app);
 
   app.get('/healthz', { schema: { hide: true }, config: ACCESS.public }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true }, config: ACCESS.public }, async (_req, reply) => {
-    if (await isReady(services.store.dialect)) return { status: 'ready' };
+    if (await app.storeReady()) return { status: 'ready' };
     return reply.code(503).send({ error: 'The store is not reachable or not migrated yet.', code: 'not_ready' } satisfies ErrorBody);
   });
 
-  await app.register(jobRoutes, { services });
-  await app.register(jobEventRoutes, { services });
-  await app.register(analyticsRoutes, { services });
+  await app.register(jobRoutes);
+  await app.register(jobEventRoutes);
+  await app.register(analyticsRoutes);
   await app.register(browserScriptRoute);
-  await app.register(collectRoutes, { services, prefix: '/v1/analytics/:projectId/collect' });
-  await app.register(triggerRoutes, { services });
+  await app.register(collectRoutes, { prefix: '/v1/analytics/:projectId/collect' });
+  await app.register(triggerRoutes);
   // The dashboard: its pages and its /api, in one scope with the pages' security headers.
   await app.register(async (dashboard) => {
     await dashboard.register(dashboardHeaders);
-    await dashboard.register(dashboardRoutes, { services });
-    await dashboard.register(triggerSettingsRoutes, { services });
+    await dashboard.register(dashboardRoutes);
+    await dashboard.register(triggerSettingsRoutes);
     await dashboard.register(publicScope(webAppRoutes), { webRoot: opts.webRoot });
   });
   return app;

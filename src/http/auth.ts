@@ -16,10 +16,8 @@
 // (a project key of another project, an admin key outside its list) or without the scope.
 import fp from 'fastify-plugin';
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, FastifyPluginOptions, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import { keyCovers, type ApiKeyStore, type KeyCheck, type StoredKey } from '../store/api-keys.ts';
-import type { UserStore } from '../store/users.ts';
-import type { ProjectStore } from '../store/projects.ts';
+import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, FastifyPluginOptions, FastifyRequest, RouteOptions } from 'fastify';
+import { keyCovers, type KeyCheck, type StoredKey } from '../admin/keys.ts';
 import { ApiError, forbidden, notFound, unauthorized } from '../errors.ts';
 import { SessionManager, type SessionOptions } from './session.ts';
 
@@ -100,18 +98,16 @@ function keyRefusal(check: KeyCheck, projectId: string | undefined, scope: Scope
 }
 
 export interface AuthOptions {
-  keys: ApiKeyStore;
-  users: UserStore;
-  projects: ProjectStore;
   session?: Partial<SessionOptions>;
   /** How often live responses check their access again (config.streams.recheckMs). */
   recheckMs: number;
 }
 
 export const authPlugin = fp<AuthOptions>(
-  async (app, { keys, users, projects, session, recheckMs }) => {
+  async (app, { session, recheckMs }) => {
+    const { keys, users, projects } = app;
     await app.register(cookie);
-    const sessions = new SessionManager(users, session);
+    const sessions = new SessionManager(users.sessions, session);
     app.decorate('sessions', sessions);
 
     /** Throws the 401/403 for a key that may not make this request; notes the key on the request. */
@@ -121,40 +117,18 @@ export const authPlugin = fp<AuthOptions>(
       if (check.ok) request.apiKey = check.key;
     };
 
-    const slowPath = async (request: FastifyRequest, header: string | undefined, token: string | undefined, scope: Scope): Promise<void> => {
+    /** A Bearer key, or without an Authorization header an operator's session (with its CSRF check). */
+    const authenticate = async (request: FastifyRequest, scope: Scope): Promise<void> => {
+      const header = request.headers.authorization;
       if (header === undefined) {
         const operator = await sessions.fromRequest(request);
-        if (operator) {
-          sessions.checkCsrf(request, operator.session);
-          return;
-        }
+        if (operator) return sessions.checkCsrf(request, operator.session);
+        throw unauthorized(...REASONS.missing);
       }
+      const token = BEARER.exec(header)?.[1];
       if (token === undefined) throw unauthorized(...REASONS.missing);
-      admit(request, await keys.verify(token, request.receivedAt), scope);
-    };
-
-    // Callback style: a key the cache already knows is checked without a promise (GET job is hot;
-    // docs/benchmarks.md, "Performance shortcuts kept").
-    const hooks: Record<Scope, onRequestHookHandler> = { read: keyHook('read'), write: keyHook('write') };
-    function keyHook(scope: Scope): onRequestHookHandler {
-      return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-        const header = request.headers.authorization;
-        const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
-        const cached = token === undefined ? undefined : keys.verifyCached(token, request.receivedAt);
-        if (!cached) {
-          slowPath(request, header, token, scope).then(() => done(), done);
-          return;
-        }
-        try {
-          admit(request, cached, scope);
-        } catch (err) {
-          return done(err as Error);
-        }
-        done();
-      };
-    }
-    const requireOperator = (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
-      sessions.require(request).then(() => done(), done);
+      // A key this process verified lately is answered from its cache (revocations clear it everywhere).
+      admit(request, keys.verifyCached(token, request.receivedAt) ?? (await keys.verify(token, request.receivedAt)), scope);
     };
 
     // Declared at registration, checked at start: routes of plugins Folio does not write (the
@@ -172,22 +146,22 @@ export const authPlugin = fp<AuthOptions>(
       if (undeclared.length > 0) throw new Error(`Routes without an access declaration (config.access): ${undeclared.join(', ')}.`);
     });
 
-    // The one enforcement, callback style (GET job is hot: docs/benchmarks.md, "Performance shortcuts kept").
-    app.addHook('onRequest', function enforceAccess(request, reply, done) {
+    // The one enforcement, before anything is parsed.
+    app.addHook('onRequest', async (request) => {
       const access = accessOf(request.routeOptions.config);
-      if (access === 'public') return done();
-      if (access === 'operator') return requireOperator(request, reply, done);
-      if (access !== undefined) return hooks[access.key].call(this, request, reply, done);
+      if (access === 'public') return;
+      if (access === 'operator') return void (await sessions.require(request));
+      if (access !== undefined) return authenticate(request, access.key);
       // Only the not-found handler has no declaration (a route without one stops the start); should
       // anything else ever lack one, it is closed, not open.
-      done(request.is404 ? undefined : unauthorized(...REASONS.missing));
+      if (!request.is404) throw unauthorized(...REASONS.missing);
     });
 
     const watches = new AccessWatches(recheckMs, app.log, async (credential, projectId) => {
       if (credential.kind === 'key') {
         const refusal = keyRefusal(await keys.reverify(credential.keyId), projectId, credential.scope);
         if (refusal) return refusal;
-      } else if (!(await users.sessionAlive(credential.sessionId))) {
+      } else if (!(await users.sessions.sessionAlive(credential.sessionId))) {
         return new ApiError(401, 'session_ended', 'The dashboard session has ended (signed out, expired or its user removed); sign in again.');
       }
       if (projectId !== undefined && !(await projects.get(projectId))) return notFound(`Project "${projectId}" does not exist.`, 'project_not_found');
@@ -199,7 +173,7 @@ export const authPlugin = fp<AuthOptions>(
       done();
     });
   },
-  { name: 'folio-auth', fastify: '5.x' },
+  { name: 'folio-auth', fastify: '5.x', dependencies: ['keys', 'users', 'projects'] },
 );
 
 function accessOf(config: unknown): Access | undefined {

@@ -9,6 +9,9 @@ export const HTTP_STATUS: Readonly<Record<string, number>> = {
   invalid_date: 400,
   invalid_date_range: 400,
   invalid_log: 400,
+  invalid_project: 400,
+  invalid_trigger_settings: 400,
+  invalid_user: 400,
   model_not_allowed: 400,
   model_not_configured: 400,
   // a rejected analytics record (analytics/pipeline.ts, Rejected)
@@ -29,8 +32,10 @@ export const HTTP_STATUS: Readonly<Record<string, number>> = {
   // 404: nothing there (or not for this caller)
   project_not_found: 404,
   job_not_found: 404,
+  key_not_found: 404,
   // 409: the state does not allow it
   job_archived: 409,
+  already_set_up: 409,
   // 413: too large
   line_too_long: 413,
   // 422: the same idempotency key with another request
@@ -38,6 +43,7 @@ export const HTTP_STATUS: Readonly<Record<string, number>> = {
   // 429: a limit; try again later
   rate_limited: 429,
   too_many_imports: 429,
+  too_many_streams: 429,
 };
 
 /** The HTTP answer for a domain error whose code is in the table; null for any other error. */

@@ -1,12 +1,12 @@
 // Prometheus metrics: requests by route and status, latencies, queue depth, jobs by status.
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services.ts';
 import { RequestMetrics } from './request-metrics.ts';
 import { ACCESS } from './auth.ts';
 import { JOB_STATUSES } from '../contracts/jobs.ts';
 
-export function registerMetrics(app: FastifyInstance, services: Services): void {
+export function registerMetrics(app: FastifyInstance): void {
+  const { metrics } = app;
   const registry = new Registry();
   // prom-client's own names start with process_ and nodejs_: folio_process_cpu_seconds_total…
   collectDefaultMetrics({ register: registry, prefix: 'folio_' });
@@ -16,7 +16,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     help: 'Active jobs waiting for a worker',
     registers: [registry],
     async collect() {
-      this.set(await services.queue.depth());
+      this.set(await metrics.queueDepth());
     },
   });
   new Gauge({
@@ -26,13 +26,9 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     registers: [registry],
     async collect() {
       this.reset();
-      const rows = await services.store.db
-        .selectFrom('jobs')
-        .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-        .groupBy('status')
-        .execute();
+      const rows = await metrics.jobsByStatus();
       for (const s of JOB_STATUSES) this.set({ status: s }, 0);
-      for (const r of rows) this.set({ status: r.status }, Number(r.n));
+      for (const r of rows) this.set({ status: r.status }, r.count);
     },
   });
   new Gauge({
@@ -42,7 +38,7 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     registers: [registry],
     collect() {
       this.reset();
-      for (const r of services.triggers.receiver.refusals()) this.set({ host: r.host, code: r.code }, r.count);
+      for (const r of metrics.triggerRefusals()) this.set({ host: r.host, code: r.code }, r.count);
     },
   });
   new Gauge({
@@ -50,14 +46,13 @@ export function registerMetrics(app: FastifyInstance, services: Services): void 
     help: 'Job runs in progress in this process',
     registers: [registry],
     collect() {
-      this.set(services.workers?.activeRuns ?? 0);
+      this.set(metrics.activeRuns());
     },
   });
 
-  // Callback style and hand-fed series: docs/benchmarks.md, "Performance shortcuts kept".
-  app.addHook('onResponse', (request, reply, done) => {
+  // Hand-fed series: docs/benchmarks.md, "Performance shortcuts kept".
+  app.addHook('onResponse', async (request, reply) => {
     requests.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
-    done();
   });
 
   app.get('/metrics', { schema: { hide: true }, config: ACCESS.public }, async (_req, reply) => {

@@ -1,4 +1,6 @@
 // No store keeps NUL in text (PostgreSQL refuses it), so requests carrying one are refused up front.
+import type { FastifyRequest } from 'fastify';
+import { badRequest } from '../errors.ts';
 
 /** The JSON pointer of the first string (or key) containing NUL, or null. */
 export function nulPath(value: unknown, at: string, depth = 0): string | null {
@@ -10,4 +12,10 @@ export function nulPath(value: unknown, at: string, depth = 0): string | null {
     if (found) return found;
   }
   return null;
+}
+
+/** A preValidation hook: refuses a body with NUL in any string (400 invalid_request, with where). */
+export async function refuseNulInBody(request: FastifyRequest): Promise<void> {
+  const where = nulPath(request.body, '/body');
+  if (where) throw badRequest('invalid_request', 'Text must not contain NUL characters (\\u0000).', [{ message: 'contains NUL', path: where }]);
 }

@@ -3,7 +3,7 @@
 // token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SessionRow, UserRow, UserStore } from '../store/users.ts';
+import type { SessionRecords, SessionRow, UserRow } from '../admin/users.ts';
 import { ApiError, forbidden, tooManyRequests } from '../errors.ts';
 
 export const SESSION_COOKIE = 'folio_session';
@@ -46,9 +46,9 @@ function sameToken(a: string, b: string): boolean {
 }
 
 export class SessionManager {
-  readonly users: UserStore;
+  readonly users: SessionRecords;
   readonly options: SessionOptions;
-  constructor(users: UserStore, options: Partial<SessionOptions> = {}) {
+  constructor(users: SessionRecords, options: Partial<SessionOptions> = {}) {
     this.users = users;
     this.options = { ...DEFAULT_SESSION_OPTIONS, ...options };
   }

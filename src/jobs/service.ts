@@ -11,7 +11,7 @@ import type { Database, JobStatus } from '../store/schema.ts';
 import { newId } from '../store/ids.ts';
 import { preparedRead } from '../store/prepared.ts';
 import { takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
-import { IdempotencyMismatchError, findStoredResponse, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
+import { IdempotencyMismatchError, findStoredResponse, requestHash, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
 import { appendJobEvent, insertJobEvent, JobEventBus } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
@@ -19,6 +19,9 @@ import { enqueueWebhook } from './webhooks.ts';
 import { readChanges, saveBranchDiff, saveChecks, type BranchDiff, type StoredChecks } from './changes.ts';
 import { recordUsage, usageReport } from './usage.ts';
 import type { JobChanges, UsageReport } from '../contracts/jobs.ts';
+
+/** A write's Idempotency-Key bound to what the request asks for (`requestHash`). */
+export { requestHash, type IdempotencyRequest };
 
 export interface WriteResult {
   job: Job;

@@ -1,28 +1,25 @@
-// Projects: the repository an agent works on, its code host and default model, analytics origins.
-// Everything a user sets is checked here before it is stored (the repository URL and branch by the
-// one rule of src/git/repository-url.ts, the webhook URL by the outbound address policy), and the
-// repository token and webhook secret are stored sealed (secret-box.ts), opened only for the worker
-// and the webhook sender.
+// Projects as stored: the repository an agent works on, its code host and default model, analytics
+// origins. What a user sets is checked above the store, by src/admin/projects.ts, before it gets here;
+// the repository token and webhook secret are stored sealed (secret-box.ts), opened only for the
+// worker and the webhook sender.
 import type { Kysely, Selectable } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database, ProjectsTable } from './schema.ts';
-import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
+import type { CodeHostKind } from '../contracts/common.ts';
 import { newId } from './ids.ts';
 import { CHECKS_MODES, type ChecksMode, type Project } from '../contracts/dashboard.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
-import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
-import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
-import { CodedError } from '../errors.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
 export { CHECKS_MODES, type ChecksMode, type Project };
 
+/** A project's settings, checked (src/admin/projects.ts); the code host is known by now. */
 export interface ProjectInput {
   name: string;
   repositoryUrl: string;
   baseBranch?: string;
-  codeHost?: CodeHostKind;
+  codeHost: CodeHostKind;
   defaultModel?: string | null;
   draftPrs?: boolean;
   repoToken?: string | null;
@@ -32,31 +29,10 @@ export interface ProjectInput {
   checks?: ChecksMode;
 }
 
-export class ProjectInputError extends CodedError {
-  /** JSON pointer of the offending field in a request body, e.g. /body/repositoryUrl. */
-  readonly field: string | undefined;
-  constructor(message: string, field?: keyof ProjectInput) {
-    super('invalid_project', message);
-    this.field = field === undefined ? undefined : `/body/${field}`;
-  }
-}
-
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
 export interface ProjectSecrets {
   repoToken: string | null;
   webhookSecret: string | null;
-}
-
-function checkWebhookUrl(value: string): URL {
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {}
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || value.length > 2000 || /\s/.test(value)) {
-    throw new ProjectInputError(`Webhook URL "${value.slice(0, 200)}" must be an http(s) URL.`, 'webhookUrl');
-  }
-  if (url.username || url.password) throw new ProjectInputError('The webhook URL must not contain credentials; set a webhook secret to sign deliveries instead.', 'webhookUrl');
-  return url;
 }
 
 /** The stored mode; anything unexpected reads as the default. */
@@ -84,56 +60,10 @@ export function projectView(row: ProjectRow): Project {
 
 export class ProjectStore {
   private readonly db: Kysely<Database>;
-  private readonly config: Pick<Config, 'repositories' | 'outbound'>;
   private readonly box: SecretBox;
-  private readonly resolve: Resolve | undefined;
-  /** `resolve`: name resolution for the webhook URL check (tests). */
-  constructor(db: Kysely<Database>, config: Pick<Config, 'repositories' | 'outbound' | 'secret'>, resolve?: Resolve) {
+  constructor(db: Kysely<Database>, config: Pick<Config, 'secret'>) {
     this.db = db;
-    this.config = config;
     this.box = createSecretBox(config.secret);
-    this.resolve = resolve;
-  }
-
-  /** Checks what a user set; throws ProjectInputError with a sentence and the field. */
-  async validate(input: Partial<ProjectInput>): Promise<void> {
-    if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
-      throw new ProjectInputError('Project name must be 1 to 200 characters.', 'name');
-    }
-    try {
-      if (input.repositoryUrl !== undefined) checkRepositoryUrl(input.repositoryUrl, this.config.repositories);
-    } catch (err) {
-      if (err instanceof RepositoryInputError) throw new ProjectInputError(err.message, 'repositoryUrl');
-      throw err;
-    }
-    try {
-      if (input.baseBranch !== undefined) checkBranchName(input.baseBranch, 'Base branch');
-    } catch (err) {
-      if (err instanceof RepositoryInputError) throw new ProjectInputError(err.message, 'baseBranch');
-      throw err;
-    }
-    if (input.codeHost !== undefined && !isCodeHostKind(input.codeHost)) {
-      throw new ProjectInputError(`Code host must be one of ${CODE_HOST_KINDS.join(', ')}, got "${String(input.codeHost).slice(0, 50)}".`, 'codeHost');
-    }
-    if (input.checks !== undefined && !(CHECKS_MODES as readonly string[]).includes(input.checks)) {
-      throw new ProjectInputError(`Checks must be strict, warn or off, got "${String(input.checks).slice(0, 50)}".`, 'checks');
-    }
-    if (input.webhookUrl) {
-      try {
-        await checkUrlHost(checkWebhookUrl(input.webhookUrl), this.config.outbound, this.resolve);
-      } catch (err) {
-        if (err instanceof OutboundRefusedError) throw new ProjectInputError(`Webhook URL: ${err.message}`, 'webhookUrl');
-        throw err;
-      }
-    }
-    for (const o of input.siteOrigins ?? []) {
-      let ok = false;
-      try {
-        const u = new URL(o);
-        ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === o;
-      } catch {}
-      if (!ok) throw new ProjectInputError(`Site origin "${o}" must be an origin such as https://docs.example.com (no path).`, 'siteOrigins');
-    }
   }
 
   private seal(value: string | null | undefined, column: 'repo_token' | 'webhook_secret'): string | null {
@@ -149,14 +79,13 @@ export class ProjectStore {
   }
 
   async create(input: ProjectInput): Promise<ProjectRow> {
-    await this.validate(input);
     const now = Date.now();
     const row: ProjectRow = {
       id: newId('prj'),
       name: input.name.trim(),
       repository_url: input.repositoryUrl,
       base_branch: input.baseBranch ?? 'main',
-      code_host: input.codeHost ?? inferCodeHost(input.repositoryUrl),
+      code_host: input.codeHost,
       default_model: input.defaultModel ?? null,
       draft_prs: input.draftPrs ? 1 : 0,
       repo_token: this.seal(input.repoToken, 'repo_token'),
@@ -172,7 +101,6 @@ export class ProjectStore {
   }
 
   async update(id: string, input: Partial<ProjectInput>): Promise<ProjectRow | undefined> {
-    await this.validate(input);
     const set: Partial<ProjectRow> = { updated_at: Date.now() };
     if (input.name !== undefined) set.name = input.name.trim();
     if (input.repositoryUrl !== undefined) set.repository_url = input.repositoryUrl;

@@ -4,7 +4,7 @@ import type { UsersDatabase } from './users-schema.ts';
 
 import type { JobStatusName } from '../contracts/jobs.ts';
 import type { TriggerHost as TriggerHostName } from '../contracts/common.ts';
-import type { CodeHostKind } from '../codehost/kinds.ts';
+import type { CodeHostKind } from '../contracts/common.ts';
 
 /** A job's status, declared once with its schema (contracts/jobs.ts). */
 export type JobStatus = JobStatusName;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
-import { ProjectStore } from '../../src/store/projects.ts';
+import { ProjectsService } from '../../src/admin/projects.ts';
 import { ApiKeyStore } from '../../src/store/api-keys.ts';
 import { startCodeHost, type CodeHostServer, LOCAL_GIT_ENV } from '../fixtures/git-server.ts';
 import { sequence, startFakeOpenAI, toolCall, type FakeOpenAI } from '../fixtures/fake-openai.ts';
@@ -87,7 +87,7 @@ describe('recovery after SIGKILL', () => {
     const url = host.createRepo('acme/recover', { 'README.md': '# Docs\n', 'docs/index.md': '# Home\n' });
     const config = loadConfig(env);
     const store = await openStore(config);
-    const project = await new ProjectStore(store.db, config).create({ name: 'Docs', repositoryUrl: url, codeHost: 'github' });
+    const project = await new ProjectsService(store.db, config).create({ name: 'Docs', repositoryUrl: url, codeHost: 'github' });
     const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id, scope: 'write' });
     await store.close();
     const base = `http://127.0.0.1:${port}`;

@@ -77,7 +77,7 @@ describe('keys that cover many projects', () => {
     expect(write.status).toBe(403);
     expect(write.body.code).toBe('insufficient_scope');
 
-    const expired = await server.services.keys.createAdmin({ projectIds: null, expiresAt: Date.now() - 1 });
+    const expired = await server.services.keys.store.createAdmin({ projectIds: null, expiresAt: Date.now() - 1 });
     const res = await jobs(a, expired.key);
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('expired_api_key');
@@ -184,7 +184,7 @@ describe.skipIf(!isScale)(`revocation across processes on PostgreSQL ${NEEDS_POS
     try {
       const p = await one.createProject();
       const q = await one.createProject();
-      const { key, row } = await one.services.keys.createAdmin({ projectIds: [p, q] });
+      const { key, row } = await one.services.keys.store.createAdmin({ projectIds: [p, q] });
       expect((await two.api('GET', `/v2/agent/${p}/jobs`, { key })).status).toBe(200); // cached by `two` for 1 s
       await one.services.keys.revoke(row.id);
       const start = Date.now();

@@ -320,7 +320,7 @@ describe('dashboard in the browser', () => {
     expect(project).toMatchObject({ checks: 'strict', draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', site_origins: '["https://docs.example.com"]' });
     // Stored sealed, opened only for the webhook sender.
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
-    expect(e.server.services.projects.secrets(project!).webhookSecret).toBe('webhook-secret-value');
+    expect(e.server.services.projects.store.secrets(project!).webhookSecret).toBe('webhook-secret-value');
     await page.getByText(`data-project="${projectId}"`).waitFor();
     await shot('settings');
   });

@@ -65,7 +65,7 @@ export async function startTestServer(
       return row.id;
     },
     async createKey(projectId, scope = 'write', expiresAt = null) {
-      return (await server.services.keys.create({ projectId, scope, expiresAt })).key;
+      return (await server.services.keys.store.create({ projectId, scope, expiresAt })).key;
     },
     async api(method, urlPath, o = {}) {
       const headers: Record<string, string> = { ...o.headers };

@@ -126,7 +126,7 @@ describe('authentication', () => {
 
   it('401 for a revoked key and an expired key', async () => {
     const k = await server.createKey(projectId);
-    const row = (await server.services.keys.list(projectId)).at(-1)!;
+    const row = (await server.services.keys.store.list(projectId)).at(-1)!;
     await server.services.keys.revoke(row.id);
     expectError(await server.api('GET', `${base()}/jobs`, { key: k }), 401, 'revoked_api_key');
     const expired = await server.createKey(projectId, 'write', Date.now() - 1000);
@@ -137,7 +137,7 @@ describe('authentication', () => {
     const k = await server.createKey(projectId);
     expect((await server.api('GET', `${base()}/jobs`, { key: k })).status).toBe(200);
     expect((await server.api('GET', `${base()}/jobs`, { key: k })).status).toBe(200); // from the cache
-    await server.services.keys.revoke((await server.services.keys.list(projectId)).at(-1)!.id);
+    await server.services.keys.revoke((await server.services.keys.store.list(projectId)).at(-1)!.id);
     for (let i = 0; i < 2; i++) expectError(await server.api('GET', `${base()}/jobs`, { key: k }), 401, 'revoked_api_key');
     const soon = await server.createKey(projectId, 'write', Date.now() + 400);
     expect((await server.api('GET', `${base()}/jobs`, { key: soon })).status).toBe(200);
@@ -152,7 +152,7 @@ describe('authentication', () => {
 
   it('records lastUsedAt', async () => {
     const k = await server.createKey(projectId, 'read');
-    const mine = async () => (await server.services.keys.list(projectId)).find((r) => k.startsWith(r.prefix))!;
+    const mine = async () => (await server.services.keys.store.list(projectId)).find((r) => k.startsWith(r.prefix))!;
     expect((await mine()).last_used_at).toBeNull();
     await server.api('GET', `${base()}/jobs`, { key: k });
     const row = await eventually(async () => {

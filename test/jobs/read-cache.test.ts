@@ -8,7 +8,7 @@ import { ScriptedHandler } from '../helpers/handlers.ts';
 import { isScale } from '../helpers/backend.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
-import { ProjectStore } from '../../src/store/projects.ts';
+import { ProjectsService } from '../../src/admin/projects.ts';
 import { tempDir } from '../helpers/server.ts';
 
 let server: TestServer;
@@ -69,7 +69,7 @@ describe.skipIf(isScale)('SQLite data version', () => {
       await store.db.selectFrom('jobs').selectAll().execute();
       expect(dialect.dataVersion()).toBe(v0);
       // This process's writer, twenty commits in a row: each one is a new version.
-      const projects = new ProjectStore(store.db, config);
+      const projects = new ProjectsService(store.db, config);
       for (let i = 0; i < 20; i++) {
         await projects.create({ name: `P${i}`, repositoryUrl: 'https://github.com/acme/docs' });
         const v = dialect.dataVersion();
@@ -99,7 +99,7 @@ describe.skipIf(isScale)('SQLite data version', () => {
       const { dialect } = store;
       const arrived = performance.now();
       const first = dialect.dataVersion(arrived);
-      await new ProjectStore(store.db, config).create({ name: 'P', repositoryUrl: 'https://github.com/acme/docs' });
+      await new ProjectsService(store.db, config).create({ name: 'P', repositoryUrl: 'https://github.com/acme/docs' });
       // The same request may keep the value it read after it arrived…
       expect(dialect.dataVersion(arrived)).toBe(first);
       // …a request that arrived after the commit reads again.

@@ -9,7 +9,7 @@ import { CodedError } from '../../src/errors.ts';
 import { RateLimitedError } from '../../src/store/rate-limits.ts';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
-const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts'];
+const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts', 'admin'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -30,6 +30,21 @@ describe('layers', () => {
       }
     }
     expect(offenders).toEqual([]);
+  });
+
+  it('no file under src/http imports src/store: routes use the narrow services (src/http/services.ts)', () => {
+    const offenders = sources(path.join(SRC, 'http')).filter((f) => /from '(\.\.\/)+store\//.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
+  it('no route plugin takes the whole services bag', () => {
+    const offenders = sources(path.join(SRC, 'http/routes')).filter((f) => /services\.ts'/.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
+  it('the store imports nothing of git, net or codehost: what users send is checked above it', () => {
+    const offenders = sources(path.join(SRC, 'store')).filter((f) => /from '\.\.\/(git|net|codehost)\//.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 
   it('contracts/ imports nothing of Folio but its own files', () => {

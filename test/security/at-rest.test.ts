@@ -12,7 +12,7 @@ import { migrate, openStore } from '../../src/store/database.ts';
 import { createStoreDialect } from '../../src/store/dialect.ts';
 import * as m001 from '../../src/store/migrations/001_core.ts';
 import * as m002 from '../../src/store/migrations/002_users.ts';
-import { ProjectStore } from '../../src/store/projects.ts';
+import { ProjectsService } from '../../src/admin/projects.ts';
 import { isScale, backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 import { runCli, startProcess, type Child } from '../helpers/process.ts';
 import { startTestServer, tempDir } from '../helpers/server.ts';
@@ -133,7 +133,7 @@ describe('secrets at rest', () => {
       expect(JSON.stringify(raw)).not.toContain(TOKEN);
       expect(JSON.stringify(raw)).not.toContain(WEBHOOK_SECRET);
       // Opened only where Folio uses them.
-      expect(new ProjectStore(store.db, config).secrets(raw)).toEqual({ repoToken: TOKEN, webhookSecret: WEBHOOK_SECRET });
+      expect(new ProjectsService(store.db, config).store.secrets(raw)).toEqual({ repoToken: TOKEN, webhookSecret: WEBHOOK_SECRET });
     } finally {
       await store.close();
     }
@@ -190,9 +190,9 @@ describe('secrets at rest', () => {
         [null, 'enc:v1:'],
         [null, null],
       ]);
-      const projects = new ProjectStore(dialect.db, config);
-      expect(projects.secrets(rows[0])).toEqual({ repoToken: TOKEN, webhookSecret: WEBHOOK_SECRET });
-      expect(projects.secrets(rows[1])).toEqual({ repoToken: null, webhookSecret: 'only-a-secret' });
+      const projects = new ProjectsService(dialect.db, config);
+      expect(projects.store.secrets(rows[0])).toEqual({ repoToken: TOKEN, webhookSecret: WEBHOOK_SECRET });
+      expect(projects.store.secrets(rows[1])).toEqual({ repoToken: null, webhookSecret: 'only-a-secret' });
     } finally {
       await dialect.close();
     }
@@ -201,7 +201,7 @@ describe('secrets at rest', () => {
   it('a token sealed under another FOLIO_SECRET fails the job with a clear code', async () => {
     const server = await startTestServer({ env: { FOLIO_SECRET: 'the-new-secret-0123456789abcdef' } });
     cleanups.push(() => server.close());
-    const other = new ProjectStore(server.services.store.db, { ...server.services.config, secret: 'the-old-secret-0123456789abcdef' });
+    const other = new ProjectsService(server.services.store.db, { ...server.services.config, secret: 'the-old-secret-0123456789abcdef' });
     const project = await other.create({ name: 'Old', repositoryUrl: 'https://github.com/acme/docs', repoToken: TOKEN });
     const key = await server.createKey(project.id);
     const created = (await server.api('POST', `/v2/agent/${project.id}/job`, { key, body: { prompt: 'x' } })).body;

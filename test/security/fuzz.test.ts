@@ -128,7 +128,7 @@ beforeAll(async () => {
   writeKey = await server.createKey(ids.projectId);
   readKey = await server.createKey(ids.projectId, 'read');
   ids.id = (await server.api('POST', `/v2/agent/${ids.projectId}/job`, { key: writeKey, body: { prompt: 'seed' } })).body.id;
-  ids.keyId = (await server.services.keys.create({ projectId: ids.projectId, name: 'sacrificial' })).row.id;
+  ids.keyId = (await server.services.keys.store.create({ projectId: ids.projectId, name: 'sacrificial' })).row.id;
   ids.deliveryId = 'whd_unknown';
 });
 afterAll(() => server.close());

@@ -8,7 +8,7 @@ import { checkUrlHost, OutboundRefusedError, refusal, resolveAllowed, Unresolved
 import { createGuardedFetch, refusalOf } from '../../src/net/guarded-fetch.ts';
 import { codeHostAccess, CodeHostError, createCodeHost } from '../../src/codehost/index.ts';
 import { operatorApi } from '../fixtures/git-server.ts';
-import { ProjectStore } from '../../src/store/projects.ts';
+import { ProjectsService } from '../../src/admin/projects.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ScriptedHandler, eventually } from '../helpers/handlers.ts';
 import { setUp, type Browser } from '../dashboard/session.ts';
@@ -217,7 +217,7 @@ describe('webhook URLs and repository hosts of a project', () => {
   });
 
   it('a name that resolves to an internal address is refused when saved', async () => {
-    const projects = new ProjectStore(server.services.store.db, server.services.config, resolver({ 'hooks.evil.test': ['127.0.0.1'], 'hooks.ok.test': ['93.184.216.34'] }));
+    const projects = new ProjectsService(server.services.store.db, server.services.config, resolver({ 'hooks.evil.test': ['127.0.0.1'], 'hooks.ok.test': ['93.184.216.34'] }));
     await expect(projects.create({ name: 'N', repositoryUrl: 'https://github.com/acme/docs', webhookUrl: 'https://hooks.evil.test/x' })).rejects.toThrow(
       /hooks.evil.test \(127.0.0.1\) is a loopback address/,
     );

@@ -87,20 +87,20 @@ describe('revocation ends open event streams', () => {
 
   it('revoking the key', async () => {
     const key = await server.createKey(projectId, 'read');
-    const [row] = await server.services.keys.list(projectId).then((ks) => ks.filter((k) => key.startsWith(k.prefix)));
+    const [row] = await server.services.keys.store.list(projectId).then((ks) => ks.filter((k) => key.startsWith(k.prefix)));
     await endsAfter({ authorization: `Bearer ${key}` }, () => server.services.keys.revoke(row.id), 'revoked_api_key');
   });
 
   it('the key expiring', async () => {
     const key = await server.createKey(projectId, 'read', Date.now() + 60_000);
-    const [row] = await server.services.keys.list(projectId).then((ks) => ks.filter((k) => key.startsWith(k.prefix)));
+    const [row] = await server.services.keys.store.list(projectId).then((ks) => ks.filter((k) => key.startsWith(k.prefix)));
     const expire = () => server.services.store.db.updateTable('api_keys').set({ expires_at: Date.now() - 1 }).where('id', '=', row.id).execute();
     await endsAfter({ authorization: `Bearer ${key}` }, expire, 'expired_api_key');
   });
 
   it('the project taken from a many-project key', async () => {
     const other = await server.createProject();
-    const { key, row } = await server.services.keys.createAdmin({ projectIds: [projectId, other], scope: 'read' });
+    const { key, row } = await server.services.keys.store.createAdmin({ projectIds: [projectId, other], scope: 'read' });
     const narrow = () => server.services.store.db.updateTable('admin_keys').set({ project_ids: JSON.stringify([other]) }).where('id', '=', row.id).execute();
     await endsAfter({ authorization: `Bearer ${key}` }, narrow, 'wrong_project');
   });
@@ -112,7 +112,7 @@ describe('revocation ends open event streams', () => {
 
   it('deleting the project, for a key that covers every project', async () => {
     const doomedProject = await server.createProject();
-    const { key } = await server.services.keys.createAdmin({ projectIds: null, scope: 'write' });
+    const { key } = await server.services.keys.store.createAdmin({ projectIds: null, scope: 'write' });
     const doomed = (await server.api('POST', `/v2/agent/${doomedProject}/job`, { key, body: { prompt: 'Short-lived' } })).body.id as string;
     const stream = await openStream(server, doomedProject, doomed, { authorization: `Bearer ${key}` });
     try {
@@ -159,7 +159,8 @@ describe('the periodic check', () => {
       await waitFor(() => streams.every((s) => s.text().includes('id: 1\n')));
       // Count the store reads each kind of check makes from now on (the real methods still run).
       const reads = { key: 0, job: 0 };
-      const { keys, jobs } = server.services;
+      const { jobs } = server.services;
+      const keys = server.services.keys.store;
       const readKey = keys.get.bind(keys);
       const readJob = jobs.exists.bind(jobs);
       keys.get = (id) => (reads.key++, readKey(id));
@@ -199,7 +200,7 @@ describe.runIf(isScale)(`revocation across processes ${NEEDS_POSTGRES}`, () => {
     try {
       await a.services.jobs.event(jobId, 'test.before', {});
       await waitFor(() => stream.text().includes('event: test.before'));
-      const [row] = (await a.services.keys.list(projectId)).filter((k) => key.startsWith(k.prefix));
+      const [row] = (await a.services.keys.store.list(projectId)).filter((k) => key.startsWith(k.prefix));
       await a.services.keys.revoke(row.id);
       expect(await endsWithin(stream, 8000)).toBe(true);
       expect(stream.text()).toContain('"code":"revoked_api_key"');
@@ -234,7 +235,7 @@ describe.runIf(isScale)(`revocation across processes ${NEEDS_POSTGRES}`, () => {
       // before its next read of the store (every second): only a check of each batch before it is
       // sent keeps the next event out.
       await new Promise((r) => setTimeout(r, Math.max(0, opened + 2_500 - Date.now())));
-      const [row] = (await a.services.keys.list(projectId)).filter((k) => key.startsWith(k.prefix));
+      const [row] = (await a.services.keys.store.list(projectId)).filter((k) => key.startsWith(k.prefix));
       await a.services.keys.revoke(row.id);
       const secret = `file contents written after the revocation ${Math.random()}`;
       await a.services.jobs.event(jobId, 'test.after-revocation', { content: secret });

@@ -4,6 +4,7 @@
 // public, its public answer, never a 5xx. A new public route must be added to PUBLIC below on purpose,
 // and a route that declares nothing stops the server from starting.
 import Fastify from 'fastify';
+import fp from 'fastify-plugin';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authPlugin } from '../../src/http/auth.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -85,7 +86,8 @@ describe('every route', () => {
 describe('a route without an access declaration', () => {
   it('stops the server at start, naming it', async () => {
     const app = Fastify();
-    await app.register(authPlugin, { keys: {} as never, users: {} as never, projects: {} as never, recheckMs: 2_000 });
+    for (const name of ['keys', 'users', 'projects']) await app.register(fp(async (s) => void s.decorate(name, { sessions: {} }), { name }));
+    await app.register(authPlugin, { recheckMs: 2_000 });
     app.get('/forgotten', async () => 'oops');
     await expect(app.ready()).rejects.toThrow('Routes without an access declaration (config.access): GET /forgotten');
   });

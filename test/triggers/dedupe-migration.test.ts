@@ -10,7 +10,7 @@ import { loadConfig } from '../../src/config.ts';
 import { migrate } from '../../src/store/database.ts';
 import { createStoreDialect } from '../../src/store/dialect.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { ProjectStore } from '../../src/store/projects.ts';
+import { ProjectsService } from '../../src/admin/projects.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
 import { TriggerStore, type DeliveryRecord } from '../../src/store/triggers.ts';
 import { backendDatabases } from '../helpers/backend.ts';
@@ -38,7 +38,7 @@ describe('migration 007: trigger deliveries deduplicated per project', () => {
     const upTo006 = new Migrator({ db: dialect.db, migrationTableName: 'folio_migrations', migrationLockTableName: 'folio_migrations_lock', provider: { getMigrations: async () => before } });
     expect((await upTo006.migrateToLatest()).error).toBeUndefined();
 
-    const projects = new ProjectStore(dialect.db, config);
+    const projects = new ProjectsService(dialect.db, config);
     const a = (await projects.create({ name: 'A', repositoryUrl: 'https://github.com/acme/docs-a' })).id;
     const b = (await projects.create({ name: 'B', repositoryUrl: 'https://github.com/acme/docs-b' })).id;
     const triggers = new TriggerStore(dialect.db, box);
@@ -95,7 +95,7 @@ describe('migration 009: what a change means, and refused deliveries counted', (
     for (const [name, m] of Object.entries(migrations)) if (name < '009_trigger_meaning_dedupe') before[name] = { up: (db) => m.up(db, dialect, box) };
     const upToIt = new Migrator({ db: dialect.db, migrationTableName: 'folio_migrations', migrationLockTableName: 'folio_migrations_lock', provider: { getMigrations: async () => before } });
     expect((await upToIt.migrateToLatest()).error).toBeUndefined();
-    const projects = new ProjectStore(dialect.db, config);
+    const projects = new ProjectsService(dialect.db, config);
     const a = (await projects.create({ name: 'A', repositoryUrl: 'https://github.com/acme/docs-a' })).id;
     const b = (await projects.create({ name: 'B', repositoryUrl: 'https://github.com/acme/docs-b' })).id;
     const triggers = new TriggerStore(dialect.db, box);

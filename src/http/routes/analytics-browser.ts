@@ -5,12 +5,12 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import type { Services } from '../../services.ts';
+import fp from 'fastify-plugin';
 import { ApiError, notFound } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import { CollectBody } from '../../contracts/analytics.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/index.ts';
-import { projectView } from '../../store/projects.ts';
+import { projectView } from '../../admin/projects.ts';
 import { ACCESS, publicByDefault } from '../auth.ts';
 
 const COLLECT_BODY_LIMIT = 4 * 1024;
@@ -38,8 +38,8 @@ export const browserScriptRoute: FastifyPluginAsyncTypebox = async (app) => {
  * POST /v1/analytics/{projectId}/collect and its CORS preflight; registered with that path as the
  * prefix, so @fastify/cors's catch-all OPTIONS route stays under it.
  */
-export const collectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const { analytics, projects } = services;
+const collect: FastifyPluginAsyncTypebox = async (app) => {
+  const { analytics, projects } = app;
 
   /**
    * The CORS answer for one request: the page's own origin when it is one of the project's site
@@ -64,7 +64,7 @@ export const collectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
   publicByDefault(app);
   await app.register(cors, { delegator: corsFor });
 
-  const perMinute = services.config.rateLimits.collectPerMinute;
+  const perMinute = app.config.rateLimits.collectPerMinute;
   if (perMinute > 0) {
     await app.register(rateLimit, {
       global: false,
@@ -110,3 +110,5 @@ export const collectRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
     },
   );
 };
+
+export const collectRoutes = fp(collect, { name: 'collect-routes', dependencies: ['analytics', 'projects', 'config', 'folio-auth'], encapsulate: true });

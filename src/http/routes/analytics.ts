@@ -5,8 +5,9 @@ import { createGunzip } from 'node:zlib';
 import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.ts';
-import { ApiError, badRequest, rateLimitHeaders, tooManyRequests } from '../../errors.ts';
+import fp from 'fastify-plugin';
+import type { AnalyticsReadLimit } from '../../analytics/read-limit.ts';
+import { ApiError, badRequest, rateLimitHeaders } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import {
   AgentsResponse,
@@ -21,7 +22,6 @@ import {
   ViewsResponse,
   VisitorsResponse,
 } from '../../contracts/analytics.ts';
-import { RateLimitedError, takeRateSlot } from '../../store/rate-limits.ts';
 import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
 import { fieldsFrom } from '../../analytics/log-import.ts';
 import { ImportError } from '../../analytics/import.ts';
@@ -43,45 +43,30 @@ function logBody(request: FastifyRequest, body: Readable): Readable {
   throw new ApiError(415, 'unsupported_content_encoding', 'Send the log as is or with "Content-Encoding: gzip".');
 }
 
-export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const { analytics } = services;
-  const tags = ['Analytics'];
+/** The visitors / views / timeseries / agents queries, each counted against the hourly read limit. */
+const tags = ['Analytics'];
 
-  // Bulk bodies are handed over as streams, never buffered whole: raw logs (read by the log reader's
-  // worker thread) and NDJSON.
-  app.addContentTypeParser([...NDJSON_TYPES, LOG_TYPE], (_request, payload, done) => done(null, payload));
+/** Each route takes its own media types (the stream parsers are not for the events API). */
+const onlyMediaTypes = (...types: string[]) =>
+  async function checkMediaType(request: FastifyRequest) {
+    const type = mediaTypeOf(request);
+    if (type !== '' && !types.includes(type)) throw new ApiError(415, 'unsupported_media_type', `Send the body as ${types.join(' or ')}.`);
+  };
 
-  /** Each route takes its own media types (the stream parsers above are not for the events API). */
-  const onlyMediaTypes = (...types: string[]) =>
-    function checkMediaType(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) {
-      const type = mediaTypeOf(request);
-      if (type === '' || types.includes(type)) return done();
-      done(new ApiError(415, 'unsupported_media_type', `Send the body as ${types.join(' or ')}.`));
-    };
+/** The query's date range, checked, and one read counted against the project's hourly limit. */
+async function rangeOf(
+  reads: AnalyticsReadLimit,
+  request: { params: { projectId: string }; query: { dateFrom?: string; dateTo?: string } },
+  reply: FastifyReply,
+): Promise<Range> {
+  const range = parseRange(request.query);
+  const info = await reads.take(request.params.projectId);
+  if (info) reply.headers(rateLimitHeaders(info));
+  return range;
+}
 
-  /** Counts one analytics read against the project's hourly limit. */
-  async function countRead(projectId: string, reply: FastifyReply): Promise<void> {
-    const limit = services.config.rateLimits.analyticsReadsPerHour;
-    if (limit <= 0) return;
-    try {
-      const info = await services.store.db.transaction().execute(async (trx) => {
-        await services.store.dialect.lockProject(trx, projectId);
-        return takeRateSlot(trx, projectId, 'analytics_read', limit, 'analytics reads');
-      });
-      if (info) reply.headers(rateLimitHeaders(info));
-    } catch (err) {
-      if (err instanceof RateLimitedError) throw tooManyRequests(err.message, err.info);
-      throw err;
-    }
-  }
-
-  async function rangeOf(request: { params: { projectId: string }; query: { dateFrom?: string; dateTo?: string } }, reply: FastifyReply): Promise<Range> {
-    const range = parseRange(request.query);
-    await countRead(request.params.projectId, reply);
-    return range;
-  }
-
-  // ------------------------------------------------------------------ queries
+const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
+  const { analytics } = app;
 
   app.get(
     '/v1/analytics/:projectId/visitors',
@@ -98,7 +83,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       config: ACCESS.read,
     },
     async (request, reply) => {
-      const range = await rangeOf(request, reply);
+      const range = await rangeOf(app.analyticsReads, request, reply);
       const r = await analytics.visitors(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
       return { totals: r.totals, visitors: r.rows, hasMore: r.hasMore };
     },
@@ -118,7 +103,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       config: ACCESS.read,
     },
     async (request, reply) => {
-      const range = await rangeOf(request, reply);
+      const range = await rangeOf(app.analyticsReads, request, reply);
       const r = await analytics.views(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
       return { totals: r.totals, views: r.rows, hasMore: r.hasMore };
     },
@@ -144,7 +129,8 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
           { message: 'hourly series are limited to 31 days', path: '/querystring/interval' },
         ]);
       }
-      await countRead(request.params.projectId, reply);
+      const info = await app.analyticsReads.take(request.params.projectId);
+      if (info) reply.headers(rateLimitHeaders(info));
       const series = await analytics.timeseries(request.params.projectId, range, request.query.interval);
       return { interval: request.query.interval, series: series.map((p) => ({ ...p, start: new Date(p.start).toISOString() })) };
     },
@@ -164,12 +150,18 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
       config: ACCESS.read,
     },
     async (request, reply) => {
-      const range = await rangeOf(request, reply);
+      const range = await rangeOf(app.analyticsReads, request, reply);
       return { agents: await analytics.agents(request.params.projectId, range) };
     },
   );
+};
 
-  // ------------------------------------------------------------------ ingest
+/** Server-side events, and the streamed bulk import (raw access logs, NDJSON). */
+const analyticsIngest: FastifyPluginAsyncTypebox = async (app) => {
+  const { analytics } = app;
+  // Bulk bodies are handed over as streams, never buffered whole: raw logs (read by the log reader's
+  // worker thread) and NDJSON.
+  app.addContentTypeParser([...NDJSON_TYPES, LOG_TYPE], (_request, payload, done) => done(null, payload));
 
   app.post(
     '/v1/analytics/:projectId/events',
@@ -236,3 +228,11 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     },
   );
 };
+
+export const analyticsRoutes = fp(
+  async (app) => {
+    await app.register(analyticsQueries);
+    await app.register(analyticsIngest);
+  },
+  { name: 'analytics-routes', dependencies: ['analytics', 'analyticsReads', 'folio-auth'], encapsulate: true },
+);

@@ -3,9 +3,9 @@
 // API with its session. Schemas in src/contracts/dashboard.ts; the web app's files are web-app.ts.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.ts';
-import { nulPath } from '../nul.ts';
-import { ApiError, badRequest, conflict, notFound } from '../../errors.ts';
+import fp from 'fastify-plugin';
+import { refuseNulInBody } from '../nul.ts';
+import { ApiError, badRequest } from '../../errors.ts';
 import { errorResponses } from '../../contracts/common.ts';
 import {
   ApiKey,
@@ -25,9 +25,10 @@ import {
   UpdateProjectBody,
   type ChecksMode,
 } from '../../contracts/dashboard.ts';
-import { ProjectInputError, projectView, type ProjectRow } from '../../store/projects.ts';
-import { apiKeyView, type ApiKeyRow, type StoredKey } from '../../store/api-keys.ts';
-import { UserInputError, UserStore, userView } from '../../store/users.ts';
+import { projectView, type ProjectRow } from '../../admin/projects.ts';
+import type { CreatedKey as NewKey } from '../../admin/keys.ts';
+import { userView, type UserRow } from '../../admin/users.ts';
+import type { Config } from '../../config.ts';
 import { ACCESS } from '../auth.ts';
 
 /** The tag to paste into every page of the docs site for browser analytics. */
@@ -54,77 +55,43 @@ function projectInput<T extends UpdateProjectBody>(body: T): T & { checks?: Chec
   return out as T & { checks?: ChecksMode };
 }
 
-/** Runs a project write, answering a ProjectInputError as 400 invalid_project naming the field. */
-async function asInvalidProject<T>(write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (err) {
-    if (err instanceof ProjectInputError) throw badRequest('invalid_project', err.message, err.field ? [{ message: err.message, path: err.field }] : undefined);
-    throw err;
-  }
-}
-
-/** Name, scope and expiry of a new key of either kind. */
-function keySettings(body: { name?: string; scope?: 'read' | 'write'; expiresInDays?: number | null }) {
-  if (body.name !== undefined && body.name.trim() === '') throw badRequest('invalid_key', 'The key name must not be blank.');
-  return { name: body.name, scope: body.scope ?? 'write', expiresAt: body.expiresInDays ? Date.now() + body.expiresInDays * 86_400_000 : null };
-}
-
 /** A new key: the one answer that holds the key itself, never cached. */
-function sendNewKey(reply: FastifyReply, created: { key: string; row: StoredKey | ApiKeyRow }) {
+function sendNewKey(reply: FastifyReply, created: NewKey) {
   reply.header('cache-control', 'no-store');
-  return reply.code(201).send({ ...apiKeyView(created.row), key: created.key });
+  return reply.code(201).send(created);
 }
 
-export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const { projects, keys, config } = services;
-  const users = new UserStore(services.store.db);
-  const { sessions } = app;
-  const hide = { hide: true } as const;
-
-  // No store keeps NUL in text (PostgreSQL refuses it): such bodies are refused up front.
-  app.addHook('preValidation', async (request) => {
-    const where = nulPath(request.body, '/body');
-    if (where) throw badRequest('invalid_request', 'Text must not contain NUL characters (\\u0000).', [{ message: 'contains NUL', path: where }]);
-  });
-
-
-  const sessionBody = (op: { user: Parameters<typeof userView>[0]; session: { csrf_token: string } }) => ({
+/** What the dashboard learns on sign-in: the user, the session's CSRF token and the models it may pick. */
+function sessionBody(config: Config, op: { user: UserRow; session: { csrf_token: string } }) {
+  return {
     user: userView(op.user),
     csrfToken: op.session.csrf_token,
     models: { default: config.models.defaultModel, allowed: [...config.models.allowed] },
-  });
-
-  const checkModel = (model: string | null | undefined) => {
-    if (model && !config.models.allowed.includes(model)) {
-      throw badRequest('invalid_model', `Model "${model}" is not allowed on this server; use one of: ${config.models.allowed.join(', ')}.`, [
-        { message: 'model not allowed', path: '/body/defaultModel' },
-      ]);
-    }
   };
+}
 
-  const projectOr404 = async (id: string) => {
-    const row = await projects.get(id);
-    if (!row) throw notFound(`Project "${id}" does not exist.`, 'project_not_found');
-    return row;
-  };
+/** A project's default model must be one the server allows. */
+function checkModel(config: Config, model: string | null | undefined): void {
+  if (model && !config.models.allowed.includes(model)) {
+    throw badRequest('invalid_model', `Model "${model}" is not allowed on this server; use one of: ${config.models.allowed.join(', ')}.`, [
+      { message: 'model not allowed', path: '/body/defaultModel' },
+    ]);
+  }
+}
 
-  // ---- sign-in
+const hide = { hide: true } as const;
 
-  app.get('/api/setup', { schema: { ...hide, response: { 200: SetupState } }, config: ACCESS.public }, async () => ({ setupRequired: (await users.count()) === 0 }));
+/** First-run setup, sign-in and out, and the session the dashboard starts from. */
+const signIn: FastifyPluginAsyncTypebox = async (app) => {
+  const { users, config, sessions } = app;
+
+  app.get('/api/setup', { schema: { ...hide, response: { 200: SetupState } }, config: ACCESS.public }, async () => ({ setupRequired: await users.setupRequired() }));
 
   app.post('/api/setup', { schema: { ...hide, body: Credentials, response: { 201: Session, ...errorResponses(400, 403, 409) } }, config: ACCESS.public }, async (request, reply) => {
     sessions.checkSameOrigin(request);
-    let user;
-    try {
-      user = await users.createFirstOwner(request.body);
-    } catch (err) {
-      if (err instanceof UserInputError) throw badRequest('invalid_user', err.message);
-      throw err;
-    }
-    if (!user) throw conflict('already_set_up', 'Folio already has an owner; sign in instead.');
+    const user = await users.createFirstOwner(request.body);
     const session = await sessions.start(request, reply, user);
-    return reply.code(201).send(sessionBody({ user, session }));
+    return reply.code(201).send(sessionBody(config, { user, session }));
   });
 
   app.post('/api/login', { schema: { ...hide, body: Credentials, response: { 200: Session, ...errorResponses(400, 401, 403, 429) } }, config: ACCESS.public }, async (request, reply) => {
@@ -138,7 +105,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     }
     await sessions.clearFailures(email);
     const session = await sessions.start(request, reply, user);
-    return reply.send(sessionBody({ user, session }));
+    return reply.send(sessionBody(config, { user, session }));
   });
 
   // The session is checked in onRequest like every operator route: a stranger's body is never parsed.
@@ -150,10 +117,13 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   app.get('/api/session', { schema: { ...hide, response: { 200: Session, ...errorResponses(401) } }, config: ACCESS.public }, async (request) => {
     const op = await sessions.fromRequest(request);
     if (!op) throw new ApiError(401, 'not_signed_in', 'Sign in to the dashboard first.');
-    return sessionBody(op);
+    return sessionBody(config, op);
   });
 
-  // ---- projects
+};
+
+const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { projects, config } = app;
 
   app.get('/api/projects', { schema: { ...hide, response: { 200: ProjectList } }, config: ACCESS.operator }, async (request) => ({
     projects: (await projects.list()).map((row) => projectBody(request, row)),
@@ -164,8 +134,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
     { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403) } }, config: ACCESS.operator },
     async (request, reply) => {
       const input = projectInput(request.body);
-      checkModel(input.defaultModel);
-      const row = await asInvalidProject(() => projects.create(input));
+      checkModel(config, input.defaultModel);
+      const row = await projects.create(input);
       return reply.code(201).send(projectBody(request, row));
     },
   );
@@ -173,80 +143,68 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ services: Services }> 
   app.get(
     '/api/projects/:projectId',
     { schema: { ...hide, params: ProjectIdParams, response: { 200: DashboardProject, ...errorResponses(401, 404) } }, config: ACCESS.operator },
-    async (request) => projectBody(request, await projectOr404(request.params.projectId)),
+    async (request) => projectBody(request, await projects.require(request.params.projectId)),
   );
 
   app.patch(
     '/api/projects/:projectId',
     { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator },
     async (request) => {
-      await projectOr404(request.params.projectId);
+      await projects.require(request.params.projectId);
       const input = projectInput(request.body);
-      checkModel(input.defaultModel);
-      const row = await asInvalidProject(() => projects.update(request.params.projectId, input));
-      return projectBody(request, row!);
+      checkModel(config, input.defaultModel);
+      return projectBody(request, (await projects.update(request.params.projectId, input))!);
     },
   );
 
-  // ---- API keys
+};
+
+/** A project's keys, and keys that cover many projects. */
+const keyRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { keys } = app;
 
   app.get(
     '/api/projects/:projectId/keys',
     { schema: { ...hide, params: ProjectIdParams, response: { 200: ApiKeyList, ...errorResponses(401, 404) } }, config: ACCESS.operator },
-    async (request) => {
-      await projectOr404(request.params.projectId);
-      // The project's own keys, then the keys that cover many projects including this one.
-      return { keys: (await keys.listCovering(request.params.projectId)).map(apiKeyView) };
-    },
+    // The project's own keys, then the keys that cover many projects including this one.
+    async (request) => ({ keys: await keys.listForProject(request.params.projectId) }),
   );
 
   app.post(
     '/api/projects/:projectId/keys',
     { schema: { ...hide, params: ProjectIdParams, body: CreateKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator },
-    async (request, reply) => {
-      await projectOr404(request.params.projectId);
-      const created = await keys.create({ projectId: request.params.projectId, ...keySettings(request.body) });
-      return sendNewKey(reply, created);
-    },
+    async (request, reply) => sendNewKey(reply, await keys.createForProject(request.params.projectId, request.body)),
   );
 
   app.post(
     '/api/projects/:projectId/keys/:keyId/revoke',
     { schema: { ...hide, params: ProjectKeyParams, response: { 200: ApiKey, ...errorResponses(401, 403, 404) } }, config: ACCESS.operator },
-    async (request) => {
-      await projectOr404(request.params.projectId);
-      const row = await keys.get(request.params.keyId);
-      if (!row || row.project_id !== request.params.projectId) {
-        throw notFound(`API key "${request.params.keyId}" does not exist in this project.`, 'key_not_found');
-      }
-      return apiKeyView((await keys.revoke(row.id))!);
-    },
+    async (request) => keys.revokeInProject(request.params.projectId, request.params.keyId),
   );
 
   // ---- keys that cover many projects
 
-  app.get('/api/keys', { schema: { ...hide, response: { 200: ApiKeyList } }, config: ACCESS.operator }, async () => ({ keys: (await keys.listAll()).map(apiKeyView) }));
+  app.get('/api/keys', { schema: { ...hide, response: { 200: ApiKeyList } }, config: ACCESS.operator }, async () => ({ keys: await keys.listAll() }));
 
   app.post('/api/keys', { schema: { ...hide, body: CreateAdminKeyBody, response: { 201: CreatedKey, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator }, async (request, reply) => {
     const { allProjects, projectIds } = request.body;
-    if ((allProjects === true) === (projectIds !== undefined)) {
-      throw badRequest('invalid_key', 'Say what the key covers: either "allProjects": true or a list of "projectIds".');
-    }
-    if (allProjects === false) throw badRequest('invalid_key', 'Send "allProjects": true, or leave it out and list "projectIds".');
-    for (const id of projectIds ?? []) {
-      if (!(await projects.get(id))) throw notFound(`Project "${id}" does not exist.`, 'project_not_found');
-    }
-    const created = await keys.createAdmin({ projectIds: allProjects ? null : projectIds!, ...keySettings(request.body) });
+    const created = await keys.createCovering({ allProjects, projectIds }, request.body);
     return sendNewKey(reply, created);
   });
 
   app.post(
     '/api/keys/:keyId/revoke',
     { schema: { ...hide, params: KeyParams, response: { 200: ApiKey, ...errorResponses(401, 403, 404) } }, config: ACCESS.operator },
-    async (request) => {
-      const row = await keys.revoke(request.params.keyId);
-      if (!row) throw notFound(`API key "${request.params.keyId}" does not exist.`, 'key_not_found');
-      return apiKeyView(row);
-    },
+    async (request) => keys.revoke(request.params.keyId),
   );
 };
+
+export const dashboardRoutes = fp(
+  async (app) => {
+    app.addHook('preValidation', refuseNulInBody);
+    await app.register(signIn);
+    await app.register(projectRoutes);
+    await app.register(keyRoutes);
+  },
+  { name: 'dashboard-routes', dependencies: ['projects', 'keys', 'users', 'config', 'folio-auth'], encapsulate: true },
+);

@@ -1,47 +1,118 @@
 // Job events as JSON pages, or live as Server-Sent Events resuming from Last-Event-ID.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Services } from '../../services.ts';
+import type { FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import fp from 'fastify-plugin';
 import { errorResponses, MAX_SEQUENCE } from '../../contracts/common.ts';
-import { JobEventPage, JobEventsQuery, JobParams } from '../../contracts/jobs.ts';
-import { listJobEvents } from '../../jobs/events.ts';
+import { JobEventPage, JobEventsQuery, JobParams, type JobEvent } from '../../contracts/jobs.ts';
+import type { JobEventsService } from '../../jobs/event-streams.ts';
+import { STREAM_BATCH } from '../../jobs/event-streams.ts';
 import { ApiError, badRequest, notFound } from '../../errors.ts';
-import { ACCESS } from '../auth.ts';
+import { ACCESS, type AccessWatch } from '../auth.ts';
 
 const POLL_MS = 1_000;
 const KEEPALIVE_MS = 15_000;
 
-export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const { jobs, store, config } = services;
-  // Live streams never end by themselves: a graceful shutdown ends them, or the server would wait forever.
-  const openStreams = new Set<() => void>();
-  // Open streams per caller (an API key, or an operator's session) and per project, capped so one
-  // client cannot hold every connection or poll the store without end.
-  const streamsBy = new Map<string, number>();
-  const takeStream = (caller: string, project: string): (() => void) => {
-    const { perKey, perProject } = config.streams;
-    const byCaller = streamsBy.get(caller) ?? 0;
-    const byProject = streamsBy.get(project) ?? 0;
-    if (byCaller >= perKey || byProject >= perProject) {
-      const which = byCaller >= perKey ? `${perKey} per API key` : `${perProject} per project`;
-      throw new ApiError(429, 'too_many_streams', `Too many live event streams are open (at most ${which}); close one or read the events as pages.`, {
-        headers: { 'retry-after': '5' },
-      });
+/** Where a stream starts: the Last-Event-ID a reconnecting client sends, else the `after` query value. */
+function streamCursor(request: FastifyRequest, after: number): number {
+  const lastEventId = request.headers['last-event-id'];
+  if (typeof lastEventId !== 'string' || lastEventId === '') return after;
+  if (!/^\d{1,10}$/.test(lastEventId) || Number(lastEventId) > MAX_SEQUENCE) {
+    throw badRequest('invalid_request', `Last-Event-ID must be an event id (a whole number up to ${MAX_SEQUENCE}).`);
+  }
+  return Number(lastEventId);
+}
+
+function startEventStream(res: ServerResponse, requestId: string): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': requestId,
+  });
+  res.write('retry: 2000\n\n');
+}
+
+/**
+ * One open stream: reads batches from the store (so order is exact and other processes' events arrive
+ * too) when this process records an event and once a second, and checks access again before sending
+ * each batch, so nothing written after a revocation is delivered.
+ */
+class EventStream {
+  closed = false;
+  private draining: Promise<void> | null = null;
+  private readonly cleanups: (() => void)[] = [];
+  private readonly res: ServerResponse;
+  private readonly events: JobEventsService;
+  private readonly jobId: string;
+  private cursor: number;
+  private readonly log: FastifyRequest['log'];
+  constructor(res: ServerResponse, events: JobEventsService, jobId: string, cursor: number, log: FastifyRequest['log']) {
+    this.res = res;
+    this.events = events;
+    this.jobId = jobId;
+    this.cursor = cursor;
+    this.log = log;
+  }
+
+  start(access: AccessWatch, release: () => void): void {
+    this.cleanups.push(release, () => access.stop(), this.events.onEvent(this.jobId, () => this.drain(access)));
+    const poll = setInterval(() => this.drain(access), POLL_MS);
+    const keepalive = setInterval(() => this.res.write(': keepalive\n\n'), KEEPALIVE_MS);
+    this.cleanups.push(() => clearInterval(poll), () => clearInterval(keepalive));
+    this.drain(access);
+  }
+
+  /** Ends the stream with an error event naming why (access lost, job gone). */
+  endWith(refusal: ApiError): void {
+    if (this.closed) return;
+    this.res.write(`event: error\ndata: ${JSON.stringify({ code: refusal.code, error: refusal.message })}\n\n`);
+    this.end();
+  }
+
+  end(): void {
+    this.close();
+    this.res.end();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const cleanup of this.cleanups.splice(0)) cleanup();
+  }
+
+  private drain(access: AccessWatch): void {
+    if (this.closed || this.draining) return;
+    this.draining = this.sendBatches(access)
+      .catch((err) => this.log.warn({ err }, 'event stream read failed'))
+      .finally(() => (this.draining = null));
+  }
+
+  private async sendBatches(access: AccessWatch): Promise<void> {
+    for (;;) {
+      const batch = await this.events.batch(this.jobId, this.cursor);
+      // Checked after the read: every event sent was written while access still held.
+      const refusal = batch.length > 0 ? await access.recheck() : undefined;
+      if (this.closed) return;
+      if (refusal) return this.endWith(refusal);
+      for (const e of batch) this.send(e);
+      if (batch.length < STREAM_BATCH) return;
     }
-    streamsBy.set(caller, byCaller + 1);
-    streamsBy.set(project, byProject + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      for (const k of [caller, project]) {
-        const n = (streamsBy.get(k) ?? 1) - 1;
-        if (n <= 0) streamsBy.delete(k);
-        else streamsBy.set(k, n);
-      }
-    };
-  };
+  }
+
+  private send(event: JobEvent): void {
+    this.res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+    this.cursor = event.id;
+  }
+}
+
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const events = app.jobEvents;
+  // Live streams never end by themselves: a graceful shutdown ends them, or the server would wait forever.
+  const openStreams = new Set<EventStream>();
   app.addHook('preClose', (done) => {
-    for (const end of openStreams) end();
+    for (const stream of openStreams) stream.end();
     done();
   });
 
@@ -62,100 +133,32 @@ export const jobEventRoutes: FastifyPluginAsyncTypebox<{ services: Services }> =
     },
     async (request, reply) => {
       const { projectId, id } = request.params;
-      await jobs.get(projectId, id); // 404 for another project's or an unknown job
-      const limit = request.query.limit ?? 100;
-      const wantsStream = (request.headers.accept ?? '').includes('text/event-stream');
-      if (!wantsStream) {
-        const events = await listJobEvents(store.db, id, request.query.after ?? 0, limit + 1);
-        const page = events.slice(0, limit);
-        return { events: page, hasMore: events.length > limit, nextAfter: page.at(-1)?.id ?? request.query.after ?? 0 };
-      }
+      const after = request.query.after ?? 0;
+      if (!(request.headers.accept ?? '').includes('text/event-stream')) return events.page(projectId, id, after, request.query.limit ?? 100);
 
-      const lastEventId = request.headers['last-event-id'];
-      let cursor = request.query.after ?? 0;
-      if (typeof lastEventId === 'string' && lastEventId !== '') {
-        if (!/^\d{1,10}$/.test(lastEventId) || Number(lastEventId) > MAX_SEQUENCE) {
-          throw badRequest('invalid_request', `Last-Event-ID must be an event id (a whole number up to ${MAX_SEQUENCE}).`);
-        }
-        cursor = Number(lastEventId);
-      }
-
+      const cursor = streamCursor(request, after);
       const caller = request.apiKey ? `key:${request.apiKey.id}` : `user:${request.operator?.user.id}`;
-      const releaseStream = takeStream(caller, `project:${projectId}`);
-
+      const release = await events.open(caller, projectId, id);
       reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-        'x-request-id': request.id,
-      });
-      res.write('retry: 2000\n\n');
-
-      let closed = false;
-      let draining: Promise<void> | null = null;
+      startEventStream(reply.raw, request.id);
+      const stream = new EventStream(reply.raw, events, id, cursor, request.log);
       // What admitted the stream is checked again, from the store, every config.streams.recheckMs
-      // (the auth plugin) and before each batch below: revocation in any process ends it.
+      // (the auth plugin) and before each batch: revocation in any process ends it.
       const access = app.watchAccess(request, {
-        onLost: (refusal) => endWith(refusal),
-        stillThere: () => jobs.exists(projectId, id),
+        onLost: (refusal) => stream.endWith(refusal),
+        stillThere: () => events.exists(projectId, id),
         gone: () => notFound(`Job "${id}" does not exist in this project.`, 'job_not_found'),
       });
-      const endWith = (refusal: ApiError) => {
-        if (closed) return;
-        res.write(`event: error\ndata: ${JSON.stringify({ code: refusal.code, error: refusal.message })}\n\n`);
-        end();
-      };
-      // Reads from the store so order is exact and events written by other processes arrive too.
-      const drain = () => {
-        if (closed || draining) return;
-        draining = (async () => {
-          try {
-            for (;;) {
-              const batch = await listJobEvents(store.db, id, cursor, 500);
-              // Checked after the read: every event sent was written while access still held.
-              const refusal = batch.length > 0 ? await access.recheck() : undefined;
-              if (closed) break;
-              if (refusal) {
-                endWith(refusal);
-                break;
-              }
-              for (const e of batch) {
-                res.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-                cursor = e.id;
-              }
-              if (batch.length < 500 || closed) break;
-            }
-          } catch (err) {
-            request.log.warn({ err }, 'event stream read failed');
-          } finally {
-            draining = null;
-          }
-        })();
-      };
-      const onEvent = () => drain();
-      const unsubscribe = jobs.events.subscribe(id, onEvent);
-      const poll = setInterval(drain, POLL_MS);
-      const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+      openStreams.add(stream);
       const close = () => {
-        closed = true;
-        releaseStream();
-        access.stop();
-        clearInterval(poll);
-        clearInterval(keepalive);
-        unsubscribe();
-        openStreams.delete(end);
+        stream.close();
+        openStreams.delete(stream);
       };
-      const end = () => {
-        close();
-        res.end();
-      };
-      openStreams.add(end);
       request.raw.on('close', close);
-      res.on('close', close);
-      drain();
+      reply.raw.on('close', close);
+      stream.start(access, release);
     },
   );
 };
+
+export const jobEventRoutes = fp(routes, { name: 'job-event-routes', dependencies: ['jobEvents', 'folio-auth'], encapsulate: true });

@@ -7,15 +7,15 @@
 // before the end) only up to FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services.ts';
+import fp from 'fastify-plugin';
 import type { Refusal } from '../../jobs/triggers/receiver.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
 import { TRIGGER_HOSTS, type TriggerHost } from '../../contracts/common.ts';
 import { ACCESS } from '../auth.ts';
 
-export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = async (app, { services }) => {
-  const { receiver } = services.triggers;
-  const { bodyLimitBytes, unverifiedBodyLimitBytes } = services.config.triggers;
+const routes: FastifyPluginAsyncTypebox = async (app) => {
+  const { receiver } = app.triggers;
+  const { bodyLimitBytes, unverifiedBodyLimitBytes } = app.config.triggers;
   /** The most read of a delivery's body: GitLab's is read once its token checked out; GitHub's is read unverified. */
   const bodyLimits: Record<TriggerHost, { bytes: number; reason: string }> = {
     gitlab: { bytes: bodyLimitBytes, reason: `The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (${bodyLimitBytes} bytes).` },
@@ -96,3 +96,4 @@ export const triggerRoutes: FastifyPluginAsyncTypebox<{ services: Services }> = 
   }
 };
 
+export const triggerRoutes = fp(routes, { name: 'trigger-routes', dependencies: ['triggers', 'config', 'folio-auth'], encapsulate: true });

@@ -1,0 +1,121 @@
+// The projects an operator manages: every setting a user sends is checked here, above the store (the
+// repository URL and branch by the one rule of src/git/repository-url.ts, the code host against the
+// declared list, the webhook URL by the outbound address policy), then stored by store/projects.ts.
+// The dashboard, the CLI and the analytics collect endpoint reach projects through this service.
+import type { Kysely } from 'kysely';
+import type { Config } from '../config.ts';
+import type { Database } from '../store/schema.ts';
+import { CHECKS_MODES, ProjectStore, projectView, type Project, type ProjectInput, type ProjectRow } from '../store/projects.ts';
+import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
+import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
+import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
+import { CodedError } from '../errors.ts';
+
+export { projectView, type Project, type ProjectRow };
+
+/** A project's settings as a user sends them: the code host may be left to the repository URL. */
+export type ProjectSettings = Omit<ProjectInput, 'codeHost'> & { codeHost?: CodeHostKind };
+
+/** A setting refused, with the field it was in (a JSON pointer into the request body). */
+export class ProjectInputError extends CodedError {
+  readonly field: string | undefined;
+  constructor(message: string, field?: keyof ProjectSettings) {
+    const pointer = field === undefined ? undefined : `/body/${field}`;
+    super('invalid_project', message, pointer ? { details: [{ message, path: pointer }] } : {});
+    this.field = pointer;
+  }
+}
+
+function checkWebhookUrl(value: string): URL {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {}
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || value.length > 2000 || /\s/.test(value)) {
+    throw new ProjectInputError(`Webhook URL "${value.slice(0, 200)}" must be an http(s) URL.`, 'webhookUrl');
+  }
+  if (url.username || url.password) throw new ProjectInputError('The webhook URL must not contain credentials; set a webhook secret to sign deliveries instead.', 'webhookUrl');
+  return url;
+}
+
+/** Runs a check of git's URL rules, answering its refusal as a refused project field. */
+function asField<T>(field: keyof ProjectSettings, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof RepositoryInputError) throw new ProjectInputError(err.message, field);
+    throw err;
+  }
+}
+
+function checkOrigin(origin: string): void {
+  let ok = false;
+  try {
+    const u = new URL(origin);
+    ok = (u.protocol === 'https:' || u.protocol === 'http:') && u.origin === origin;
+  } catch {}
+  if (!ok) throw new ProjectInputError(`Site origin "${origin}" must be an origin such as https://docs.example.com (no path).`, 'siteOrigins');
+}
+
+export class ProjectsService {
+  readonly store: ProjectStore;
+  private readonly config: Pick<Config, 'repositories' | 'outbound'>;
+  private readonly resolve: Resolve | undefined;
+
+  /** `resolve`: name resolution for the webhook URL check (tests). */
+  constructor(db: Kysely<Database>, config: Pick<Config, 'repositories' | 'outbound' | 'secret'>, resolve?: Resolve) {
+    this.store = new ProjectStore(db, config);
+    this.config = config;
+    this.resolve = resolve;
+  }
+
+  /** Checks what a user set; throws ProjectInputError with a sentence and the field. */
+  async validate(input: Partial<ProjectSettings>): Promise<void> {
+    if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
+      throw new ProjectInputError('Project name must be 1 to 200 characters.', 'name');
+    }
+    if (input.repositoryUrl !== undefined) asField('repositoryUrl', () => checkRepositoryUrl(input.repositoryUrl!, this.config.repositories));
+    if (input.baseBranch !== undefined) asField('baseBranch', () => checkBranchName(input.baseBranch!, 'Base branch'));
+    if (input.codeHost !== undefined && !isCodeHostKind(input.codeHost)) {
+      throw new ProjectInputError(`Code host must be one of ${CODE_HOST_KINDS.join(', ')}, got "${String(input.codeHost).slice(0, 50)}".`, 'codeHost');
+    }
+    if (input.checks !== undefined && !(CHECKS_MODES as readonly string[]).includes(input.checks)) {
+      throw new ProjectInputError(`Checks must be strict, warn or off, got "${String(input.checks).slice(0, 50)}".`, 'checks');
+    }
+    if (input.webhookUrl) {
+      try {
+        await checkUrlHost(checkWebhookUrl(input.webhookUrl), this.config.outbound, this.resolve);
+      } catch (err) {
+        if (err instanceof OutboundRefusedError) throw new ProjectInputError(`Webhook URL: ${err.message}`, 'webhookUrl');
+        throw err;
+      }
+    }
+    for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
+  }
+
+  async create(input: ProjectSettings): Promise<ProjectRow> {
+    await this.validate(input);
+    return this.store.create({ ...input, codeHost: input.codeHost ?? inferCodeHost(input.repositoryUrl) });
+  }
+
+  /** The project after the change; undefined when there is no such project. */
+  async update(id: string, input: Partial<ProjectSettings>): Promise<ProjectRow | undefined> {
+    await this.validate(input);
+    return this.store.update(id, input);
+  }
+
+  get(id: string): Promise<ProjectRow | undefined> {
+    return this.store.get(id);
+  }
+
+  list(): Promise<ProjectRow[]> {
+    return this.store.list();
+  }
+
+  /** The project, or a CodedError project_not_found. */
+  async require(id: string): Promise<ProjectRow> {
+    const row = await this.store.get(id);
+    if (!row) throw new CodedError('project_not_found', `Project "${id}" does not exist.`);
+    return row;
+  }
+}
