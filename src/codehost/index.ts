@@ -1,24 +1,51 @@
-// Picks the code host implementation for a repository.
-import { createGitHub } from './github.ts';
-import { createGitLab } from './gitlab.ts';
+// The registry of code hosts: one line per host, naming its adapter (pull requests, and triggers for
+// hosts that send webhooks). Picks the implementation for a repository or a delivery.
+import { createGitHub } from './github/pull-requests.ts';
+import { githubTriggers } from './github/triggers.ts';
+import { createGitLab } from './gitlab/pull-requests.ts';
+import { gitlabTriggers } from './gitlab/triggers.ts';
 import { createPushOnly } from './push-only.ts';
 import type { CodeHost } from './types.ts';
 import type { CodeHostKind } from './kinds.ts';
+import type { TriggerHost } from '../contracts/common.ts';
+import type { ChangedFile, ChangeRef, ChangeSource, TriggerAdapter } from './triggers.ts';
 import { checkedLink, LinkRefusedError, type CodeHostAccess } from './access.ts';
 import type { PullRequestRef } from './types.ts';
 
 export type { CodeHost, PullRequestInput, PullRequestRef } from './types.ts';
 export { CodeHostError, parseRepositoryUrl } from './types.ts';
 export { codeHostAccess, type CodeHostAccess } from './access.ts';
+export type { ChangedFile, ChangeEvent, ChangeRef, TriggerAdapter } from './triggers.ts';
 
 type Factory = (o: { repositoryUrl: string; token: string | null; apiUrl: string | null; fetch: typeof globalThis.fetch }) => CodeHost;
 
-/** One implementation per kind (kinds.ts): a new kind without one does not compile. */
-const FACTORIES: Record<CodeHostKind, Factory> = {
-  github: createGitHub,
-  gitlab: createGitLab,
-  none: () => createPushOnly(),
-};
+interface Adapter {
+  pullRequests: Factory;
+  /** For the hosts that can start jobs by webhook (contracts/common.ts, TriggerHost). */
+  triggers?: TriggerAdapter;
+}
+
+/** One adapter per kind (kinds.ts): a new kind without one does not compile. */
+const ADAPTERS = {
+  github: { pullRequests: createGitHub, triggers: githubTriggers },
+  gitlab: { pullRequests: createGitLab, triggers: gitlabTriggers },
+  none: { pullRequests: () => createPushOnly() },
+} as const satisfies Record<CodeHostKind, Adapter> & Record<TriggerHost, Required<Adapter>>;
+
+/** The trigger side of a host that sends webhooks. */
+export function triggerAdapter(host: TriggerHost): TriggerAdapter {
+  return ADAPTERS[host].triggers;
+}
+
+/** The most files of one change Folio reads. */
+const MAX_CHANGED_FILES = 300;
+
+/** The files a pull request or a range of commits changed, at most 300, within `timeoutMs`. */
+export async function readChange(host: TriggerHost, src: ChangeSource & { timeoutMs: number }, ref: ChangeRef, signal?: AbortSignal): Promise<ChangedFile[]> {
+  const timeout = AbortSignal.timeout(src.timeoutMs);
+  const files = await triggerAdapter(host).readChanges(src, ref, signal ? AbortSignal.any([signal, timeout]) : timeout);
+  return files.slice(0, MAX_CHANGED_FILES);
+}
 
 /**
  * The code host of a repository, reached as `access` says (access.ts: which token, which API, which
@@ -26,7 +53,7 @@ const FACTORIES: Record<CodeHostKind, Factory> = {
  * origin; otherwise the ref carries no link and says why.
  */
 export function createCodeHost(access: CodeHostAccess): CodeHost {
-  const host = FACTORIES[access.kind]({ repositoryUrl: access.repositoryUrl, token: access.token, apiUrl: access.apiUrl, fetch: access.fetch });
+  const host = ADAPTERS[access.kind].pullRequests({ repositoryUrl: access.repositoryUrl, token: access.token, apiUrl: access.apiUrl, fetch: access.fetch });
   const checked = (ref: PullRequestRef | null): PullRequestRef | null => {
     if (!ref || ref.url === null) return ref;
     try {

@@ -38,7 +38,7 @@ const Text = (max: number) => Type.String({ maxLength: max });
 export const RepositorySettings = Type.Object(
   {
     id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Keeps the stored token of this repository.' })),
-    host: Type.Union([Type.Literal('github'), Type.Literal('gitlab')]),
+    host: TriggerHost,
     repositoryUrl: Type.String({ minLength: 1, maxLength: 500 }),
     events: Type.Array(Type.Union([Type.Literal('merged'), Type.Literal('opened'), Type.Literal('push')]), { minItems: 1, maxItems: 3 }),
     paths: Type.Optional(Type.Array(Text(200), { maxItems: 50 })),
@@ -83,8 +83,8 @@ export type WatchedRepository = Static<typeof WatchedRepository>;
 export type RepositorySettings = Static<typeof RepositorySettings>;
 
 export const TriggerSettings = Type.Object({
-  /** Where GitHub and GitLab send this project's webhooks. */
-  endpoints: Type.Object({ github: Type.String(), gitlab: Type.String() }),
+  /** Where each code host sends this project's webhooks. */
+  endpoints: Type.Record(TriggerHost, Type.String()),
   hasSecret: Type.Boolean(),
   secretCreatedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   /** The template in use (the default when none is set). */

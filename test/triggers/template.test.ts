@@ -4,8 +4,12 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DEFAULT_TEMPLATE, fillTemplate, PROMPT_LIMIT, unknownPlaceholders, type TemplateValues } from '../../src/jobs/triggers/template.ts';
 import { pathsMatch, summarizeChange, SUMMARY_LIMIT } from '../../src/jobs/triggers/summary.ts';
-import { signGitHub, verifyGitHub, verifyGitLab } from '../../src/jobs/triggers/signature.ts';
-import { parseGitHub, parseGitLab, MalformedPayload } from '../../src/jobs/triggers/events.ts';
+import { githubTriggers, signGitHub, verifyGitHub } from '../../src/codehost/github/triggers.ts';
+import { gitlabTriggers, verifyGitLab } from '../../src/codehost/gitlab/triggers.ts';
+import { MalformedPayload } from '../../src/codehost/triggers.ts';
+
+const parseGitHub = githubTriggers.parse;
+const parseGitLab = gitlabTriggers.parse;
 
 const values = (over: Partial<TemplateValues> = {}): TemplateValues => ({
   event: 'merged (pull request #1)',

@@ -1,10 +1,10 @@
-// Webhooks from code hosts that start agent jobs: POST /v1/triggers/{projectId}/github and
-// /v1/triggers/{projectId}/gitlab. Not authenticated by API key: each delivery is verified by its
-// host's signature, so this scope reads bodies as bytes and parses them only after the signature
-// checks out. Nothing is read before the project, its secret and the signature header are known
-// (the onRequest hook); then a GitLab body (its token already compared) up to
-// FOLIO_TRIGGER_BODY_LIMIT, a GitHub body (its HMAC covers every byte, so it cannot be checked
-// before the end) only up to FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT.
+// Webhooks from code hosts that start agent jobs: POST /v1/triggers/{projectId}/{host}, one route per
+// host whose adapter sends webhooks (src/codehost/index.ts). Not authenticated by API key: each
+// delivery is verified by its host's signature, so this scope reads bodies as bytes and parses them
+// only after the signature checks out. Nothing is read before the project, its secret and the
+// signature header are known (the onRequest hook); then a body whose signature was already checked
+// (GitLab's token) up to FOLIO_TRIGGER_BODY_LIMIT, one whose signature covers every byte (GitHub's
+// HMAC) only up to FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -12,21 +12,28 @@ import type { Refusal } from '../../jobs/triggers/receiver.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
 import { TRIGGER_HOSTS, type TriggerHost } from '../../contracts/common.ts';
 import { ACCESS } from '../auth.ts';
+import { triggerAdapter } from '../../codehost/index.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The code host a trigger route receives deliveries from. */
+    triggerHost?: TriggerHost;
+  }
+}
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { receiver } = app.triggers;
   const { bodyLimitBytes, unverifiedBodyLimitBytes } = app.config.triggers;
-  /** The most read of a delivery's body: GitLab's is read once its token checked out; GitHub's is read unverified. */
-  const bodyLimits: Record<TriggerHost, { bytes: number; reason: string }> = {
-    gitlab: { bytes: bodyLimitBytes, reason: `The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (${bodyLimitBytes} bytes).` },
-    github: {
-      bytes: unverifiedBodyLimitBytes,
-      reason: `The delivery is larger than FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT (${unverifiedBodyLimitBytes} bytes), the most Folio reads before its X-Hub-Signature-256 can be checked.`,
-    },
+  /** The most read of a delivery's body: all of it only where the signature could be checked before reading it. */
+  const bodyLimitOf = (host: TriggerHost) => {
+    const adapter = triggerAdapter(host);
+    if (!adapter.signsBody) return { bytes: bodyLimitBytes, reason: `The delivery is larger than FOLIO_TRIGGER_BODY_LIMIT (${bodyLimitBytes} bytes).` };
+    const reason = `The delivery is larger than FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT (${unverifiedBodyLimitBytes} bytes), the most Folio reads before its ${adapter.signatureHeader} can be checked.`;
+    return { bytes: unverifiedBodyLimitBytes, reason };
   };
   /** Deliveries refused while their body was read, before the handler ran. */
   const refusalOf = (code: string | undefined, host: TriggerHost): Refusal | undefined => {
-    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { statusCode: 413, code: 'payload_too_large', reason: bodyLimits[host].reason };
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { statusCode: 413, code: 'payload_too_large', reason: bodyLimitOf(host).reason };
     if (code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return { statusCode: 400, code: 'invalid_request', reason: 'The Content-Length header does not match the body.' };
     return undefined;
   };
@@ -35,7 +42,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
-  const hostOf = (request: FastifyRequest): TriggerHost => (request.routeOptions.url?.endsWith('/gitlab') ? 'gitlab' : 'github');
+  const hostOf = (request: FastifyRequest): TriggerHost => request.routeOptions.config.triggerHost!;
   const projectIdOf = (request: FastifyRequest) => (request.params as { projectId: string }).projectId;
 
   // Those refusals are answered like every other delivery (outcome, reason, deliveryId) and counted;
@@ -56,20 +63,17 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   });
 
   for (const host of TRIGGER_HOSTS) {
-    const hostName = host === 'github' ? 'GitHub (and GitHub Enterprise Server)' : 'GitLab';
+    const adapter = triggerAdapter(host);
     app.post(
       `/v1/triggers/:projectId/${host}`,
       {
-        bodyLimit: bodyLimits[host].bytes,
-        // Public: each delivery is verified by its host's signature over the raw body (receiver.ts).
-        config: ACCESS.public,
+        bodyLimit: bodyLimitOf(host).bytes,
+        // Public: each delivery is verified by its host's signature (receiver.ts).
+        config: { ...ACCESS.public, triggerHost: host },
         schema: {
           tags: ['Code-change triggers'],
-          summary: `Receive a ${hostName} webhook`,
-          description:
-            host === 'github'
-              ? 'Verified by `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the project\'s trigger secret). Acts on `pull_request` (merged; opened and new commits when enabled) and `push` to the default branch; a redelivery (`X-GitHub-Delivery`) or a replay of the same change under a new id does nothing. Bodies over `FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT` (read before the signature can be checked) get 413. See docs/triggers.md.'
-              : 'Verified by `X-Gitlab-Token` (the project\'s trigger secret). Acts on `Merge Request Hook` (merge; open and new commits when enabled) and `Push Hook` to the default branch; a redelivery (`Idempotency-Key` / `X-Gitlab-Event-UUID`) or a replay of the same change under a new id does nothing. See docs/triggers.md.',
+          summary: `Receive a ${adapter.name} webhook`,
+          description: `${adapter.description} See docs/triggers.md.`,
           security: [],
           params: TriggerParams,
           response: {

@@ -12,16 +12,14 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { CodedError, rateLimitHeaders } from '../../errors.ts';
 import type { JobTrigger } from '../../contracts/jobs.ts';
-import { readChange, type ChangedFile, type ChangeRef } from '../../codehost/changes.ts';
-import { CodeHostError } from '../../codehost/types.ts';
-import { codeHostAccess } from '../../codehost/index.ts';
+import { codeHostAccess, CodeHostError, readChange, triggerAdapter, type ChangedFile, type ChangeRef } from '../../codehost/index.ts';
+import { headerOf as header, MalformedPayload, type ChangeEvent, type ParsedDelivery } from '../../codehost/triggers.ts';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database, TriggerHost } from '../../store/schema.ts';
 import { SecretBoxError } from '../../store/secret-box.ts';
-import type { DeliveryRecord, TriggerStore } from '../../store/triggers.ts';
+import type { DeliveryRecord, TriggerStore, WatchedRepository } from '../../store/triggers.ts';
 import type { JobsService } from '../service.ts';
-import { MalformedPayload, meaningKeyOf, meaningText, parseGitHub, parseGitLab, type ChangeEvent, type ParsedDelivery } from './events.ts';
-import { verifyGitHub, verifyGitLab, wellFormedGitHubSignature } from './signature.ts';
+import { meaningKeyOf, meaningText } from './events.ts';
 import { pathsMatch, summarizeChange } from './summary.ts';
 import { DEFAULT_TEMPLATE, fillTemplate } from './template.ts';
 
@@ -50,15 +48,9 @@ const DELIVERY_ID = /^[\x21-\x7e]{1,200}$/;
 /** Refusals are written to the store at most this often per process (see #countStored). */
 const REFUSALS_SAVED_EVERY_MS = 1000;
 
-const header = (headers: IncomingDelivery['headers'], name: string): string | undefined => {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
-
 /** The delivery id the host sent in a header, if usable. */
 function sentDeliveryId(host: TriggerHost, headers: IncomingDelivery['headers']): string | undefined {
-  const names = host === 'github' ? ['x-github-delivery'] : ['idempotency-key', 'x-gitlab-event-uuid'];
-  for (const n of names) {
+  for (const n of triggerAdapter(host).deliveryIdHeaders) {
     const v = header(headers, n);
     if (v !== undefined && DELIVERY_ID.test(v)) return v;
   }
@@ -98,7 +90,7 @@ function answerOf(r: Answered, deliveryId: string | null, extra: { code?: string
   return { statusCode: r.statusCode, body, headers: extra.headers };
 }
 
-/** The JSON payload of a delivery: a JSON body, or GitHub's form encoding (payload=…). */
+/** The JSON payload of a delivery: a JSON body, or a form with the JSON in its `payload` field (GitHub can send that). */
 function payloadOf(d: IncomingDelivery): unknown {
   const type = (d.contentType ?? '').split(';')[0].trim().toLowerCase();
   let text: string;
@@ -115,19 +107,18 @@ function payloadOf(d: IncomingDelivery): unknown {
   }
 }
 
+/** The delivery's event header (its first 100 characters), or null. */
+function eventOf(d: IncomingDelivery): string | null {
+  return header(d.headers, triggerAdapter(d.host).eventHeader.name)?.slice(0, 100) ?? null;
+}
+
 function changeKeyOf(e: ChangeEvent): string | null {
   return e.number === null ? null : `${e.host}:${e.fullPath}#${e.number}`;
 }
 
-/** Links are built from the configured repository, never taken from the payload. */
-function changeUrlOf(repositoryUrl: string, e: ChangeEvent): string {
-  if (e.number !== null) return e.host === 'github' ? `${repositoryUrl}/pull/${e.number}` : `${repositoryUrl}/-/merge_requests/${e.number}`;
-  if (e.before && e.after) return e.host === 'github' ? `${repositoryUrl}/compare/${e.before}...${e.after}` : `${repositoryUrl}/-/compare/${e.before}...${e.after}`;
-  return e.after ? (e.host === 'github' ? `${repositoryUrl}/commit/${e.after}` : `${repositoryUrl}/-/commit/${e.after}`) : repositoryUrl;
-}
-
+/** What happened, for the prompt's {{event}}. */
 function eventText(e: ChangeEvent): string {
-  const what = e.host === 'github' ? `pull request #${e.number}` : `merge request !${e.number}`;
+  const what = triggerAdapter(e.host).changeName(e.number ?? 0);
   switch (e.kind) {
     case 'pull_request_merged':
       return `merged (${what})`;
@@ -147,6 +138,62 @@ const NEEDS: Record<ChangeEvent['kind'], 'merged' | 'opened' | 'push'> = {
   pull_request_updated: 'opened',
   push: 'push',
 };
+
+type Seen = { repository: string; changeUrl: string };
+/** A watched repository with its token for the code host's API. */
+type Watched = WatchedRepository & { token: string | null };
+type Answer = (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>, extra?: { code?: string; headers?: Record<string, string> }) => Promise<DeliveryAnswer>;
+
+/** What a change starts or follows up, once it is wanted. */
+interface JobRun {
+  dedupe: DedupeKeys;
+  changeKey: string | null;
+  prompt: string;
+  trigger: JobTrigger;
+}
+
+/** Why the watched repository's event settings let this change pass by; null when they let it through. */
+function eventNotWatched(watched: WatchedRepository, e: ChangeEvent): string | null {
+  if (watched.events.includes(NEEDS[e.kind])) return null;
+  if (e.kind === 'pull_request_updated') return 'New commits on a pull request start nothing unless jobs start when pull requests are opened.';
+  return `This repository does not start jobs on ${NEEDS[e.kind] === 'push' ? 'pushes to the default branch' : `${NEEDS[e.kind]} pull requests`}.`;
+}
+
+/** Why the change's labels start nothing (labels filter pull requests, not pushes); null when they do. */
+function labelsMissing(watched: WatchedRepository, e: ChangeEvent): string | null {
+  if (watched.labels.length === 0 || e.kind === 'push') return null;
+  const wanted = new Set(watched.labels.map((l) => l.toLowerCase()));
+  return e.labels.some((l) => wanted.has(l.toLowerCase())) ? null : `The change carries none of the labels ${watched.labels.join(', ')}.`;
+}
+
+/** What to read from the code host's API: new commits on a tracked pull request, the pull request, or the pushed range. */
+function changeRefOf(e: ChangeEvent, tracked: boolean): ChangeRef | null {
+  if (e.kind === 'pull_request_updated' && tracked && e.before && e.after) return { base: e.before, head: e.after };
+  if (e.number !== null) return { pull: e.number };
+  return e.before && e.after ? { base: e.before, head: e.after } : null;
+}
+
+/** The follow-up's job id; undefined when that job was archived or is gone (the change then gets a new job). */
+async function followUpUnlessGone(followUp: () => Promise<{ id: string }>): Promise<string | undefined> {
+  try {
+    return (await followUp()).id;
+  } catch (err) {
+    if (err instanceof CodedError && (err.code === 'job_archived' || err.code === 'job_not_found')) return undefined;
+    throw err;
+  }
+}
+
+/** A refusal by the jobs service (the project's rate limit, an unconfigured model) as the delivery's answer. */
+function refusedByJobs(err: unknown): { record: Pick<DeliveryRecord, 'outcome' | 'statusCode' | 'reason'>; extra: { code: string; headers?: Record<string, string> } } | null {
+  if (!(err instanceof CodedError)) return null;
+  if (err.code === 'rate_limited') {
+    const { retryAfterSeconds, rateLimit } = err.hints;
+    const headers = { 'retry-after': String(retryAfterSeconds ?? 60), ...(rateLimit ? rateLimitHeaders(rateLimit) : {}) };
+    return { record: { outcome: 'rejected', statusCode: 429, reason: err.message }, extra: { code: 'rate_limited', headers } };
+  }
+  if (err.code === 'model_not_configured') return { record: { outcome: 'failed', statusCode: 409, reason: err.message }, extra: { code: 'model_not_configured' } };
+  return null;
+}
 
 export class TriggerReceiver {
   private readonly deps: TriggerReceiverDeps;
@@ -233,19 +280,9 @@ export class TriggerReceiver {
       return { statusCode: 503, code: 'trigger_secret_unavailable', reason: 'The webhook secret cannot be opened: FOLIO_SECRET changed since it was made; make a new secret.' };
     }
     if (secret === null) return { statusCode: 404, code: 'triggers_not_configured', reason: 'This project has no webhook secret yet: make one in the project settings first.' };
-    const signature = header(headers, 'x-hub-signature-256');
-    const ok =
-      host === 'gitlab'
-        ? verifyGitLab(secret, header(headers, 'x-gitlab-token'))
-        : body === null
-          ? wellFormedGitHubSignature(signature)
-          : verifyGitHub(secret, body, signature);
-    if (ok) return null;
-    const reason =
-      host === 'github'
-        ? "The X-Hub-Signature-256 header is missing or is not the HMAC-SHA256 of the body with this project's secret."
-        : "The X-Gitlab-Token header is missing or is not this project's secret.";
-    return { statusCode: 401, code: 'invalid_signature', reason };
+    const adapter = triggerAdapter(host);
+    const ok = body === null ? adapter.signatureHeaderOk(secret, headers) : adapter.verify(secret, body, headers);
+    return ok ? null : { statusCode: 401, code: 'invalid_signature', reason: adapter.signatureRefused };
   }
 
   async receive(d: IncomingDelivery): Promise<DeliveryAnswer> {
@@ -253,23 +290,23 @@ export class TriggerReceiver {
     const deliveryId = deliveryIdOf(d);
     const refusal = await this.#unverified(d.projectId, d.host, d.headers, d.body);
     if (refusal) return this.#refuse(d.projectId, d.host, sentDeliveryId(d.host, d.headers) ?? null, refusal);
-    const rawEvent = header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event');
-    const event = rawEvent === undefined ? null : rawEvent.slice(0, 100);
+    const adapter = triggerAdapter(d.host);
+    const event = eventOf(d);
     const base: Pick<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'> = { projectId: d.projectId, host: d.host, deliveryId, event };
-    const answer = async (r: Omit<DeliveryRecord, keyof typeof base>, extra: { code?: string; headers?: Record<string, string> } = {}): Promise<DeliveryAnswer> => {
+    const answer: Answer = async (r, extra = {}) => {
       // Verified from here on. Jobs and follow-ups were recorded with what they did; the rest are recorded here.
       if (r.outcome !== 'started' && r.outcome !== 'followed_up') await store.recordDelivery(store.db, { ...base, ...r });
       log.info({ projectId: d.projectId, host: d.host, deliveryId, event, outcome: r.outcome, jobId: r.jobId ?? undefined }, 'code host delivery');
       return answerOf(r, deliveryId, extra);
     };
     if (event === null) {
-      return answer({ outcome: 'rejected', statusCode: 400, reason: `The ${d.host === 'github' ? 'X-GitHub-Event' : 'X-Gitlab-Event'} header is missing.` }, { code: 'invalid_payload' });
+      return answer({ outcome: 'rejected', statusCode: 400, reason: `The ${adapter.eventHeader.spelled} header is missing.` }, { code: 'invalid_payload' });
     }
 
     let parsed: ParsedDelivery;
     try {
       const payload = payloadOf(d);
-      parsed = d.host === 'github' ? parseGitHub(event, payload) : parseGitLab(event, payload);
+      parsed = adapter.parse(event, payload);
     } catch (err) {
       if (!(err instanceof MalformedPayload)) throw err;
       return answer({ outcome: 'rejected', statusCode: 400, reason: `Malformed ${event} payload: ${err.message}` }, { code: 'invalid_payload' });
@@ -279,29 +316,17 @@ export class TriggerReceiver {
     return this.act(d, parsed.event, deliveryId, answer);
   }
 
-  private async act(
-    d: IncomingDelivery,
-    e: ChangeEvent,
-    deliveryId: string,
-    answer: (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>, extra?: { code?: string; headers?: Record<string, string> }) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer> {
-    const { store, jobs, config } = this.deps;
+  private async act(d: IncomingDelivery, e: ChangeEvent, deliveryId: string, answer: Answer): Promise<DeliveryAnswer> {
+    const { store } = this.deps;
     const watched = await store.watched(d.projectId, e.host, e.fullPath);
     if (!watched) return answer({ outcome: 'ignored', statusCode: 202, reason: `Repository ${e.fullPath} is not watched by this project.` });
-    const repository = watched.repositoryUrl;
-    const changeUrl = changeUrlOf(repository, e);
-    const seen = { repository, changeUrl };
-    if (!watched.events.includes(NEEDS[e.kind])) {
-      const reason =
-        e.kind === 'pull_request_updated'
-          ? 'New commits on a pull request start nothing unless jobs start when pull requests are opened.'
-          : `This repository does not start jobs on ${NEEDS[e.kind] === 'push' ? 'pushes to the default branch' : `${NEEDS[e.kind]} pull requests`}.`;
-      return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason });
-    }
+    const seen = { repository: watched.repositoryUrl, changeUrl: triggerAdapter(e.host).changeUrl(watched.repositoryUrl, e) };
+    const unwanted = eventNotWatched(watched, e);
+    if (unwanted) return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: unwanted });
 
     // Per project (each project's copy of an event counts once): the same delivery again (its id), or
     // the same change under a new delivery id (its meaning), is a duplicate of what was done then.
-    // Looked up here to spare the code host's API; decided below, in the transaction.
+    // Looked up here to spare the code host's API; decided again in the transaction.
     const dedupe: DedupeKeys = { deliveryKey: `${d.host}:${deliveryId}`, meaningKey: meaningKeyOf(e) };
     const earlier = await this.#handledBefore(store.db, d.projectId, dedupe, e);
     if (earlier) return this.duplicate(seen, earlier, answer);
@@ -309,113 +334,89 @@ export class TriggerReceiver {
     const changeKey = changeKeyOf(e);
     const tracking = changeKey ? await store.changeJob(store.db, d.projectId, changeKey) : undefined;
     // Labels decide whether a job starts; a change that already has its job is followed whatever its labels.
-    if (!tracking && watched.labels.length > 0 && e.kind !== 'push') {
-      const wanted = new Set(watched.labels.map((l) => l.toLowerCase()));
-      if (!e.labels.some((l) => wanted.has(l.toLowerCase()))) {
-        return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: `The change carries none of the labels ${watched.labels.join(', ')}.` });
-      }
-    }
+    const unlabelled = tracking ? null : labelsMissing(watched, e);
+    if (unlabelled) return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: unlabelled });
 
-    // What changed, from the code host's API (the payload's own file list when that fails).
-    // New commits on a tracked pull request: only what they changed; otherwise the whole change.
-    const ref: ChangeRef | null =
-      e.kind === 'pull_request_updated' && tracking && e.before && e.after
-        ? { base: e.before, head: e.after }
-        : e.number !== null
-          ? { pull: e.number }
-          : e.before && e.after
-            ? { base: e.before, head: e.after }
-            : null;
-    let files: ChangedFile[] = e.payloadFiles.map((path) => ({ path, previousPath: null, status: 'modified' as const, patch: null }));
-    let note: string | undefined;
-    if (ref) {
-      const access = codeHostAccess(e.host, repository, watched.token, { operator: config.codeHosts, outbound: config.outbound });
-      try {
-        files = await readChange({ ...access, host: e.host, timeoutMs: config.triggers.apiTimeoutMs }, ref);
-      } catch (err) {
-        const why = err instanceof CodeHostError ? err.message : (err as Error).name === 'TimeoutError' ? 'the code host did not answer in time' : 'the code host could not be reached';
-        if (watched.paths.length > 0) {
-          return answer({ ...seen, outcome: 'failed', statusCode: 502, reason: `The changed files could not be read, so the path filters cannot be checked: ${why}. Redeliver when the code host answers.` }, { code: 'code_host_error' });
-        }
-        note = `(The changed files could not be read from the code host: ${why}.${files.length ? ' Files named by the webhook:' : ''})`;
-      }
+    const changed = await this.#changedFiles(e, watched, tracking !== undefined);
+    if ('unreadable' in changed) {
+      const reason = `The changed files could not be read, so the path filters cannot be checked: ${changed.unreadable}. Redeliver when the code host answers.`;
+      return answer({ ...seen, outcome: 'failed', statusCode: 502, reason }, { code: 'code_host_error' });
     }
-    if (!pathsMatch(files, watched.paths)) {
+    if (!pathsMatch(changed.files, watched.paths)) {
       return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: `No changed file matches the path filters ${watched.paths.join(', ')}.` });
     }
 
-    const settings = await store.settings(d.projectId);
-    const prompt = fillTemplate(settings.template ?? DEFAULT_TEMPLATE, {
-      event: eventText(e),
-      repository,
-      title: e.title,
-      url: changeUrl,
-      author: e.author,
-      description: e.description,
-      changes: summarizeChange(files, note),
-    });
-    const trigger: JobTrigger = {
-      kind: e.kind === 'pull_request_updated' ? 'pull_request_opened' : e.kind,
-      host: e.host,
-      repository,
-      url: changeUrl,
-    };
-
+    const run: JobRun = { dedupe, changeKey, prompt: await this.#promptFor(d.projectId, e, seen, changed), trigger: { kind: e.kind === 'pull_request_updated' ? 'pull_request_opened' : e.kind, host: e.host, repository: seen.repository, url: seen.changeUrl } };
     try {
-      const result = await jobs.transact(d.projectId, async (trx, ops) => {
-        // Under the project's lock: a concurrent copy of this delivery (another process) committed first.
-        const prior = await this.#handledBefore(trx, d.projectId, dedupe, e);
-        if (prior) return { duplicate: true as const, prior };
-        // The claim is atomic by itself (a unique key), whatever lock is held.
-        if (dedupe.meaningKey && !(await store.claimMeaning(trx, d.projectId, dedupe.meaningKey))) {
-          return { duplicate: true as const, prior: (await this.#handledBefore(trx, d.projectId, dedupe, e)) ?? { jobId: null, reason: 'This change was handled before; nothing was done again.' } };
-        }
-        const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
-        let jobId: string | undefined;
-        let outcome: 'started' | 'followed_up' = 'started';
-        if (current) {
-          try {
-            jobId = (await ops.followUp(current, prompt)).id;
-            outcome = 'followed_up';
-          } catch (err) {
-            // The job of this change was archived (or is gone): the change gets a new job.
-            if (!(err instanceof CodedError) || (err.code !== 'job_archived' && err.code !== 'job_not_found')) throw err;
-          }
-        }
-        if (!jobId) {
-          jobId = (await ops.create({ prompt, trigger })).id;
-          if (changeKey) await store.linkChange(trx, d.projectId, changeKey, jobId);
-        }
-        if (dedupe.meaningKey) await store.settleMeaning(trx, d.projectId, dedupe.meaningKey, jobId);
-        const reason = outcome === 'started' ? `Started job ${jobId} for ${changeUrl}.` : `Sent the new commits of ${changeUrl} to job ${jobId} as a follow-up.`;
-        await store.recordDelivery(trx, {
-          projectId: d.projectId,
-          host: d.host,
-          deliveryId,
-          event: header(d.headers, d.host === 'github' ? 'x-github-event' : 'x-gitlab-event')?.slice(0, 100) ?? null,
-          outcome,
-          statusCode: outcome === 'started' ? 201 : 200,
-          reason,
-          repository,
-          changeUrl,
-          jobId,
-          dedupeKey: dedupe.deliveryKey,
-        });
-        return { duplicate: false as const, jobId, outcome, reason };
-      });
+      const result = await this.#startOrFollow(d, e, deliveryId, seen, run);
       if (result.duplicate) return this.duplicate(seen, result.prior, answer);
       return answer({ ...seen, outcome: result.outcome, statusCode: result.outcome === 'started' ? 201 : 200, reason: result.reason, jobId: result.jobId });
     } catch (err) {
-      if (err instanceof CodedError && err.code === 'rate_limited') {
-        const { retryAfterSeconds, rateLimit } = err.hints;
-        const headers = { 'retry-after': String(retryAfterSeconds ?? 60), ...(rateLimit ? rateLimitHeaders(rateLimit) : {}) };
-        return answer({ ...seen, outcome: 'rejected', statusCode: 429, reason: err.message }, { code: 'rate_limited', headers });
-      }
-      if (err instanceof CodedError && err.code === 'model_not_configured') {
-        return answer({ ...seen, outcome: 'failed', statusCode: 409, reason: err.message }, { code: 'model_not_configured' });
-      }
+      const refused = refusedByJobs(err);
+      if (refused) return answer({ ...seen, ...refused.record }, refused.extra);
       throw err;
     }
+  }
+
+  /**
+   * What changed, from the code host's API (the payload's own file list when that fails, with a note
+   * for the prompt; unreadable when path filters need the list). New commits on a tracked pull
+   * request: only what they changed; otherwise the whole change.
+   */
+  async #changedFiles(e: ChangeEvent, watched: Watched, tracked: boolean): Promise<{ files: ChangedFile[]; note?: string } | { unreadable: string }> {
+    const { config } = this.deps;
+    const files: ChangedFile[] = e.payloadFiles.map((path) => ({ path, previousPath: null, status: 'modified' as const, patch: null }));
+    const ref = changeRefOf(e, tracked);
+    if (!ref) return { files };
+    const access = codeHostAccess(e.host, watched.repositoryUrl, watched.token, { operator: config.codeHosts, outbound: config.outbound });
+    try {
+      return { files: await readChange(e.host, { ...access, timeoutMs: config.triggers.apiTimeoutMs }, ref) };
+    } catch (err) {
+      const why = err instanceof CodeHostError ? err.message : (err as Error).name === 'TimeoutError' ? 'the code host did not answer in time' : 'the code host could not be reached';
+      if (watched.paths.length > 0) return { unreadable: why };
+      return { files, note: `(The changed files could not be read from the code host: ${why}.${files.length ? ' Files named by the webhook:' : ''})` };
+    }
+  }
+
+  /** The job's prompt: the project's template (or the default) filled with the change. */
+  async #promptFor(projectId: string, e: ChangeEvent, seen: Seen, changed: { files: ChangedFile[]; note?: string }): Promise<string> {
+    const settings = await this.deps.store.settings(projectId);
+    return fillTemplate(settings.template ?? DEFAULT_TEMPLATE, {
+      event: eventText(e),
+      repository: seen.repository,
+      title: e.title,
+      url: seen.changeUrl,
+      author: e.author,
+      description: e.description,
+      changes: summarizeChange(changed.files, changed.note),
+    });
+  }
+
+  /**
+   * In one transaction under the project's lock: unless a concurrent copy of this delivery or change
+   * committed first, follows up on the job that tracks the change (a new job when it was archived or
+   * is gone) or starts one, and records the delivery with what it did.
+   */
+  async #startOrFollow(d: IncomingDelivery, e: ChangeEvent, deliveryId: string, seen: Seen, run: JobRun) {
+    const { store, jobs } = this.deps;
+    const { dedupe, changeKey, prompt, trigger } = run;
+    return jobs.transact(d.projectId, async (trx, ops) => {
+      const prior = await this.#handledBefore(trx, d.projectId, dedupe, e);
+      if (prior) return { duplicate: true as const, prior };
+      // The claim is atomic by itself (a unique key), whatever lock is held.
+      if (dedupe.meaningKey && !(await store.claimMeaning(trx, d.projectId, dedupe.meaningKey))) {
+        return { duplicate: true as const, prior: (await this.#handledBefore(trx, d.projectId, dedupe, e)) ?? { jobId: null, reason: 'This change was handled before; nothing was done again.' } };
+      }
+      const current = changeKey ? await store.changeJob(trx, d.projectId, changeKey) : undefined;
+      const followed = current ? await followUpUnlessGone(() => ops.followUp(current, prompt)) : undefined;
+      const jobId = followed ?? (await ops.create({ prompt, trigger })).id;
+      if (!followed && changeKey) await store.linkChange(trx, d.projectId, changeKey, jobId);
+      if (dedupe.meaningKey) await store.settleMeaning(trx, d.projectId, dedupe.meaningKey, jobId);
+      const outcome = followed ? ('followed_up' as const) : ('started' as const);
+      const reason = followed ? `Sent the new commits of ${seen.changeUrl} to job ${jobId} as a follow-up.` : `Started job ${jobId} for ${seen.changeUrl}.`;
+      await store.recordDelivery(trx, { projectId: d.projectId, host: d.host, deliveryId, event: eventOf(d), outcome, statusCode: followed ? 200 : 201, reason, ...seen, jobId, dedupeKey: dedupe.deliveryKey });
+      return { duplicate: false as const, jobId, outcome, reason };
+    });
   }
 
   /** What this project did before with the same delivery or the same change, if anything. */
@@ -429,11 +430,7 @@ export class TriggerReceiver {
     return undefined;
   }
 
-  private async duplicate(
-    seen: { repository: string; changeUrl: string },
-    prior: HandledBefore,
-    answer: (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer> {
+  private async duplicate(seen: Seen, prior: HandledBefore, answer: Answer): Promise<DeliveryAnswer> {
     // Recorded (by answer()) without a dedupe key: only the first delivery holds it.
     return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: prior.reason, jobId: prior.jobId });
   }

@@ -1,6 +1,7 @@
 // A project's trigger settings as the dashboard edits them: watched repositories with their events,
 // path and label filters, and the prompt template. Everything is checked before it is stored.
-import { parseRepositoryUrl } from '../../codehost/types.ts';
+import { parseRepositoryUrl, triggerAdapter } from '../../codehost/index.ts';
+import { TRIGGER_HOSTS } from '../../contracts/common.ts';
 import type { TriggerHost } from '../../store/schema.ts';
 import type { TriggerEvent, TriggerStore, WatchedRepositoryInput } from '../../store/triggers.ts';
 import { DEFAULT_TEMPLATE, PLACEHOLDERS, TEMPLATE_LIMIT, unknownPlaceholders } from './template.ts';
@@ -39,7 +40,7 @@ export class TriggerSettingsError extends CodedError {
 
 function checkRepository(r: RepositorySettingsInput, i: number): WatchedRepositoryInput {
   const where = `Repository ${i + 1}`;
-  if (r.host !== 'github' && r.host !== 'gitlab') throw new TriggerSettingsError(`${where}: the host must be github or gitlab.`);
+  if (!TRIGGER_HOSTS.includes(r.host)) throw new TriggerSettingsError(`${where}: the host must be one of ${TRIGGER_HOSTS.join(', ')}.`);
   const url = r.repositoryUrl.trim().replace(/\/+$/, '').replace(/\.git$/, '');
   if (!/^https?:\/\/[^\s/@]+\/\S+$/.test(url) || url.length > 500) {
     throw new TriggerSettingsError(`${where}: "${url.slice(0, 100)}" is not a repository web address such as https://github.com/acme/api.`);
@@ -50,7 +51,8 @@ function checkRepository(r: RepositorySettingsInput, i: number): WatchedReposito
   } catch (err) {
     throw new TriggerSettingsError(`${where}: ${(err as Error).message}`);
   }
-  if (r.host === 'github' && fullPath.split('/').length !== 2) throw new TriggerSettingsError(`${where}: a GitHub repository address is https://host/owner/name.`);
+  const pathProblem = triggerAdapter(r.host).repositoryPathProblem(fullPath);
+  if (pathProblem) throw new TriggerSettingsError(`${where}: ${pathProblem}`);
   const events = [...new Set(r.events)];
   if (events.length === 0 || events.some((e) => !EVENTS.includes(e))) {
     throw new TriggerSettingsError(`${where}: choose at least one of the events merged, opened, push.`);
@@ -85,7 +87,7 @@ export async function triggerSettingsView(store: TriggerStore, projectId: string
   const s = await store.settings(projectId);
   const endpoint = (host: TriggerHost) => `${baseUrl}/v1/triggers/${encodeURIComponent(projectId)}/${host}`;
   return {
-    endpoints: { github: endpoint('github'), gitlab: endpoint('gitlab') },
+    endpoints: Object.fromEntries(TRIGGER_HOSTS.map((host) => [host, endpoint(host)])) as Record<TriggerHost, string>,
     hasSecret: s.hasSecret,
     secretCreatedAt: s.secretCreatedAt,
     template: s.template ?? DEFAULT_TEMPLATE,

@@ -1,7 +1,7 @@
 // A bounded summary of what a code change touched, for the job's prompt: every file's status and
 // path (up to a limit), then trimmed hunks of as many files as fit.
 import { compileUntrustedGlob, PatternError } from '../../util/untrusted-pattern.ts';
-import type { ChangedFile } from '../../codehost/changes.ts';
+import type { ChangedFile } from '../../codehost/triggers.ts';
 
 const MAX_LISTED = 100;
 const HUNK_LINES = 40;

@@ -1,8 +1,8 @@
 // GitHub and GitHub Enterprise Server pull requests through Octokit. The API is api.github.com for
 // github.com and `{origin}/api/v3` for GHES; an explicit API URL overrides both.
 import { Octokit } from '@octokit/rest';
-import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from './types.ts';
-import { refusalOf } from '../net/guarded-fetch.ts';
+import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from '../types.ts';
+import { refusalOf } from '../../net/guarded-fetch.ts';
 
 export interface GitHubOptions {
   repositoryUrl: string;

@@ -1,6 +1,6 @@
 // GitLab merge requests (gitlab.com and self-managed) over the REST API v4.
-import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from './types.ts';
-import { refusalOf } from '../net/guarded-fetch.ts';
+import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from '../types.ts';
+import { refusalOf } from '../../net/guarded-fetch.ts';
 
 export interface GitLabOptions {
   repositoryUrl: string;
