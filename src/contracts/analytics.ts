@@ -84,6 +84,7 @@ export const TimeseriesResponse = Type.Object({
     }),
   ),
 });
+export type TimeseriesResponse = Static<typeof TimeseriesResponse>;
 
 export const AgentsResponse = Type.Object({
   agents: Type.Array(
@@ -95,6 +96,7 @@ export const AgentsResponse = Type.Object({
     }),
   ),
 });
+export type AgentsResponse = Static<typeof AgentsResponse>;
 
 export const EventsBody = Type.Object(
   {

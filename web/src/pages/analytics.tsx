@@ -20,7 +20,8 @@ const today = () => iso(new Date());
 type Metric = 'visitors' | 'views';
 type SortKey = 'path' | 'human' | 'ai' | 'total';
 
-interface Data {
+/** What the page shows, gathered from the visitors or views pages, the time series and the agents answers. */
+interface Report {
   totals: TrafficCounts;
   rows: PathCounts[];
   truncated: boolean;
@@ -34,7 +35,7 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
   const [from, setFrom] = useState(() => addDays(today(), -29));
   const [to, setTo] = useState(today); // inclusive in the UI; the API's dateTo is exclusive
   const [metric, setMetric] = useState<Metric>('visitors');
-  const [data, setData] = useState<Data | null>(null);
+  const [data, setData] = useState<Report | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [sort, setSort] = useState<{ key: SortKey; dir: 'asc' | 'desc' }>({ key: 'total', dir: 'desc' });
@@ -256,7 +257,7 @@ function fillSeries(series: SeriesPoint[], from: string, toExclusive: string, in
   const byStart = new Map(series.map((p) => [Date.parse(p.start), p]));
   const out: SeriesPoint[] = [];
   for (let t = Date.parse(from); t < Date.parse(toExclusive); t += step) {
-    out.push(byStart.get(t) ?? { start: new Date(t).toISOString(), human: 0, ai: 0, total: 0 });
+    out.push(byStart.get(t) ?? { start: new Date(t).toISOString(), human: 0, ai: 0, total: 0, views: 0 });
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // The API keys page: the project id, creating a key (shown once) for this project or for many,
 // the keys usable on this project with what each covers, and revoking.
 import { useState, type FormEvent } from 'react';
-import { api, errorMessage, type ApiKey, type Project } from '../api.ts';
+import { api, errorMessage, type ApiKey, type CreatedKey, type Project } from '../api.ts';
 import { Alert, Confirm, CopyButton, Empty, formatDate, Loading, timeAgo, useAsync, useTitle } from '../ui.tsx';
 
 const EXPIRY = [
@@ -29,7 +29,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
   useTitle('API keys');
   const keys = useAsync(() => api.keys(projectId), [projectId]);
   const projects = useAsync(() => api.projects(), []);
-  const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [revokeError, setRevokeError] = useState<string | null>(null);
 
@@ -154,7 +154,7 @@ export function KeysPage({ projectId }: { projectId: string }) {
 
 type Cover = 'project' | 'all' | 'chosen';
 
-function CreateKey({ projectId, projects, onCreated }: { projectId: string; projects: Project[] | undefined; onCreated: (k: ApiKey & { key: string }) => void }) {
+function CreateKey({ projectId, projects, onCreated }: { projectId: string; projects: Project[] | undefined; onCreated: (k: CreatedKey) => void }) {
   const [name, setName] = useState('');
   const [cover, setCover] = useState<Cover>('project');
   const [chosen, setChosen] = useState<string[]>([projectId]);
