@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { Chart, CategoryScale, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
 import { api, errorMessage, folioClient, type AgentRow, type PathCounts, type SeriesPoint, type TrafficCounts } from '../api.ts';
-import { Alert, Empty, Loading, useTitle } from '../ui.tsx';
+import { Alert, Empty, Loading, SelectField, useTitle, type Option } from '../ui.tsx';
 import { toCsv } from '../../../src/client/index.ts';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, CategoryScale, Legend, Tooltip, Filler);
@@ -18,6 +18,10 @@ const addDays = (day: string, n: number) => iso(new Date(Date.parse(day) + n * D
 const today = () => iso(new Date());
 
 type Metric = 'visitors' | 'views';
+const METRICS: readonly Option<Metric>[] = [
+  ['visitors', 'Unique visitors'],
+  ['views', 'Page views'],
+];
 type SortKey = 'path' | 'human' | 'ai' | 'total';
 
 /** What the page shows, gathered from the visitors or views pages, the time series and the agents answers. */
@@ -132,13 +136,7 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
             </button>
           ))}
         </div>
-        <div className="field">
-          <label htmlFor="a-metric">Count</label>
-          <select id="a-metric" value={metric} onChange={(e) => setMetric(e.target.value as Metric)}>
-            <option value="visitors">Unique visitors</option>
-            <option value="views">Page views</option>
-          </select>
-        </div>
+        <SelectField id="a-metric" label="Count" value={metric} onChange={setMetric} options={METRICS} />
       </form>
       {rangeError && <Alert>{rangeError}</Alert>}
       {error && <Alert title="Analytics could not be loaded.">{error}</Alert>}

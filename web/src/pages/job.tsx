@@ -1,8 +1,8 @@
 // One agent job: prompt and follow-ups, the live event stream, the pull request, follow-up and archive.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorMessage, folioClient, type ChecksMode, type Job, type JobChanges, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
 import { Link } from '../router.tsx';
-import { Alert, Confirm, Empty, formatDate, Loading, StatusBadge, useTitle } from '../ui.tsx';
+import { ActionForm, Alert, Confirm, Empty, formatDate, Loading, StatusBadge, SubmitButton, TextField, useTitle } from '../ui.tsx';
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
@@ -280,37 +280,27 @@ function EventList({ events }: { events: JobEvent[] }) {
 
 function FollowUp({ job, client, onSent }: { job: Job; client: ReturnType<typeof folioClient>; onSent: (j: Job) => void }) {
   const [prompt, setPrompt] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   if (job.status === 'archived') return <p className="muted">This job is archived; start a new job to make more changes.</p>;
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!prompt.trim()) return setError('Write the follow-up instruction first.');
-    setBusy(true);
-    setError(null);
-    try {
-      onSent(await client.sendMessage(job.id, prompt));
-      setPrompt('');
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+  const send = async () => {
+    if (!prompt.trim()) throw new Error('Write the follow-up instruction first.');
+    onSent(await client.sendMessage(job.id, prompt));
+    setPrompt('');
   };
   return (
-    <form className="card stack" onSubmit={submit}>
-      {error && <Alert>{error}</Alert>}
-      <div className="field">
-        <label htmlFor="follow-up">Follow-up instruction</label>
-        <textarea id="follow-up" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Also add an example to the README." />
-        <p className="hint">{job.status === 'active' ? 'Queued: the agent handles it after the current turn.' : 'Reopens the job and updates the same pull request.'}</p>
-      </div>
+    <ActionForm action={send} className="card stack">
+      <TextField
+        id="follow-up"
+        label="Follow-up instruction"
+        rows={3}
+        value={prompt}
+        onChange={setPrompt}
+        placeholder="Also add an example to the README."
+        hint={job.status === 'active' ? 'Queued: the agent handles it after the current turn.' : 'Reopens the job and updates the same pull request.'}
+      />
       <div className="actions">
-        <button type="submit" className="button" disabled={busy}>
-          {busy ? 'Sending…' : 'Send follow-up'}
-        </button>
+        <SubmitButton label="Send follow-up" busyLabel="Sending…" />
       </div>
-    </form>
+    </ActionForm>
   );
 }
 

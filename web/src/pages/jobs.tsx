@@ -1,11 +1,11 @@
 // Agent jobs: the list (status filter, live updates, more pages) and the new-job form.
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { errorMessage, folioClient, type Job, type JobStatus, type Session } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
-import { Alert, Empty, formatDate, Loading, StatusBadge, timeAgo, useTitle } from '../ui.tsx';
+import { ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, StatusBadge, SubmitButton, TextField, timeAgo, useTitle, type Option } from '../ui.tsx';
 import { formatCost, formatTokens, usageTitle } from './usage.tsx';
 
-const FILTERS: ['' | JobStatus, string][] = [
+const FILTERS: readonly Option<'' | JobStatus>[] = [
   ['', 'All'],
   ['active', 'Active'],
   ['completed', 'Completed'],
@@ -74,16 +74,7 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
       <section className="stack" aria-labelledby="jobs-title">
         <div className="page-head">
           <h2 id="jobs-title">Jobs</h2>
-          <div className="field inline">
-            <label htmlFor="j-filter">Status</label>
-            <select id="j-filter" value={status} onChange={(e) => setStatus(e.target.value as typeof status)}>
-              {FILTERS.map(([v, l]) => (
-                <option key={v} value={v}>
-                  {l}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField id="j-filter" label="Status" inline value={status} onChange={setStatus} options={FILTERS} />
         </div>
         <p className="visually-hidden" aria-live="polite">
           {jobs ? `${all.length} jobs shown` : ''}
@@ -162,47 +153,21 @@ function NewJob({ projectId, session }: { projectId: string; session: Session })
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const [prompt, setPrompt] = useState('');
   const [model, setModel] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!prompt.trim()) return setError('Describe what the agent should change.');
-    setBusy(true);
-    setError(null);
-    try {
-      const job = await client.createJob({ prompt, ...(model ? { model } : {}) });
-      navigate(`/projects/${projectId}/jobs/${job.id}`);
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
+  const start = async () => {
+    if (!prompt.trim()) throw new Error('Describe what the agent should change.');
+    const job = await client.createJob({ prompt, ...(model ? { model } : {}) });
+    navigate(`/projects/${projectId}/jobs/${job.id}`);
   };
 
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="new-job-title">
+    <ActionForm action={start} className="card stack" aria-labelledby="new-job-title">
       <h2 id="new-job-title">New job</h2>
-      {error && <Alert>{error}</Alert>}
-      <div className="field">
-        <label htmlFor="job-prompt">Instruction</label>
-        <textarea id="job-prompt" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Document the new --dry-run flag of the deploy command." />
-      </div>
+      <TextField id="job-prompt" label="Instruction" rows={3} value={prompt} onChange={setPrompt} placeholder="Document the new --dry-run flag of the deploy command." />
       <div className="row">
-        <div className="field">
-          <label htmlFor="job-model">Model</label>
-          <select id="job-model" value={model} onChange={(e) => setModel(e.target.value)}>
-            <option value="">Project default</option>
-            {session.models.allowed.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button type="submit" className="button" disabled={busy}>
-          {busy ? 'Starting…' : 'Start job'}
-        </button>
+        <SelectField id="job-model" label="Model" value={model} onChange={setModel} options={modelOptions(session.models, 'Project default')} />
+        <SubmitButton label="Start job" busyLabel="Starting…" />
       </div>
-    </form>
+    </ActionForm>
   );
 }

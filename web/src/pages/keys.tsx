@@ -1,15 +1,29 @@
 // The API keys page: the project id, creating a key (shown once) for this project or for many,
 // the keys usable on this project with what each covers, and revoking.
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, errorMessage, type ApiKey, type CreatedKey, type Project } from '../api.ts';
-import { Alert, Confirm, CopyButton, Empty, formatDate, Loading, timeAgo, useAsync, useTitle } from '../ui.tsx';
+import { ActionForm, Alert, Confirm, CopyButton, Empty, formatDate, Loading, SelectField, SubmitButton, TextField, timeAgo, useAsync, useTitle, type Option } from '../ui.tsx';
 
-const EXPIRY = [
+type Expiry = 'never' | '30' | '90' | '365';
+type Scope = ApiKey['scope'];
+/** What a new key works on: this project (a project key), or every or chosen projects (an admin key). */
+type Cover = 'project' | 'all' | 'chosen';
+
+const EXPIRY_OPTIONS: readonly Option<Expiry>[] = [
   ['never', 'Never'],
   ['30', '30 days'],
   ['90', '90 days'],
   ['365', '1 year'],
-] as const;
+];
+const SCOPE_OPTIONS: readonly Option<Scope>[] = [
+  ['write', 'Read & write (create jobs, ingest events)'],
+  ['read', 'Read only (get jobs, read analytics)'],
+];
+const COVER_OPTIONS: readonly Option<Cover>[] = [
+  ['project', 'This project'],
+  ['all', 'Every project (also later ones)'],
+  ['chosen', 'Chosen projects'],
+];
 
 /** What a key covers, in words; names of projects where they are known. */
 export function coverText(k: ApiKey, projects: Project[] | undefined): string {
@@ -152,91 +166,54 @@ export function KeysPage({ projectId }: { projectId: string }) {
   );
 }
 
-type Cover = 'project' | 'all' | 'chosen';
-
 function CreateKey({ projectId, projects, onCreated }: { projectId: string; projects: Project[] | undefined; onCreated: (k: CreatedKey) => void }) {
   const [name, setName] = useState('');
   const [cover, setCover] = useState<Cover>('project');
   const [chosen, setChosen] = useState<string[]>([projectId]);
-  const [scope, setScope] = useState<'read' | 'write'>('write');
-  const [expiry, setExpiry] = useState<(typeof EXPIRY)[number][0]>('90');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const [scope, setScope] = useState<Scope>('write');
+  const [expiry, setExpiry] = useState<Expiry>('90');
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const common = { name: name.trim() || (cover === 'project' ? 'API key' : 'Admin key'), scope, expiresInDays: expiry === 'never' ? null : Number(expiry) };
-      const k =
-        cover === 'project'
-          ? await api.createKey(projectId, common)
-          : await api.createAdminKey(cover === 'all' ? { ...common, allProjects: true } : { ...common, projectIds: chosen });
-      setName('');
-      onCreated(k);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+  const create = async () => {
+    const common = { name: name.trim() || (cover === 'project' ? 'API key' : 'Admin key'), scope, expiresInDays: expiry === 'never' ? null : Number(expiry) };
+    const k =
+      cover === 'project'
+        ? await api.createKey(projectId, common)
+        : await api.createAdminKey(cover === 'all' ? { ...common, allProjects: true } : { ...common, projectIds: chosen });
+    setName('');
+    onCreated(k);
   };
 
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="create-key-title">
+    <ActionForm action={create} className="card stack" aria-labelledby="create-key-title">
       <h2 id="create-key-title">Create a key</h2>
-      {error && <Alert>{error}</Alert>}
       <div className="grid-2">
-        <div className="field">
-          <label htmlFor="k-name">Name</label>
-          <input id="k-name" maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="CI pipeline" />
-        </div>
-        <div className="field">
-          <label htmlFor="k-scope">Scope</label>
-          <select id="k-scope" value={scope} onChange={(e) => setScope(e.target.value as 'read' | 'write')}>
-            <option value="write">Read & write (create jobs, ingest events)</option>
-            <option value="read">Read only (get jobs, read analytics)</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="k-cover">Works on</label>
-          <select id="k-cover" value={cover} onChange={(e) => setCover(e.target.value as Cover)}>
-            <option value="project">This project</option>
-            <option value="all">Every project (also later ones)</option>
-            <option value="chosen">Chosen projects</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="k-expiry">Expires</label>
-          <select id="k-expiry" value={expiry} onChange={(e) => setExpiry(e.target.value as typeof expiry)}>
-            {EXPIRY.map(([v, l]) => (
-              <option key={v} value={v}>
-                {l}
-              </option>
-            ))}
-          </select>
-        </div>
+        <TextField id="k-name" label="Name" maxLength={100} value={name} onChange={setName} placeholder="CI pipeline" />
+        <SelectField id="k-scope" label="Scope" value={scope} onChange={setScope} options={SCOPE_OPTIONS} />
+        <SelectField id="k-cover" label="Works on" value={cover} onChange={setCover} options={COVER_OPTIONS} />
+        <SelectField id="k-expiry" label="Expires" value={expiry} onChange={setExpiry} options={EXPIRY_OPTIONS} />
       </div>
-      {cover === 'chosen' && (
-        <fieldset className="stack plain">
-          <legend className="small">Projects the key works on</legend>
-          {(projects ?? []).map((p) => (
-            <label className="inline small" key={p.id}>
-              <input
-                type="checkbox"
-                checked={chosen.includes(p.id)}
-                onChange={(e) => setChosen((c) => (e.target.checked ? [...c, p.id] : c.filter((x) => x !== p.id)))}
-              />{' '}
-              {p.name} <span className="muted mono">{p.id}</span>
-            </label>
-          ))}
-        </fieldset>
-      )}
+      {cover === 'chosen' && <ProjectChoice projects={projects ?? []} chosen={chosen} onChange={setChosen} />}
       <div className="actions">
-        <button type="submit" className="button" disabled={busy || (cover === 'chosen' && chosen.length === 0)}>
-          {busy ? 'Creating…' : 'Create key'}
-        </button>
+        <SubmitButton label="Create key" busyLabel="Creating…" disabled={cover === 'chosen' && chosen.length === 0} />
       </div>
-    </form>
+    </ActionForm>
+  );
+}
+
+function ProjectChoice({ projects, chosen, onChange }: { projects: Project[]; chosen: string[]; onChange: (ids: string[]) => void }) {
+  return (
+    <fieldset className="stack plain">
+      <legend className="small">Projects the key works on</legend>
+      {projects.map((p) => (
+        <label className="inline small" key={p.id}>
+          <input
+            type="checkbox"
+            checked={chosen.includes(p.id)}
+            onChange={(e) => onChange(e.target.checked ? [...chosen, p.id] : chosen.filter((x) => x !== p.id))}
+          />{' '}
+          {p.name} <span className="muted mono">{p.id}</span>
+        </label>
+      ))}
+    </fieldset>
   );
 }

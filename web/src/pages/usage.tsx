@@ -3,9 +3,10 @@
 import { useMemo, useState } from 'react';
 import { folioClient, type JobUsage, type UsageReport } from '../api.ts';
 import { Link } from '../router.tsx';
-import { Alert, Empty, Loading, StatusBadge, formatDate, useAsync, useTitle } from '../ui.tsx';
+import { Alert, Empty, Loading, SelectField, StatusBadge, formatDate, useAsync, useTitle, type Option } from '../ui.tsx';
 
-const RANGES = [7, 30, 90] as const;
+/** The periods offered, in days back from today. */
+const PERIODS: readonly Option<string>[] = [7, 30, 90].map((d) => [String(d), `Last ${d} days`]);
 
 export function formatTokens(n: number): string {
   return n.toLocaleString('en-US');
@@ -31,16 +32,7 @@ export function UsagePage({ projectId }: { projectId: string }) {
     <div className="stack">
       <div className="page-head">
         <h1>Usage</h1>
-        <div className="field inline">
-          <label htmlFor="u-days">Period</label>
-          <select id="u-days" value={days} onChange={(e) => setDays(Number(e.target.value))}>
-            {RANGES.map((d) => (
-              <option key={d} value={d}>
-                Last {d} days
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField id="u-days" label="Period" inline value={String(days)} onChange={(d) => setDays(Number(d))} options={PERIODS} />
       </div>
       <p className="hint">Tokens the model reported for this project's agent jobs (failed turns too), and their estimated cost from the server's price table.</p>
       {report.error && <Alert title="Usage could not be loaded.">{report.error}</Alert>}
