@@ -142,21 +142,6 @@ export function useTitle(title: string): void {
   }, [title]);
 }
 
-/** A table's column headings. */
-export function TableHead({ columns }: { columns: readonly ReactNode[] }) {
-  return (
-    <thead>
-      <tr>
-        {columns.map((c, i) => (
-          <th key={i} scope="col">
-            {c}
-          </th>
-        ))}
-      </tr>
-    </thead>
-  );
-}
-
 /** The choices of a model picker: '' for the default (the server's unless `defaultText` says otherwise), then the allowed models. */
 export function modelOptions(models: Session['models'], defaultText = `Server default (${models.default})`): Option<string>[] {
   return [['', defaultText], ...models.allowed.map((m): Option<string> => [m, m])];
@@ -185,7 +170,8 @@ function Field(props: { id: string; label: string; hint?: ReactNode; inline?: bo
   );
 }
 
-interface TextFieldProps {
+/** What every text-like field takes. */
+interface TextLikeProps {
   id: string;
   label: string;
   value: string;
@@ -193,6 +179,9 @@ interface TextFieldProps {
   hint?: ReactNode;
   placeholder?: string;
   required?: boolean;
+}
+
+interface TextFieldProps extends TextLikeProps {
   maxLength?: number;
   type?: 'email' | 'url';
   autoComplete?: string;
@@ -230,14 +219,7 @@ export function SelectField<V extends string>(props: { id: string; label: string
   );
 }
 
-interface SecretFieldProps {
-  id: string;
-  label: string;
-  value: string;
-  onChange: (value: string) => void;
-  hint?: ReactNode;
-  placeholder?: string;
-  required?: boolean;
+interface SecretFieldProps extends TextLikeProps {
   minLength?: number;
   /** Off for tokens and secrets; sign-in forms say which password it is, for password managers. */
   autoComplete?: 'off' | 'current-password' | 'new-password';
@@ -268,6 +250,30 @@ export function SecretField({ id, label, onChange, hint, autoComplete = 'off', a
         </button>
       </div>
     </Field>
+  );
+}
+
+/**
+ * A secret the server keeps and never returns (a token, a webhook secret): left empty it stays as it
+ * is, typed it replaces the stored one, and `remove` (when set) offers to clear it.
+ */
+export function StoredSecretField(props: TextLikeProps & { isSet: boolean; unsetText: string; remove?: { label: string; checked: boolean; onChange: (remove: boolean) => void } }) {
+  const { isSet, unsetText, remove, ...field } = props;
+  const removeBox = isSet && remove && (
+    <label className="inline small">
+      <input type="checkbox" checked={remove.checked} onChange={(e) => remove.onChange(e.target.checked)} /> {remove.label}
+    </label>
+  );
+  return <SecretField {...field} placeholder={isSet ? 'Set — type to replace' : unsetText} after={removeBox} />;
+}
+
+/** A card of related fields under a legend. */
+export function Fieldset({ legend, children }: { legend: string; children: ReactNode }) {
+  return (
+    <fieldset className="card stack">
+      <legend>{legend}</legend>
+      {children}
+    </fieldset>
   );
 }
 

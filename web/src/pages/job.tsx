@@ -2,6 +2,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, errorMessage, folioClient, type ChecksMode, type Job, type JobChanges, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
 import { Link } from '../router.tsx';
+import { ACTIONS_COLUMN, Table } from '../tables.tsx';
 import { ActionForm, Alert, Confirm, Empty, formatDate, Loading, StatusBadge, SubmitButton, TextField, useTitle } from '../ui.tsx';
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
@@ -329,6 +330,8 @@ function ArchiveButton({ job, client, onArchived }: { job: Job; client: ReturnTy
   );
 }
 
+const WEBHOOK_COLUMNS = ['Event', 'Status', 'Attempts', 'Last answer', ACTIONS_COLUMN];
+
 /** The job's webhook deliveries (when the project has a webhook URL), with their outcome; each can be sent again. */
 function Webhooks({ jobId, client, refresh }: { jobId: string; client: ReturnType<typeof folioClient>; refresh: number }) {
   const [deliveries, setDeliveries] = useState<WebhookDelivery[] | null>(null);
@@ -361,36 +364,23 @@ function Webhooks({ jobId, client, refresh }: { jobId: string; client: ReturnTyp
     <section className="card stack" aria-labelledby="webhooks-title">
       <h3 id="webhooks-title">Webhook deliveries</h3>
       {error && <Alert kind="warning">{error}</Alert>}
-      <div className="table-wrap">
-      <table className="small">
-        <thead>
-          <tr>
-            <th>Event</th>
-            <th>Status</th>
-            <th>Attempts</th>
-            <th>Last answer</th>
-            <th />
+      <Table className="small" columns={WEBHOOK_COLUMNS}>
+        {deliveries.map((d) => (
+          <tr key={d.id} data-testid="webhook-delivery">
+            <td className="mono">{d.event}</td>
+            <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}` : d.status}</td>
+            <td>{d.attempts}</td>
+            <td>{d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '—')}</td>
+            <td>
+              {d.status !== 'pending' && (
+                <button type="button" className="button small secondary" onClick={() => void resend(d.id)}>
+                  Send again
+                </button>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {deliveries.map((d) => (
-            <tr key={d.id} data-testid="webhook-delivery">
-              <td className="mono">{d.event}</td>
-              <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}` : d.status}</td>
-              <td>{d.attempts}</td>
-              <td>{d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '—')}</td>
-              <td>
-                {d.status !== 'pending' && (
-                  <button type="button" className="button small secondary" onClick={() => void resend(d.id)}>
-                    Send again
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      </div>
+        ))}
+      </Table>
     </section>
   );
 }

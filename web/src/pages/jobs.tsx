@@ -1,8 +1,9 @@
 // Agent jobs: the list (status filter, live updates, more pages) and the new-job form.
 import { useEffect, useMemo, useState } from 'react';
 import { errorMessage, folioClient, type Job, type JobStatus, type Session } from '../api.ts';
-import { Link, navigate } from '../router.tsx';
-import { ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, StatusBadge, SubmitButton, TextField, timeAgo, useTitle, type Option } from '../ui.tsx';
+import { navigate } from '../router.tsx';
+import { JobCells, Table } from '../tables.tsx';
+import { ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useTitle, type Option } from '../ui.tsx';
 import { formatCost, formatTokens, usageTitle } from './usage.tsx';
 
 const FILTERS: readonly Option<'' | JobStatus>[] = [
@@ -86,52 +87,7 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
             {status ? 'Try another status filter.' : 'Describe a change to your docs above and the agent opens a pull request.'}
           </Empty>
         )}
-        {all.length > 0 && (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Pull request</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Tokens</th>
-                  <th scope="col">Cost</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {all.map((j) => (
-                  <tr key={j.id}>
-                    <td>
-                      <Link href={`/projects/${projectId}/jobs/${j.id}`} className="mono">
-                        {j.id}
-                      </Link>
-                    </td>
-                    <td>
-                      <StatusBadge status={j.status} />
-                    </td>
-                    <td>
-                      {j.prLink ? (
-                        <a href={j.prLink} target="_blank" rel="noreferrer">
-                          {prLabel(j.prLink)}
-                        </a>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                    </td>
-                    <td className="small">{j.model}</td>
-                    <td className="num" title={usageTitle(j.usage)}>{formatTokens(j.usage.totalTokens)}</td>
-                    <td className="num">{formatCost(j.usage.estimatedCostUsd)}</td>
-                    <td>{formatDate(j.createdAt)}</td>
-                    <td title={j.updatedAt}>{timeAgo(j.updatedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        {all.length > 0 && <JobsTable projectId={projectId} jobs={all} />}
         {cursor && (
           <div className="actions">
             <button type="button" className="button secondary" onClick={loadMore} disabled={loadingMore}>
@@ -141,6 +97,36 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
         )}
       </section>
     </div>
+  );
+}
+
+const JOB_COLUMNS = ['Job', 'Status', 'Pull request', 'Model', 'Tokens', 'Cost', 'Created', 'Updated'];
+
+function JobsTable({ projectId, jobs }: { projectId: string; jobs: Job[] }) {
+  return (
+    <Table columns={JOB_COLUMNS}>
+      {jobs.map((j) => (
+        <tr key={j.id}>
+          <JobCells projectId={projectId} job={j} />
+          <td>
+            {j.prLink ? (
+              <a href={j.prLink} target="_blank" rel="noreferrer">
+                {prLabel(j.prLink)}
+              </a>
+            ) : (
+              <span className="muted">—</span>
+            )}
+          </td>
+          <td className="small">{j.model}</td>
+          <td className="num" title={usageTitle(j.usage)}>
+            {formatTokens(j.usage.totalTokens)}
+          </td>
+          <td className="num">{formatCost(j.usage.estimatedCostUsd)}</td>
+          <td>{formatDate(j.createdAt)}</td>
+          <td title={j.updatedAt}>{timeAgo(j.updatedAt)}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

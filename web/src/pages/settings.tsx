@@ -1,7 +1,7 @@
 // Project settings: repository, branch, code host, model, draft PRs, webhook, analytics origins, script tag.
 import { useState } from 'react';
 import { api, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
-import { ActionForm, Alert, CopyButton, Loading, modelOptions, SecretField, SelectField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
+import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 import { CODE_HOST_OPTIONS } from './projects.tsx';
 
@@ -118,30 +118,29 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
 
 function RepositoryFields({ draft, edit, project }: { draft: Draft; edit: Edit; project: Project }) {
   return (
-    <fieldset className="card stack">
-      <legend>Repository</legend>
+    <Fieldset legend="Repository">
       <div className="grid-2">
         <TextField id="s-name" label="Project name" required value={draft.name} onChange={(name) => edit({ name })} />
         <TextField id="s-repo" label="Repository URL" required value={draft.repositoryUrl} onChange={(repositoryUrl) => edit({ repositoryUrl })} />
         <TextField id="s-branch" label="Base branch" required value={draft.baseBranch} onChange={(baseBranch) => edit({ baseBranch })} />
         <SelectField id="s-host" label="Code host" value={draft.codeHost} onChange={(codeHost) => edit({ codeHost })} options={CODE_HOST_OPTIONS} />
-        <SecretField
+        <StoredSecretField
           id="s-token"
           label="Repository token"
           value={draft.repoToken}
           onChange={(repoToken) => edit({ repoToken })}
-          placeholder={project.hasRepoToken ? 'Set — type to replace' : 'Uses the server’s GITHUB_TOKEN / GITLAB_TOKEN'}
+          isSet={project.hasRepoToken}
+          unsetText="Uses the server’s GITHUB_TOKEN / GITLAB_TOKEN"
           hint="Stored on the server and never shown again."
         />
       </div>
-    </fieldset>
+    </Fieldset>
   );
 }
 
 function AgentFields({ draft, edit, models }: { draft: Draft; edit: Edit; models: Session['models'] }) {
   return (
-    <fieldset className="card stack">
-      <legend>Agent</legend>
+    <Fieldset legend="Agent">
       <div className="grid-2">
         <SelectField id="s-model" label="Default model" value={draft.defaultModel} onChange={(defaultModel) => edit({ defaultModel })} options={modelOptions(models)} />
         <div className="field checkbox">
@@ -157,39 +156,34 @@ function AgentFields({ draft, edit, models }: { draft: Draft; edit: Edit; models
           hint="Before each push the agent checks links, anchors, images, navigation and redirects, and fixes what it broke. Problems already on the base branch never count."
         />
       </div>
-    </fieldset>
+    </Fieldset>
   );
 }
 
 function WebhookFields({ draft, edit, project }: { draft: Draft; edit: Edit; project: Project }) {
-  const removeSecret = project.hasWebhookSecret && (
-    <label className="inline small">
-      <input type="checkbox" checked={draft.removeSecret} onChange={(e) => edit({ removeSecret: e.target.checked })} /> Remove the secret
-    </label>
-  );
+  const remove = { label: 'Remove the secret', checked: draft.removeSecret, onChange: (removeSecret: boolean) => edit({ removeSecret }) };
   return (
-    <fieldset className="card stack">
-      <legend>Webhook</legend>
+    <Fieldset legend="Webhook">
       <p className="hint">Folio POSTs the job to this URL on every status change, signed with HMAC-SHA256 of the secret.</p>
       <div className="grid-2">
         <TextField id="s-hook" label="Webhook URL" type="url" value={draft.webhookUrl} onChange={(webhookUrl) => edit({ webhookUrl })} placeholder="https://hooks.example.com/folio" />
-        <SecretField
+        <StoredSecretField
           id="s-secret"
           label="Webhook secret"
           value={draft.webhookSecret}
           onChange={(webhookSecret) => edit({ webhookSecret })}
-          placeholder={project.hasWebhookSecret ? 'Set — type to replace' : 'Not set'}
-          after={removeSecret}
+          isSet={project.hasWebhookSecret}
+          unsetText="Not set"
+          remove={remove}
         />
       </div>
-    </fieldset>
+    </Fieldset>
   );
 }
 
 function AnalyticsFields({ draft, edit, project }: { draft: Draft; edit: Edit; project: Project }) {
   return (
-    <fieldset className="card stack">
-      <legend>Analytics</legend>
+    <Fieldset legend="Analytics">
       <TextField
         id="s-origins"
         label="Site origins"
@@ -206,6 +200,6 @@ function AnalyticsFields({ draft, edit, project }: { draft: Draft; edit: Edit; p
           <CopyButton value={project.scriptTag} what="script tag" />
         </div>
       </div>
-    </fieldset>
+    </Fieldset>
   );
 }

@@ -3,8 +3,9 @@
 // recent deliveries with what each did.
 import { useState } from 'react';
 import { api, type RepositoryInput, type TriggerDelivery, type TriggerEvent, type TriggerSettings, type WatchedRepository } from '../api.ts';
-import { Link } from '../router.tsx';
-import { ActionForm, Alert, CopyButton, Empty, formatDate, Loading, SecretField, SelectField, SubmitButton, TextField, timeAgo, useAction, useAsync, type Option } from '../ui.tsx';
+import { jobPath, Link } from '../router.tsx';
+import { Table } from '../tables.tsx';
+import { ActionForm, Alert, CopyButton, Empty, Fieldset, formatDate, Loading, SelectField, StoredSecretField, SubmitButton, TextField, timeAgo, useAction, useAsync, type Option } from '../ui.tsx';
 
 const EVENTS: [TriggerEvent, string][] = [
   ['merged', 'Merged pull requests'],
@@ -90,8 +91,7 @@ function Triggers({ projectId, initial, onChange }: { projectId: string; initial
       <Endpoints projectId={projectId} settings={initial} onChange={onChange} />
       <ActionForm action={save} errorTitle="Not saved." className="stack" onChange={() => setSaved(false)} aria-label="Code-change trigger settings">
         {saved && <Alert kind="success">Saved the trigger settings.</Alert>}
-        <fieldset className="card stack">
-          <legend>Watched repositories</legend>
+        <Fieldset legend="Watched repositories">
           {repos.length === 0 && <p className="hint">No repository is watched: webhooks are answered but start nothing.</p>}
           {repos.map((r, i) => (
             <WatchedRepositoryFields key={r.key} repo={r} number={i + 1} onChange={(change) => update(r.key, change)} onRemove={() => setRepos((rs) => rs.filter((x) => x.key !== r.key))} />
@@ -101,7 +101,7 @@ function Triggers({ projectId, initial, onChange }: { projectId: string; initial
               Watch a repository
             </button>
           </div>
-        </fieldset>
+        </Fieldset>
         <TemplateFields settings={initial} template={template} onChange={setTemplate} />
         <div className="actions">
           <SubmitButton label="Save trigger settings" busyLabel="Saving…" />
@@ -159,11 +159,7 @@ function Endpoints({ projectId, settings, onChange }: { projectId: string; setti
 
 function WatchedRepositoryFields(props: { repo: RepoForm; number: number; onChange: (change: Partial<RepoForm>) => void; onRemove: () => void }) {
   const { repo: r, onChange } = props;
-  const removeToken = r.hasToken && (
-    <label className="inline small">
-      <input type="checkbox" checked={r.removeToken} onChange={(e) => onChange({ removeToken: e.target.checked })} /> Remove the token
-    </label>
-  );
+  const removeToken = { label: 'Remove the token', checked: r.removeToken, onChange: (removeToken: boolean) => onChange({ removeToken }) };
   return (
     <div className="stack watched-repo" role="group" aria-label={`Watched repository ${props.number}`}>
       <div className="grid-2">
@@ -182,13 +178,14 @@ function WatchedRepositoryFields(props: { repo: RepoForm; number: number; onChan
       <div className="grid-3">
         <TextField id={`t-paths-${r.key}`} label="Only when these paths change" rows={3} value={r.paths} onChange={(paths) => onChange({ paths })} placeholder={'src/**\napi/*.proto'} hint="Globs, one per line; empty means any file." />
         <TextField id={`t-labels-${r.key}`} label="Only with one of these labels" value={r.labels} onChange={(labels) => onChange({ labels })} placeholder="docs-needed" hint="Comma-separated; empty means any pull request." />
-        <SecretField
+        <StoredSecretField
           id={`t-token-${r.key}`}
           label="API token to read changes"
           value={r.token}
           onChange={(token) => onChange({ token })}
-          placeholder={r.hasToken ? 'Set — type to replace' : 'Uses GITHUB_TOKEN / GITLAB_TOKEN'}
-          after={removeToken}
+          isSet={r.hasToken}
+          unsetText="Uses GITHUB_TOKEN / GITLAB_TOKEN"
+          remove={removeToken}
         />
       </div>
       <div className="actions">
@@ -208,15 +205,14 @@ function TemplateFields({ settings, template, onChange }: { settings: TriggerSet
     </>
   );
   return (
-    <fieldset className="card stack">
-      <legend>Prompt template</legend>
+    <Fieldset legend="Prompt template">
       <TextField id="t-template" label="The instruction each job gets" rows={12} value={template} onChange={onChange} hint={hint} />
       <div>
         <button type="button" className="button small secondary" onClick={() => onChange(settings.defaultTemplate)}>
           Use the default template
         </button>
       </div>
-    </fieldset>
+    </Fieldset>
   );
 }
 
@@ -244,35 +240,24 @@ function Deliveries({ projectId, settings }: { projectId: string; settings: Trig
   );
 }
 
+const DELIVERY_COLUMNS = ['Received', 'Event', 'Outcome', 'Reason', 'Job'];
+
 function DeliveriesTable({ projectId, rows }: { projectId: string; rows: TriggerDelivery[] }) {
   return (
-    <div className="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Received</th>
-            <th scope="col">Event</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Reason</th>
-            <th scope="col">Job</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((d) => (
-            <tr key={d.id}>
-              <td title={d.receivedAt}>{timeAgo(d.receivedAt)}</td>
-              <td>
-                {d.host === 'github' ? 'GitHub' : 'GitLab'} {d.event ?? ''}
-              </td>
-              <td>
-                <span className={`badge delivery-${d.outcome}`}>{d.outcome.replace('_', ' ')}</span> <span className="muted small">{d.statusCode}</span>
-              </td>
-              <td className="small">{d.reason}</td>
-              <td>{d.jobId ? <Link href={`/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(d.jobId)}`}>{d.jobId}</Link> : '—'}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table columns={DELIVERY_COLUMNS}>
+      {rows.map((d) => (
+        <tr key={d.id}>
+          <td title={d.receivedAt}>{timeAgo(d.receivedAt)}</td>
+          <td>
+            {d.host === 'github' ? 'GitHub' : 'GitLab'} {d.event ?? ''}
+          </td>
+          <td>
+            <span className={`badge delivery-${d.outcome}`}>{d.outcome.replace('_', ' ')}</span> <span className="muted small">{d.statusCode}</span>
+          </td>
+          <td className="small">{d.reason}</td>
+          <td>{d.jobId ? <Link href={jobPath(projectId, d.jobId)}>{d.jobId}</Link> : '—'}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
