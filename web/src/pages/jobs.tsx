@@ -1,9 +1,9 @@
 // Agent jobs: the list (status filter, live updates, more pages) and the new-job form.
 import { useEffect, useMemo, useState } from 'react';
-import { errorMessage, folioClient, type Job, type JobStatus, type Session } from '../api.ts';
+import { errorMessage, folioClient, type FolioClient, type Job, type JobStatus, type Session } from '../api.ts';
 import { navigate } from '../router.tsx';
 import { JobCells, Table } from '../tables.tsx';
-import { ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useTitle, type Option } from '../ui.tsx';
+import { ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useAction, useTitle, type Option } from '../ui.tsx';
 import { formatCost, formatTokens, usageTitle } from './usage.tsx';
 
 const FILTERS: readonly Option<'' | JobStatus>[] = [
@@ -15,25 +15,22 @@ const FILTERS: readonly Option<'' | JobStatus>[] = [
 ];
 const REFRESH_MS = 3000;
 
-export function JobsPage({ projectId, session }: { projectId: string; session: Session }) {
-  useTitle('Agent jobs');
-  const client = useMemo(() => folioClient(projectId), [projectId]);
-  const [status, setStatus] = useState<'' | JobStatus>('');
+/** The first page of jobs, refreshed every few seconds while the tab is visible (live status changes), and older pages on demand. */
+function useJobList(client: FolioClient, status: '' | JobStatus) {
   const [jobs, setJobs] = useState<Job[] | null>(null);
   const [older, setOlder] = useState<Job[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-
-  // The first page refreshes every few seconds while the tab is visible: live status changes.
+  const query = { status: status || undefined, limit: 20 };
   useEffect(() => {
     let live = true;
     setJobs(null);
     setOlder([]);
+    setCursor(null);
     const load = async () => {
       if (document.hidden) return;
       try {
-        const page = await client.listJobsPage({ status: status || undefined, limit: 20 });
+        const page = await client.listJobsPage(query);
         if (!live) return;
         setJobs(page.jobs);
         setCursor((c) => c ?? (page.hasMore ? page.nextCursor : null));
@@ -42,31 +39,31 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
         if (live) setError(errorMessage(err));
       }
     };
-    setCursor(null);
     void load();
     const timer = window.setInterval(load, REFRESH_MS);
     return () => {
       live = false;
       window.clearInterval(timer);
     };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [client, status]);
-
-  const loadMore = async () => {
+  const loadMore = useAction(async () => {
     if (!cursor) return;
-    setLoadingMore(true);
-    try {
-      const page = await client.listJobsPage({ status: status || undefined, limit: 20, cursor });
-      setOlder((o) => [...o, ...page.jobs]);
-      setCursor(page.hasMore ? page.nextCursor : null);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setLoadingMore(false);
-    }
-  };
-
+    const page = await client.listJobsPage({ ...query, cursor });
+    setOlder((o) => [...o, ...page.jobs]);
+    setCursor(page.hasMore ? page.nextCursor : null);
+  });
+  // A job can move from an older page to the first while it refreshes: each is shown once.
   const seen = new Set<string>();
   const all = [...(jobs ?? []), ...older].filter((j) => (seen.has(j.id) ? false : (seen.add(j.id), true)));
+  return { loaded: jobs !== null, all, error: error ?? loadMore.error, hasMore: cursor !== null, loadMore };
+}
+
+export function JobsPage({ projectId, session }: { projectId: string; session: Session }) {
+  useTitle('Agent jobs');
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [status, setStatus] = useState<'' | JobStatus>('');
+  const { loaded, all, error, hasMore, loadMore } = useJobList(client, status);
 
   return (
     <div className="stack">
@@ -78,20 +75,20 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
           <SelectField id="j-filter" label="Status" inline value={status} onChange={setStatus} options={FILTERS} />
         </div>
         <p className="visually-hidden" aria-live="polite">
-          {jobs ? `${all.length} jobs shown` : ''}
+          {loaded ? `${all.length} jobs shown` : ''}
         </p>
         {error && <Alert title="Jobs could not be loaded.">{error}</Alert>}
-        {!jobs && !error && <Loading what="jobs" />}
-        {jobs && all.length === 0 && (
+        {!loaded && !error && <Loading what="jobs" />}
+        {loaded && all.length === 0 && (
           <Empty title={status ? `No ${status} jobs` : 'No jobs yet'}>
             {status ? 'Try another status filter.' : 'Describe a change to your docs above and the agent opens a pull request.'}
           </Empty>
         )}
         {all.length > 0 && <JobsTable projectId={projectId} jobs={all} />}
-        {cursor && (
+        {hasMore && (
           <div className="actions">
-            <button type="button" className="button secondary" onClick={loadMore} disabled={loadingMore}>
-              {loadingMore ? 'Loading…' : 'Load older jobs'}
+            <button type="button" className="button secondary" onClick={() => void loadMore.run()} disabled={loadMore.busy} aria-busy={loadMore.busy}>
+              {loadMore.busy ? 'Loading…' : 'Load older jobs'}
             </button>
           </div>
         )}
