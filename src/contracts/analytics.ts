@@ -16,6 +16,7 @@ export const RangeQuery = Type.Object({
   dateFrom: Type.Optional(DateParam('from')),
   dateTo: Type.Optional(DateParam('to')),
 });
+export type RangeQuery = Static<typeof RangeQuery>;
 
 export const PagedQuery = Type.Object({
   dateFrom: Type.Optional(DateParam('from')),

@@ -4,7 +4,7 @@
 // type comes from the server's schemas (src/contracts) or the typed client that derives from them.
 import { FolioClient, FolioError } from '../../src/client/index.ts';
 import type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery } from '../../src/client/index.ts';
-import type { AgentsResponse, TimeseriesQuery, TimeseriesResponse } from '../../src/contracts/analytics.ts';
+import type { AgentsResponse, RangeQuery, TimeseriesQuery, TimeseriesResponse } from '../../src/contracts/analytics.ts';
 import type { ErrorBody } from '../../src/contracts/common.ts';
 import type {
   ApiKey,
@@ -44,10 +44,12 @@ export type TriggerEvent = WatchedRepository['events'][number];
 export type RepositoryInput = RepositorySettings;
 /** One bucket of GET /v1/analytics/{projectId}/timeseries. */
 export type SeriesPoint = TimeseriesResponse['series'][number];
+/** The bucket size of the time series: hour or day. */
+export type Interval = TimeseriesQuery['interval'];
 /** One row of GET /v1/analytics/{projectId}/agents. */
 export type AgentRow = AgentsResponse['agents'][number];
-/** A date range of the analytics API: inclusive start, exclusive end. */
-type Range = { dateFrom: string; dateTo: string };
+/** A date range of the analytics API (inclusive start, exclusive end); the dashboard always sends both. */
+type Range = Required<RangeQuery>;
 
 export class ApiFailure extends Error {
   readonly status: number;
@@ -146,7 +148,7 @@ export const api = {
   // Job API routes the typed client does not cover.
   jobMessages: (projectId: string, jobId: string) =>
     request<JobMessageList>('GET', `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/messages`).then((r) => r.messages),
-  timeseries: (projectId: string, q: Range & { interval: TimeseriesQuery['interval'] }) =>
+  timeseries: (projectId: string, q: Required<TimeseriesQuery>) =>
     request<TimeseriesResponse>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/timeseries?${new URLSearchParams(q)}`).then((r) => r.series),
   agents: (projectId: string, q: Range) =>
     request<AgentsResponse>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/agents?${new URLSearchParams(q)}`).then((r) => r.agents),

@@ -1,10 +1,10 @@
 // Analytics: date range, human vs AI visitors over time, pages table (sortable, paginated, CSV
 // export), and top AI agents.
 import { useEffect, useMemo, useState } from 'react';
-import { api, errorMessage, folioClient, type AgentRow, type PathCounts, type SeriesPoint, type TrafficCounts } from '../api.ts';
+import { api, errorMessage, folioClient, type AgentRow, type Interval, type PathCounts, type SeriesPoint, type TrafficCounts } from '../api.ts';
 import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, SelectField, useTitle, type Option } from '../ui.tsx';
-import { DAY, fillSeries, SeriesChart, type Interval } from './analytics-chart.tsx';
+import { DAY, fillSeries, SeriesChart } from './analytics-chart.tsx';
 import { PagesTable } from './analytics-pages.tsx';
 
 /** Rows fetched for the table; sorting and paging happen over these. */
