@@ -142,15 +142,15 @@ export function useTitle(title: string): void {
   }, [title]);
 }
 
-/** The choices of a model picker: '' for the default (the server's unless `defaultText` says otherwise), then the allowed models. */
-export function modelOptions(models: Session['models'], defaultText = `Server default (${models.default})`): Option<string>[] {
-  return [['', defaultText], ...models.allowed.map((m): Option<string> => [m, m])];
-}
-
 // ---------------------------------------------------------------- forms
 
 /** A choice of a select: its value and the words shown. */
 export type Option<V extends string> = readonly [value: V, text: string];
+
+/** The choices of a model picker: '' for the default (the server's unless `defaultText` says otherwise), then the allowed models. */
+export function modelOptions(models: Session['models'], defaultText = `Server default (${models.default})`): Option<string>[] {
+  return [['', defaultText], ...models.allowed.map((m): Option<string> => [m, m])];
+}
 
 const hintId = (id: string, hint: ReactNode) => (hint ? `${id}-hint` : undefined);
 
@@ -257,11 +257,11 @@ export function SecretField({ id, label, onChange, hint, autoComplete = 'off', a
  * A secret the server keeps and never returns (a token, a webhook secret): left empty it stays as it
  * is, typed it replaces the stored one, and `remove` (when set) offers to clear it.
  */
-export function StoredSecretField(props: TextLikeProps & { isSet: boolean; unsetText: string; remove?: { label: string; checked: boolean; onChange: (remove: boolean) => void } }) {
+export function StoredSecretField(props: TextLikeProps & { isSet: boolean; unsetText: string; remove?: { label: string; value: boolean; onChange: (remove: boolean) => void } }) {
   const { isSet, unsetText, remove, ...field } = props;
   const removeBox = isSet && remove && (
     <label className="inline small">
-      <input type="checkbox" checked={remove.checked} onChange={(e) => remove.onChange(e.target.checked)} /> {remove.label}
+      <input type="checkbox" checked={remove.value} onChange={(e) => remove.onChange(e.target.checked)} /> {remove.label}
     </label>
   );
   return <SecretField {...field} placeholder={isSet ? 'Set — type to replace' : unsetText} after={removeBox} />;
@@ -303,6 +303,15 @@ export function useAction(action: () => Promise<void>): Action {
     }
   };
   return { busy, error, run };
+}
+
+/** A button that runs an action (see useAction): disabled, and saying `busyLabel` if given, while it runs. */
+export function ActionButton({ action, label, busyLabel = label }: { action: Action; label: string; busyLabel?: string }) {
+  return (
+    <button type="button" className="button secondary" onClick={() => void action.run()} disabled={action.busy} aria-busy={action.busy}>
+      {action.busy ? busyLabel : label}
+    </button>
+  );
 }
 
 const SubmitBusy = createContext(false);

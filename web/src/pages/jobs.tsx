@@ -3,7 +3,7 @@ import { useEffect, useMemo, useState } from 'react';
 import { errorMessage, folioClient, type FolioClient, type Job, type JobStatus, type Session } from '../api.ts';
 import { navigate } from '../router.tsx';
 import { JobCells, Table } from '../tables.tsx';
-import { ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useAction, useTitle, type Option } from '../ui.tsx';
+import { ActionButton, ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useAction, useTitle, type Option } from '../ui.tsx';
 import { formatCost, formatTokens, usageTitle } from './usage.tsx';
 
 const FILTERS: readonly Option<'' | JobStatus>[] = [
@@ -87,9 +87,7 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
         {all.length > 0 && <JobsTable projectId={projectId} jobs={all} />}
         {hasMore && (
           <div className="actions">
-            <button type="button" className="button secondary" onClick={() => void loadMore.run()} disabled={loadMore.busy} aria-busy={loadMore.busy}>
-              {loadMore.busy ? 'Loading…' : 'Load older jobs'}
-            </button>
+            <ActionButton action={loadMore} label="Load older jobs" busyLabel="Loading…" />
           </div>
         )}
       </section>

@@ -47,7 +47,8 @@ interface Draft {
   origins: string;
 }
 
-type Edit = (change: Partial<Draft>) => void;
+/** The value of one draft field and the setter of it, spread into the field's props. */
+type Bind = <K extends keyof Draft>(key: K) => { value: Draft[K]; onChange: (value: Draft[K]) => void };
 
 const draftOf = (p: Project): Draft => ({
   name: p.name,
@@ -63,6 +64,10 @@ const draftOf = (p: Project): Draft => ({
   removeSecret: false,
   origins: p.siteOrigins.join('\n'),
 });
+
+function Checkbox({ id, value, onChange }: { id: string; value: boolean; onChange: (checked: boolean) => void }) {
+  return <input id={id} type="checkbox" checked={value} onChange={(e) => onChange(e.target.checked)} />;
+}
 
 /** What the server is sent: a secret only when typed (or removed), so an empty field keeps it. */
 function inputOf(d: Draft): ProjectInput {
@@ -89,12 +94,12 @@ function inputOf(d: Draft): ProjectInput {
 function SettingsForm({ project, session, onSaved }: { project: Project; session: Session; onSaved: (p: Project) => void }) {
   const [draft, setDraft] = useState(() => draftOf(project));
   const [saved, setSaved] = useState(false);
-  const edit: Edit = (change) => setDraft((d) => ({ ...d, ...change }));
+  const bind: Bind = (key) => ({ value: draft[key], onChange: (value) => setDraft((d) => ({ ...d, [key]: value })) });
 
   const save = async () => {
     setSaved(false);
     const p = await api.updateProject(project.id, inputOf(draft));
-    edit({ webhookSecret: '', repoToken: '', removeSecret: false });
+    setDraft((d) => ({ ...d, webhookSecret: '', repoToken: '', removeSecret: false }));
     onSaved(p);
     setSaved(true);
   };
@@ -104,10 +109,10 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
       <h1>Settings</h1>
       <ActionForm action={save} errorTitle="Not saved." className="stack" onChange={() => setSaved(false)}>
         {saved && <Alert kind="success">Settings saved.</Alert>}
-        <RepositoryFields draft={draft} edit={edit} project={project} />
-        <AgentFields draft={draft} edit={edit} models={session.models} />
-        <WebhookFields draft={draft} edit={edit} project={project} />
-        <AnalyticsFields draft={draft} edit={edit} project={project} />
+        <RepositoryFields bind={bind} project={project} />
+        <AgentFields bind={bind} models={session.models} />
+        <WebhookFields bind={bind} project={project} />
+        <AnalyticsFields bind={bind} project={project} />
         <div className="actions">
           <SubmitButton label="Save settings" busyLabel="Saving…" />
         </div>
@@ -116,19 +121,18 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
   );
 }
 
-function RepositoryFields({ draft, edit, project }: { draft: Draft; edit: Edit; project: Project }) {
+function RepositoryFields({ bind, project }: { bind: Bind; project: Project }) {
   return (
     <Fieldset legend="Repository">
       <div className="grid-2">
-        <TextField id="s-name" label="Project name" required value={draft.name} onChange={(name) => edit({ name })} />
-        <TextField id="s-repo" label="Repository URL" required value={draft.repositoryUrl} onChange={(repositoryUrl) => edit({ repositoryUrl })} />
-        <TextField id="s-branch" label="Base branch" required value={draft.baseBranch} onChange={(baseBranch) => edit({ baseBranch })} />
-        <SelectField id="s-host" label="Code host" value={draft.codeHost} onChange={(codeHost) => edit({ codeHost })} options={CODE_HOST_OPTIONS} />
+        <TextField id="s-name" label="Project name" required {...bind('name')} />
+        <TextField id="s-repo" label="Repository URL" required {...bind('repositoryUrl')} />
+        <TextField id="s-branch" label="Base branch" required {...bind('baseBranch')} />
+        <SelectField id="s-host" label="Code host" {...bind('codeHost')} options={CODE_HOST_OPTIONS} />
         <StoredSecretField
           id="s-token"
           label="Repository token"
-          value={draft.repoToken}
-          onChange={(repoToken) => edit({ repoToken })}
+          {...bind('repoToken')}
           isSet={project.hasRepoToken}
           unsetText="Uses the server’s GITHUB_TOKEN / GITLAB_TOKEN"
           hint="Stored on the server and never shown again."
@@ -138,20 +142,19 @@ function RepositoryFields({ draft, edit, project }: { draft: Draft; edit: Edit; 
   );
 }
 
-function AgentFields({ draft, edit, models }: { draft: Draft; edit: Edit; models: Session['models'] }) {
+function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }) {
   return (
     <Fieldset legend="Agent">
       <div className="grid-2">
-        <SelectField id="s-model" label="Default model" value={draft.defaultModel} onChange={(defaultModel) => edit({ defaultModel })} options={modelOptions(models)} />
+        <SelectField id="s-model" label="Default model" {...bind('defaultModel')} options={modelOptions(models)} />
         <div className="field checkbox">
-          <input id="s-draft" type="checkbox" checked={draft.draftPrs} onChange={(e) => edit({ draftPrs: e.target.checked })} />
+          <Checkbox id="s-draft" {...bind('draftPrs')} />
           <label htmlFor="s-draft">Open pull requests as drafts</label>
         </div>
         <SelectField
           id="s-checks"
           label="Docs checks"
-          value={draft.checks}
-          onChange={(checks) => edit({ checks })}
+          {...bind('checks')}
           options={CHECKS_OPTIONS}
           hint="Before each push the agent checks links, anchors, images, navigation and redirects, and fixes what it broke. Problems already on the base branch never count."
         />
@@ -160,36 +163,33 @@ function AgentFields({ draft, edit, models }: { draft: Draft; edit: Edit; models
   );
 }
 
-function WebhookFields({ draft, edit, project }: { draft: Draft; edit: Edit; project: Project }) {
-  const remove = { label: 'Remove the secret', checked: draft.removeSecret, onChange: (removeSecret: boolean) => edit({ removeSecret }) };
+function WebhookFields({ bind, project }: { bind: Bind; project: Project }) {
   return (
     <Fieldset legend="Webhook">
       <p className="hint">Folio POSTs the job to this URL on every status change, signed with HMAC-SHA256 of the secret.</p>
       <div className="grid-2">
-        <TextField id="s-hook" label="Webhook URL" type="url" value={draft.webhookUrl} onChange={(webhookUrl) => edit({ webhookUrl })} placeholder="https://hooks.example.com/folio" />
+        <TextField id="s-hook" label="Webhook URL" type="url" {...bind('webhookUrl')} placeholder="https://hooks.example.com/folio" />
         <StoredSecretField
           id="s-secret"
           label="Webhook secret"
-          value={draft.webhookSecret}
-          onChange={(webhookSecret) => edit({ webhookSecret })}
+          {...bind('webhookSecret')}
           isSet={project.hasWebhookSecret}
           unsetText="Not set"
-          remove={remove}
+          remove={{ label: 'Remove the secret', ...bind('removeSecret') }}
         />
       </div>
     </Fieldset>
   );
 }
 
-function AnalyticsFields({ draft, edit, project }: { draft: Draft; edit: Edit; project: Project }) {
+function AnalyticsFields({ bind, project }: { bind: Bind; project: Project }) {
   return (
     <Fieldset legend="Analytics">
       <TextField
         id="s-origins"
         label="Site origins"
         rows={3}
-        value={draft.origins}
-        onChange={(origins) => edit({ origins })}
+        {...bind('origins')}
         placeholder="https://docs.example.com"
         hint="One per line. Only pages on these origins may send browser analytics."
       />

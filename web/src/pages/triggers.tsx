@@ -5,7 +5,7 @@ import { useState } from 'react';
 import { api, type RepositoryInput, type TriggerDelivery, type TriggerEvent, type TriggerSettings, type WatchedRepository } from '../api.ts';
 import { jobPath, Link } from '../router.tsx';
 import { Table } from '../tables.tsx';
-import { ActionForm, Alert, CopyButton, Empty, Fieldset, formatDate, Loading, SelectField, StoredSecretField, SubmitButton, TextField, timeAgo, useAction, useAsync, type Option } from '../ui.tsx';
+import { ActionButton, ActionForm, Alert, CopyButton, Empty, Fieldset, formatDate, Loading, SelectField, StoredSecretField, SubmitButton, TextField, timeAgo, useAction, useAsync, type Option } from '../ui.tsx';
 
 const EVENTS: [TriggerEvent, string][] = [
   ['merged', 'Merged pull requests'],
@@ -149,9 +149,7 @@ function Endpoints({ projectId, settings, onChange }: { projectId: string; setti
       )}
       {makeSecret.error && <Alert title="No new secret.">{makeSecret.error}</Alert>}
       <div className="actions">
-        <button type="button" className="button secondary" onClick={() => void makeSecret.run()} disabled={makeSecret.busy} aria-busy={makeSecret.busy}>
-          {settings.hasSecret ? 'Make a new secret' : 'Make a secret'}
-        </button>
+        <ActionButton action={makeSecret} label={settings.hasSecret ? 'Make a new secret' : 'Make a secret'} />
       </div>
     </div>
   );
@@ -159,7 +157,7 @@ function Endpoints({ projectId, settings, onChange }: { projectId: string; setti
 
 function WatchedRepositoryFields(props: { repo: RepoForm; number: number; onChange: (change: Partial<RepoForm>) => void; onRemove: () => void }) {
   const { repo: r, onChange } = props;
-  const removeToken = { label: 'Remove the token', checked: r.removeToken, onChange: (removeToken: boolean) => onChange({ removeToken }) };
+  const removeToken = { label: 'Remove the token', value: r.removeToken, onChange: (removeToken: boolean) => onChange({ removeToken }) };
   return (
     <div className="stack watched-repo" role="group" aria-label={`Watched repository ${props.number}`}>
       <div className="grid-2">
