@@ -16,6 +16,7 @@ export const RangeQuery = Type.Object({
   dateFrom: Type.Optional(DateParam('from')),
   dateTo: Type.Optional(DateParam('to')),
 });
+export type RangeQuery = Static<typeof RangeQuery>;
 
 export const PagedQuery = Type.Object({
   dateFrom: Type.Optional(DateParam('from')),
@@ -84,6 +85,7 @@ export const TimeseriesResponse = Type.Object({
     }),
   ),
 });
+export type TimeseriesResponse = Static<typeof TimeseriesResponse>;
 
 export const AgentsResponse = Type.Object({
   agents: Type.Array(
@@ -95,6 +97,7 @@ export const AgentsResponse = Type.Object({
     }),
   ),
 });
+export type AgentsResponse = Static<typeof AgentsResponse>;
 
 export const EventsBody = Type.Object(
   {

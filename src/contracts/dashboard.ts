@@ -14,6 +14,7 @@ export const Credentials = Type.Object(
 );
 
 export const SetupState = Type.Object({ setupRequired: Type.Boolean() });
+export type SetupState = Static<typeof SetupState>;
 
 export const User = Type.Object({
   id: Type.String(),
@@ -91,6 +92,7 @@ export const DashboardProject = Type.Object({ ...Project.properties, scriptTag: 
 export type DashboardProject = Static<typeof DashboardProject>;
 
 export const ProjectList = Type.Object({ projects: Type.Array(DashboardProject) });
+export type ProjectList = Static<typeof ProjectList>;
 
 export const ProjectIdParams = Type.Object({ projectId: Type.String({ minLength: 1, maxLength: 64 }) });
 
@@ -106,6 +108,7 @@ export const CreateKeyBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type CreateKeyBody = Static<typeof CreateKeyBody>;
 
 /** A key that covers every project (allProjects) or the listed ones (projectIds). */
 export const CreateAdminKeyBody = Type.Object(
@@ -116,6 +119,7 @@ export const CreateAdminKeyBody = Type.Object(
   },
   { additionalProperties: false },
 );
+export type CreateAdminKeyBody = Static<typeof CreateAdminKeyBody>;
 
 export const ApiKey = Type.Object({
   id: Type.String(),
@@ -137,9 +141,11 @@ export const ApiKey = Type.Object({
 export type ApiKey = Static<typeof ApiKey>;
 
 export const ApiKeyList = Type.Object({ keys: Type.Array(ApiKey) });
+export type ApiKeyList = Static<typeof ApiKeyList>;
 
 /** A new key: the only answer that holds the key itself. */
 export const CreatedKey = Type.Object({ ...ApiKey.properties, key: Type.String() });
+export type CreatedKey = Static<typeof CreatedKey>;
 
 export const KeyParams = Type.Object({ keyId: Type.String({ minLength: 1, maxLength: 64 }) });
 export const ProjectKeyParams = Type.Object({ ...ProjectIdParams.properties, ...KeyParams.properties });

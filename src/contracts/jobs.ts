@@ -199,6 +199,24 @@ export const JobChanges = Type.Object(
 );
 export type JobChanges = Static<typeof JobChanges>;
 
+/**
+ * GET /v2/agent/{projectId}/job/{id}/messages: the prompt and every follow-up. The same wire shape as
+ * the route's inline response schema (src/http/routes/jobs.ts), which should use this one.
+ */
+export const JobMessage = Type.Object({
+  seq: Type.Integer(),
+  prompt: Type.String(),
+  createdAt: Type.String({ format: 'date-time' }),
+  handledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  outcome: Type.Union([Type.String(), Type.Null()]),
+  title: Type.Union([Type.String(), Type.Null()]),
+  summary: Type.Union([Type.String(), Type.Null()]),
+});
+export type JobMessage = Static<typeof JobMessage>;
+
+export const JobMessageList = Type.Object({ messages: Type.Array(JobMessage) });
+export type JobMessageList = Static<typeof JobMessageList>;
+
 export const UsageQuery = Type.Object(
   {
     days: Type.Optional(Type.Integer({ minimum: 1, maximum: 366, default: 30, description: 'Days back from today (UTC), today included.' })),

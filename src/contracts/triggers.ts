@@ -104,6 +104,7 @@ export type TriggerSettings = Static<typeof TriggerSettings>;
 
 /** A new secret: the only answer that holds it. */
 export const TriggerSettingsWithSecret = Type.Object({ ...TriggerSettings.properties, secret: Type.String() });
+export type TriggerSettingsWithSecret = Static<typeof TriggerSettingsWithSecret>;
 
 export const TriggerDelivery = Type.Object({
   id: Type.Integer(),
@@ -121,3 +122,4 @@ export const TriggerDelivery = Type.Object({
 export type TriggerDelivery = Static<typeof TriggerDelivery>;
 
 export const TriggerDeliveryList = Type.Object({ deliveries: Type.Array(TriggerDelivery) });
+export type TriggerDeliveryList = Static<typeof TriggerDeliveryList>;

@@ -1,17 +1,55 @@
 // The dashboard's HTTP layer. Sign-in and the admin API (/api) are called here directly; jobs and
 // analytics go through the typed client (folio/client), authenticated by the session cookie: its
-// fetch hook drops the Bearer header and adds the session's CSRF token to every change.
+// fetch hook drops the Bearer header and adds the session's CSRF token to every change. Every wire
+// type comes from the server's schemas (src/contracts) or the typed client that derives from them.
 import { FolioClient, FolioError } from '../../src/client/index.ts';
 import type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery } from '../../src/client/index.ts';
-
-import type { ApiKey, ChecksMode, DashboardProject, Session, UpdateProjectBody, User } from '../../src/contracts/dashboard.ts';
+import type { AgentsResponse, RangeQuery, TimeseriesQuery, TimeseriesResponse } from '../../src/contracts/analytics.ts';
+import type { ErrorBody } from '../../src/contracts/common.ts';
+import type {
+  ApiKey,
+  ApiKeyList,
+  ChecksMode,
+  CreateAdminKeyBody,
+  CreatedKey,
+  CreateKeyBody,
+  DashboardProject,
+  ProjectList,
+  Session,
+  SetupState,
+  UpdateProjectBody,
+  User,
+} from '../../src/contracts/dashboard.ts';
+import type { JobMessage, JobMessageList } from '../../src/contracts/jobs.ts';
+import type {
+  RepositorySettings,
+  TriggerDelivery,
+  TriggerDeliveryList,
+  TriggerSettings,
+  TriggerSettingsBody,
+  TriggerSettingsWithSecret,
+  WatchedRepository,
+} from '../../src/contracts/triggers.ts';
 
 export type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery };
-export type { ApiKey, ChecksMode, Session, User };
+export type { ApiKey, ChecksMode, CreatedKey, JobMessage, Session, User };
+export type { FolioClient };
+export type { TriggerDelivery, TriggerSettings, WatchedRepository };
 /** A project as the dashboard API answers it (with its script tag). */
 export type Project = DashboardProject;
 /** What a project form sends: any of the settings; an empty string clears an optional one. */
 export type ProjectInput = Omit<UpdateProjectBody, 'checks'> & { checks?: ChecksMode };
+export type TriggerEvent = WatchedRepository['events'][number];
+/** A watched repository as the settings form sends it. */
+export type RepositoryInput = RepositorySettings;
+/** One bucket of GET /v1/analytics/{projectId}/timeseries. */
+export type SeriesPoint = TimeseriesResponse['series'][number];
+/** The bucket size of the time series: hour or day. */
+export type Interval = TimeseriesQuery['interval'];
+/** One row of GET /v1/analytics/{projectId}/agents. */
+export type AgentRow = AgentsResponse['agents'][number];
+/** A date range of the analytics API (inclusive start, exclusive end); the dashboard always sends both. */
+type Range = Required<RangeQuery>;
 
 export class ApiFailure extends Error {
   readonly status: number;
@@ -21,37 +59,6 @@ export class ApiFailure extends Error {
     this.status = status;
     this.code = code;
   }
-}
-
-import type { RepositorySettings, TriggerDelivery, TriggerSettings, WatchedRepository } from '../../src/contracts/triggers.ts';
-
-export type { TriggerDelivery, TriggerSettings, WatchedRepository };
-export type TriggerEvent = WatchedRepository['events'][number];
-/** A watched repository as the settings form sends it. */
-export type RepositoryInput = RepositorySettings;
-
-export interface JobMessage {
-  seq: number;
-  prompt: string;
-  createdAt: string;
-  handledAt: string | null;
-  outcome: string | null;
-  title: string | null;
-  summary: string | null;
-}
-
-export interface SeriesPoint {
-  start: string;
-  human: number;
-  ai: number;
-  total: number;
-}
-
-export interface AgentRow {
-  agent: string;
-  category: string;
-  visitors: number;
-  views: number;
 }
 
 let csrfToken: string | null = null;
@@ -77,19 +84,27 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
     throw new ApiFailure(0, 'network_error', 'Could not reach the Folio server. Check your connection and try again.');
   }
   if (res.status === 204) return undefined as T;
-  const text = await res.text();
-  let data: any;
-  try {
-    data = text ? JSON.parse(text) : undefined;
-  } catch {
-    data = undefined;
-  }
+  const data = parseJson(await res.text());
   if (!res.ok) {
-    const failure = new ApiFailure(res.status, data?.code ?? 'http_error', data?.error ?? `The server answered ${res.status}.`);
-    if (res.status === 401 && data?.code === 'not_signed_in') onSignedOut();
+    const body = isErrorBody(data) ? data : null;
+    const failure = new ApiFailure(res.status, body?.code ?? 'http_error', body?.error ?? `The server answered ${res.status}.`);
+    if (res.status === 401 && body?.code === 'not_signed_in') onSignedOut();
     throw failure;
   }
+  // The server serializes every answer with the route's schema, the source of T.
   return data as T;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isErrorBody(data: unknown): data is ErrorBody {
+  return typeof data === 'object' && data !== null && typeof (data as Partial<ErrorBody>).error === 'string' && typeof (data as Partial<ErrorBody>).code === 'string';
 }
 
 /** A readable sentence for any failure of the admin API or the typed client. */
@@ -100,56 +115,44 @@ export function errorMessage(err: unknown): string {
 }
 
 export const api = {
-  setupRequired: () => request<{ setupRequired: boolean }>('GET', '/api/setup'),
+  setupRequired: () => request<SetupState>('GET', '/api/setup'),
   setup: (email: string, password: string) => request<Session>('POST', '/api/setup', { email, password }),
   login: (email: string, password: string) => request<Session>('POST', '/api/login', { email, password }),
   logout: () => request<void>('POST', '/api/logout'),
   session: () => request<Session>('GET', '/api/session'),
 
-  projects: () => request<{ projects: Project[] }>('GET', '/api/projects').then((r) => r.projects),
+  projects: () => request<ProjectList>('GET', '/api/projects').then((r) => r.projects),
   project: (id: string) => request<Project>('GET', `/api/projects/${encodeURIComponent(id)}`),
   createProject: (input: ProjectInput) => request<Project>('POST', '/api/projects', input),
   updateProject: (id: string, input: ProjectInput) => request<Project>('PATCH', `/api/projects/${encodeURIComponent(id)}`, input),
 
-  keys: (projectId: string) => request<{ keys: ApiKey[] }>('GET', `/api/projects/${encodeURIComponent(projectId)}/keys`).then((r) => r.keys),
-  createKey: (projectId: string, input: { name: string; scope: 'read' | 'write'; expiresInDays: number | null }) =>
-    request<ApiKey & { key: string }>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys`, input),
+  keys: (projectId: string) => request<ApiKeyList>('GET', `/api/projects/${encodeURIComponent(projectId)}/keys`).then((r) => r.keys),
+  createKey: (projectId: string, input: CreateKeyBody) =>
+    request<CreatedKey>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys`, input),
   revokeKey: (projectId: string, keyId: string) =>
     request<ApiKey>('POST', `/api/projects/${encodeURIComponent(projectId)}/keys/${encodeURIComponent(keyId)}/revoke`),
 
-  allKeys: () => request<{ keys: ApiKey[] }>('GET', '/api/keys').then((r) => r.keys),
-  createAdminKey: (input: { name: string; scope: 'read' | 'write'; expiresInDays: number | null; allProjects?: true; projectIds?: string[] }) =>
-    request<ApiKey & { key: string }>('POST', '/api/keys', input),
+  allKeys: () => request<ApiKeyList>('GET', '/api/keys').then((r) => r.keys),
+  createAdminKey: (input: CreateAdminKeyBody) =>
+    request<CreatedKey>('POST', '/api/keys', input),
   revokeAnyKey: (keyId: string) => request<ApiKey>('POST', `/api/keys/${encodeURIComponent(keyId)}/revoke`),
 
   triggers: (projectId: string) => request<TriggerSettings>('GET', `/api/projects/${encodeURIComponent(projectId)}/triggers`),
-  saveTriggers: (projectId: string, input: { template?: string | null; repositories?: RepositoryInput[] }) =>
+  saveTriggers: (projectId: string, input: TriggerSettingsBody) =>
     request<TriggerSettings>('PUT', `/api/projects/${encodeURIComponent(projectId)}/triggers`, input),
   makeTriggerSecret: (projectId: string) =>
-    request<TriggerSettings & { secret: string }>('POST', `/api/projects/${encodeURIComponent(projectId)}/triggers/secret`),
+    request<TriggerSettingsWithSecret>('POST', `/api/projects/${encodeURIComponent(projectId)}/triggers/secret`),
   triggerDeliveries: (projectId: string) =>
-    request<{ deliveries: TriggerDelivery[] }>('GET', `/api/projects/${encodeURIComponent(projectId)}/triggers/deliveries?limit=50`).then((r) => r.deliveries),
+    request<TriggerDeliveryList>('GET', `/api/projects/${encodeURIComponent(projectId)}/triggers/deliveries?limit=50`).then((r) => r.deliveries),
 
   // Job API routes the typed client does not cover.
   jobMessages: (projectId: string, jobId: string) =>
-    request<{ messages: JobMessage[] }>('GET', `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/messages`).then((r) => r.messages),
-  timeseries: (projectId: string, q: { dateFrom: string; dateTo: string; interval: 'day' | 'hour' }) =>
-    request<any>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/timeseries?${new URLSearchParams(q)}`).then(seriesOf),
-  agents: (projectId: string, q: { dateFrom: string; dateTo: string }) =>
-    request<any>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/agents?${new URLSearchParams(q)}`).then(
-      (r): AgentRow[] => (Array.isArray(r) ? r : (r?.agents ?? [])),
-    ),
+    request<JobMessageList>('GET', `/v2/agent/${encodeURIComponent(projectId)}/job/${encodeURIComponent(jobId)}/messages`).then((r) => r.messages),
+  timeseries: (projectId: string, q: Required<TimeseriesQuery>) =>
+    request<TimeseriesResponse>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/timeseries?${new URLSearchParams(q)}`).then((r) => r.series),
+  agents: (projectId: string, q: Range) =>
+    request<AgentsResponse>('GET', `/v1/analytics/${encodeURIComponent(projectId)}/agents?${new URLSearchParams(q)}`).then((r) => r.agents),
 };
-
-function seriesOf(r: any): SeriesPoint[] {
-  const points: any[] = Array.isArray(r) ? r : (r?.points ?? r?.series ?? r?.timeseries ?? []);
-  return points.map((p) => ({
-    start: typeof p.start === 'number' ? new Date(p.start).toISOString() : String(p.start ?? p.date ?? p.time),
-    human: Number(p.human ?? 0),
-    ai: Number(p.ai ?? 0),
-    total: Number(p.total ?? 0),
-  }));
-}
 
 const sessionFetch: typeof fetch = (input, init = {}) => {
   const headers = new Headers(init.headers);

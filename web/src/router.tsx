@@ -54,3 +54,8 @@ export function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, { replace: true }), [to]);
   return null;
 }
+
+/** The dashboard page of one job. */
+export function jobPath(projectId: string, jobId: string): string {
+  return `/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}`;
+}

@@ -1,6 +1,7 @@
-// Shared pieces: async loading, copy buttons, alerts, empty states, confirmation dialogs, formatting.
-import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
-import { errorMessage } from './api.ts';
+// Shared pieces: async loading, copy buttons, alerts, empty states, confirmation dialogs, tables,
+// formatting, and the pieces of every form (labelled fields, secrets, submitting).
+import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type FormHTMLAttributes, type ReactNode } from 'react';
+import { errorMessage, type Session } from './api.ts';
 
 export interface Async<T> {
   data: T | undefined;
@@ -141,16 +142,203 @@ export function useTitle(title: string): void {
   }, [title]);
 }
 
-/** The default-model picker of project forms: the server default or one of the allowed models. */
-export function ModelSelect(props: { id: string; value: string; onChange: (model: string) => void; models: { default: string; allowed: string[] } }) {
+// ---------------------------------------------------------------- forms
+
+/** A choice of a select: its value and the words shown. */
+export type Option<V extends string> = readonly [value: V, text: string];
+
+/** The choices of a model picker: '' for the default (the server's unless `defaultText` says otherwise), then the allowed models. */
+export function modelOptions(models: Session['models'], defaultText = `Server default (${models.default})`): Option<string>[] {
+  return [['', defaultText], ...models.allowed.map((m): Option<string> => [m, m])];
+}
+
+const hintId = (id: string, hint: ReactNode) => (hint ? `${id}-hint` : undefined);
+
+/** A control with its label (tied by id) and an optional hint (tied by aria-describedby), then `after`. */
+function Field(props: { id: string; label: string; hint?: ReactNode; inline?: boolean; after?: ReactNode; children: ReactNode }) {
   return (
-    <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.target.value)}>
-      <option value="">Server default ({props.models.default})</option>
-      {props.models.allowed.map((m) => (
-        <option key={m} value={m}>
-          {m}
-        </option>
-      ))}
-    </select>
+    <div className={props.inline ? 'field inline' : 'field'}>
+      <label htmlFor={props.id}>{props.label}</label>
+      {props.children}
+      {props.hint && (
+        <p id={hintId(props.id, props.hint)} className="hint">
+          {props.hint}
+        </p>
+      )}
+      {props.after}
+    </div>
+  );
+}
+
+/** What every text-like field takes. */
+interface TextLikeProps {
+  id: string;
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  hint?: ReactNode;
+  placeholder?: string;
+  required?: boolean;
+}
+
+interface TextFieldProps extends TextLikeProps {
+  maxLength?: number;
+  type?: 'email' | 'url';
+  autoComplete?: string;
+  /** A multi-line text of this many rows. */
+  rows?: number;
+}
+
+/** A labelled text input, or a textarea when `rows` is given. */
+export function TextField({ id, label, value, onChange, hint, rows, type, autoComplete, ...rest }: TextFieldProps) {
+  const common = { id, value, 'aria-describedby': hintId(id, hint), ...rest };
+  return (
+    <Field id={id} label={label} hint={hint}>
+      {rows ? (
+        <textarea rows={rows} {...common} onChange={(e) => onChange(e.target.value)} />
+      ) : (
+        <input type={type} autoComplete={autoComplete} {...common} onChange={(e) => onChange(e.target.value)} />
+      )}
+    </Field>
+  );
+}
+
+/** A labelled select; `inline` puts the label beside it (filters in a page head). */
+export function SelectField<V extends string>(props: { id: string; label: string; value: V; onChange: (value: V) => void; options: readonly Option<V>[]; hint?: ReactNode; inline?: boolean }) {
+  return (
+    <Field id={props.id} label={props.label} hint={props.hint} inline={props.inline}>
+      {/* The options are the only values the select can take, so the value is a V. */}
+      <select id={props.id} value={props.value} onChange={(e) => props.onChange(e.target.value as V)} aria-describedby={hintId(props.id, props.hint)}>
+        {props.options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+interface SecretFieldProps extends TextLikeProps {
+  minLength?: number;
+  /** Off for tokens and secrets; sign-in forms say which password it is, for password managers. */
+  autoComplete?: 'off' | 'current-password' | 'new-password';
+  /** Shown below, e.g. a choice to remove the stored secret. */
+  after?: ReactNode;
+}
+
+/** A password field with a button that shows or hides what was typed. */
+export function SecretField({ id, label, onChange, hint, autoComplete = 'off', after, ...rest }: SecretFieldProps) {
+  const [shown, setShown] = useState(false);
+  return (
+    <Field id={id} label={label} hint={hint} after={after}>
+      <div className="secret-row">
+        <input
+          id={id}
+          type={shown ? 'text' : 'password'}
+          autoComplete={autoComplete}
+          autoCapitalize="off"
+          spellCheck={false}
+          aria-describedby={hintId(id, hint)}
+          {...rest}
+          onChange={(e) => onChange(e.target.value)}
+        />
+        {/* Named by its text, not aria-label, so the field's label names only the field. */}
+        <button type="button" className="button small secondary" aria-controls={id} onClick={() => setShown((s) => !s)}>
+          {shown ? 'Hide' : 'Show'}
+          <span className="visually-hidden"> {label}</span>
+        </button>
+      </div>
+    </Field>
+  );
+}
+
+/**
+ * A secret the server keeps and never returns (a token, a webhook secret): left empty it stays as it
+ * is, typed it replaces the stored one, and `remove` (when set) offers to clear it.
+ */
+export function StoredSecretField(props: TextLikeProps & { isSet: boolean; unsetText: string; remove?: { label: string; value: boolean; onChange: (remove: boolean) => void } }) {
+  const { isSet, unsetText, remove, ...field } = props;
+  const removeBox = isSet && remove && (
+    <label className="inline small">
+      <input type="checkbox" checked={remove.value} onChange={(e) => remove.onChange(e.target.checked)} /> {remove.label}
+    </label>
+  );
+  return <SecretField {...field} placeholder={isSet ? 'Set — type to replace' : unsetText} after={removeBox} />;
+}
+
+/** A card of related fields under a legend. */
+export function Fieldset({ legend, children }: { legend: string; children: ReactNode }) {
+  return (
+    <fieldset className="card stack">
+      <legend>{legend}</legend>
+      {children}
+    </fieldset>
+  );
+}
+
+export interface Action {
+  busy: boolean;
+  error: string | null;
+  run: () => Promise<void>;
+}
+
+/** Runs `action` on demand, one run at a time, keeping whether it runs and why it last failed (throw to refuse). */
+export function useAction(action: () => Promise<void>): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const running = useRef(false);
+  const run = async () => {
+    if (running.current) return;
+    running.current = true;
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      running.current = false;
+      setBusy(false);
+    }
+  };
+  return { busy, error, run };
+}
+
+/** A button that runs an action (see useAction): disabled, and saying `busyLabel` if given, while it runs. */
+export function ActionButton({ action, label, busyLabel = label }: { action: Action; label: string; busyLabel?: string }) {
+  return (
+    <button type="button" className="button secondary" onClick={() => void action.run()} disabled={action.busy} aria-busy={action.busy}>
+      {action.busy ? busyLabel : label}
+    </button>
+  );
+}
+
+const SubmitBusy = createContext(false);
+
+type FormAttributes = Omit<FormHTMLAttributes<HTMLFormElement>, 'onSubmit' | 'children' | 'action'>;
+
+/** A form whose submit runs `action`: busy while it runs (its SubmitButton too), its failure shown above the fields. */
+export function ActionForm({ action, errorTitle, children, ...attributes }: FormAttributes & { action: () => Promise<void>; errorTitle?: string; children: ReactNode }) {
+  const submit = useAction(action);
+  const onSubmit = (e: FormEvent) => {
+    e.preventDefault();
+    void submit.run();
+  };
+  return (
+    <form {...attributes} onSubmit={onSubmit} aria-busy={submit.busy}>
+      {submit.error && <Alert title={errorTitle}>{submit.error}</Alert>}
+      <SubmitBusy.Provider value={submit.busy}>{children}</SubmitBusy.Provider>
+    </form>
+  );
+}
+
+/** The submit button of an ActionForm: disabled and saying `busyLabel` while the form's action runs. */
+export function SubmitButton({ label, busyLabel, disabled = false }: { label: string; busyLabel: string; disabled?: boolean }) {
+  const busy = useContext(SubmitBusy);
+  return (
+    <button type="submit" className="button" disabled={busy || disabled} aria-busy={busy}>
+      {busy ? busyLabel : label}
+    </button>
   );
 }

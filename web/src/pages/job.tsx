@@ -1,8 +1,9 @@
 // One agent job: prompt and follow-ups, the live event stream, the pull request, follow-up and archive.
-import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { api, errorMessage, folioClient, type ChecksMode, type Job, type JobChanges, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { api, errorMessage, folioClient, type ChecksMode, type FolioClient, type Job, type JobChanges, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
 import { Link } from '../router.tsx';
-import { Alert, Confirm, Empty, formatDate, Loading, StatusBadge, useTitle } from '../ui.tsx';
+import { ACTIONS_COLUMN, Table } from '../tables.tsx';
+import { ActionForm, Alert, Confirm, Empty, formatDate, Loading, StatusBadge, SubmitButton, TextField, useAction, useTitle } from '../ui.tsx';
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
@@ -11,20 +12,16 @@ import { triggerLabel } from '../../../src/codehost/kinds.ts';
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
 
-export function JobPage({ projectId, jobId }: { projectId: string; jobId: string }) {
-  useTitle(`Job ${jobId}`);
-  const client = useMemo(() => folioClient(projectId), [projectId]);
+/** Event types after which the job, its messages or its changes may have changed. */
+const CHANGING_EVENTS = ['turn.completed', 'pull_request', 'error', 'job.archived', 'run.started', 'message.queued', 'changes', 'checks'];
+
+/** The job, its messages and changes: on load, every few seconds, and whenever `tick` moves. */
+function useJobState(client: FolioClient, projectId: string, jobId: string, tick: number) {
   const [job, setJob] = useState<Job | null>(null);
   const [messages, setMessages] = useState<JobMessage[]>([]);
   const [changes, setChanges] = useState<JobChanges | null>(null);
   const [checksMode, setChecksMode] = useState<ChecksMode | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [events, setEvents] = useState<JobEvent[]>([]);
-  const [streamState, setStreamState] = useState<'connecting' | 'live' | 'error'>('connecting');
-  const [streamError, setStreamError] = useState<string | null>(null);
-  const [tick, setTick] = useState(0);
-
-  // Job and messages: on load, every few seconds, and right after any event.
   useEffect(() => {
     let live = true;
     const load = async () => {
@@ -48,37 +45,52 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
       window.clearInterval(timer);
     };
   }, [client, projectId, jobId, tick]);
+  return { job, setJob, messages, changes, checksMode, error };
+}
 
-  // The live event stream (Server-Sent Events through the typed client, resuming after drops).
+/** The live event stream (Server-Sent Events through the typed client, resuming after drops); `onChange` after events that change the job. */
+function useJobEvents(client: FolioClient, jobId: string, onChange: () => void) {
+  const [events, setEvents] = useState<JobEvent[]>([]);
+  const [state, setState] = useState<'connecting' | 'live' | 'error'>('connecting');
+  const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     const abort = new AbortController();
     setEvents([]);
-    setStreamState('connecting');
+    setState('connecting');
     (async () => {
       try {
-        let first = true;
         for await (const e of client.jobEvents(jobId, { follow: true, untilDone: false, signal: abort.signal })) {
-          if (first) setStreamState('live');
-          first = false;
+          setState('live');
           setEvents((list) => (list.length >= MAX_EVENTS ? [...list.slice(-MAX_EVENTS + 1), e] : [...list, e]));
-          if (['turn.completed', 'pull_request', 'error', 'job.archived', 'run.started', 'message.queued', 'changes', 'checks'].includes(e.type)) setTick((t) => t + 1);
+          if (CHANGING_EVENTS.includes(e.type)) onChange();
         }
       } catch (err) {
         if (abort.signal.aborted) return;
-        setStreamState('error');
-        setStreamError(errorMessage(err));
+        setState('error');
+        setError(errorMessage(err));
       }
     })();
-    const settle = window.setTimeout(() => setStreamState((s) => (s === 'connecting' ? 'live' : s)), 1500);
+    // A stream with nothing new to say yet is still live.
+    const settle = window.setTimeout(() => setState((s) => (s === 'connecting' ? 'live' : s)), 1500);
     return () => {
       abort.abort();
       window.clearTimeout(settle);
     };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [client, jobId]);
+  return { events, state, error };
+}
 
+export function JobPage({ projectId, jobId }: { projectId: string; jobId: string }) {
+  useTitle(`Job ${jobId}`);
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [tick, setTick] = useState(0);
+  const refresh = () => setTick((t) => t + 1);
+  const { job, setJob, messages, changes, checksMode, error } = useJobState(client, projectId, jobId, tick);
+  const stream = useJobEvents(client, jobId, refresh);
   if (error && !job) return <Alert title="This job could not be loaded.">{error}</Alert>;
   if (!job) return <Loading what="the job" />;
-
+  const changed = (j: Job) => (setJob(j), refresh());
   return (
     <div className="stack">
       <p className="small">
@@ -92,51 +104,56 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
       </div>
       {error && <Alert kind="warning">Showing the last known state: {error}</Alert>}
       <JobSummary job={job} />
-      {job.error && (
-        <Alert title={`Failed (${job.error.code}).`}>{job.error.message}</Alert>
-      )}
+      {job.error && <Alert title={`Failed (${job.error.code}).`}>{job.error.message}</Alert>}
       <div className="job-grid">
         <section className="stack" aria-labelledby="conv-title">
           <h2 id="conv-title">Instructions</h2>
-          <ol className="messages">
-            {messages.map((m) => (
-              <li key={m.seq} className="card message">
-                <p className="muted small">
-                  {m.seq === 1 ? 'Prompt' : `Follow-up ${m.seq - 1}`} · {formatDate(m.createdAt)}
-                </p>
-                <p className="prompt">{m.prompt}</p>
-                {m.handledAt ? (
-                  <div className="reply">
-                    <p className="small muted">
-                      Agent · {m.outcome} · {formatDate(m.handledAt)}
-                    </p>
-                    {m.title && <p className="reply-title">{m.title}</p>}
-                    {m.summary && <p className="reply-summary">{m.summary}</p>}
-                  </div>
-                ) : (
-                  <p className="small muted">Waiting for the agent…</p>
-                )}
-              </li>
-            ))}
-          </ol>
-          <FollowUp job={job} client={client} onSent={(j) => (setJob(j), setTick((t) => t + 1))} />
-          <ArchiveButton job={job} client={client} onArchived={(j) => (setJob(j), setTick((t) => t + 1))} />
+          <Messages messages={messages} />
+          <FollowUp job={job} client={client} onSent={changed} />
+          <ArchiveButton job={job} client={client} onArchived={changed} />
           <Webhooks jobId={job.id} client={client} refresh={tick} />
         </section>
         <section className="stack" aria-labelledby="events-title">
           <div className="page-head">
             <h2 id="events-title">Events</h2>
-            <span className={`live-dot ${streamState}`} role="status">
-              {streamState === 'live' ? 'Live' : streamState === 'connecting' ? 'Connecting…' : 'Disconnected'}
+            <span className={`live-dot ${stream.state}`} role="status">
+              {stream.state === 'live' ? 'Live' : stream.state === 'connecting' ? 'Connecting…' : 'Disconnected'}
             </span>
           </div>
-          {streamError && <Alert kind="warning">The live stream stopped: {streamError} Reload the page to reconnect.</Alert>}
-          <EventList events={events} />
+          {stream.error && <Alert kind="warning">The live stream stopped: {stream.error} Reload the page to reconnect.</Alert>}
+          <EventList events={stream.events} />
         </section>
       </div>
       <ChecksCard checks={changes?.checks ?? null} mode={checksMode} />
       <DiffView changes={changes} />
     </div>
+  );
+}
+
+/** The prompt and the follow-ups, each with the agent's answer once handled. */
+function Messages({ messages }: { messages: JobMessage[] }) {
+  return (
+    <ol className="messages">
+      {messages.map((m) => (
+        <li key={m.seq} className="card message">
+          <p className="muted small">
+            {m.seq === 1 ? 'Prompt' : `Follow-up ${m.seq - 1}`} · {formatDate(m.createdAt)}
+          </p>
+          <p className="prompt">{m.prompt}</p>
+          {m.handledAt ? (
+            <div className="reply">
+              <p className="small muted">
+                Agent · {m.outcome} · {formatDate(m.handledAt)}
+              </p>
+              {m.title && <p className="reply-title">{m.title}</p>}
+              {m.summary && <p className="reply-summary">{m.summary}</p>}
+            </div>
+          ) : (
+            <p className="small muted">Waiting for the agent…</p>
+          )}
+        </li>
+      ))}
+    </ol>
   );
 }
 
@@ -278,69 +295,56 @@ function EventList({ events }: { events: JobEvent[] }) {
   );
 }
 
-function FollowUp({ job, client, onSent }: { job: Job; client: ReturnType<typeof folioClient>; onSent: (j: Job) => void }) {
+function FollowUp({ job, client, onSent }: { job: Job; client: FolioClient; onSent: (j: Job) => void }) {
   const [prompt, setPrompt] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   if (job.status === 'archived') return <p className="muted">This job is archived; start a new job to make more changes.</p>;
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!prompt.trim()) return setError('Write the follow-up instruction first.');
-    setBusy(true);
-    setError(null);
-    try {
-      onSent(await client.sendMessage(job.id, prompt));
-      setPrompt('');
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+  const send = async () => {
+    if (!prompt.trim()) throw new Error('Write the follow-up instruction first.');
+    onSent(await client.sendMessage(job.id, prompt));
+    setPrompt('');
   };
   return (
-    <form className="card stack" onSubmit={submit}>
-      {error && <Alert>{error}</Alert>}
-      <div className="field">
-        <label htmlFor="follow-up">Follow-up instruction</label>
-        <textarea id="follow-up" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Also add an example to the README." />
-        <p className="hint">{job.status === 'active' ? 'Queued: the agent handles it after the current turn.' : 'Reopens the job and updates the same pull request.'}</p>
-      </div>
+    <ActionForm action={send} className="card stack">
+      <TextField
+        id="follow-up"
+        label="Follow-up instruction"
+        rows={3}
+        value={prompt}
+        onChange={setPrompt}
+        placeholder="Also add an example to the README."
+        hint={job.status === 'active' ? 'Queued: the agent handles it after the current turn.' : 'Reopens the job and updates the same pull request.'}
+      />
       <div className="actions">
-        <button type="submit" className="button" disabled={busy}>
-          {busy ? 'Sending…' : 'Send follow-up'}
-        </button>
+        <SubmitButton label="Send follow-up" busyLabel="Sending…" />
       </div>
-    </form>
+    </ActionForm>
   );
 }
 
-function ArchiveButton({ job, client, onArchived }: { job: Job; client: ReturnType<typeof folioClient>; onArchived: (j: Job) => void }) {
+function ArchiveButton({ job, client, onArchived }: { job: Job; client: FolioClient; onArchived: (j: Job) => void }) {
   const [open, setOpen] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  if (job.status === 'archived') return null;
-  const archive = async () => {
+  const archive = useAction(async () => {
     setOpen(false);
-    try {
-      onArchived(await client.archiveJob(job.id));
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
+    onArchived(await client.archiveJob(job.id));
+  });
+  if (job.status === 'archived') return null;
   return (
     <div>
-      {error && <Alert>{error}</Alert>}
-      <button type="button" className="button danger-outline" onClick={() => setOpen(true)}>
+      {archive.error && <Alert>{archive.error}</Alert>}
+      <button type="button" className="button danger-outline" onClick={() => setOpen(true)} disabled={archive.busy} aria-busy={archive.busy}>
         Archive job
       </button>
-      <Confirm open={open} title="Archive this job?" confirmLabel="Archive" danger onConfirm={archive} onCancel={() => setOpen(false)}>
+      <Confirm open={open} title="Archive this job?" confirmLabel="Archive" danger onConfirm={() => void archive.run()} onCancel={() => setOpen(false)}>
         <p>{job.status === 'active' ? 'The running agent is stopped. ' : ''}An archived job takes no more follow-ups. Its pull request stays open.</p>
       </Confirm>
     </div>
   );
 }
 
+const WEBHOOK_COLUMNS = ['Event', 'Status', 'Attempts', 'Last answer', ACTIONS_COLUMN];
+
 /** The job's webhook deliveries (when the project has a webhook URL), with their outcome; each can be sent again. */
-function Webhooks({ jobId, client, refresh }: { jobId: string; client: ReturnType<typeof folioClient>; refresh: number }) {
+function Webhooks({ jobId, client, refresh }: { jobId: string; client: FolioClient; refresh: number }) {
   const [deliveries, setDeliveries] = useState<WebhookDelivery[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [again, setAgain] = useState(0);
@@ -371,36 +375,23 @@ function Webhooks({ jobId, client, refresh }: { jobId: string; client: ReturnTyp
     <section className="card stack" aria-labelledby="webhooks-title">
       <h3 id="webhooks-title">Webhook deliveries</h3>
       {error && <Alert kind="warning">{error}</Alert>}
-      <div className="table-wrap">
-      <table className="small">
-        <thead>
-          <tr>
-            <th>Event</th>
-            <th>Status</th>
-            <th>Attempts</th>
-            <th>Last answer</th>
-            <th />
+      <Table className="small" columns={WEBHOOK_COLUMNS}>
+        {deliveries.map((d) => (
+          <tr key={d.id} data-testid="webhook-delivery">
+            <td className="mono">{d.event}</td>
+            <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}` : d.status}</td>
+            <td>{d.attempts}</td>
+            <td>{d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '—')}</td>
+            <td>
+              {d.status !== 'pending' && (
+                <button type="button" className="button small secondary" onClick={() => void resend(d.id)}>
+                  Send again
+                </button>
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {deliveries.map((d) => (
-            <tr key={d.id} data-testid="webhook-delivery">
-              <td className="mono">{d.event}</td>
-              <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}` : d.status}</td>
-              <td>{d.attempts}</td>
-              <td>{d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '—')}</td>
-              <td>
-                {d.status !== 'pending' && (
-                  <button type="button" className="button small secondary" onClick={() => void resend(d.id)}>
-                    Send again
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      </div>
+        ))}
+      </Table>
     </section>
   );
 }

@@ -1,11 +1,12 @@
 // Agent jobs: the list (status filter, live updates, more pages) and the new-job form.
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
-import { errorMessage, folioClient, type Job, type JobStatus, type Session } from '../api.ts';
-import { Link, navigate } from '../router.tsx';
-import { Alert, Empty, formatDate, Loading, StatusBadge, timeAgo, useTitle } from '../ui.tsx';
+import { useEffect, useMemo, useState } from 'react';
+import { errorMessage, folioClient, type FolioClient, type Job, type JobStatus, type Session } from '../api.ts';
+import { navigate } from '../router.tsx';
+import { JobCells, Table } from '../tables.tsx';
+import { ActionButton, ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useAction, useTitle, type Option } from '../ui.tsx';
 import { formatCost, formatTokens, usageTitle } from './usage.tsx';
 
-const FILTERS: ['' | JobStatus, string][] = [
+const FILTERS: readonly Option<'' | JobStatus>[] = [
   ['', 'All'],
   ['active', 'Active'],
   ['completed', 'Completed'],
@@ -14,25 +15,22 @@ const FILTERS: ['' | JobStatus, string][] = [
 ];
 const REFRESH_MS = 3000;
 
-export function JobsPage({ projectId, session }: { projectId: string; session: Session }) {
-  useTitle('Agent jobs');
-  const client = useMemo(() => folioClient(projectId), [projectId]);
-  const [status, setStatus] = useState<'' | JobStatus>('');
+/** The first page of jobs, refreshed every few seconds while the tab is visible (live status changes), and older pages on demand. */
+function useJobList(client: FolioClient, status: '' | JobStatus) {
   const [jobs, setJobs] = useState<Job[] | null>(null);
   const [older, setOlder] = useState<Job[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-
-  // The first page refreshes every few seconds while the tab is visible: live status changes.
+  const query = { status: status || undefined, limit: 20 };
   useEffect(() => {
     let live = true;
     setJobs(null);
     setOlder([]);
+    setCursor(null);
     const load = async () => {
       if (document.hidden) return;
       try {
-        const page = await client.listJobsPage({ status: status || undefined, limit: 20 });
+        const page = await client.listJobsPage(query);
         if (!live) return;
         setJobs(page.jobs);
         setCursor((c) => c ?? (page.hasMore ? page.nextCursor : null));
@@ -41,31 +39,31 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
         if (live) setError(errorMessage(err));
       }
     };
-    setCursor(null);
     void load();
     const timer = window.setInterval(load, REFRESH_MS);
     return () => {
       live = false;
       window.clearInterval(timer);
     };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [client, status]);
-
-  const loadMore = async () => {
+  const loadMore = useAction(async () => {
     if (!cursor) return;
-    setLoadingMore(true);
-    try {
-      const page = await client.listJobsPage({ status: status || undefined, limit: 20, cursor });
-      setOlder((o) => [...o, ...page.jobs]);
-      setCursor(page.hasMore ? page.nextCursor : null);
-    } catch (err) {
-      setError(errorMessage(err));
-    } finally {
-      setLoadingMore(false);
-    }
-  };
-
+    const page = await client.listJobsPage({ ...query, cursor });
+    setOlder((o) => [...o, ...page.jobs]);
+    setCursor(page.hasMore ? page.nextCursor : null);
+  });
+  // A job can move from an older page to the first while it refreshes: each is shown once.
   const seen = new Set<string>();
   const all = [...(jobs ?? []), ...older].filter((j) => (seen.has(j.id) ? false : (seen.add(j.id), true)));
+  return { loaded: jobs !== null, all, error: error ?? loadMore.error, hasMore: cursor !== null, loadMore };
+}
+
+export function JobsPage({ projectId, session }: { projectId: string; session: Session }) {
+  useTitle('Agent jobs');
+  const client = useMemo(() => folioClient(projectId), [projectId]);
+  const [status, setStatus] = useState<'' | JobStatus>('');
+  const { loaded, all, error, hasMore, loadMore } = useJobList(client, status);
 
   return (
     <div className="stack">
@@ -74,82 +72,56 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
       <section className="stack" aria-labelledby="jobs-title">
         <div className="page-head">
           <h2 id="jobs-title">Jobs</h2>
-          <div className="field inline">
-            <label htmlFor="j-filter">Status</label>
-            <select id="j-filter" value={status} onChange={(e) => setStatus(e.target.value as typeof status)}>
-              {FILTERS.map(([v, l]) => (
-                <option key={v} value={v}>
-                  {l}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField id="j-filter" label="Status" inline value={status} onChange={setStatus} options={FILTERS} />
         </div>
         <p className="visually-hidden" aria-live="polite">
-          {jobs ? `${all.length} jobs shown` : ''}
+          {loaded ? `${all.length} jobs shown` : ''}
         </p>
         {error && <Alert title="Jobs could not be loaded.">{error}</Alert>}
-        {!jobs && !error && <Loading what="jobs" />}
-        {jobs && all.length === 0 && (
+        {!loaded && !error && <Loading what="jobs" />}
+        {loaded && all.length === 0 && (
           <Empty title={status ? `No ${status} jobs` : 'No jobs yet'}>
             {status ? 'Try another status filter.' : 'Describe a change to your docs above and the agent opens a pull request.'}
           </Empty>
         )}
-        {all.length > 0 && (
-          <div className="table-wrap">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Job</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Pull request</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Tokens</th>
-                  <th scope="col">Cost</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {all.map((j) => (
-                  <tr key={j.id}>
-                    <td>
-                      <Link href={`/projects/${projectId}/jobs/${j.id}`} className="mono">
-                        {j.id}
-                      </Link>
-                    </td>
-                    <td>
-                      <StatusBadge status={j.status} />
-                    </td>
-                    <td>
-                      {j.prLink ? (
-                        <a href={j.prLink} target="_blank" rel="noreferrer">
-                          {prLabel(j.prLink)}
-                        </a>
-                      ) : (
-                        <span className="muted">—</span>
-                      )}
-                    </td>
-                    <td className="small">{j.model}</td>
-                    <td className="num" title={usageTitle(j.usage)}>{formatTokens(j.usage.totalTokens)}</td>
-                    <td className="num">{formatCost(j.usage.estimatedCostUsd)}</td>
-                    <td>{formatDate(j.createdAt)}</td>
-                    <td title={j.updatedAt}>{timeAgo(j.updatedAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
-        {cursor && (
+        {all.length > 0 && <JobsTable projectId={projectId} jobs={all} />}
+        {hasMore && (
           <div className="actions">
-            <button type="button" className="button secondary" onClick={loadMore} disabled={loadingMore}>
-              {loadingMore ? 'Loading…' : 'Load older jobs'}
-            </button>
+            <ActionButton action={loadMore} label="Load older jobs" busyLabel="Loading…" />
           </div>
         )}
       </section>
     </div>
+  );
+}
+
+const JOB_COLUMNS = ['Job', 'Status', 'Pull request', 'Model', 'Tokens', 'Cost', 'Created', 'Updated'];
+
+function JobsTable({ projectId, jobs }: { projectId: string; jobs: Job[] }) {
+  return (
+    <Table columns={JOB_COLUMNS}>
+      {jobs.map((j) => (
+        <tr key={j.id}>
+          <JobCells projectId={projectId} job={j} />
+          <td>
+            {j.prLink ? (
+              <a href={j.prLink} target="_blank" rel="noreferrer">
+                {prLabel(j.prLink)}
+              </a>
+            ) : (
+              <span className="muted">—</span>
+            )}
+          </td>
+          <td className="small">{j.model}</td>
+          <td className="num" title={usageTitle(j.usage)}>
+            {formatTokens(j.usage.totalTokens)}
+          </td>
+          <td className="num">{formatCost(j.usage.estimatedCostUsd)}</td>
+          <td>{formatDate(j.createdAt)}</td>
+          <td title={j.updatedAt}>{timeAgo(j.updatedAt)}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
@@ -162,47 +134,21 @@ function NewJob({ projectId, session }: { projectId: string; session: Session })
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const [prompt, setPrompt] = useState('');
   const [model, setModel] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!prompt.trim()) return setError('Describe what the agent should change.');
-    setBusy(true);
-    setError(null);
-    try {
-      const job = await client.createJob({ prompt, ...(model ? { model } : {}) });
-      navigate(`/projects/${projectId}/jobs/${job.id}`);
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
+  const start = async () => {
+    if (!prompt.trim()) throw new Error('Describe what the agent should change.');
+    const job = await client.createJob({ prompt, ...(model ? { model } : {}) });
+    navigate(`/projects/${projectId}/jobs/${job.id}`);
   };
 
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="new-job-title">
+    <ActionForm action={start} className="card stack" aria-labelledby="new-job-title">
       <h2 id="new-job-title">New job</h2>
-      {error && <Alert>{error}</Alert>}
-      <div className="field">
-        <label htmlFor="job-prompt">Instruction</label>
-        <textarea id="job-prompt" rows={3} value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder="Document the new --dry-run flag of the deploy command." />
-      </div>
+      <TextField id="job-prompt" label="Instruction" rows={3} value={prompt} onChange={setPrompt} placeholder="Document the new --dry-run flag of the deploy command." />
       <div className="row">
-        <div className="field">
-          <label htmlFor="job-model">Model</label>
-          <select id="job-model" value={model} onChange={(e) => setModel(e.target.value)}>
-            <option value="">Project default</option>
-            {session.models.allowed.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </div>
-        <button type="submit" className="button" disabled={busy}>
-          {busy ? 'Starting…' : 'Start job'}
-        </button>
+        <SelectField id="job-model" label="Model" value={model} onChange={setModel} options={modelOptions(session.models, 'Project default')} />
+        <SubmitButton label="Start job" busyLabel="Starting…" />
       </div>
-    </form>
+    </ActionForm>
   );
 }

@@ -1,9 +1,9 @@
 // Projects: the list and the form to create one.
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { CODE_HOST_KINDS, CODE_HOSTS } from '../../../src/codehost/kinds.ts';
-import { api, errorMessage, type Project, type Session } from '../api.ts';
+import { api, type Project, type Session } from '../api.ts';
 import { Link, navigate } from '../router.tsx';
-import { Alert, Empty, Loading, useAsync, useTitle, ModelSelect } from '../ui.tsx';
+import { ActionForm, Alert, Empty, Loading, modelOptions, SelectField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 
 export function ProjectsPage({ session }: { session: Session }) {
   useTitle('Projects');
@@ -55,18 +55,8 @@ export function ProjectsPage({ session }: { session: Session }) {
 
 export const codeHostLabel = (h: Project['codeHost']) => CODE_HOSTS[h].label;
 
-/** The code hosts Folio knows, as <option>s (src/codehost/kinds.ts declares them). */
-export function CodeHostOptions() {
-  return (
-    <>
-      {CODE_HOST_KINDS.map((k) => (
-        <option key={k} value={k}>
-          {CODE_HOSTS[k].label} — {CODE_HOSTS[k].description}
-        </option>
-      ))}
-    </>
-  );
-}
+/** The code hosts Folio knows, as choices of a select (src/codehost/kinds.ts declares them). */
+export const CODE_HOST_OPTIONS: readonly Option<Project['codeHost']>[] = CODE_HOST_KINDS.map((k) => [k, `${CODE_HOSTS[k].label} — ${CODE_HOSTS[k].description}`]);
 
 function NewProject({ session, onCancel }: { session: Session; onCancel?: () => void }) {
   const [name, setName] = useState('');
@@ -74,57 +64,35 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
   const [baseBranch, setBaseBranch] = useState('main');
   const [codeHost, setCodeHost] = useState<'' | Project['codeHost']>('');
   const [defaultModel, setDefaultModel] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
 
-  const submit = async (e: FormEvent) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const p = await api.createProject({
-        name,
-        repositoryUrl: repositoryUrl.trim(),
-        baseBranch: baseBranch.trim() || 'main',
-        ...(codeHost ? { codeHost } : {}),
-        defaultModel: defaultModel || null,
-      });
-      navigate(`/projects/${p.id}/keys`);
-    } catch (err) {
-      setError(errorMessage(err));
-      setBusy(false);
-    }
+  const create = async () => {
+    const p = await api.createProject({
+      name,
+      repositoryUrl: repositoryUrl.trim(),
+      baseBranch: baseBranch.trim() || 'main',
+      ...(codeHost ? { codeHost } : {}),
+      defaultModel: defaultModel || null,
+    });
+    navigate(`/projects/${p.id}/keys`);
   };
 
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="new-project-title">
+    <ActionForm action={create} className="card stack" aria-labelledby="new-project-title">
       <h2 id="new-project-title">New project</h2>
-      {error && <Alert>{error}</Alert>}
       <div className="grid-2">
-        <div className="field">
-          <label htmlFor="p-name">Name</label>
-          <input id="p-name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} placeholder="Acme docs" />
-        </div>
-        <div className="field">
-          <label htmlFor="p-repo">Repository URL</label>
-          <input id="p-repo" required value={repositoryUrl} onChange={(e) => setRepositoryUrl(e.target.value)} placeholder="https://github.com/acme/docs" aria-describedby="p-repo-hint" />
-          <p id="p-repo-hint" className="hint">The git repository of your docs (https://, ssh:// or git@host:org/repo.git).</p>
-        </div>
-        <div className="field">
-          <label htmlFor="p-branch">Base branch</label>
-          <input id="p-branch" required value={baseBranch} onChange={(e) => setBaseBranch(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="p-host">Code host</label>
-          <select id="p-host" value={codeHost} onChange={(e) => setCodeHost(e.target.value as typeof codeHost)}>
-            <option value="">Detect from the URL</option>
-            <CodeHostOptions />
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="p-model">Default model</label>
-          <ModelSelect id="p-model" value={defaultModel} onChange={setDefaultModel} models={session.models} />
-        </div>
+        <TextField id="p-name" label="Name" required maxLength={200} value={name} onChange={setName} placeholder="Acme docs" />
+        <TextField
+          id="p-repo"
+          label="Repository URL"
+          required
+          value={repositoryUrl}
+          onChange={setRepositoryUrl}
+          placeholder="https://github.com/acme/docs"
+          hint="The git repository of your docs (https://, ssh:// or git@host:org/repo.git)."
+        />
+        <TextField id="p-branch" label="Base branch" required value={baseBranch} onChange={setBaseBranch} />
+        <SelectField id="p-host" label="Code host" value={codeHost} onChange={setCodeHost} options={[['', 'Detect from the URL'], ...CODE_HOST_OPTIONS]} />
+        <SelectField id="p-model" label="Default model" value={defaultModel} onChange={setDefaultModel} options={modelOptions(session.models)} />
       </div>
       <div className="actions">
         {onCancel && (
@@ -132,10 +100,8 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
             Cancel
           </button>
         )}
-        <button type="submit" className="button" disabled={busy}>
-          {busy ? 'Creating…' : 'Create project'}
-        </button>
+        <SubmitButton label="Create project" busyLabel="Creating…" />
       </div>
-    </form>
+    </ActionForm>
   );
 }

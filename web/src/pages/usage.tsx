@@ -2,10 +2,14 @@
 // table, FOLIO_MODEL_PRICES).
 import { useMemo, useState } from 'react';
 import { folioClient, type JobUsage, type UsageReport } from '../api.ts';
-import { Link } from '../router.tsx';
-import { Alert, Empty, Loading, StatusBadge, formatDate, useAsync, useTitle } from '../ui.tsx';
+import { JobCells, Table, type Column } from '../tables.tsx';
+import { Alert, Empty, Loading, SelectField, formatDate, useAsync, useTitle, type Option } from '../ui.tsx';
 
-const RANGES = [7, 30, 90] as const;
+/** The periods offered, in days back from today. */
+const PERIODS: readonly Option<string>[] = [7, 30, 90].map((d) => [String(d), `Last ${d} days`]);
+
+const DAY_COLUMNS = ['Day (UTC)', 'Jobs', 'Input tokens', 'Output tokens', 'Estimated cost'];
+const JOB_COLUMNS: Column[] = ['Job', 'Status', 'Model', 'Created', { label: 'Tokens', className: 'num' }, { label: 'Estimated cost', className: 'num' }];
 
 export function formatTokens(n: number): string {
   return n.toLocaleString('en-US');
@@ -18,7 +22,8 @@ export function formatCost(usd: number | null | undefined): string {
   return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`;
 }
 
-export function usageTitle(u: JobUsage): string {
+/** The tooltip of a token count: how it splits into input and output. */
+export function usageTitle(u: Pick<JobUsage, 'inputTokens' | 'outputTokens'>): string {
   return `${formatTokens(u.inputTokens)} input + ${formatTokens(u.outputTokens)} output tokens`;
 }
 
@@ -31,16 +36,7 @@ export function UsagePage({ projectId }: { projectId: string }) {
     <div className="stack">
       <div className="page-head">
         <h1>Usage</h1>
-        <div className="field inline">
-          <label htmlFor="u-days">Period</label>
-          <select id="u-days" value={days} onChange={(e) => setDays(Number(e.target.value))}>
-            {RANGES.map((d) => (
-              <option key={d} value={d}>
-                Last {d} days
-              </option>
-            ))}
-          </select>
-        </div>
+        <SelectField id="u-days" label="Period" inline value={String(days)} onChange={(d) => setDays(Number(d))} options={PERIODS} />
       </div>
       <p className="hint">Tokens the model reported for this project's agent jobs (failed turns too), and their estimated cost from the server's price table.</p>
       {report.error && <Alert title="Usage could not be loaded.">{report.error}</Alert>}
@@ -74,65 +70,33 @@ function UsageTables({ report, projectId }: { report: UsageReport; projectId: st
       )}
       <section className="stack" aria-labelledby="per-day">
         <h2 id="per-day">Per day</h2>
-        <div className="table-wrap">
-          <table className="numbers" aria-labelledby="per-day">
-            <thead>
-              <tr>
-                <th scope="col">Day (UTC)</th>
-                <th scope="col">Jobs</th>
-                <th scope="col">Input tokens</th>
-                <th scope="col">Output tokens</th>
-                <th scope="col">Estimated cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.days.map((d) => (
-                <tr key={d.date}>
-                  <td>{d.date}</td>
-                  <td>{d.jobs}</td>
-                  <td>{formatTokens(d.inputTokens)}</td>
-                  <td>{formatTokens(d.outputTokens)}</td>
-                  <td>{formatCost(d.estimatedCostUsd)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table className="numbers" aria-labelledby="per-day" columns={DAY_COLUMNS}>
+          {report.days.map((d) => (
+            <tr key={d.date}>
+              <td>{d.date}</td>
+              <td>{d.jobs}</td>
+              <td>{formatTokens(d.inputTokens)}</td>
+              <td>{formatTokens(d.outputTokens)}</td>
+              <td>{formatCost(d.estimatedCostUsd)}</td>
+            </tr>
+          ))}
+        </Table>
       </section>
       <section className="stack" aria-labelledby="per-job">
         <h2 id="per-job">Per job</h2>
-        <div className="table-wrap">
-          <table aria-labelledby="per-job">
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Status</th>
-                <th scope="col">Model</th>
-                <th scope="col">Created</th>
-                <th scope="col" className="num">Tokens</th>
-                <th scope="col" className="num">Estimated cost</th>
-              </tr>
-            </thead>
-            <tbody>
-              {report.jobs.map((j) => (
-                <tr key={j.id}>
-                  <td>
-                    <Link href={`/projects/${projectId}/jobs/${j.id}`} className="mono">
-                      {j.id}
-                    </Link>
-                  </td>
-                  <td>
-                    <StatusBadge status={j.status} />
-                  </td>
-                  <td>{j.model}</td>
-                  <td>{formatDate(j.createdAt)}</td>
-                  <td className="num" title={`${formatTokens(j.inputTokens)} input + ${formatTokens(j.outputTokens)} output`}>{formatTokens(j.totalTokens)}</td>
-                  <td className="num">{formatCost(j.estimatedCostUsd)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table aria-labelledby="per-job" columns={JOB_COLUMNS}>
+          {report.jobs.map((j) => (
+            <tr key={j.id}>
+              <JobCells projectId={projectId} job={j} />
+              <td>{j.model}</td>
+              <td>{formatDate(j.createdAt)}</td>
+              <td className="num" title={usageTitle(j)}>
+                {formatTokens(j.totalTokens)}
+              </td>
+              <td className="num">{formatCost(j.estimatedCostUsd)}</td>
+            </tr>
+          ))}
+        </Table>
       </section>
     </>
   );

@@ -1,0 +1,47 @@
+// Shared table pieces: a scrollable table with its column headings, and the cells that name a job.
+import type { ReactNode, TableHTMLAttributes } from 'react';
+import type { JobStatus } from './api.ts';
+import { jobPath, Link } from './router.tsx';
+import { StatusBadge } from './ui.tsx';
+
+/** A column heading: its words, or its words and a class (e.g. `num` for right-aligned figures). */
+export type Column = string | { label: ReactNode; className?: string };
+
+/** The heading of a column of row buttons: read by screen readers, not shown. */
+export const ACTIONS_COLUMN: Column = { label: <span className="visually-hidden">Actions</span> };
+
+/** A table that scrolls sideways on narrow screens; the rows are the children. */
+export function Table({ columns, children, ...attributes }: TableHTMLAttributes<HTMLTableElement> & { columns: readonly Column[]; children: ReactNode }) {
+  return (
+    <div className="table-wrap">
+      <table {...attributes}>
+        <thead>
+          <tr>
+            {columns.map((c, i) => (
+              <th key={i} scope="col" className={typeof c === 'string' ? undefined : c.className}>
+                {typeof c === 'string' ? c : c.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The first cells of a row about a job: its id, linking to its page, and its status. */
+export function JobCells({ projectId, job }: { projectId: string; job: { id: string; status: JobStatus } }) {
+  return (
+    <>
+      <td>
+        <Link href={jobPath(projectId, job.id)} className="mono">
+          {job.id}
+        </Link>
+      </td>
+      <td>
+        <StatusBadge status={job.status} />
+      </td>
+    </>
+  );
+}
