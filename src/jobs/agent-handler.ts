@@ -64,6 +64,9 @@ export function jobPageUrl(config: Config, projectId: string, jobId: string): st
   return config.publicUrl ? `${config.publicUrl}/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}` : null;
 }
 
+/** Docs profiles by mirror and commit. */
+type ProfileCache = LRUCache<string, Promise<DocsProfile>>;
+
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions): JobHandler {
   // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
   const profileCache: ProfileCache = new LRUCache<string, Promise<DocsProfile>>({ max: 500 });
@@ -71,8 +74,6 @@ export function createAgentHandler(config: Config, log: Logger, opts: AgentHandl
     runTurn: (ctx: JobContext): Promise<TurnResult> => runTurn(ctx, { config, log, opts, profileCache }),
   };
 }
-
-type ProfileCache = LRUCache<string, Promise<DocsProfile>>;
 
 /** What the handler shares between the turns it runs. */
 interface HandlerDeps {
