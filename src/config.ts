@@ -317,33 +317,13 @@ function loadSecret(env: Env, dataDir: string): string {
 }
 
 export function loadConfig(env: Env = process.env): Config {
-  const dataDir = path.resolve(str(env, 'FOLIO_DATA_DIR', './data'));
-  try {
-    // Only its owner may enter: it holds the databases, mirrors of private repositories and the secret.
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw new ConfigError(`FOLIO_DATA_DIR "${dataDir}" cannot be created: ${(err as Error).message}`);
-  }
-  const logLevel = str(env, 'LOG_LEVEL', 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
-  }
-  const databaseUrl = optional(env, 'DATABASE_URL');
+  const dataDir = createDataDir(env);
+  const logLevel = logLevelOf(env);
+  // Read in this order so that, of several bad variables, the same one is reported as before.
   const triggerBodyLimit = int(env, 'FOLIO_TRIGGER_BODY_LIMIT', 5 * 1024 * 1024, 1024, 25 * 1024 * 1024);
-  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://.');
-  }
-  const clickhouseUrl = optional(env, 'CLICKHOUSE_URL');
-  if (clickhouseUrl !== null && !/^https?:\/\//.test(clickhouseUrl)) {
-    throw new ConfigError('CLICKHOUSE_URL must start with http:// or https://.');
-  }
-  const defaultModel = modelId('FOLIO_MODEL', str(env, 'FOLIO_MODEL', 'anthropic/claude-sonnet-4-5'));
-  const allowed = str(env, 'FOLIO_MODELS', '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((m) => modelId('FOLIO_MODELS', m));
-  if (!allowed.includes(defaultModel)) allowed.unshift(defaultModel);
+  const databaseUrl = urlOf(env, 'DATABASE_URL', /^postgres(ql)?:\/\//, 'postgres:// or postgresql://');
+  const clickhouseUrl = urlOf(env, 'CLICKHOUSE_URL', /^https?:\/\//, 'http:// or https://');
+  const modelChoice = modelChoiceOf(env);
 
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -354,13 +334,7 @@ export function loadConfig(env: Env = process.env): Config {
     accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
     workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),
     bodyLimitBytes: int(env, 'FOLIO_BODY_LIMIT', 1024 * 1024, 1024),
-    timeouts: {
-      headersMs: duration(env, 'FOLIO_HEADERS_TIMEOUT', 10_000, 1),
-      requestMs: duration(env, 'FOLIO_REQUEST_TIMEOUT', 60_000, 1),
-      idleMs: duration(env, 'FOLIO_IDLE_TIMEOUT', 60_000, 1),
-      keepAliveMs: duration(env, 'FOLIO_KEEPALIVE_TIMEOUT', 5_000, 1),
-      shutdownMs: duration(env, 'FOLIO_SHUTDOWN_TIMEOUT', 10_000, 1),
-    },
+    timeouts: timeoutsConfig(env),
     streams: {
       perKey: int(env, 'FOLIO_MAX_STREAMS_PER_KEY', 20, 1, 100_000),
       perProject: int(env, 'FOLIO_MAX_STREAMS_PER_PROJECT', 100, 1, 100_000),
@@ -377,58 +351,22 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     clickhouseUrl,
     publicUrl: publicUrl(env),
-    rateLimits: {
-      createJobPerHour: int(env, 'FOLIO_RATE_LIMIT_CREATE', 100, 0),
-      followUpPerHour: int(env, 'FOLIO_RATE_LIMIT_FOLLOW_UP', 100, 0),
-      analyticsReadsPerHour: int(env, 'FOLIO_RATE_LIMIT_ANALYTICS', 1000, 0),
-      collectPerMinute: int(env, 'FOLIO_RATE_LIMIT_COLLECT', 120, 0),
-    },
+    rateLimits: rateLimitsConfig(env),
     queue: {
       leaseMs: duration(env, 'FOLIO_LEASE', 30_000),
       heartbeatMs: duration(env, 'FOLIO_HEARTBEAT', 2_000),
       pollMs: duration(env, 'FOLIO_POLL', 1_000),
       maxLostLeases: int(env, 'FOLIO_MAX_LOST_LEASES', 3, 1, 100),
     },
-    models: {
-      defaultModel,
-      allowed: Object.freeze(allowed),
-      anthropic: { apiKey: optional(env, 'ANTHROPIC_API_KEY'), baseUrl: optional(env, 'ANTHROPIC_BASE_URL') },
-      openai: { apiKey: optional(env, 'OPENAI_API_KEY'), baseUrl: optional(env, 'OPENAI_BASE_URL') },
-      openaiCompatible: {
-        baseUrl: optional(env, 'OPENAI_COMPATIBLE_BASE_URL'),
-        apiKey: optional(env, 'OPENAI_COMPATIBLE_API_KEY'),
-      },
-      maxRetries: int(env, 'FOLIO_MODEL_RETRIES', 4, 0, 20),
-      prices: modelPrices(env),
-    },
-    codeHosts: Object.fromEntries(
-      CODE_HOST_KINDS.map((kind) => {
-        const names: { token: string; apiUrl: string } | null = CODE_HOSTS[kind].env;
-        return [kind, { token: names && optional(env, names.token), apiUrl: names && optional(env, names.apiUrl) }];
-      }),
-    ) as Config['codeHosts'],
-    agent: {
-      branchPrefix: branchPrefix(env),
-      maxSteps: int(env, 'FOLIO_AGENT_MAX_STEPS', 50, 1, 10_000),
-      maxWallClockMs: duration(env, 'FOLIO_AGENT_TIMEOUT', 20 * 60_000),
-      maxTokens: int(env, 'FOLIO_AGENT_MAX_TOKENS', 2_000_000, 0),
-      maxRepeatedCalls: int(env, 'FOLIO_AGENT_MAX_REPEATS', 5, 2, 1000),
-      maxValidationRounds: int(env, 'FOLIO_AGENT_VALIDATION_ROUNDS', 3, 0, 20),
-      gitAuthorName: str(env, 'FOLIO_GIT_AUTHOR_NAME', 'Folio Agent'),
-      gitAuthorEmail: str(env, 'FOLIO_GIT_AUTHOR_EMAIL', 'agent@folio.invalid'),
-      worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, int(env, 'FOLIO_WORKERS', 2, 0, 256)), 0, 1024),
-    },
+    models: modelsConfig(env, modelChoice),
+    codeHosts: codeHostsConfig(env),
+    agent: agentConfig(env),
     webhooks: {
       maxAttempts: int(env, 'FOLIO_WEBHOOK_ATTEMPTS', 5, 1, 50),
       timeoutMs: duration(env, 'FOLIO_WEBHOOK_TIMEOUT', 10_000, 1),
       retryBaseMs: duration(env, 'FOLIO_WEBHOOK_RETRY_BASE', 1_000, 1),
     },
-    triggers: {
-      bodyLimitBytes: triggerBodyLimit,
-      unverifiedBodyLimitBytes: Math.min(int(env, 'FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT', 1024 * 1024, 1024, 25 * 1024 * 1024), triggerBodyLimit),
-      apiTimeoutMs: duration(env, 'FOLIO_TRIGGER_API_TIMEOUT', 10_000),
-      deliveryRetentionDays: int(env, 'FOLIO_TRIGGER_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
-    },
+    triggers: triggersConfig(env, triggerBodyLimit),
     analytics: {
       retentionDays: int(env, 'FOLIO_ANALYTICS_RETENTION_DAYS', 0, 0),
       flushMs: duration(env, 'FOLIO_ANALYTICS_FLUSH', 5),
@@ -440,6 +378,112 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('FOLIO_HEADERS_TIMEOUT must not be longer than FOLIO_REQUEST_TIMEOUT (the headers are part of the request).');
   }
   return deepFreeze(config);
+}
+
+/** FOLIO_DATA_DIR, created when missing. */
+function createDataDir(env: Env): string {
+  const dataDir = path.resolve(str(env, 'FOLIO_DATA_DIR', './data'));
+  try {
+    // Only its owner may enter: it holds the databases, mirrors of private repositories and the secret.
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw new ConfigError(`FOLIO_DATA_DIR "${dataDir}" cannot be created: ${(err as Error).message}`);
+  }
+  return dataDir;
+}
+
+function logLevelOf(env: Env): LogLevel {
+  const logLevel = str(env, 'LOG_LEVEL', 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}".`);
+  }
+  return logLevel;
+}
+
+/** An optional URL variable whose scheme selects a backend (`schemes` says which, for the message). */
+function urlOf(env: Env, name: string, scheme: RegExp, schemes: string): string | null {
+  const url = optional(env, name);
+  if (url !== null && !scheme.test(url)) throw new ConfigError(`${name} must start with ${schemes}.`);
+  return url;
+}
+
+function timeoutsConfig(env: Env): Config['timeouts'] {
+  return {
+    headersMs: duration(env, 'FOLIO_HEADERS_TIMEOUT', 10_000, 1),
+    requestMs: duration(env, 'FOLIO_REQUEST_TIMEOUT', 60_000, 1),
+    idleMs: duration(env, 'FOLIO_IDLE_TIMEOUT', 60_000, 1),
+    keepAliveMs: duration(env, 'FOLIO_KEEPALIVE_TIMEOUT', 5_000, 1),
+    shutdownMs: duration(env, 'FOLIO_SHUTDOWN_TIMEOUT', 10_000, 1),
+  };
+}
+
+function rateLimitsConfig(env: Env): Config['rateLimits'] {
+  return {
+    createJobPerHour: int(env, 'FOLIO_RATE_LIMIT_CREATE', 100, 0),
+    followUpPerHour: int(env, 'FOLIO_RATE_LIMIT_FOLLOW_UP', 100, 0),
+    analyticsReadsPerHour: int(env, 'FOLIO_RATE_LIMIT_ANALYTICS', 1000, 0),
+    collectPerMinute: int(env, 'FOLIO_RATE_LIMIT_COLLECT', 120, 0),
+  };
+}
+
+/** FOLIO_MODEL and FOLIO_MODELS: the default model is always among the allowed ones. */
+function modelChoiceOf(env: Env): { defaultModel: string; allowed: string[] } {
+  const defaultModel = modelId('FOLIO_MODEL', str(env, 'FOLIO_MODEL', 'anthropic/claude-sonnet-4-5'));
+  const allowed = str(env, 'FOLIO_MODELS', '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((m) => modelId('FOLIO_MODELS', m));
+  if (!allowed.includes(defaultModel)) allowed.unshift(defaultModel);
+  return { defaultModel, allowed };
+}
+
+function modelsConfig(env: Env, { defaultModel, allowed }: { defaultModel: string; allowed: string[] }): Config['models'] {
+  return {
+    defaultModel,
+    allowed: Object.freeze(allowed),
+    anthropic: { apiKey: optional(env, 'ANTHROPIC_API_KEY'), baseUrl: optional(env, 'ANTHROPIC_BASE_URL') },
+    openai: { apiKey: optional(env, 'OPENAI_API_KEY'), baseUrl: optional(env, 'OPENAI_BASE_URL') },
+    openaiCompatible: {
+      baseUrl: optional(env, 'OPENAI_COMPATIBLE_BASE_URL'),
+      apiKey: optional(env, 'OPENAI_COMPATIBLE_API_KEY'),
+    },
+    maxRetries: int(env, 'FOLIO_MODEL_RETRIES', 4, 0, 20),
+    prices: modelPrices(env),
+  };
+}
+
+/** Each code host's operator token and API URL, from the variables that host names. */
+function codeHostsConfig(env: Env): Config['codeHosts'] {
+  return Object.fromEntries(
+    CODE_HOST_KINDS.map((kind) => {
+      const names: { token: string; apiUrl: string } | null = CODE_HOSTS[kind].env;
+      return [kind, { token: names && optional(env, names.token), apiUrl: names && optional(env, names.apiUrl) }];
+    }),
+  ) as Config['codeHosts'];
+}
+
+function agentConfig(env: Env): Config['agent'] {
+  return {
+    branchPrefix: branchPrefix(env),
+    maxSteps: int(env, 'FOLIO_AGENT_MAX_STEPS', 50, 1, 10_000),
+    maxWallClockMs: duration(env, 'FOLIO_AGENT_TIMEOUT', 20 * 60_000),
+    maxTokens: int(env, 'FOLIO_AGENT_MAX_TOKENS', 2_000_000, 0),
+    maxRepeatedCalls: int(env, 'FOLIO_AGENT_MAX_REPEATS', 5, 2, 1000),
+    maxValidationRounds: int(env, 'FOLIO_AGENT_VALIDATION_ROUNDS', 3, 0, 20),
+    gitAuthorName: str(env, 'FOLIO_GIT_AUTHOR_NAME', 'Folio Agent'),
+    gitAuthorEmail: str(env, 'FOLIO_GIT_AUTHOR_EMAIL', 'agent@folio.invalid'),
+    worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, int(env, 'FOLIO_WORKERS', 2, 0, 256)), 0, 1024),
+  };
+}
+
+function triggersConfig(env: Env, bodyLimitBytes: number): Config['triggers'] {
+  return {
+    bodyLimitBytes,
+    unverifiedBodyLimitBytes: Math.min(int(env, 'FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT', 1024 * 1024, 1024, 25 * 1024 * 1024), bodyLimitBytes),
+    apiTimeoutMs: duration(env, 'FOLIO_TRIGGER_API_TIMEOUT', 10_000),
+    deliveryRetentionDays: int(env, 'FOLIO_TRIGGER_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
+  };
 }
 
 /**

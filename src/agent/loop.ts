@@ -137,83 +137,31 @@ function stableKey(name: string, input: unknown): string {
   return `${name}:${JSON.stringify(norm(input))}`;
 }
 
+type StepResult = Awaited<ReturnType<typeof generateText>>;
+type RunUsage = AgentRunResult['usage'];
+
 export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
-  const { model, workspace, limits, signal, emit } = input;
-  const clipChars = input.eventClipChars ?? 2000;
+  const { workspace, limits, signal } = input;
   const state: FinishState = { finished: null };
   const tools = createTools(workspace, state, input.workspaceReady);
   const messages: ModelMessage[] = [...input.messages];
-  const started = Date.now();
-  const deadline = started + limits.maxWallClockMs;
-  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const deadline = Date.now() + limits.maxWallClockMs;
+  const usage: RunUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const repeatedCalls = new RepeatedCallDetector(limits.maxRepeatedCalls);
   let steps = 0;
-  let lastKey: string | null = null;
-  let repeats = 0;
   let validationRounds = 0;
   let idleTurns = 0;
-  const baseDelay = limits.retryBaseMs ?? 1000;
-
-  const timeLimit = () =>
-    new AgentFailure('time_limit', `The agent ran out of time: the wall-clock limit is ${Math.round(limits.maxWallClockMs / 1000)} s.`);
 
   for (;;) {
     if (signal.aborted) throw abortError(signal);
-    if (Date.now() >= deadline) throw timeLimit();
+    if (Date.now() >= deadline) throw timeLimit(limits);
     if (steps >= limits.maxSteps) {
       throw new AgentFailure('step_limit', `The agent used all ${limits.maxSteps} steps without finishing.`);
     }
 
-    // One model call (with its tool executions), retried on transient provider errors.
-    let result: Awaited<ReturnType<typeof generateText>> | null = null;
-    for (let attempt = 0; ; attempt++) {
-      const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-      const callSignal = AbortSignal.any([signal, timeout]);
-      try {
-        result = await generateText({
-          model,
-          system: input.system,
-          messages,
-          tools,
-          stopWhen: stepCountIs(1),
-          maxRetries: 0,
-          abortSignal: callSignal,
-        });
-        break;
-      } catch (err) {
-        if (signal.aborted) throw abortError(signal);
-        if (timeout.aborted || Date.now() >= deadline) throw timeLimit();
-        if (attempt < limits.maxRetries && isRetryable(err)) {
-          const hinted = APICallError.isInstance(err) ? retryAfterMs(err) : null;
-          const backoff = Math.min(30_000, baseDelay * 2 ** attempt) * (0.75 + Math.random() * 0.5);
-          const delay = Math.min(Math.max(hinted ?? 0, backoff), Math.max(0, deadline - Date.now()));
-          await emit('model_retry', { attempt: attempt + 1, delayMs: Math.round(delay), error: clip(providerMessage(err), 500) });
-          await sleep(delay, signal);
-          continue;
-        }
-        const tries = attempt + 1;
-        throw new AgentFailure(
-          'model_error',
-          `The model provider failed${tries > 1 ? ` after ${tries} attempts` : ''}: ${clip(providerMessage(err), 1000)}`,
-        );
-      }
-    }
+    const result = await callModel(input, messages, tools, deadline);
     steps++;
-
-    const inTok = result.usage.inputTokens ?? 0;
-    const outTok = result.usage.outputTokens ?? 0;
-    usage.inputTokens += inTok;
-    usage.outputTokens += outTok;
-    usage.totalTokens += inTok + outTok;
-    await input.onUsage?.({ inputTokens: inTok, outputTokens: outTok });
-    await emit('usage', { step: steps, inputTokens: inTok, outputTokens: outTok, totalTokens: usage.totalTokens });
-    if (result.text.trim()) await emit('model_message', { step: steps, text: clip(result.text, clipChars) });
-    for (const call of result.toolCalls) {
-      await emit('tool_call', { step: steps, toolCallId: call.toolCallId, tool: call.toolName, args: call.input as Record<string, unknown> });
-    }
-    for (const r of result.toolResults) {
-      const out = typeof r.output === 'string' ? r.output : JSON.stringify(r.output);
-      await emit('tool_result', { step: steps, toolCallId: r.toolCallId, tool: r.toolName, result: clip(out ?? '', clipChars) });
-    }
+    await recordStep(input, result, steps, usage);
     messages.push(...(result.responseMessages as ModelMessage[]));
 
     if (signal.aborted) throw abortError(signal);
@@ -223,83 +171,184 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
         `The agent used ${usage.totalTokens} tokens, over the budget of ${limits.maxTokens}.`,
       );
     }
-
-    // The no-progress detector: the same call with the same arguments, over and over.
-    for (const call of result.toolCalls) {
-      const key = stableKey(call.toolName, call.input);
-      repeats = key === lastKey ? repeats + 1 : 1;
-      lastKey = key;
-      if (repeats >= limits.maxRepeatedCalls) {
-        throw new AgentFailure(
-          'no_progress',
-          `The agent made the same ${call.toolName} call ${repeats} times in a row without progress.`,
-        );
-      }
-    }
+    repeatedCalls.check(result.toolCalls);
 
     if (state.finished) {
-      const round = validationRounds + 1;
-      const issues: ValidationIssue[] = await validateChanged(workspace, workspace.touched, { mdFormat: input.mdFormat, headingIds: input.headingIds });
-      await emit('validation', { round, ok: issues.length === 0, issues: issues.slice(0, 50) });
-      let report: ChecksReport | null = null;
-      if (input.checks) {
-        report = await input.checks.run(workspace);
-        await emit('checks', checksEvent(report, round, input.checks.mode));
-      }
-      const problems = report?.problems ?? [];
-      if (issues.length === 0 && problems.length === 0) {
-        return { ...state.finished, steps, usage, touched: [...workspace.touched].sort(), checks: report };
-      }
-      if (validationRounds >= limits.maxValidationRounds) {
-        const rounds = `${validationRounds} fix round${validationRounds === 1 ? '' : 's'}`;
-        if (issues.length > 0) {
-          throw new AgentFailure(
-            'validation_failed',
-            `Changed files still do not parse after ${rounds}: ${issues
-              .slice(0, 5)
-              .map((i) => `${i.path}: ${i.message}`)
-              .join('; ')}`,
-            report,
-          );
-        }
-        if (input.checks?.mode === 'strict') {
-          throw new AgentFailure(
-            'checks_failed',
-            `The docs checks still find ${problems.length} problem${problems.length === 1 ? '' : 's'} the job introduced after ${rounds}: ${problems
-              .slice(0, 5)
-              .map((p) => `${p.line ? `${p.path}:${p.line}` : p.path}: ${p.message}`)
-              .join('; ')}`,
-            report,
-          );
-        }
-        // warn: what is left goes into the pull request.
-        return { ...state.finished, steps, usage, touched: [...workspace.touched].sort(), checks: report };
-      }
+      const review = await reviewFinish(input, validationRounds);
+      if (review.accepted) return { ...state.finished, steps, usage, touched: [...workspace.touched].sort(), checks: review.report };
       validationRounds++;
       state.finished = null;
-      const parts: string[] = [];
-      if (issues.length > 0) parts.push(`These changed files do not parse:\n${issues.map((i) => `- ${i.path}: ${i.message}`).join('\n')}`);
-      if (problems.length > 0) parts.push(`The docs checks found problems your changes introduced:\n${describeForModel(report!)}`);
-      messages.push({
-        role: 'user',
-        content: `Your changes have problems, so they were not committed yet. Fix them, then call finish again.\n\n${parts.join('\n\n')}`,
-      });
+      messages.push({ role: 'user', content: review.fixRequest });
       continue;
     }
 
-    if (result.toolCalls.length === 0) {
-      idleTurns++;
-      messages.push({
-        role: 'user',
-        content:
-          idleTurns === 1
-            ? 'Continue using the tools. When you are done, call the finish tool with a title and a summary.'
-            : 'You must call a tool. If the work is complete, call finish now with a title and a summary.',
+    idleTurns = result.toolCalls.length === 0 ? idleTurns + 1 : 0;
+    if (idleTurns > 0) messages.push(idleNudge(idleTurns));
+  }
+}
+
+function timeLimit(limits: AgentLimits): AgentFailure {
+  return new AgentFailure('time_limit', `The agent ran out of time: the wall-clock limit is ${Math.round(limits.maxWallClockMs / 1000)} s.`);
+}
+
+/** One model call (with its tool executions), retried with backoff on transient provider errors. */
+async function callModel(input: AgentRunInput, messages: ModelMessage[], tools: ReturnType<typeof createTools>, deadline: number): Promise<StepResult> {
+  const { limits, signal } = input;
+  for (let attempt = 0; ; attempt++) {
+    const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
+    const callSignal = AbortSignal.any([signal, timeout]);
+    try {
+      return await generateText({
+        model: input.model,
+        system: input.system,
+        messages,
+        tools,
+        stopWhen: stepCountIs(1),
+        maxRetries: 0,
+        abortSignal: callSignal,
       });
-    } else {
-      idleTurns = 0;
+    } catch (err) {
+      if (signal.aborted) throw abortError(signal);
+      if (timeout.aborted || Date.now() >= deadline) throw timeLimit(limits);
+      if (attempt < limits.maxRetries && isRetryable(err)) {
+        await waitBeforeRetry(input, err, attempt, deadline);
+        continue;
+      }
+      const tries = attempt + 1;
+      throw new AgentFailure(
+        'model_error',
+        `The model provider failed${tries > 1 ? ` after ${tries} attempts` : ''}: ${clip(providerMessage(err), 1000)}`,
+      );
     }
   }
+}
+
+/** Backs off (exponential with jitter, or the provider's Retry-After when longer) without passing the deadline. */
+async function waitBeforeRetry(input: AgentRunInput, err: unknown, attempt: number, deadline: number): Promise<void> {
+  const baseDelay = input.limits.retryBaseMs ?? 1000;
+  const hinted = APICallError.isInstance(err) ? retryAfterMs(err) : null;
+  const backoff = Math.min(30_000, baseDelay * 2 ** attempt) * (0.75 + Math.random() * 0.5);
+  const delay = Math.min(Math.max(hinted ?? 0, backoff), Math.max(0, deadline - Date.now()));
+  await input.emit('model_retry', { attempt: attempt + 1, delayMs: Math.round(delay), error: clip(providerMessage(err), 500) });
+  await sleep(delay, input.signal);
+}
+
+/** Adds the step's tokens to the run's usage and emits the step: usage, model text, tool calls and results. */
+async function recordStep(input: AgentRunInput, result: StepResult, step: number, usage: RunUsage): Promise<void> {
+  const { emit } = input;
+  const clipChars = input.eventClipChars ?? 2000;
+  const inTok = result.usage.inputTokens ?? 0;
+  const outTok = result.usage.outputTokens ?? 0;
+  usage.inputTokens += inTok;
+  usage.outputTokens += outTok;
+  usage.totalTokens += inTok + outTok;
+  await input.onUsage?.({ inputTokens: inTok, outputTokens: outTok });
+  await emit('usage', { step, inputTokens: inTok, outputTokens: outTok, totalTokens: usage.totalTokens });
+  if (result.text.trim()) await emit('model_message', { step, text: clip(result.text, clipChars) });
+  for (const call of result.toolCalls) {
+    await emit('tool_call', { step, toolCallId: call.toolCallId, tool: call.toolName, args: call.input as Record<string, unknown> });
+  }
+  for (const r of result.toolResults) {
+    const out = typeof r.output === 'string' ? r.output : JSON.stringify(r.output);
+    await emit('tool_result', { step, toolCallId: r.toolCallId, tool: r.toolName, result: clip(out ?? '', clipChars) });
+  }
+}
+
+/** The no-progress detector: the same call with the same arguments, over and over, ends the run. */
+class RepeatedCallDetector {
+  private lastKey: string | null = null;
+  private repeats = 0;
+  private readonly maxRepeatedCalls: number;
+  constructor(maxRepeatedCalls: number) {
+    this.maxRepeatedCalls = maxRepeatedCalls;
+  }
+
+  check(toolCalls: StepResult['toolCalls']): void {
+    for (const call of toolCalls) {
+      const key = stableKey(call.toolName, call.input);
+      this.repeats = key === this.lastKey ? this.repeats + 1 : 1;
+      this.lastKey = key;
+      if (this.repeats >= this.maxRepeatedCalls) {
+        throw new AgentFailure(
+          'no_progress',
+          `The agent made the same ${call.toolName} call ${this.repeats} times in a row without progress.`,
+        );
+      }
+    }
+  }
+}
+
+/** What becomes of the model's `finish`: accepted (with the last checks report), or sent back with what to fix. */
+type FinishReview = { accepted: true; report: ChecksReport | null } | { accepted: false; fixRequest: string };
+
+/**
+ * Validates the changed files and runs the docs checks when the model calls finish. Problems go back
+ * to the model until the fix rounds run out; then they fail the run (parse errors, strict checks) or
+ * are accepted (warn: what is left goes into the pull request).
+ */
+async function reviewFinish(input: AgentRunInput, validationRounds: number): Promise<FinishReview> {
+  const { workspace, emit, limits } = input;
+  const round = validationRounds + 1;
+  const issues: ValidationIssue[] = await validateChanged(workspace, workspace.touched, { mdFormat: input.mdFormat, headingIds: input.headingIds });
+  await emit('validation', { round, ok: issues.length === 0, issues: issues.slice(0, 50) });
+  let report: ChecksReport | null = null;
+  if (input.checks) {
+    report = await input.checks.run(workspace);
+    await emit('checks', checksEvent(report, round, input.checks.mode));
+  }
+  const problems = report?.problems ?? [];
+  if (issues.length === 0 && problems.length === 0) return { accepted: true, report };
+  if (validationRounds >= limits.maxValidationRounds) {
+    failIfStillBroken(input, validationRounds, issues, report);
+    // warn: what is left goes into the pull request.
+    return { accepted: true, report };
+  }
+  return { accepted: false, fixRequest: fixRequest(issues, report) };
+}
+
+/** After the last fix round: files that still do not parse fail the run, and so do problems under strict checks. */
+function failIfStillBroken(input: AgentRunInput, validationRounds: number, issues: ValidationIssue[], report: ChecksReport | null): void {
+  const problems = report?.problems ?? [];
+  const rounds = `${validationRounds} fix round${validationRounds === 1 ? '' : 's'}`;
+  if (issues.length > 0) {
+    throw new AgentFailure(
+      'validation_failed',
+      `Changed files still do not parse after ${rounds}: ${issues
+        .slice(0, 5)
+        .map((i) => `${i.path}: ${i.message}`)
+        .join('; ')}`,
+      report,
+    );
+  }
+  if (input.checks?.mode === 'strict') {
+    throw new AgentFailure(
+      'checks_failed',
+      `The docs checks still find ${problems.length} problem${problems.length === 1 ? '' : 's'} the job introduced after ${rounds}: ${problems
+        .slice(0, 5)
+        .map((p) => `${p.line ? `${p.path}:${p.line}` : p.path}: ${p.message}`)
+        .join('; ')}`,
+      report,
+    );
+  }
+}
+
+/** The message that sends a finished run back: which files do not parse and what the checks found. */
+function fixRequest(issues: ValidationIssue[], report: ChecksReport | null): string {
+  const parts: string[] = [];
+  if (issues.length > 0) parts.push(`These changed files do not parse:\n${issues.map((i) => `- ${i.path}: ${i.message}`).join('\n')}`);
+  if ((report?.problems ?? []).length > 0) parts.push(`The docs checks found problems your changes introduced:\n${describeForModel(report!)}`);
+  return `Your changes have problems, so they were not committed yet. Fix them, then call finish again.\n\n${parts.join('\n\n')}`;
+}
+
+/** The reminder after a step without tool calls; firmer from the second such step in a row. */
+function idleNudge(idleTurns: number): ModelMessage {
+  return {
+    role: 'user',
+    content:
+      idleTurns === 1
+        ? 'Continue using the tools. When you are done, call the finish tool with a title and a summary.'
+        : 'You must call a tool. If the work is complete, call finish now with a title and a summary.',
+  };
 }
 
 /** The `checks` event: which checks ran, on how many pages, and what they found (lists clipped). */

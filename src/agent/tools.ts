@@ -176,63 +176,55 @@ export async function moveFile(ws: Workspace, input: { from: string; to: string 
 /** `ready` (optional) is awaited before any tool runs: the worktree may still be checking out. */
 export function createTools(ws: Workspace, state: FinishState, ready?: Promise<unknown>): ToolSet {
   const max = ws.limits.maxOutputChars;
-  const guard = (fn: () => Promise<string>, maxChars: number) => guardRaw(fn, maxChars, ready);
+  /** A tool that runs `run` on the workspace: after `ready`, its result clipped, its errors as text. */
+  const workspaceTool = <S extends z.ZodType<object>>(
+    description: string,
+    inputSchema: S,
+    run: (ws: Workspace, input: z.infer<S>) => Promise<string>,
+    maxChars = max,
+  ) => tool({ description, inputSchema, execute: (input: z.infer<S>) => guardRaw(() => run(ws, input), maxChars, ready) });
   return {
-    list_files: tool({
-      description:
-        'List files in the repository (recursive, sorted; skips .git and node_modules). Optional folder `path` and a glob such as "**/*.mdx".',
-      inputSchema: z.object({
+    list_files: workspaceTool(
+      'List files in the repository (recursive, sorted; skips .git and node_modules). Optional folder `path` and a glob such as "**/*.mdx".',
+      z.object({
         path: z.string().optional().describe('Folder relative to the repository root; default the root.'),
         glob: z.string().optional().describe('Glob filter, e.g. "docs/**/*.md" or "*.json".'),
       }),
-      execute: (input) => guard(() => listFiles(ws, input), max),
-    }),
-    read_file: tool({
-      description:
-        'Read a text file, with line numbers. Use start_line/end_line (1-based, inclusive) for large files; long output is clipped.',
-      inputSchema: z.object({
+      listFiles,
+    ),
+    read_file: workspaceTool(
+      'Read a text file, with line numbers. Use start_line/end_line (1-based, inclusive) for large files; long output is clipped.',
+      z.object({
         path: z.string(),
         start_line: z.number().int().min(1).optional(),
         end_line: z.number().int().min(1).optional(),
       }),
-      execute: (input) => guard(() => readFile(ws, input), max + 200),
-    }),
-    search: tool({
-      description: 'Search file contents with a regular expression in RE2 syntax (like JavaScript\'s, without backreferences or lookaround). Returns path:line: text. Optional glob filter.',
-      inputSchema: z.object({
+      readFile,
+      max + 200,
+    ),
+    search: workspaceTool(
+      'Search file contents with a regular expression in RE2 syntax (like JavaScript\'s, without backreferences or lookaround). Returns path:line: text. Optional glob filter.',
+      z.object({
         pattern: z.string().min(1),
         glob: z.string().optional(),
         path: z.string().optional(),
         ignore_case: z.boolean().optional(),
       }),
-      execute: (input) => guard(() => searchFiles(ws, input), max),
-    }),
-    write_file: tool({
-      description: 'Create a file or replace its whole content. Creates missing folders.',
-      inputSchema: z.object({ path: z.string(), content: z.string() }),
-      execute: (input) => guard(() => writeFile(ws, input), max),
-    }),
-    edit_file: tool({
-      description:
-        'Replace an exact string in a file. old_string must match exactly once (including whitespace) unless replace_all is true.',
-      inputSchema: z.object({
+      searchFiles,
+    ),
+    write_file: workspaceTool('Create a file or replace its whole content. Creates missing folders.', z.object({ path: z.string(), content: z.string() }), writeFile),
+    edit_file: workspaceTool(
+      'Replace an exact string in a file. old_string must match exactly once (including whitespace) unless replace_all is true.',
+      z.object({
         path: z.string(),
         old_string: z.string(),
         new_string: z.string(),
         replace_all: z.boolean().optional(),
       }),
-      execute: (input) => guard(() => editFile(ws, input), max),
-    }),
-    delete_file: tool({
-      description: 'Delete a file.',
-      inputSchema: z.object({ path: z.string() }),
-      execute: (input) => guard(() => deleteFile(ws, input), max),
-    }),
-    move_file: tool({
-      description: 'Move or rename a file. The destination must not exist.',
-      inputSchema: z.object({ from: z.string(), to: z.string() }),
-      execute: (input) => guard(() => moveFile(ws, input), max),
-    }),
+      editFile,
+    ),
+    delete_file: workspaceTool('Delete a file.', z.object({ path: z.string() }), deleteFile),
+    move_file: workspaceTool('Move or rename a file. The destination must not exist.', z.object({ from: z.string(), to: z.string() }), moveFile),
     finish: tool({
       description:
         'End your turn. `title` is a short pull-request title (under 72 characters); `summary` explains what you changed and why (or why nothing needed changing).',

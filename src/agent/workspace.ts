@@ -78,92 +78,17 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
   const lim: WorkspaceLimits = { ...DEFAULT_LIMITS, ...limits };
   const touched = new Set<string>();
   const moves: [string, string][] = [];
+  const resolve = (p: string, opts: { write?: boolean } = {}) => resolveInside(realRoot, p, opts);
+  const relOf = (abs: string) => toPosix(path.relative(realRoot, abs));
 
-  function lexical(p: unknown): string {
-    if (typeof p !== 'string' || p.trim() === '') throw new WorkspaceError('A path is required.');
-    if (p.includes('\0')) throw new WorkspaceError(`Path "${p.replace(/\0/g, '\\0')}" contains a NUL byte.`);
-    const raw = p.trim().replace(/\\/g, '/');
-    if (raw.split('/').includes('..')) {
-      throw new WorkspaceError(`Path "${p}" contains "..": paths must stay inside the repository.`);
-    }
-    const abs = path.isAbsolute(raw) ? path.resolve(raw) : path.resolve(realRoot, raw);
-    if (!isInside(realRoot, abs)) {
-      throw new WorkspaceError(`Path "${p}" is outside the repository; use a path relative to the repository root.`);
-    }
-    return abs;
-  }
-
-  /** Real path of the deepest existing ancestor (or the target), checked to stay inside the root. */
-  async function checkReal(abs: string, original: string): Promise<void> {
-    let probe = abs;
-    for (;;) {
-      try {
-        const real = await fs.realpath(probe);
-        if (!isInside(realRoot, real)) {
-          throw new WorkspaceError(`Path "${original}" leads through a symbolic link out of the repository.`);
-        }
-        return;
-      } catch (err) {
-        if (err instanceof WorkspaceError) throw err;
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new WorkspaceError(`Path "${original}" cannot be resolved.`);
-        // A dangling symlink: lstat succeeds but realpath fails. Refuse it if it points outside.
-        try {
-          const st = await fs.lstat(probe);
-          if (st.isSymbolicLink()) {
-            const target = path.resolve(path.dirname(probe), await fs.readlink(probe));
-            if (!isInside(realRoot, target)) {
-              throw new WorkspaceError(`Path "${original}" is a symbolic link out of the repository.`);
-            }
-          }
-        } catch (e) {
-          if (e instanceof WorkspaceError) throw e;
-        }
-        const parent = path.dirname(probe);
-        if (parent === probe) return;
-        probe = parent;
-      }
-    }
-  }
-
-  async function resolve(p: string, opts: { write?: boolean } = {}): Promise<string> {
-    const abs = lexical(p);
-    const rel = toPosix(path.relative(realRoot, abs));
-    if (rel === '.git' || rel.startsWith('.git/')) {
-      throw new WorkspaceError(`Path "${p}" is inside .git, which the agent may not ${opts.write ? 'change' : 'read'}.`);
-    }
-    await checkReal(abs, p);
-    return abs;
-  }
-
-  function relOf(abs: string): string {
-    return toPosix(path.relative(realRoot, abs));
-  }
-
-  async function fileStat(abs: string, p: string) {
-    try {
-      return await fs.stat(abs);
-    } catch {
-      throw new WorkspaceError(`File "${p}" does not exist.`);
-    }
-  }
-
-  const ws: Workspace = {
+  return {
     root: realRoot,
     limits: lim,
     touched,
     moves,
     resolve,
     async readText(p) {
-      const abs = await resolve(p);
-      const st = await fileStat(abs, p);
-      if (st.isDirectory()) throw new WorkspaceError(`"${p}" is a directory; use list_files to see its contents.`);
-      if (st.size > lim.maxReadBytes) {
-        throw new WorkspaceError(`File "${p}" is ${st.size} bytes, over the ${lim.maxReadBytes}-byte read limit.`);
-      }
-      const buf = await fs.readFile(abs);
-      if (buf.includes(0)) throw new WorkspaceError(`File "${p}" is binary and cannot be read as text.`);
-      return buf.toString('utf8');
+      return readTextFile(await resolve(p), p, lim.maxReadBytes);
     },
     async writeText(p, content) {
       if (typeof content !== 'string') throw new WorkspaceError('content must be a string.');
@@ -172,32 +97,13 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
         throw new WorkspaceError(`Content is ${size} bytes, over the ${lim.maxWriteBytes}-byte write limit.`);
       }
       const abs = await resolve(p, { write: true });
-      let created = true;
-      try {
-        const st = await fs.lstat(abs);
-        if (st.isDirectory()) throw new WorkspaceError(`"${p}" is a directory, not a file.`);
-        if (st.isSymbolicLink()) throw new WorkspaceError(`"${p}" is a symbolic link; write to the file it points to instead.`);
-        created = false;
-      } catch (err) {
-        if (err instanceof WorkspaceError) throw err;
-      }
-      try {
-        await fs.mkdir(path.dirname(abs), { recursive: true });
-      } catch {
-        throw new WorkspaceError(`Cannot create the folder for "${p}": a file is in the way.`);
-      }
-      await fs.writeFile(abs, content, 'utf8');
+      const created = await writeTextFile(abs, p, content);
       touched.add(relOf(abs));
       return { created };
     },
     async remove(p) {
       const abs = await resolve(p, { write: true });
-      let st;
-      try {
-        st = await fs.lstat(abs);
-      } catch {
-        throw new WorkspaceError(`File "${p}" does not exist.`);
-      }
+      const st = await existingEntry(abs, p);
       if (st.isDirectory()) throw new WorkspaceError(`"${p}" is a directory; delete its files one by one.`);
       await fs.unlink(abs);
       touched.add(relOf(abs));
@@ -205,12 +111,7 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
     async move(from, to) {
       const a = await resolve(from, { write: true });
       const b = await resolve(to, { write: true });
-      let st;
-      try {
-        st = await fs.lstat(a);
-      } catch {
-        throw new WorkspaceError(`File "${from}" does not exist.`);
-      }
+      const st = await existingEntry(a, from);
       if (st.isDirectory()) throw new WorkspaceError(`"${from}" is a directory; move its files one by one.`);
       if (await exists(b)) throw new WorkspaceError(`"${to}" already exists; delete it first or choose another name.`);
       await fs.mkdir(path.dirname(b), { recursive: true });
@@ -226,38 +127,156 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
       // checks ask for more.
       const limit = opts.limit ?? lim.maxListEntries;
       const match = opts.glob ? modelGlob(opts.glob) : null;
-      const out: string[] = [];
-      let truncated = false;
-      const walk = async (d: string): Promise<void> => {
-        let entries: Dirent[];
-        try {
-          entries = await fs.readdir(d, { withFileTypes: true });
-        } catch {
-          throw new WorkspaceError(`Folder "${dir}" does not exist.`);
-        }
-        entries.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-        for (const e of entries) {
-          if (truncated) return;
-          const abs = path.join(d, e.name);
-          if (e.isDirectory()) {
-            if (SKIP_DIRS.has(e.name)) continue;
-            await walk(abs);
-          } else if (e.isFile() || e.isSymbolicLink()) {
-            const rel = relOf(abs);
-            if (match && !match(rel)) continue;
-            if (out.length >= limit) {
-              truncated = true;
-              return;
-            }
-            out.push(rel);
-          }
-        }
-      };
-      await walk(start);
-      return { files: out, truncated };
+      return listFilesUnder(realRoot, start, dir, { limit, match });
     },
   };
-  return ws;
+}
+
+/** A model-given path made absolute inside the root; refuses "..", NUL bytes and paths outside the root. */
+function lexicalPath(realRoot: string, p: unknown): string {
+  if (typeof p !== 'string' || p.trim() === '') throw new WorkspaceError('A path is required.');
+  if (p.includes('\0')) throw new WorkspaceError(`Path "${p.replace(/\0/g, '\\0')}" contains a NUL byte.`);
+  const raw = p.trim().replace(/\\/g, '/');
+  if (raw.split('/').includes('..')) {
+    throw new WorkspaceError(`Path "${p}" contains "..": paths must stay inside the repository.`);
+  }
+  const abs = path.isAbsolute(raw) ? path.resolve(raw) : path.resolve(realRoot, raw);
+  if (!isInside(realRoot, abs)) {
+    throw new WorkspaceError(`Path "${p}" is outside the repository; use a path relative to the repository root.`);
+  }
+  return abs;
+}
+
+/** Real path of the deepest existing ancestor (or the target), checked to stay inside the root. */
+async function checkRealPath(realRoot: string, abs: string, original: string): Promise<void> {
+  let probe = abs;
+  for (;;) {
+    try {
+      const real = await fs.realpath(probe);
+      if (!isInside(realRoot, real)) {
+        throw new WorkspaceError(`Path "${original}" leads through a symbolic link out of the repository.`);
+      }
+      return;
+    } catch (err) {
+      if (err instanceof WorkspaceError) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new WorkspaceError(`Path "${original}" cannot be resolved.`);
+      await refuseDanglingLinkOut(realRoot, probe, original);
+      const parent = path.dirname(probe);
+      if (parent === probe) return;
+      probe = parent;
+    }
+  }
+}
+
+/** A dangling symlink: lstat succeeds but realpath fails. Refuse it if it points outside. */
+async function refuseDanglingLinkOut(realRoot: string, probe: string, original: string): Promise<void> {
+  try {
+    const st = await fs.lstat(probe);
+    if (st.isSymbolicLink()) {
+      const target = path.resolve(path.dirname(probe), await fs.readlink(probe));
+      if (!isInside(realRoot, target)) {
+        throw new WorkspaceError(`Path "${original}" is a symbolic link out of the repository.`);
+      }
+    }
+  } catch (e) {
+    if (e instanceof WorkspaceError) throw e;
+  }
+}
+
+/** Workspace.resolve: inside the root, not in .git, and no symbolic link out of the root on the way. */
+async function resolveInside(realRoot: string, p: string, opts: { write?: boolean }): Promise<string> {
+  const abs = lexicalPath(realRoot, p);
+  const rel = toPosix(path.relative(realRoot, abs));
+  if (rel === '.git' || rel.startsWith('.git/')) {
+    throw new WorkspaceError(`Path "${p}" is inside .git, which the agent may not ${opts.write ? 'change' : 'read'}.`);
+  }
+  await checkRealPath(realRoot, abs, p);
+  return abs;
+}
+
+/** A text file's content; directories, files over the read limit and binary files are refused. */
+async function readTextFile(abs: string, p: string, maxReadBytes: number): Promise<string> {
+  let st;
+  try {
+    st = await fs.stat(abs);
+  } catch {
+    throw new WorkspaceError(`File "${p}" does not exist.`);
+  }
+  if (st.isDirectory()) throw new WorkspaceError(`"${p}" is a directory; use list_files to see its contents.`);
+  if (st.size > maxReadBytes) {
+    throw new WorkspaceError(`File "${p}" is ${st.size} bytes, over the ${maxReadBytes}-byte read limit.`);
+  }
+  const buf = await fs.readFile(abs);
+  if (buf.includes(0)) throw new WorkspaceError(`File "${p}" is binary and cannot be read as text.`);
+  return buf.toString('utf8');
+}
+
+/** Writes a file (creating its folder), never through a symbolic link or over a directory; whether it is new. */
+async function writeTextFile(abs: string, p: string, content: string): Promise<boolean> {
+  let created = true;
+  try {
+    const st = await fs.lstat(abs);
+    if (st.isDirectory()) throw new WorkspaceError(`"${p}" is a directory, not a file.`);
+    if (st.isSymbolicLink()) throw new WorkspaceError(`"${p}" is a symbolic link; write to the file it points to instead.`);
+    created = false;
+  } catch (err) {
+    if (err instanceof WorkspaceError) throw err;
+  }
+  try {
+    await fs.mkdir(path.dirname(abs), { recursive: true });
+  } catch {
+    throw new WorkspaceError(`Cannot create the folder for "${p}": a file is in the way.`);
+  }
+  await fs.writeFile(abs, content, 'utf8');
+  return created;
+}
+
+/** The entry at `abs` itself (a symbolic link is not followed); the model hears that `p` does not exist otherwise. */
+async function existingEntry(abs: string, p: string) {
+  try {
+    return await fs.lstat(abs);
+  } catch {
+    throw new WorkspaceError(`File "${p}" does not exist.`);
+  }
+}
+
+/** Files under `start` (recursive, sorted by name, skipping SKIP_DIRS), relative to the root; at most `limit`. */
+async function listFilesUnder(
+  realRoot: string,
+  start: string,
+  dir: string,
+  { limit, match }: { limit: number; match: ((path: string) => boolean) | null },
+): Promise<{ files: string[]; truncated: boolean }> {
+  const out: string[] = [];
+  let truncated = false;
+  const walk = async (d: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await fs.readdir(d, { withFileTypes: true });
+    } catch {
+      throw new WorkspaceError(`Folder "${dir}" does not exist.`);
+    }
+    entries.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+    for (const e of entries) {
+      if (truncated) return;
+      const abs = path.join(d, e.name);
+      if (e.isDirectory()) {
+        if (SKIP_DIRS.has(e.name)) continue;
+        await walk(abs);
+      } else if (e.isFile() || e.isSymbolicLink()) {
+        const rel = toPosix(path.relative(realRoot, abs));
+        if (match && !match(rel)) continue;
+        if (out.length >= limit) {
+          truncated = true;
+          return;
+        }
+        out.push(rel);
+      }
+    }
+  };
+  await walk(start);
+  return { files: out, truncated };
 }
 
 async function exists(abs: string): Promise<boolean> {

@@ -162,8 +162,19 @@ function printJob(job: Job, json: boolean | undefined): void {
 }
 
 export function register(jobs: Command): void {
-  const timeoutOption = () => new Option('--timeout <duration>', 'with waiting: give up after this long (e.g. 30m), exit code 1').argParser(durationOption);
+  registerCreate(jobs);
+  registerGet(jobs);
+  registerList(jobs);
+  registerMessage(jobs);
+  registerArchive(jobs);
+  registerWait(jobs);
+  registerEvents(jobs);
+}
 
+/** --timeout of the commands that wait for a job. */
+const timeoutOption = () => new Option('--timeout <duration>', 'with waiting: give up after this long (e.g. 30m), exit code 1').argParser(durationOption);
+
+function registerCreate(jobs: Command): void {
   withConnection(jobs.command('create <prompt>'))
     .description('Create a job. With --wait, follow it and exit 0 completed, 1 failed, 2 archived.')
     .option('--model <model>', 'provider/model-id (one of the server\'s allowed models)')
@@ -177,35 +188,43 @@ export function register(jobs: Command): void {
       write(process.stderr, `Created ${clean(job.id)} (${clean(job.model)})${job.source.ref ? ` on ${clean(job.source.ref)}` : ''}.`);
       await waitAndReport(client, job.id, o);
     });
+}
 
+function registerGet(jobs: Command): void {
   withConnection(jobs.command('get <jobId>'))
     .description('Show a job.')
     .action(async (id: string, o: ConnectionOptions) => {
       printJob(await clientFor(o).getJob(id), o.json);
     });
+}
 
+type ListOptions = ConnectionOptions & { status?: JobStatus; limit: number; cursor?: string; all?: boolean };
+
+function registerList(jobs: Command): void {
   withConnection(jobs.command('list'))
     .description('List jobs, newest first.')
     .addOption(new Option('--status <status>', 'only jobs in this status').choices(['active', 'completed', 'failed', 'archived']))
     .option('--limit <n>', 'jobs per page (1-100)', intOption(1, 100), 20)
     .option('--cursor <cursor>', 'continue from a previous page\'s nextCursor')
     .option('--all', 'every page')
-    .action(async (o: ConnectionOptions & { status?: JobStatus; limit: number; cursor?: string; all?: boolean }) => {
-      const client = clientFor(o);
-      const query = { status: o.status, limit: o.limit, cursor: o.cursor };
-      let page: { jobs: Job[]; nextCursor: string | null; hasMore: boolean };
-      if (o.all) {
-        const all: Job[] = [];
-        for await (const job of client.listJobs(query)) all.push(job);
-        page = { jobs: all, nextCursor: null, hasMore: false };
-      } else {
-        page = await client.listJobsPage(query);
-      }
+    .action(async (o: ListOptions) => {
+      const page = await listedJobs(clientFor(o), o);
       if (o.json) return writeJson(process.stdout, page);
       write(process.stdout, jobsTable(page.jobs));
       if (page.hasMore) write(process.stderr, `More jobs: --cursor ${clean(page.nextCursor ?? '')} or --all`);
     });
+}
 
+/** One page of jobs, or with --all every page as one. */
+async function listedJobs(client: FolioClient, o: ListOptions): Promise<{ jobs: Job[]; nextCursor: string | null; hasMore: boolean }> {
+  const query = { status: o.status, limit: o.limit, cursor: o.cursor };
+  if (!o.all) return client.listJobsPage(query);
+  const all: Job[] = [];
+  for await (const job of client.listJobs(query)) all.push(job);
+  return { jobs: all, nextCursor: null, hasMore: false };
+}
+
+function registerMessage(jobs: Command): void {
   withConnection(jobs.command('message <jobId> <prompt>'))
     .description('Send a follow-up instruction (the job becomes active again).')
     .option('--wait', 'wait until the job is done again; exit 0 completed, 1 failed, 2 archived')
@@ -217,7 +236,9 @@ export function register(jobs: Command): void {
       if (!o.wait) return printJob(job, o.json);
       await waitAndReport(client, job.id, o);
     });
+}
 
+function registerArchive(jobs: Command): void {
   withConnection(jobs.command('archive <jobId>'))
     .description('Archive a job (final); stops it if it is running.')
     .action(async (id: string, o: ConnectionOptions) => {
@@ -225,14 +246,18 @@ export function register(jobs: Command): void {
       if (o.json) writeJson(process.stdout, job);
       else write(process.stdout, `Archived ${clean(job.id)}.`);
     });
+}
 
+function registerWait(jobs: Command): void {
   withConnection(jobs.command('wait <jobId>'))
     .description('Wait until a job is completed, failed or archived; exit 0, 1 or 2.')
     .addOption(timeoutOption())
     .action(async (id: string, o: ConnectionOptions & { timeout?: number }) => {
       await waitAndReport(clientFor(o), id, o);
     });
+}
 
+function registerEvents(jobs: Command): void {
   withConnection(jobs.command('events <jobId>'), 'one JSON event per line (NDJSON)')
     .description('Print a job\'s events; --follow streams them live until the job is done.')
     .option('--follow', 'keep streaming new events until the job leaves active (resumes after dropped connections)')

@@ -19,7 +19,7 @@ import {
   type VisitorsPage,
   type WebhookDelivery,
 } from './types.ts';
-import { backoffDelay, isAbortError, linkedSignal, parseRetryAfter, randomId, sleep } from './util.ts';
+import { backoffDelay, isAbortError, linkedSignal, parseRetryAfter, randomId, sleep, type LinkedSignal } from './util.ts';
 
 export const CLIENT_VERSION = '0.1.0';
 
@@ -289,154 +289,160 @@ export class FolioClient {
    * event is lost or repeated; ends when the job leaves `active` (unless `untilDone: false`).
    */
   async *jobEvents(id: string, opts: JobEventsOptions = {}): AsyncGenerator<JobEvent, void, undefined> {
-    const projectId = this.project(opts);
-    let last = opts.after ?? 0;
-    const drain = async function* (this: FolioClient): AsyncGenerator<JobEvent, void, undefined> {
-      for (;;) {
-        const page = await this.jobEventsPage(id, { after: last, limit: 500 }, { ...opts, projectId });
-        for (const event of page.events) {
-          if (event.id <= last) continue;
-          last = event.id;
-          yield event;
-        }
-        if (!page.hasMore || page.events.length === 0) return;
-      }
-    }.bind(this);
-
+    const s: EventFollow = {
+      id,
+      projectId: this.project(opts),
+      opts,
+      last: opts.after ?? 0,
+      untilDone: opts.untilDone ?? true,
+      statusEvery: opts.statusIntervalMs ?? 2_000,
+      maxReconnects: opts.maxReconnects ?? 10,
+      reconnectMs: 1_000,
+      failures: 0,
+    };
     if (!opts.follow) {
-      yield* drain();
+      yield* this.drainJobEvents(s);
       return;
     }
-
-    const untilDone = opts.untilDone ?? true;
-    const statusEvery = opts.statusIntervalMs ?? 2_000;
-    const maxReconnects = opts.maxReconnects ?? 10;
-    const isDone = async () => untilDone && (await this.getJob(id, { ...opts, projectId })).status !== 'active';
-    let reconnectMs = 1_000;
-    let failures = 0;
-
     for (;;) {
-      if (await isDone()) {
-        yield* drain();
+      if (await this.followDone(s)) {
+        yield* this.drainJobEvents(s);
         return;
       }
-      const url = this.url(`v2/agent/${seg(projectId)}/job/${seg(id)}/events`, { after: last });
-      const conn = linkedSignal(opts.signal, this.timeoutMs);
-      let body: ReadableStream<Uint8Array>;
-      try {
-        const res = await this.fetchImpl(url, {
-          method: 'GET',
-          headers: this.headers({ accept: 'text/event-stream', 'last-event-id': String(last) }),
-          signal: conn.signal,
-        });
-        conn.clearTimer();
-        this.onResponse?.({ method: 'GET', url, status: res.status, headers: res.headers, attempt: failures });
-        if (!res.ok) {
-          const error = errorFromResponse(res, await res.text().catch(() => ''));
-          if (!RETRYABLE_STATUS.has(res.status)) throw error;
-          throw new RetryableStreamError(error, error.retryAfter);
-        }
-        const type = res.headers.get('content-type') ?? '';
-        if (!type.includes('text/event-stream') || !res.body) {
-          throw new FolioError(res.status, 'invalid_response', `Expected an event stream from ${url}, got "${type || 'no content type'}".`);
-        }
-        body = res.body;
-      } catch (err) {
-        conn.dispose();
-        if (opts.signal?.aborted) throw opts.signal.reason;
-        if (err instanceof FolioError) throw err;
-        failures++;
-        const cause = err instanceof RetryableStreamError ? err.error : networkError(err, url, conn.timedOut, this.timeoutMs);
-        if (failures > maxReconnects) throw cause;
-        const asked = err instanceof RetryableStreamError && err.retryAfter !== undefined ? err.retryAfter * 1000 : undefined;
-        if (asked !== undefined && asked > this.maxRetryAfterMs) throw cause;
-        const wait = asked ?? backoffDelay(failures - 1, reconnectMs, 30_000);
-        await sleep(wait, opts.signal);
-        continue;
-      }
-
-      let lastActivity = Date.now();
-      let gotData = false;
-      const idleMs = opts.idleTimeoutMs ?? 60_000;
-      const watchdog =
-        idleMs > 0
-          ? setInterval(() => {
-              if (Date.now() - lastActivity > idleMs) conn.abort(new DOMException('The event stream went quiet.', 'TimeoutError'));
-            }, Math.max(50, Math.min(idleMs / 4, 5_000)))
-          : undefined;
-      const messages = parseSse(
-        body,
-        (ms) => {
-          reconnectMs = Math.min(Math.max(ms, 100), 30_000);
-        },
-        () => {
-          lastActivity = Date.now();
-          gotData = true;
-        },
-      );
-      let pending = messages.next();
-      let finished = false;
-      try {
-        for (;;) {
-          let step: IteratorResult<{ id: string | undefined; event: string; data: string }, void> | typeof TICK;
-          if (untilDone) {
-            let timer: ReturnType<typeof setTimeout> | undefined;
-            const tick = new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), statusEvery)));
-            try {
-              step = await Promise.race([pending, tick]);
-            } finally {
-              clearTimeout(timer);
-            }
-          } else {
-            step = await pending;
-          }
-          if (step === TICK) {
-            if (await isDone()) {
-              finished = true;
-              break;
-            }
-            continue;
-          }
-          if (step.done) break;
-          pending = messages.next();
-          const msg = step.value;
-          let event: JobEvent;
-          try {
-            event = JSON.parse(msg.data) as JobEvent;
-          } catch (err) {
-            throw new FolioError(200, 'invalid_response', `An event of job ${id} is not JSON.`, { cause: err });
-          }
-          const eventId = msg.id !== undefined && /^\d+$/.test(msg.id) ? Number(msg.id) : event.id;
-          if (typeof eventId !== 'number' || eventId <= last) continue;
-          last = eventId;
-          failures = 0;
-          yield event;
-          if (untilDone && SETTLING_EVENTS.has(event.type) && (await isDone())) {
-            finished = true;
-            break;
-          }
-        }
-      } catch (err) {
-        if (opts.signal?.aborted) throw opts.signal.reason;
-        if (err instanceof FolioError) throw err;
-        // The connection broke mid-stream: fall through and reconnect from `last`.
-      } finally {
-        clearInterval(watchdog);
-        conn.abort(new DOMException('Event stream closed.', 'AbortError'));
-        pending.catch(() => {});
-        conn.dispose();
-      }
+      const stream = await this.openJobEventStream(s);
+      if (!stream) continue;
+      const { finished, gotData } = yield* this.readJobEventStream(s, stream.body, stream.conn);
       if (finished) {
-        yield* drain();
+        yield* this.drainJobEvents(s);
         return;
       }
       // A connection that delivered anything counts as working; only silent failures add up.
-      failures = gotData ? 0 : failures + 1;
-      if (failures > maxReconnects) {
-        throw new FolioError(0, 'network_error', `The event stream of job ${id} keeps closing; gave up after ${maxReconnects} reconnects.`);
+      s.failures = gotData ? 0 : s.failures + 1;
+      if (s.failures > s.maxReconnects) {
+        throw new FolioError(0, 'network_error', `The event stream of job ${id} keeps closing; gave up after ${s.maxReconnects} reconnects.`);
       }
-      await sleep(failures === 0 ? reconnectMs : backoffDelay(failures - 1, reconnectMs, 30_000), opts.signal);
+      await sleep(s.failures === 0 ? s.reconnectMs : backoffDelay(s.failures - 1, s.reconnectMs, 30_000), opts.signal);
     }
+  }
+
+  /** Every event after `s.last` recorded so far, page by page. */
+  private async *drainJobEvents(s: EventFollow): AsyncGenerator<JobEvent, void, undefined> {
+    for (;;) {
+      const page = await this.jobEventsPage(s.id, { after: s.last, limit: 500 }, { ...s.opts, projectId: s.projectId });
+      for (const event of page.events) {
+        if (event.id <= s.last) continue;
+        s.last = event.id;
+        yield event;
+      }
+      if (!page.hasMore || page.events.length === 0) return;
+    }
+  }
+
+  /** With `untilDone`: whether the job has left `active`. */
+  private async followDone(s: EventFollow): Promise<boolean> {
+    return s.untilDone && (await this.getJob(s.id, { ...s.opts, projectId: s.projectId })).status !== 'active';
+  }
+
+  /**
+   * Connects to the job's event stream after `s.last`. Null after a failed attempt that may be
+   * retried (having waited its backoff or the server's Retry-After); throws when it may not.
+   */
+  private async openJobEventStream(s: EventFollow): Promise<{ body: ReadableStream<Uint8Array>; conn: LinkedSignal } | null> {
+    const { opts } = s;
+    const url = this.url(`v2/agent/${seg(s.projectId)}/job/${seg(s.id)}/events`, { after: s.last });
+    const conn = linkedSignal(opts.signal, this.timeoutMs);
+    try {
+      const res = await this.fetchImpl(url, {
+        method: 'GET',
+        headers: this.headers({ accept: 'text/event-stream', 'last-event-id': String(s.last) }),
+        signal: conn.signal,
+      });
+      conn.clearTimer();
+      this.onResponse?.({ method: 'GET', url, status: res.status, headers: res.headers, attempt: s.failures });
+      if (!res.ok) {
+        const error = errorFromResponse(res, await res.text().catch(() => ''));
+        if (!RETRYABLE_STATUS.has(res.status)) throw error;
+        throw new RetryableStreamError(error, error.retryAfter);
+      }
+      const type = res.headers.get('content-type') ?? '';
+      if (!type.includes('text/event-stream') || !res.body) {
+        throw new FolioError(res.status, 'invalid_response', `Expected an event stream from ${url}, got "${type || 'no content type'}".`);
+      }
+      return { body: res.body, conn };
+    } catch (err) {
+      conn.dispose();
+      if (opts.signal?.aborted) throw opts.signal.reason;
+      if (err instanceof FolioError) throw err;
+      s.failures++;
+      const cause = err instanceof RetryableStreamError ? err.error : networkError(err, url, conn.timedOut, this.timeoutMs);
+      if (s.failures > s.maxReconnects) throw cause;
+      const asked = err instanceof RetryableStreamError && err.retryAfter !== undefined ? err.retryAfter * 1000 : undefined;
+      if (asked !== undefined && asked > this.maxRetryAfterMs) throw cause;
+      const wait = asked ?? backoffDelay(s.failures - 1, s.reconnectMs, 30_000);
+      await sleep(wait, opts.signal);
+      return null;
+    }
+  }
+
+  /**
+   * Yields the events of one connection until it ends, breaks or goes quiet for too long.
+   * `finished`: the job is done and the rest comes from the event pages; `gotData`: anything arrived.
+   */
+  private async *readJobEventStream(
+    s: EventFollow,
+    body: ReadableStream<Uint8Array>,
+    conn: LinkedSignal,
+  ): AsyncGenerator<JobEvent, { finished: boolean; gotData: boolean }, undefined> {
+    let lastActivity = Date.now();
+    let gotData = false;
+    const watchdog = idleWatchdog(conn, s.opts.idleTimeoutMs ?? 60_000, () => lastActivity);
+    const messages = parseSse(
+      body,
+      (ms) => {
+        s.reconnectMs = Math.min(Math.max(ms, 100), 30_000);
+      },
+      () => {
+        lastActivity = Date.now();
+        gotData = true;
+      },
+    );
+    let pending = messages.next();
+    let finished = false;
+    try {
+      for (;;) {
+        const step = s.untilDone ? await nextOrTick(pending, s.statusEvery) : await pending;
+        if (step === TICK) {
+          if (await this.followDone(s)) {
+            finished = true;
+            break;
+          }
+          continue;
+        }
+        if (step.done) break;
+        pending = messages.next();
+        const msg = step.value;
+        const event = parseEvent(msg.data, s.id);
+        const eventId = msg.id !== undefined && /^\d+$/.test(msg.id) ? Number(msg.id) : event.id;
+        if (typeof eventId !== 'number' || eventId <= s.last) continue;
+        s.last = eventId;
+        s.failures = 0;
+        yield event;
+        if (s.untilDone && SETTLING_EVENTS.has(event.type) && (await this.followDone(s))) {
+          finished = true;
+          break;
+        }
+      }
+    } catch (err) {
+      if (s.opts.signal?.aborted) throw s.opts.signal.reason;
+      if (err instanceof FolioError) throw err;
+      // The connection broke mid-stream: fall through and reconnect from `last`.
+    } finally {
+      clearInterval(watchdog);
+      conn.abort(new DOMException('Event stream closed.', 'AbortError'));
+      pending.catch(() => {});
+      conn.dispose();
+    }
+    return { finished, gotData };
   }
 
   /**
@@ -637,6 +643,51 @@ export class FolioClient {
 }
 
 const TICK = Symbol('tick');
+
+/** A followed job event stream: the job, the last event yielded, and how reconnecting goes. */
+interface EventFollow {
+  id: string;
+  projectId: string;
+  opts: JobEventsOptions;
+  /** The id of the last event yielded (or `after`). */
+  last: number;
+  untilDone: boolean;
+  statusEvery: number;
+  maxReconnects: number;
+  /** The server's `retry:` delay (1 s until it sends one). */
+  reconnectMs: number;
+  /** Failed or silent connections in a row. */
+  failures: number;
+}
+
+type SseStep = IteratorResult<{ id: string | undefined; event: string; data: string }, void>;
+
+/** The next message of the stream, or TICK when none came within `ms` (time to check the job's status). */
+async function nextOrTick(pending: Promise<SseStep>, ms: number): Promise<SseStep | typeof TICK> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tick = new Promise<typeof TICK>((resolve) => (timer = setTimeout(() => resolve(TICK), ms)));
+  try {
+    return await Promise.race([pending, tick]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Aborts the connection when nothing, not even a keepalive, arrived for `idleMs` (0: never). */
+function idleWatchdog(conn: LinkedSignal, idleMs: number, lastActivity: () => number): ReturnType<typeof setInterval> | undefined {
+  if (!(idleMs > 0)) return undefined;
+  return setInterval(() => {
+    if (Date.now() - lastActivity() > idleMs) conn.abort(new DOMException('The event stream went quiet.', 'TimeoutError'));
+  }, Math.max(50, Math.min(idleMs / 4, 5_000)));
+}
+
+function parseEvent(data: string, jobId: string): JobEvent {
+  try {
+    return JSON.parse(data) as JobEvent;
+  } catch (err) {
+    throw new FolioError(200, 'invalid_response', `An event of job ${jobId} is not JSON.`, { cause: err });
+  }
+}
 
 class RetryableStreamError extends Error {
   readonly error: FolioError;

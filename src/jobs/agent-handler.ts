@@ -5,10 +5,10 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { createDocsChecks, type ChecksReport } from '../agent/checks/index.ts';
-import { AgentFailure, runAgent, type AgentChecks } from '../agent/loop.ts';
+import { AgentFailure, runAgent, type AgentChecks, type AgentRunResult } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
-import { openWorkspace } from '../agent/workspace.ts';
+import { openWorkspace, type Workspace } from '../agent/workspace.ts';
 import { codeHostAccess, createCodeHost, CodeHostError, type CodeHost, type CodeHostAccess } from '../codehost/index.ts';
 import { CODE_HOSTS } from '../codehost/kinds.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
@@ -64,210 +64,313 @@ export function jobPageUrl(config: Config, projectId: string, jobId: string): st
   return config.publicUrl ? `${config.publicUrl}/projects/${encodeURIComponent(projectId)}/jobs/${encodeURIComponent(jobId)}` : null;
 }
 
+/** Docs profiles by mirror and commit. */
+type ProfileCache = LRUCache<string, Promise<DocsProfile>>;
+
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions): JobHandler {
   // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
-  const profileCache = new LRUCache<string, Promise<DocsProfile>>({ max: 500 });
+  const profileCache: ProfileCache = new LRUCache<string, Promise<DocsProfile>>({ max: 500 });
   return {
-    async runTurn(ctx: JobContext): Promise<TurnResult> {
-      const { job, project, message, signal } = ctx;
-      const secrets = secretsOf(config, project);
-      const emit = (type: string, data: Record<string, unknown>) => ctx.emit(type, redactDeep(data, secrets));
-      const jobLog = log.child({ jobId: job.id, seq: message.seq });
-
-      let model;
-      try {
-        model = createModel(config.models, job.model);
-      } catch (err) {
-        if (err instanceof ModelConfigError) throw new JobFailure('model_not_configured', err.message);
-        throw err;
-      }
-
-      const access = accessFor(config, project);
-      const failure = (err: unknown) => tokenRequired(access, err) ?? asJobFailure(err, secrets, jobLog);
-      let repo: Repo;
-      let host: CodeHost;
-      try {
-        repo = new Repo({
-          dataDir: config.dataDir,
-          repositoryUrl: project.repositoryUrl,
-          policy: config.repositories,
-          outbound: config.outbound,
-          credentials: gitCredentials(access),
-          author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
-          pool: opts.pool,
-        });
-        host = createCodeHost(access);
-      } catch (err) {
-        throw failure(err) ?? err;
-      }
-      const dir = path.join(config.dataDir, 'worktrees', job.id);
-      let lease: WorktreeLease | undefined;
-
-      try {
-        const started = Date.now();
-        // With a mirror already on disk, the first model call does not wait for fetch and checkout: the
-        // docs profile comes from the mirror's tree, and tools wait until the worktree is ready.
-        const warmStart = await repo.currentStart(job.ref, job.baseRef);
-        // The job's own worktree at `dir`: a recycled one of this repository when the pool has one.
-        lease = await repo.acquireWorktree(dir);
-        const held = lease;
-        let ws;
-        let profile: DocsProfile | undefined;
-        const prepFailed = new AbortController();
-        const startPrep = () => {
-          const p = held.prepare(job.ref, job.baseRef, signal);
-          p.catch((err) => prepFailed.abort(err));
-          return p;
-        };
-        let prep: Promise<PreparedWorktree>;
-        if (warmStart) {
-          ws = await openWorkspace(dir);
-          prep = startPrep();
-          const cacheKey = `${repo.mirror}@${warmStart}`;
-          let cached = profileCache.get(cacheKey);
-          if (!cached) {
-            // Concurrent jobs on the same commit share one computation.
-            cached = repo.treeSource(warmStart).then(detectDocs);
-            profileCache.set(cacheKey, cached);
-            cached.catch(() => profileCache.delete(cacheKey));
-          }
-          profile = await cached;
-        } else {
-          prep = startPrep();
-          await prep;
-          ws = await openWorkspace(dir);
-          profile = await detectDocs(ws);
-        }
-        void prep.then(
-          (wt) =>
-            emit('workspace', {
-              branch: job.ref,
-              baseRef: job.baseRef,
-              startSha: wt.startSha,
-              resumed: wt.resumed,
-              recycled: wt.recycled,
-              ms: Date.now() - started,
-            }),
-          () => undefined,
-        );
-        await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
-        const prior = ctx.history.filter((m) => m.seq < message.seq);
-        // The docs checks compare the workspace with the commit the job's branch forked from.
-        let fork: Promise<string> | undefined;
-        const forkPoint = () =>
-          (fork ??= prep.then(async (w) => (await repo.forkPoint(w.startSha, job.baseRef)) ?? w.startSha));
-        const checks: AgentChecks | undefined =
-          project.checks === 'off'
-            ? undefined
-            : {
-                mode: project.checks,
-                ...createDocsChecks({
-                  profile,
-                  base: async () => repo.treeSource(await forkPoint()),
-                  priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
-                }),
-              };
-        const withMode = (report: ChecksReport) => ({ mode: project.checks, ...report });
-        let result;
-        try {
-          result = await runAgent({
-            model,
-            workspace: ws,
-            workspaceReady: prep,
-            system: systemPrompt(profile, { maxSteps: config.agent.maxSteps }),
-            messages: conversation(prior, message.prompt),
-            limits: {
-              maxSteps: config.agent.maxSteps,
-              maxWallClockMs: config.agent.maxWallClockMs,
-              maxTokens: config.agent.maxTokens,
-              maxRepeatedCalls: config.agent.maxRepeatedCalls,
-              maxValidationRounds: config.agent.maxValidationRounds,
-              maxRetries: config.models.maxRetries,
-              retryBaseMs: opts.retryBaseMs,
-            },
-            signal: AbortSignal.any([signal, prepFailed.signal]),
-            emit,
-            mdFormat: profile.mdFormat,
-            headingIds: profile.headingIds,
-            checks,
-            onUsage: (u) => ctx.recordUsage(u),
-          });
-        } catch (err) {
-          if (prepFailed.signal.aborted && !signal.aborted) throw prepFailed.signal.reason;
-          // The report a failed run ended on stays visible in the dashboard.
-          if (err instanceof AgentFailure && err.checks) await ctx.saveChecks(withMode(err.checks)).catch((e) => jobLog.warn({ err: e }, 'saving the checks failed'));
-          throw err;
-        }
-        const wt = await prep;
-        await emit('agent_finished', { title: result.title, summary: result.summary, steps: result.steps, usage: result.usage });
-
-        const commit = await repo.commitAll(dir, `${result.title}\n\n${result.summary}\n\nFolio-Job: ${job.id}\n`);
-        let pushedSomething = wt.resumed;
-        if (commit) {
-          await emit('commit', { sha: commit.sha, files: commit.files.slice(0, 200), fileCount: commit.files.length });
-          if (signal.aborted) throw abortError(signal);
-          const sha = await repo.push(dir, job.ref, signal, commit.sha);
-          await emit('push', { branch: job.ref, sha });
-          pushedSomething = true;
-        } else {
-          await emit('no_changes', { message: 'The agent changed no files in this turn.' });
-        }
-
-        // What the whole job changed: its pushed branch against where it forked from the base.
-        const head = commit?.sha ?? (wt.resumed ? wt.startSha : null);
-        let files: Awaited<ReturnType<Repo['diffFiles']>> = [];
-        if (head) {
-          const base = (await repo.forkPoint(head, job.baseRef)) ?? wt.startSha;
-          files = await repo.diffFiles(base, head);
-          const diff = await repo.diffText(base, head, MAX_STORED_DIFF_BYTES);
-          await ctx.saveBranchDiff({ baseSha: base, headSha: head, files, diff: diff.text, diffTruncated: diff.truncated });
-          await emit('changes', {
-            baseSha: base,
-            headSha: head,
-            files: files.length,
-            additions: files.reduce((n, f) => n + f.additions, 0),
-            deletions: files.reduce((n, f) => n + f.deletions, 0),
-          });
-        }
-        if (result.checks) await ctx.saveChecks(withMode(result.checks));
-
-        let prLink = job.prLink;
-        // The description is rewritten on every turn while the branch carries the job's work (also
-        // when an earlier run pushed but died before the pull request existed).
-        if (pushedSomething && host.kind !== 'none') {
-          const turns: Pick<TurnMessage, 'prompt' | 'title' | 'summary'>[] = [
-            ...prior,
-            { prompt: message.prompt, title: result.title, summary: result.summary },
-          ];
-          const firstTitle = turns.find((t) => t.title)?.title ?? result.title;
-          const body = pullRequestBody({
-            jobId: job.id,
-            jobUrl: jobPageUrl(config, job.projectId, job.id),
-            turns,
-            files,
-            checks: result.checks ? withMode(result.checks) : null,
-            checksMode: project.checks,
-            baseBranch: job.baseRef,
-          });
-          const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs }, signal);
-          if (pr) {
-            if (pr.url !== null && pr.url !== prLink) await ctx.setPrLink(pr.url);
-            prLink = pr.url ?? prLink;
-            await emit('pull_request', { url: pr.url, number: pr.number, created: pr.created, updated: !pr.created, ...(pr.linkRefused ? { linkRefused: pr.linkRefused } : {}) });
-          }
-        }
-        jobLog.info({ prLink, committed: commit !== null, steps: result.steps }, 'agent turn finished');
-        return { title: result.title, summary: result.summary, prLink };
-      } catch (err) {
-        if (signal.aborted) throw abortError(signal);
-        if (err instanceof JobFailure) throw err;
-        throw failure(err) ?? err;
-      } finally {
-        // Back to the pool (reset by the next job) or removed; the job branch leaves the mirror either way.
-        await (lease ? lease.release() : repo.removeWorktree(dir, job.ref)).catch((e) => jobLog.warn({ err: e }, 'releasing the worktree failed'));
-      }
-    },
+    runTurn: (ctx: JobContext): Promise<TurnResult> => runTurn(ctx, { config, log, opts, profileCache }),
   };
+}
+
+/** What the handler shares between the turns it runs. */
+interface HandlerDeps {
+  config: Config;
+  log: Logger;
+  opts: AgentHandlerOptions;
+  profileCache: ProfileCache;
+}
+
+/** What every step of one turn works with: the job, its repository and code host, its redacted events. */
+interface Turn {
+  ctx: JobContext;
+  config: Config;
+  repo: Repo;
+  host: CodeHost;
+  /** The job's worktree. */
+  dir: string;
+  emit: (type: string, data: Record<string, unknown>) => Promise<void>;
+  log: Logger;
+}
+
+/** The job's worktree while the agent works: open for reading now, on the job branch once `prep` settles. */
+interface StartedWorkspace {
+  ws: Workspace;
+  profile: DocsProfile;
+  prep: Promise<PreparedWorktree>;
+  /** Aborted with the preparation's error, so the agent stops when the worktree never becomes ready. */
+  prepFailed: AbortController;
+}
+
+async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> {
+  const { config, log } = deps;
+  const { job, project, message, signal } = ctx;
+  const secrets = secretsOf(config, project);
+  const emit = (type: string, data: Record<string, unknown>) => ctx.emit(type, redactDeep(data, secrets));
+  const jobLog = log.child({ jobId: job.id, seq: message.seq });
+  const model = modelFor(config, job.model);
+
+  const access = accessFor(config, project);
+  const failure = (err: unknown) => tokenRequired(access, err) ?? asJobFailure(err, secrets, jobLog);
+  const { repo, host } = openRepository(deps, access, project.repositoryUrl, failure);
+  const dir = path.join(config.dataDir, 'worktrees', job.id);
+  const turn: Turn = { ctx, config, repo, host, dir, emit, log: jobLog };
+  let lease: WorktreeLease | undefined;
+
+  try {
+    const started = Date.now();
+    // With a mirror already on disk, the first model call does not wait for fetch and checkout: the
+    // docs profile comes from the mirror's tree, and tools wait until the worktree is ready.
+    const warmStart = await repo.currentStart(job.ref, job.baseRef);
+    // The job's own worktree at `dir`: a recycled one of this repository when the pool has one.
+    lease = await repo.acquireWorktree(dir);
+    const workspace = await startWorkspace(turn, lease, warmStart, deps.profileCache);
+    const { profile, prep } = workspace;
+    emitWorkspaceWhenReady(turn, prep, started);
+    await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
+    const prior = ctx.history.filter((m) => m.seq < message.seq);
+    const result = await runAgentOnWorkspace(turn, workspace, model, prior, deps.opts);
+    const wt = await prep;
+    await emit('agent_finished', { title: result.title, summary: result.summary, steps: result.steps, usage: result.usage });
+
+    const { commit, pushedSomething } = await commitAndPush(turn, result, wt);
+    // What the whole job changed: its pushed branch against where it forked from the base.
+    const head = commit?.sha ?? (wt.resumed ? wt.startSha : null);
+    const files = head ? await saveBranchChanges(turn, head, wt.startSha) : [];
+    if (result.checks) await ctx.saveChecks(withChecksMode(project.checks, result.checks));
+
+    let prLink = job.prLink;
+    // The description is rewritten on every turn while the branch carries the job's work (also
+    // when an earlier run pushed but died before the pull request existed).
+    if (pushedSomething && host.kind !== 'none') prLink = await upsertPullRequest(turn, prior, result, files);
+    jobLog.info({ prLink, committed: commit !== null, steps: result.steps }, 'agent turn finished');
+    return { title: result.title, summary: result.summary, prLink };
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    if (err instanceof JobFailure) throw err;
+    throw failure(err) ?? err;
+  } finally {
+    // Back to the pool (reset by the next job) or removed; the job branch leaves the mirror either way.
+    await (lease ? lease.release() : repo.removeWorktree(dir, job.ref)).catch((e) => jobLog.warn({ err: e }, 'releasing the worktree failed'));
+  }
+}
+
+/** The job's model; a model the operator did not configure fails the job with its own code. */
+function modelFor(config: Config, jobModel: JobContext['job']['model']): ReturnType<typeof createModel> {
+  try {
+    return createModel(config.models, jobModel);
+  } catch (err) {
+    if (err instanceof ModelConfigError) throw new JobFailure('model_not_configured', err.message);
+    throw err;
+  }
+}
+
+/** The project's repository (git) and code host (pull requests), refusals turned into job failures. */
+function openRepository(
+  { config, opts }: HandlerDeps,
+  access: CodeHostAccess,
+  repositoryUrl: string,
+  failure: (err: unknown) => JobFailure | null,
+): { repo: Repo; host: CodeHost } {
+  try {
+    const repo = new Repo({
+      dataDir: config.dataDir,
+      repositoryUrl,
+      policy: config.repositories,
+      outbound: config.outbound,
+      credentials: gitCredentials(access),
+      author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
+      pool: opts.pool,
+    });
+    return { repo, host: createCodeHost(access) };
+  } catch (err) {
+    throw failure(err) ?? err;
+  }
+}
+
+/**
+ * Opens the workspace and reads the docs profile. On a warm start the preparation (fetch, checkout)
+ * runs in the background and the profile comes from the mirror's tree; otherwise the worktree is
+ * prepared first and the profile read from it.
+ */
+async function startWorkspace(turn: Turn, lease: WorktreeLease, warmStart: string | null, profileCache: ProfileCache): Promise<StartedWorkspace> {
+  const { job, signal } = turn.ctx;
+  const prepFailed = new AbortController();
+  const startPrep = () => {
+    const p = lease.prepare(job.ref, job.baseRef, signal);
+    p.catch((err) => prepFailed.abort(err));
+    return p;
+  };
+  if (warmStart) {
+    const ws = await openWorkspace(turn.dir);
+    const prep = startPrep();
+    const profile = await cachedProfile(turn.repo, warmStart, profileCache);
+    return { ws, profile, prep, prepFailed };
+  }
+  const prep = startPrep();
+  await prep;
+  const ws = await openWorkspace(turn.dir);
+  return { ws, profile: await detectDocs(ws), prep, prepFailed };
+}
+
+/** The docs profile of a commit in the mirror, computed once for concurrent and later jobs on it. */
+function cachedProfile(repo: Repo, commit: string, profileCache: ProfileCache): Promise<DocsProfile> {
+  const cacheKey = `${repo.mirror}@${commit}`;
+  let cached = profileCache.get(cacheKey);
+  if (!cached) {
+    // Concurrent jobs on the same commit share one computation.
+    cached = repo.treeSource(commit).then(detectDocs);
+    profileCache.set(cacheKey, cached);
+    cached.catch(() => profileCache.delete(cacheKey));
+  }
+  return cached;
+}
+
+/** The `workspace` event, once the worktree is on the job branch (a failed preparation is reported elsewhere). */
+function emitWorkspaceWhenReady(turn: Turn, prep: Promise<PreparedWorktree>, started: number): void {
+  const { job } = turn.ctx;
+  void prep.then(
+    (wt) =>
+      turn.emit('workspace', {
+        branch: job.ref,
+        baseRef: job.baseRef,
+        startSha: wt.startSha,
+        resumed: wt.resumed,
+        recycled: wt.recycled,
+        ms: Date.now() - started,
+      }),
+    () => undefined,
+  );
+}
+
+function withChecksMode(mode: JobContext['project']['checks'], report: ChecksReport) {
+  return { mode, ...report };
+}
+
+/** The project's docs checks, comparing the workspace with the commit the job's branch forked from. */
+function docsChecksFor(turn: Turn, profile: DocsProfile, prep: Promise<PreparedWorktree>): AgentChecks | undefined {
+  const { project, job } = turn.ctx;
+  if (project.checks === 'off') return undefined;
+  const { repo } = turn;
+  let fork: Promise<string> | undefined;
+  const forkPoint = () => (fork ??= prep.then(async (w) => (await repo.forkPoint(w.startSha, job.baseRef)) ?? w.startSha));
+  return {
+    mode: project.checks,
+    ...createDocsChecks({
+      profile,
+      base: async () => repo.treeSource(await forkPoint()),
+      priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
+    }),
+  };
+}
+
+/** The agent's tool loop on the job's workspace; stops when the worktree's preparation fails. */
+async function runAgentOnWorkspace(
+  turn: Turn,
+  { ws, profile, prep, prepFailed }: StartedWorkspace,
+  model: ReturnType<typeof createModel>,
+  prior: TurnMessage[],
+  opts: AgentHandlerOptions,
+): Promise<AgentRunResult> {
+  const { ctx, config } = turn;
+  const { message, project, signal } = ctx;
+  const checks = docsChecksFor(turn, profile, prep);
+  try {
+    return await runAgent({
+      model,
+      workspace: ws,
+      workspaceReady: prep,
+      system: systemPrompt(profile, { maxSteps: config.agent.maxSteps }),
+      messages: conversation(prior, message.prompt),
+      limits: {
+        maxSteps: config.agent.maxSteps,
+        maxWallClockMs: config.agent.maxWallClockMs,
+        maxTokens: config.agent.maxTokens,
+        maxRepeatedCalls: config.agent.maxRepeatedCalls,
+        maxValidationRounds: config.agent.maxValidationRounds,
+        maxRetries: config.models.maxRetries,
+        retryBaseMs: opts.retryBaseMs,
+      },
+      signal: AbortSignal.any([signal, prepFailed.signal]),
+      emit: turn.emit,
+      mdFormat: profile.mdFormat,
+      headingIds: profile.headingIds,
+      checks,
+      onUsage: (u) => ctx.recordUsage(u),
+    });
+  } catch (err) {
+    if (prepFailed.signal.aborted && !signal.aborted) throw prepFailed.signal.reason;
+    // The report a failed run ended on stays visible in the dashboard.
+    if (err instanceof AgentFailure && err.checks) await ctx.saveChecks(withChecksMode(project.checks, err.checks)).catch((e) => turn.log.warn({ err: e }, 'saving the checks failed'));
+    throw err;
+  }
+}
+
+/** Commits what the agent changed and pushes it; whether the branch now carries the job's work. */
+async function commitAndPush(turn: Turn, result: AgentRunResult, wt: PreparedWorktree) {
+  const { repo, dir, emit } = turn;
+  const { job, signal } = turn.ctx;
+  const commit = await repo.commitAll(dir, `${result.title}\n\n${result.summary}\n\nFolio-Job: ${job.id}\n`);
+  let pushedSomething = wt.resumed;
+  if (commit) {
+    await emit('commit', { sha: commit.sha, files: commit.files.slice(0, 200), fileCount: commit.files.length });
+    if (signal.aborted) throw abortError(signal);
+    const sha = await repo.push(dir, job.ref, signal, commit.sha);
+    await emit('push', { branch: job.ref, sha });
+    pushedSomething = true;
+  } else {
+    await emit('no_changes', { message: 'The agent changed no files in this turn.' });
+  }
+  return { commit, pushedSomething };
+}
+
+type ChangedFiles = Awaited<ReturnType<Repo['diffFiles']>>;
+
+/** Saves and reports the branch's diff from where it forked off the base up to `head`. */
+async function saveBranchChanges(turn: Turn, head: string, startSha: string): Promise<ChangedFiles> {
+  const { repo, emit, ctx } = turn;
+  const base = (await repo.forkPoint(head, ctx.job.baseRef)) ?? startSha;
+  const files = await repo.diffFiles(base, head);
+  const diff = await repo.diffText(base, head, MAX_STORED_DIFF_BYTES);
+  await ctx.saveBranchDiff({ baseSha: base, headSha: head, files, diff: diff.text, diffTruncated: diff.truncated });
+  await emit('changes', {
+    baseSha: base,
+    headSha: head,
+    files: files.length,
+    additions: files.reduce((n, f) => n + f.additions, 0),
+    deletions: files.reduce((n, f) => n + f.deletions, 0),
+  });
+  return files;
+}
+
+/** Opens or updates the job's pull request with a description of all its turns; the job's PR link after it. */
+async function upsertPullRequest(turn: Turn, prior: TurnMessage[], result: AgentRunResult, files: ChangedFiles): Promise<string | null> {
+  const { ctx, config, host, emit } = turn;
+  const { job, project, message, signal } = ctx;
+  let prLink = job.prLink;
+  const turns: Pick<TurnMessage, 'prompt' | 'title' | 'summary'>[] = [
+    ...prior,
+    { prompt: message.prompt, title: result.title, summary: result.summary },
+  ];
+  const firstTitle = turns.find((t) => t.title)?.title ?? result.title;
+  const body = pullRequestBody({
+    jobId: job.id,
+    jobUrl: jobPageUrl(config, job.projectId, job.id),
+    turns,
+    files,
+    checks: result.checks ? withChecksMode(project.checks, result.checks) : null,
+    checksMode: project.checks,
+    baseBranch: job.baseRef,
+  });
+  const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs }, signal);
+  if (pr) {
+    if (pr.url !== null && pr.url !== prLink) await ctx.setPrLink(pr.url);
+    prLink = pr.url ?? prLink;
+    await emit('pull_request', { url: pr.url, number: pr.number, created: pr.created, updated: !pr.created, ...(pr.linkRefused ? { linkRefused: pr.linkRefused } : {}) });
+  }
+  return prLink;
 }
 
 /**

@@ -39,29 +39,58 @@ async function side(profile: DocsProfile, tree: DocsTree, memo: ParseMemo | null
   return { site, pages: new PageCache(site, memo) };
 }
 
-async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Side, base: Side): Promise<ChecksReport> {
-  const report: ChecksReport = {
-    framework: cur.site.framework,
-    ran: ['links', 'anchors', 'assets'],
-    pagesChecked: 0,
-    problems: [],
-    preExisting: [],
-    truncated: cur.site.tree.truncated || base.site.tree.truncated,
-  };
-  if (cur.site.nav || base.site.nav) report.ran.push('navigation');
-  if (cur.site.redirects) report.ran.push('redirects');
+/** What the job changed between the two sides: pages added and removed, and pages moved (new path → old path). */
+interface PageChanges {
+  changed: string[];
+  addedPages: string[];
+  removedPages: string[];
+  moves: Map<string, string>;
+}
 
+async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Side, base: Side): Promise<ChecksReport> {
+  const findings = new Findings(cur, base);
   const curFiles = cur.site.tree.files;
   const baseFiles = base.site.tree.files;
   const changed = [...new Set(input.changed)].sort();
-  const changedSet = new Set(changed);
   const addedPages = changed.filter((p) => cur.site.pages.has(p) && !baseFiles.has(p));
   const removedPages = changed.filter((p) => base.site.pages.has(p) && !curFiles.has(p));
   const moves = await detectMoves(input.moves ?? [], addedPages, removedPages, cur, base);
+  const changes: PageChanges = { changed, addedPages, removedPages, moves };
 
-  const blame = (now: DocsProblem[], before: DocsProblem[]) => {
-    // Problems are matched by check, file and target, counted: a second broken link to the same
-    // target is new even when the first one was there before.
+  await checkLinks(findings, cur, base, changes);
+  if (cur.site.nav) checkNavigation(findings, cur.site.nav, cur, base, changes);
+  if (cur.site.redirects) checkRedirects(findings, cur, base, moves);
+  return findings.report;
+}
+
+/** The report being filled: new problems apart from those the base side has too, both lists capped. */
+class Findings {
+  readonly report: ChecksReport;
+
+  constructor(cur: Side, base: Side) {
+    this.report = {
+      framework: cur.site.framework,
+      ran: ['links', 'anchors', 'assets'],
+      pagesChecked: 0,
+      problems: [],
+      preExisting: [],
+      truncated: cur.site.tree.truncated || base.site.tree.truncated,
+    };
+    if (cur.site.nav || base.site.nav) this.report.ran.push('navigation');
+    if (cur.site.redirects) this.report.ran.push('redirects');
+  }
+
+  /** A problem the job introduced. */
+  add(p: DocsProblem): void {
+    this.push(this.report.problems, p);
+  }
+
+  /**
+   * Problems found now, sorted into new and pre-existing by the problems found on the base side.
+   * Problems are matched by check, file and target, counted: a second broken link to the same
+   * target is new even when the first one was there before.
+   */
+  blame(now: DocsProblem[], before: DocsProblem[]): void {
     const seen = new Map<string, number>();
     for (const p of before) seen.set(keyOf(p), (seen.get(keyOf(p)) ?? 0) + 1);
     for (const p of now) {
@@ -69,103 +98,108 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
       const n = seen.get(k) ?? 0;
       if (n > 0) {
         seen.set(k, n - 1);
-        push(report.preExisting, p);
-      } else push(report.problems, p);
-    }
-  };
-  const push = (list: DocsProblem[], p: DocsProblem) => {
-    if (list.length < MAX_PROBLEMS) list.push(p);
-    else report.truncated = true;
-  };
-
-  // Links from changed pages, and from unchanged pages that may link to a removed page.
-  const toCheck = changed.filter((p) => cur.site.pages.has(p));
-  if (removedPages.length > 0) {
-    const keys = [...new Set(removedPages.flatMap((p) => base.site.linkKeys(p)))];
-    let candidates = [...cur.site.pages].filter((p) => !changedSet.has(p)).sort();
-    if (candidates.length > MAX_INBOUND_PAGES) {
-      candidates = candidates.slice(0, MAX_INBOUND_PAGES);
-      report.truncated = true;
-    }
-    const texts = await cur.site.tree.readMany(candidates);
-    for (const p of candidates) {
-      const t = texts.get(p);
-      if (t && keys.some((k) => mentions(t, k))) toCheck.push(p);
+        this.push(this.report.preExisting, p);
+      } else this.push(this.report.problems, p);
     }
   }
+
+  private push(list: DocsProblem[], p: DocsProblem): void {
+    if (list.length < MAX_PROBLEMS) list.push(p);
+    else this.report.truncated = true;
+  }
+}
+
+/** Links from changed pages, and from unchanged pages that may link to a removed page. */
+async function checkLinks(findings: Findings, cur: Side, base: Side, { changed, removedPages, moves }: PageChanges): Promise<void> {
+  const toCheck = changed.filter((p) => cur.site.pages.has(p));
+  if (removedPages.length > 0) toCheck.push(...(await pagesMentioningRemoved(findings, cur, base, changed, removedPages)));
   for (const page of toCheck) {
     const now = await linkProblems(cur, page);
-    if (now.truncated) report.truncated = true;
+    if (now.truncated) findings.report.truncated = true;
     const was = moves.get(page) ?? page;
     const before = base.site.pages.has(was) ? (await linkProblems(base, was)).problems.map((p) => ({ ...p, path: page })) : [];
-    blame(now.problems, before);
+    findings.blame(now.problems, before);
   }
-  report.pagesChecked = toCheck.length;
+  findings.report.pagesChecked = toCheck.length;
+}
 
-  // Navigation: new pages listed, no entry naming a page that is gone.
-  const nav = cur.site.nav;
-  if (nav) {
-    for (const page of addedPages) {
-      if (!cur.site.needsNav(page) || nav.includes(page)) continue;
-      const from = moves.get(page);
-      push(report.problems, {
-        check: 'navigation',
-        path: nav.file,
-        line: null,
-        target: page,
-        message: `${from ? `Page ${from} was moved to ${page}, which` : `New page ${page}`} is not in the navigation: add "${nav.entryFor(page)}" to ${nav.label}.`,
-      });
-    }
-    // Entries of the base navigation that named a page this job removed, and where moved pages went.
-    const removedSet = new Set(removedPages);
-    const removedBy = new Map<string, string>();
-    for (const e of base.site.nav?.entries ?? []) if (e.page && removedSet.has(e.page)) removedBy.set(e.value, e.page);
-    const movedTo = new Map([...moves].map(([to, from]) => [from, to]));
-    const dangling = (s: Side): DocsProblem[] =>
-      (s.site.nav?.entries ?? [])
-        .filter((e) => e.page === null)
-        .map((e) => {
-          const gone = removedBy.get(e.value);
-          const to = gone ? movedTo.get(gone) : undefined;
-          return {
-            check: 'navigation' as CheckName,
-            path: nav.file,
-            line: null,
-            target: e.value,
-            message: gone
-              ? `${nav.label} still lists "${e.value}", but this job ${to ? `moved ${gone} to ${to}: list "${nav.entryFor(to)}" instead` : `deleted ${gone}: remove the entry`}.`
-              : `${nav.label} lists "${e.value}", which is not a page: fix or remove the entry.`,
-          };
-        });
-    blame(dangling(cur), dangling(base));
+/** Unchanged pages whose text names a removed page (read at most MAX_INBOUND_PAGES of them). */
+async function pagesMentioningRemoved(findings: Findings, cur: Side, base: Side, changed: string[], removedPages: string[]): Promise<string[]> {
+  const changedSet = new Set(changed);
+  const keys = [...new Set(removedPages.flatMap((p) => base.site.linkKeys(p)))];
+  let candidates = [...cur.site.pages].filter((p) => !changedSet.has(p)).sort();
+  if (candidates.length > MAX_INBOUND_PAGES) {
+    candidates = candidates.slice(0, MAX_INBOUND_PAGES);
+    findings.report.truncated = true;
   }
+  const texts = await cur.site.tree.readMany(candidates);
+  return candidates.filter((p) => {
+    const t = texts.get(p);
+    return t ? keys.some((k) => mentions(t, k)) : false;
+  });
+}
 
-  // Mintlify: a moved page keeps its old address through a redirect, and redirects lead somewhere.
-  if (cur.site.redirects) {
-    const config = cur.site.configFile ?? 'docs.json';
-    for (const [to, from] of moves) {
-      const oldUrl = base.site.urlOf(from);
-      if (!oldUrl || cur.site.redirectFor(oldUrl)) continue;
-      push(report.problems, {
-        check: 'redirects',
-        path: config,
-        line: null,
-        target: oldUrl,
-        message: `Page ${from} was moved to ${to}: add {"source": "${oldUrl}", "destination": "${cur.site.urlOf(to)}"} to "redirects" in ${config} so links to the old address keep working.`,
-      });
-    }
-    const broken = (s: Side): DocsProblem[] =>
-      (s.site.redirects ?? [])
-        .filter((r) => !/[:*]/.test(r.destination) && !/^[a-z][a-z0-9+.-]*:|^\/\//i.test(r.destination))
-        .flatMap((r) => {
-          const href = r.destination.startsWith('/') ? r.destination : `/${r.destination}`;
-          const t = s.site.resolve(config, { href, line: null, kind: 'link' });
-          if (t.kind !== 'missing' && t.kind !== 'outside') return [];
-          return [{ check: 'redirects' as CheckName, path: config, line: null, target: r.destination, message: `The redirect from "${r.source}" leads to "${r.destination}", which is not a page.` }];
-        });
-    blame(broken(cur), broken(base));
+/** Navigation: new pages listed, no entry naming a page that is gone. */
+function checkNavigation(findings: Findings, nav: NonNullable<Site['nav']>, cur: Side, base: Side, { addedPages, removedPages, moves }: PageChanges): void {
+  for (const page of addedPages) {
+    if (!cur.site.needsNav(page) || nav.includes(page)) continue;
+    const from = moves.get(page);
+    findings.add({
+      check: 'navigation',
+      path: nav.file,
+      line: null,
+      target: page,
+      message: `${from ? `Page ${from} was moved to ${page}, which` : `New page ${page}`} is not in the navigation: add "${nav.entryFor(page)}" to ${nav.label}.`,
+    });
   }
-  return report;
+  // Entries of the base navigation that named a page this job removed, and where moved pages went.
+  const removedSet = new Set(removedPages);
+  const removedBy = new Map<string, string>();
+  for (const e of base.site.nav?.entries ?? []) if (e.page && removedSet.has(e.page)) removedBy.set(e.value, e.page);
+  const movedTo = new Map([...moves].map(([to, from]) => [from, to]));
+  const dangling = (s: Side): DocsProblem[] =>
+    (s.site.nav?.entries ?? [])
+      .filter((e) => e.page === null)
+      .map((e) => {
+        const gone = removedBy.get(e.value);
+        const to = gone ? movedTo.get(gone) : undefined;
+        return {
+          check: 'navigation' as CheckName,
+          path: nav.file,
+          line: null,
+          target: e.value,
+          message: gone
+            ? `${nav.label} still lists "${e.value}", but this job ${to ? `moved ${gone} to ${to}: list "${nav.entryFor(to)}" instead` : `deleted ${gone}: remove the entry`}.`
+            : `${nav.label} lists "${e.value}", which is not a page: fix or remove the entry.`,
+        };
+      });
+  findings.blame(dangling(cur), dangling(base));
+}
+
+/** Mintlify: a moved page keeps its old address through a redirect, and redirects lead somewhere. */
+function checkRedirects(findings: Findings, cur: Side, base: Side, moves: Map<string, string>): void {
+  const config = cur.site.configFile ?? 'docs.json';
+  for (const [to, from] of moves) {
+    const oldUrl = base.site.urlOf(from);
+    if (!oldUrl || cur.site.redirectFor(oldUrl)) continue;
+    findings.add({
+      check: 'redirects',
+      path: config,
+      line: null,
+      target: oldUrl,
+      message: `Page ${from} was moved to ${to}: add {"source": "${oldUrl}", "destination": "${cur.site.urlOf(to)}"} to "redirects" in ${config} so links to the old address keep working.`,
+    });
+  }
+  const broken = (s: Side): DocsProblem[] =>
+    (s.site.redirects ?? [])
+      .filter((r) => !/[:*]/.test(r.destination) && !/^[a-z][a-z0-9+.-]*:|^\/\//i.test(r.destination))
+      .flatMap((r) => {
+        const href = r.destination.startsWith('/') ? r.destination : `/${r.destination}`;
+        const t = s.site.resolve(config, { href, line: null, kind: 'link' });
+        if (t.kind !== 'missing' && t.kind !== 'outside') return [];
+        return [{ check: 'redirects' as CheckName, path: config, line: null, target: r.destination, message: `The redirect from "${r.source}" leads to "${r.destination}", which is not a page.` }];
+      });
+  findings.blame(broken(cur), broken(base));
 }
 
 const WORD = /[\p{L}\p{N}_-]/u;

@@ -79,105 +79,135 @@ export function explicitHeadingId(line: string): { heading: string; id: string }
 
 /** Parses a page; `format` is how the framework reads it (`md` for MkDocs and plain Markdown). */
 export function parsePage(text: string, format: 'mdx' | 'md'): ParsedPage {
-  let body = text;
-  let frontMatter: Record<string, unknown> = {};
-  let offset = 0;
-  const fm = FRONT_MATTER.exec(text);
-  if (fm) {
-    try {
-      const data = parseYaml(fm[1], { logLevel: 'silent' }) as unknown;
-      if (data && typeof data === 'object' && !Array.isArray(data)) frontMatter = data as Record<string, unknown>;
-    } catch {
-      // front matter errors are the validation step's business
-    }
-    offset = fm[0].split('\n').length - 1;
-    body = text.slice(fm[0].length);
+  const { frontMatter, body, offset } = splitFrontMatter(text);
+  const { markdown, explicitIds } = takeOutHeadingIds(body);
+  const tree = parseTree(markdown, format);
+  if (!tree) return { links: [], headings: [], ids: [], frontMatter, truncated: false };
+  const found = new PageCollector(offset, explicitIds);
+  const stack: Node[] = [tree];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    found.visit(node);
+    // Headings are collected in document order: children pushed in reverse.
+    if (node.children) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
   }
+  return { links: found.links, headings: found.headings, ids: found.ids, frontMatter, truncated: found.truncated };
+}
 
-  // Explicit heading ids are taken out before parsing: `{#id}` is not valid MDX, and the text without
-  // it is what a generated slug would be made of.
-  const explicit = new Map<number, string>();
+/** The front matter's data, the page after it, and how many lines it took (for link line numbers). */
+function splitFrontMatter(text: string): { frontMatter: Record<string, unknown>; body: string; offset: number } {
+  const fm = FRONT_MATTER.exec(text);
+  if (!fm) return { frontMatter: {}, body: text, offset: 0 };
+  let frontMatter: Record<string, unknown> = {};
+  try {
+    const data = parseYaml(fm[1], { logLevel: 'silent' }) as unknown;
+    if (data && typeof data === 'object' && !Array.isArray(data)) frontMatter = data as Record<string, unknown>;
+  } catch {
+    // front matter errors are the validation step's business
+  }
+  return { frontMatter, body: text.slice(fm[0].length), offset: fm[0].split('\n').length - 1 };
+}
+
+/**
+ * Explicit heading ids are taken out before parsing: `{#id}` is not valid MDX, and the text without
+ * it is what a generated slug would be made of. The ids come back by line number.
+ */
+function takeOutHeadingIds(body: string): { markdown: string; explicitIds: Map<number, string> } {
+  const explicitIds = new Map<number, string>();
   const lines = body.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const cut = explicitHeadingId(lines[i]);
     if (cut) {
-      explicit.set(i + 1, cut.id);
+      explicitIds.set(i + 1, cut.id);
       lines[i] = cut.heading;
     }
   }
-  body = lines.join('\n');
+  return { markdown: lines.join('\n'), explicitIds };
+}
 
-  let tree: Node;
+/** The page's syntax tree; null when it parses neither as its format nor as CommonMark. */
+function parseTree(markdown: string, format: 'mdx' | 'md'): Node | null {
   try {
-    tree = processors[format].parse(body) as unknown as Node;
+    return processors[format].parse(markdown) as unknown as Node;
   } catch {
     try {
       // Not valid MDX (e.g. a page from before MDX 2): read it as CommonMark for its links.
-      tree = processors.md.parse(body) as unknown as Node;
+      return processors.md.parse(markdown) as unknown as Node;
     } catch {
-      return { links: [], headings: [], ids: [], frontMatter, truncated: false };
+      return null;
+    }
+  }
+}
+
+/** The links, headings and ids of one page, gathered node by node. */
+class PageCollector {
+  readonly links: PageLink[] = [];
+  readonly headings: HeadingInfo[] = [];
+  readonly ids: string[] = [];
+  truncated = false;
+  readonly #offset: number;
+  readonly #explicitIds: Map<number, string>;
+
+  /** `offset`: lines of front matter before the parsed text; `explicitIds`: heading ids by line. */
+  constructor(offset: number, explicitIds: Map<number, string>) {
+    this.#offset = offset;
+    this.#explicitIds = explicitIds;
+  }
+
+  visit(node: Node): void {
+    switch (node.type) {
+      case 'link':
+      case 'definition':
+        this.#add(node.url, 'link', node);
+        break;
+      case 'image':
+        this.#add(node.url, 'image', node);
+        break;
+      case 'heading': {
+        const line = node.position?.start.line ?? -1;
+        this.headings.push({ text: textOf(node).trim(), explicitId: this.#explicitIds.get(line) ?? null });
+        break;
+      }
+      case 'html':
+        this.#fromHtml(node.value ?? '', node);
+        break;
+      case 'mdxJsxFlowElement':
+      case 'mdxJsxTextElement':
+        this.#fromJsx(node);
+        break;
     }
   }
 
-  const links: PageLink[] = [];
-  const headings: HeadingInfo[] = [];
-  const ids: string[] = [];
-  let truncated = false;
-  const add = (href: unknown, kind: PageLink['kind'], node: Node) => {
+  #add(href: unknown, kind: PageLink['kind'], node: Node): void {
     if (typeof href !== 'string') return;
     const h = href.trim();
     if (h === '') return;
-    if (links.length >= MAX_LINKS_PER_PAGE) {
-      truncated = true;
+    if (this.links.length >= MAX_LINKS_PER_PAGE) {
+      this.truncated = true;
       return;
     }
-    links.push({ href: h.length > MAX_HREF ? h.slice(0, MAX_HREF) : h, line: lineOf(node, offset), kind });
-  };
-  const fromHtml = (raw: string, node: Node) => {
+    this.links.push({ href: h.length > MAX_HREF ? h.slice(0, MAX_HREF) : h, line: lineOf(node, this.#offset), kind });
+  }
+
+  #fromHtml(raw: string, node: Node): void {
     const html = raw.length > MAX_HTML ? raw.slice(0, MAX_HTML) : raw;
     for (const m of html.matchAll(HTML_ATTR)) {
       const tag = m[1].toLowerCase();
       const attrs = m[2];
       for (const a of attrs.matchAll(HTML_LINK_ATTR)) {
-        add(a[2] ?? a[3], tag === 'a' || tag === 'link' ? 'link' : 'image', node);
+        this.#add(a[2] ?? a[3], tag === 'a' || tag === 'link' ? 'link' : 'image', node);
       }
     }
-    for (const m of html.matchAll(HTML_ID)) ids.push(m[1] ?? m[2]);
-  };
-
-  const stack: Node[] = [tree];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    switch (node.type) {
-      case 'link':
-      case 'definition':
-        add(node.url, 'link', node);
-        break;
-      case 'image':
-        add(node.url, 'image', node);
-        break;
-      case 'heading': {
-        const line = node.position?.start.line ?? -1;
-        headings.push({ text: textOf(node).trim(), explicitId: explicit.get(line) ?? null });
-        break;
-      }
-      case 'html':
-        fromHtml(node.value ?? '', node);
-        break;
-      case 'mdxJsxFlowElement':
-      case 'mdxJsxTextElement': {
-        const name = node.name ?? '';
-        for (const attr of node.attributes ?? []) {
-          if (attr.type !== 'mdxJsxAttribute' || typeof attr.value !== 'string') continue;
-          if (attr.name === 'href' || attr.name === 'to') add(attr.value, 'link', node);
-          else if (attr.name === 'src') add(attr.value, /^(a|link)$/i.test(name) ? 'link' : 'image', node);
-          else if (attr.name === 'id' || (attr.name === 'name' && name === 'a')) ids.push(attr.value);
-        }
-        break;
-      }
-    }
-    // Headings are collected in document order: children pushed in reverse.
-    if (node.children) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]);
+    for (const m of html.matchAll(HTML_ID)) this.ids.push(m[1] ?? m[2]);
   }
-  return { links, headings, ids, frontMatter, truncated };
+
+  #fromJsx(node: Node): void {
+    const name = node.name ?? '';
+    for (const attr of node.attributes ?? []) {
+      if (attr.type !== 'mdxJsxAttribute' || typeof attr.value !== 'string') continue;
+      if (attr.name === 'href' || attr.name === 'to') this.#add(attr.value, 'link', node);
+      else if (attr.name === 'src') this.#add(attr.value, /^(a|link)$/i.test(name) ? 'link' : 'image', node);
+      else if (attr.name === 'id' || (attr.name === 'name' && name === 'a')) this.ids.push(attr.value);
+    }
+  }
 }

@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
 
+// long: a frozen migration (history already applied to stores); it stays exactly as it shipped.
 export async function up(db: Kysely<unknown>, dialect: StoreDialect): Promise<void> {
   await db.schema
     .createTable('projects')
