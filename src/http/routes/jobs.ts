@@ -10,6 +10,7 @@ import {
   CreateJobBody,
   DeliveryParams,
   JobList,
+  JobMessageList,
   JobParams,
   ListJobsQuery,
   MessageBody,
@@ -171,19 +172,7 @@ const jobReads: FastifyPluginAsyncTypebox = async (app) => {
         description: 'The prompt and every follow-up in order, with when each was handled and the agent\'s summary.',
         params: JobParams,
         response: {
-          200: Type.Object({
-            messages: Type.Array(
-              Type.Object({
-                seq: Type.Integer(),
-                prompt: Type.String(),
-                createdAt: Type.String({ format: 'date-time' }),
-                handledAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-                outcome: Type.Union([Type.String(), Type.Null()]),
-                title: Type.Union([Type.String(), Type.Null()]),
-                summary: Type.Union([Type.String(), Type.Null()]),
-              }),
-            ),
-          }),
+          200: JobMessageList,
           ...errorResponses(401, 403, 404),
         },
       },
