@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { isReady, openStore, type Store } from './store/database.ts';
 import { ApiKeyStore } from './store/api-keys.ts';
+import type { ProjectStore } from './store/projects.ts';
 import { ProjectsService } from './admin/projects.ts';
 import { KeysService } from './admin/keys.ts';
 import { UsersService } from './admin/users.ts';
@@ -107,23 +108,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
   const triggers = new TriggersService(new TriggerReceiver({ store: triggerStore, jobs, config, log }), triggerStore, (id) => projects.require(id));
   cleanups.push(() => triggers.receiver.saveRefusals());
-  if (workerCount > 0) {
-    let handler = opts.jobHandler;
-    if (!handler) {
-      // The agent's git workspaces: shared by this process's workers, drained at shutdown.
-      const pool = new WorktreePool({ dataDir: config.dataDir, size: config.agent.worktreePool });
-      cleanups.push(() => pool.drain());
-      handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool });
-    }
-    const pool = new WorkerPool({ db: store.db, config, projects: projects.store, queue, jobs, handler, log });
-    workers = pool;
-    jobs.onWork(() => pool.wake());
-    jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
-    cleanups.push(await store.dialect.listen('folio_jobs', () => pool.wake()));
-    // Another process archived a job: stop its run here at once rather than at the next heartbeat.
-    cleanups.push(await store.dialect.listen('folio_archive', (jobId) => pool.abort(jobId, 'archived')));
-    pool.start(workerCount);
-  }
+  if (workerCount > 0) workers = await startWorkers(workerCount, { config, log, store, projects: projects.store, queue, jobs, jobHandler: opts.jobHandler }, cleanups);
 
   const analytics = await createAnalytics({ config, log, dialect: store.dialect });
 
@@ -159,4 +144,31 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
       await store.close();
     },
   };
+}
+
+/**
+ * This process's agent workers: the pool, woken by new work here and (PostgreSQL NOTIFY) elsewhere,
+ * stopping the run of a job archived anywhere. The agent's git workspaces are shared by the workers
+ * and drained at shutdown (cleanups).
+ */
+async function startWorkers(
+  count: number,
+  deps: { config: Config; log: Logger; store: Store; projects: ProjectStore; queue: JobQueue; jobs: JobsService; jobHandler?: JobHandler },
+  cleanups: (() => Promise<void>)[],
+): Promise<WorkerPool> {
+  const { config, log, store, projects, queue, jobs } = deps;
+  let handler = deps.jobHandler;
+  if (!handler) {
+    const worktrees = new WorktreePool({ dataDir: config.dataDir, size: config.agent.worktreePool });
+    cleanups.push(() => worktrees.drain());
+    handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool: worktrees });
+  }
+  const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
+  jobs.onWork(() => pool.wake());
+  jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
+  cleanups.push(await store.dialect.listen('folio_jobs', () => pool.wake()));
+  // Another process archived a job: stop its run here at once rather than at the next heartbeat.
+  cleanups.push(await store.dialect.listen('folio_archive', (jobId) => pool.abort(jobId, 'archived')));
+  pool.start(count);
+  return pool;
 }

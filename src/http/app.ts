@@ -128,9 +128,9 @@ function methodIndex(app: FastifyInstance) {
   };
 }
 
-export async function buildApp(services: HttpServices, opts: AppOptions = {}): Promise<FastifyInstance> {
-  const { config, log } = services;
-  const app = Fastify({
+/** Fastify with Folio's limits: body size, request ids, trusted proxies, timeouts for hostile clients. */
+function createFastify(config: HttpServices['config'], log: HttpServices['log'], opts: AppOptions): FastifyInstance {
+  return Fastify({
     loggerInstance: log as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: !opts.logRequests }),
     bodyLimit: config.bodyLimitBytes,
@@ -154,23 +154,16 @@ export async function buildApp(services: HttpServices, opts: AppOptions = {}): P
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   });
+}
 
-  const { body, query } = validators();
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : query.compile(schema)));
-  app.removeContentTypeParser('text/plain');
-  app.addHook('onRequest', async (request, reply) => {
-    request.receivedAt = performance.now();
-    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
-  });
-
+/** Every error as the API's body: thrown ones by their code, unknown routes as 404, known paths with another method as 405. */
+function answerErrors(app: FastifyInstance): void {
   const allowedMethods = methodIndex(app);
-
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiErr = toApiError(err);
     if (apiErr.status >= 500) request.log.error({ err }, 'request failed');
     reply.headers(apiErr.headers).code(apiErr.status).send(apiErr.toBody());
   });
-
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0];
     const methods = allowedMethods(path);
@@ -183,25 +176,11 @@ export async function buildApp(services: HttpServices, opts: AppOptions = {}): P
     const body: ErrorBody = { error: `There is no route ${request.method} ${path}.`, code: 'route_not_found' };
     return reply.code(404).send(body);
   });
+}
 
-  app.addSchema(ErrorSchema);
-  app.addSchema(Job);
-  app.addSchema(JobEvent);
-  app.addSchema(WebhookDelivery);
-  app.addSchema(JobChanges);
-
-  // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
-  await registerServices(app, services);
-  await app.register(authPlugin, { recheckMs: config.streams.recheckMs });
-  // After authentication, so a stranger learns nothing from it either. Only a %00 in the URL decodes
-  // to NUL in a path or query value (both are parsed by now); bodies are the routes' business (a
-  // batch of events rejects such an event alone).
-  app.addHook('onRequest', async (request) => {
-    if (!request.url.includes('%00')) return;
-    const where = nulPath(request.params, '/params') ?? nulPath(request.query, '/query');
-    if (where) throw new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] });
-  });
-
+/** The OpenAPI document and its reference UI at /docs. */
+async function registerReference(app: FastifyInstance): Promise<void> {
+  for (const schema of [ErrorSchema, Job, JobEvent, WebhookDelivery, JobChanges]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -222,27 +201,59 @@ export async function buildApp(services: HttpServices, opts: AppOptions = {}): P
     staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
   });
   app.get('/openapi.json', { schema: { hide: true }, config: ACCESS.public }, async () => app.swagger());
+}
 
-  registerMetrics(app);
-
+/** Liveness (the process answers) and readiness (the store is reachable and migrated). */
+function registerHealth(app: FastifyInstance): void {
   app.get('/healthz', { schema: { hide: true }, config: ACCESS.public }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true }, config: ACCESS.public }, async (_req, reply) => {
     if (await app.storeReady()) return { status: 'ready' };
     return reply.code(503).send({ error: 'The store is not reachable or not migrated yet.', code: 'not_ready' } satisfies ErrorBody);
   });
+}
 
+/** Every area's routes; the dashboard's pages and /api in one scope with the pages' security headers. */
+async function registerRoutes(app: FastifyInstance, opts: AppOptions): Promise<void> {
   await app.register(jobRoutes);
   await app.register(jobEventRoutes);
   await app.register(analyticsRoutes);
   await app.register(browserScriptRoute);
   await app.register(collectRoutes, { prefix: '/v1/analytics/:projectId/collect' });
   await app.register(triggerRoutes);
-  // The dashboard: its pages and its /api, in one scope with the pages' security headers.
   await app.register(async (dashboard) => {
     await dashboard.register(dashboardHeaders);
     await dashboard.register(dashboardRoutes);
     await dashboard.register(triggerSettingsRoutes);
     await dashboard.register(publicScope(webAppRoutes), { webRoot: opts.webRoot });
   });
+}
+
+export async function buildApp(services: HttpServices, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = createFastify(services.config, services.log, opts);
+  const { body, query } = validators();
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? body.compile(schema) : query.compile(schema)));
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    request.receivedAt = performance.now();
+    reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
+  });
+  answerErrors(app);
+
+  // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
+  await registerServices(app, services);
+  await app.register(authPlugin, { recheckMs: services.config.streams.recheckMs });
+  // After authentication, so a stranger learns nothing from it either. Only a %00 in the URL decodes
+  // to NUL in a path or query value (both are parsed by now); bodies are the routes' business (a
+  // batch of events rejects such an event alone).
+  app.addHook('onRequest', async (request) => {
+    if (!request.url.includes('%00')) return;
+    const where = nulPath(request.params, '/params') ?? nulPath(request.query, '/query');
+    if (where) throw new ApiError(400, 'invalid_request', 'Text must not contain NUL characters (\\u0000).', { details: [{ message: 'contains NUL', path: where }] });
+  });
+
+  await registerReference(app);
+  registerMetrics(app);
+  registerHealth(app);
+  await registerRoutes(app, opts);
   return app;
 }

@@ -65,49 +65,39 @@ async function rangeOf(
   return range;
 }
 
+/** The two per-path counts: distinct visitors, and page views. Same parameters, same order. */
+const PATH_COUNTS = {
+  visitors: {
+    summary: 'Get unique visitors',
+    description:
+      'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive.',
+    response: VisitorsResponse,
+  },
+  views: {
+    summary: 'Get page views',
+    description: 'Page-view counts per path and site-wide, split into human and AI. Same parameters and order as the visitors operation.',
+    response: ViewsResponse,
+  },
+} as const;
+
 const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
   const { analytics } = app;
 
-  app.get(
-    '/v1/analytics/:projectId/visitors',
-    {
-      schema: {
-        tags,
-        summary: 'Get unique visitors',
-        description:
-          'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive.',
-        params: ProjectParams,
-        querystring: PagedQuery,
-        response: { 200: VisitorsResponse, ...errorResponses(400, 401, 403, 429) },
+  for (const metric of ['visitors', 'views'] as const) {
+    const { summary, description, response } = PATH_COUNTS[metric];
+    app.get(
+      `/v1/analytics/:projectId/${metric}`,
+      {
+        schema: { tags, summary, description, params: ProjectParams, querystring: PagedQuery, response: { 200: response, ...errorResponses(400, 401, 403, 429) } },
+        config: ACCESS.read,
       },
-      config: ACCESS.read,
-    },
-    async (request, reply) => {
-      const range = await rangeOf(app.analyticsReads, request, reply);
-      const r = await analytics.visitors(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
-      return { totals: r.totals, visitors: r.rows, hasMore: r.hasMore };
-    },
-  );
-
-  app.get(
-    '/v1/analytics/:projectId/views',
-    {
-      schema: {
-        tags,
-        summary: 'Get page views',
-        description: 'Page-view counts per path and site-wide, split into human and AI. Same parameters and order as the visitors operation.',
-        params: ProjectParams,
-        querystring: PagedQuery,
-        response: { 200: ViewsResponse, ...errorResponses(400, 401, 403, 429) },
+      async (request, reply) => {
+        const range = await rangeOf(app.analyticsReads, request, reply);
+        const { totals, rows, hasMore } = await analytics[metric](request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
+        return metric === 'visitors' ? { totals, visitors: rows, hasMore } : { totals, views: rows, hasMore };
       },
-      config: ACCESS.read,
-    },
-    async (request, reply) => {
-      const range = await rangeOf(app.analyticsReads, request, reply);
-      const r = await analytics.views(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
-      return { totals: r.totals, views: r.rows, hasMore: r.hasMore };
-    },
-  );
+    );
+  }
 
   app.get(
     '/v1/analytics/:projectId/timeseries',

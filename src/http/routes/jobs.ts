@@ -91,7 +91,7 @@ const jobWrites: FastifyPluginAsyncTypebox = async (app) => {
   );
 };
 
-/** A job, its changes, messages, the list and the token usage. */
+/** A job, its changes and its messages. */
 const jobReads: FastifyPluginAsyncTypebox = async (app) => {
   const { jobs } = app;
   /** JSON of the cached job views (by the route's response schema); a view is never changed. */
@@ -115,22 +115,6 @@ const jobReads: FastifyPluginAsyncTypebox = async (app) => {
   );
 
   app.get(
-    '/v2/agent/:projectId/jobs',
-    {
-      schema: {
-        tags,
-        summary: 'List agent jobs',
-        description: 'Newest first. Pass `nextCursor` as `cursor` while `hasMore` is true.',
-        params: ProjectParams,
-        querystring: ListJobsQuery,
-        response: { 200: JobList, ...errorResponses(400, 401, 403) },
-      },
-      config: ACCESS.read,
-    },
-    async (request) => jobs.list(request.params.projectId, request.query),
-  );
-
-  app.get(
     '/v2/agent/:projectId/job/:id/changes',
     {
       schema: {
@@ -144,23 +128,6 @@ const jobReads: FastifyPluginAsyncTypebox = async (app) => {
       config: ACCESS.read,
     },
     async (request) => jobs.changes(request.params.projectId, request.params.id),
-  );
-
-  app.get(
-    '/v2/agent/:projectId/usage',
-    {
-      schema: {
-        tags,
-        summary: 'Token usage and cost',
-        description:
-          'Tokens the model reported for the project\'s jobs and their estimated cost (FOLIO_MODEL_PRICES), per UTC day and per job, over the last `days` days.',
-        params: ProjectParams,
-        querystring: UsageQuery,
-        response: { 200: UsageReport, ...errorResponses(400, 401, 403) },
-      },
-      config: ACCESS.read,
-    },
-    async (request) => jobs.usage(request.params.projectId, request.query.days ?? 30),
   );
 
   app.get(
@@ -180,6 +147,45 @@ const jobReads: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request) => ({ messages: await jobs.messages(request.params.projectId, request.params.id) }),
   );
+};
+
+/** A project's job list and its token usage. */
+const projectReads: FastifyPluginAsyncTypebox = async (app) => {
+  const { jobs } = app;
+
+  app.get(
+    '/v2/agent/:projectId/jobs',
+    {
+      schema: {
+        tags,
+        summary: 'List agent jobs',
+        description: 'Newest first. Pass `nextCursor` as `cursor` while `hasMore` is true.',
+        params: ProjectParams,
+        querystring: ListJobsQuery,
+        response: { 200: JobList, ...errorResponses(400, 401, 403) },
+      },
+      config: ACCESS.read,
+    },
+    async (request) => jobs.list(request.params.projectId, request.query),
+  );
+
+  app.get(
+    '/v2/agent/:projectId/usage',
+    {
+      schema: {
+        tags,
+        summary: 'Token usage and cost',
+        description:
+          'Tokens the model reported for the project\'s jobs and their estimated cost (FOLIO_MODEL_PRICES), per UTC day and per job, over the last `days` days.',
+        params: ProjectParams,
+        querystring: UsageQuery,
+        response: { 200: UsageReport, ...errorResponses(400, 401, 403) },
+      },
+      config: ACCESS.read,
+    },
+    async (request) => jobs.usage(request.params.projectId, request.query.days ?? 30),
+  );
+
 };
 
 /** A job's webhook deliveries, and sending one again. */
@@ -230,6 +236,7 @@ export const jobRoutes = fp(
   async (app) => {
     await app.register(jobWrites);
     await app.register(jobReads);
+    await app.register(projectReads);
     await app.register(webhookDeliveries);
   },
   { name: 'job-routes', dependencies: ['jobs', 'webhooks', 'folio-auth'], encapsulate: true },
