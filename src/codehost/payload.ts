@@ -1,6 +1,6 @@
 // Reading webhook payloads: payloads are hostile even when signed, so every field a host adapter uses
 // is checked for its type and bounded here, and nothing from them is used as a URL or a command.
-import { MalformedPayload } from './triggers.ts';
+import { MalformedPayload, type ParsedDelivery, type TriggerHost } from './triggers.ts';
 
 export type Obj = Record<string, unknown>;
 const SHA = /^[0-9a-f]{7,64}$/i;
@@ -70,3 +70,28 @@ export function commitLines(commits: unknown[]): string {
     .join('\n');
 }
 export const branchOfRef = (ref: string) => (ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null);
+
+/** A string of an API answer, cut to `max`; null when it is not a string. */
+export const boundedText = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
+
+/** A push to the default branch as a change: its commits give the description and the files the payload names. */
+export function pushChange(host: TriggerHost, push: { fullPath: string; title: string; author: string; before: string | null; after: string | null; commits: unknown[] }): ParsedDelivery {
+  const { fullPath, title, author, before, after, commits } = push;
+  return {
+    type: 'change',
+    event: {
+      kind: 'push',
+      host,
+      fullPath,
+      number: null,
+      title,
+      description: commitLines(commits),
+      author,
+      labels: [],
+      before: before && !ZERO_SHA.test(before) ? before : null,
+      after,
+      mergeCommit: null,
+      payloadFiles: filesOfCommits(commits),
+    },
+  };
+}

@@ -7,7 +7,7 @@ import { githubApiBase } from './pull-requests.ts';
 import { CodeHostError, parseRepositoryUrl, refusedCall } from '../types.ts';
 import { refusalOf } from '../../net/guarded-fetch.ts';
 import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ChangeSource, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
-import { branchOfRef, commitLines, filesOfCommits, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
+import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, type Obj } from '../payload.ts';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
 const MAX_FILES = 300;
@@ -43,23 +43,7 @@ function parseGitHub(event: string, body: unknown): ParsedDelivery {
     const headMessage = head ? str(head, 'message', 'head_commit', { optional: true, max: 10_000 }) : '';
     const pusher = root.pusher && typeof root.pusher === 'object' ? str(root.pusher as Obj, 'name', 'pusher', { optional: true, max: 200 }) : '';
     const before = sha(root, 'before', 'payload');
-    return {
-      type: 'change',
-      event: {
-        kind: 'push',
-        host: 'github',
-        fullPath,
-        number: null,
-        title: headMessage.split('\n')[0] || `Push to ${branch}`,
-        description: commitLines(commits),
-        author: pusher,
-        labels: [],
-        before: before && !ZERO_SHA.test(before) ? before : null,
-        after: sha(root, 'after', 'payload'),
-        mergeCommit: null,
-        payloadFiles: filesOfCommits(commits),
-      },
-    };
+    return pushChange('github', { fullPath, title: headMessage.split('\n')[0] || `Push to ${branch}`, author: pusher, before, after: sha(root, 'after', 'payload'), commits });
   }
   const action = str(root, 'action', 'payload', { max: 100 });
   const pr = obj(root.pull_request, 'pull_request');
@@ -92,8 +76,6 @@ function parseGitHub(event: string, body: unknown): ParsedDelivery {
     },
   };
 }
-
-const text = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
 
 function githubFile(f: unknown): ChangedFile | null {
   if (!f || typeof f !== 'object') return null;

@@ -6,7 +6,7 @@ import { gitlabApiBase } from './pull-requests.ts';
 import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall } from '../types.ts';
 import { refusalOf } from '../../net/guarded-fetch.ts';
 import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ChangeSource, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
-import { branchOfRef, commitLines, filesOfCommits, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
+import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
 
 const MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
 
@@ -36,23 +36,8 @@ function parseGitLab(event: string, body: unknown): ParsedDelivery {
     const before = sha(root, 'before', 'payload');
     const last = commits.at(-1);
     const title = last && typeof last === 'object' && typeof (last as Obj).message === 'string' ? ((last as Obj).message as string).replaceAll('\u0000', '').split('\n')[0].slice(0, 1000) : '';
-    return {
-      type: 'change',
-      event: {
-        kind: 'push',
-        host: 'gitlab',
-        fullPath,
-        number: null,
-        title: title || `Push to ${branch}`,
-        description: commitLines(commits),
-        author: str(root, 'user_name', 'payload', { optional: true, max: 200 }),
-        labels: [],
-        before: before && !ZERO_SHA.test(before) ? before : null,
-        after,
-        mergeCommit: null,
-        payloadFiles: filesOfCommits(commits),
-      },
-    };
+    const author = str(root, 'user_name', 'payload', { optional: true, max: 200 });
+    return pushChange('gitlab', { fullPath, title: title || `Push to ${branch}`, author, before, after, commits });
   }
   const attrs = obj(root.object_attributes, 'object_attributes');
   const number = int(attrs, 'iid', 'object_attributes');
@@ -83,8 +68,6 @@ function parseGitLab(event: string, body: unknown): ParsedDelivery {
     },
   };
 }
-
-const text = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.slice(0, max) : null);
 
 function gitlabFile(f: unknown): ChangedFile | null {
   if (!f || typeof f !== 'object') return null;
