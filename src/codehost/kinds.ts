@@ -18,6 +18,8 @@ export interface CodeHostDeclaration {
   env: { token: string; apiUrl: string; webHost: string; apiHost: string } | null;
   /** What the host calls a proposed change; null when it has none. */
   changeName: string | null;
+  /** For hosts whose webhooks start jobs: what its webhook form calls the URL and the secret (the dashboard's hints). */
+  webhook: { urlField: string; secretField: string } | null;
 }
 
 export const CODE_HOSTS = {
@@ -27,6 +29,7 @@ export const CODE_HOSTS = {
     gitUsername: 'x-access-token',
     env: { token: 'GITHUB_TOKEN', apiUrl: 'GITHUB_API_URL', webHost: 'github.com', apiHost: 'api.github.com' },
     changeName: 'pull request',
+    webhook: { urlField: 'Payload URL; content type application/json', secretField: 'Secret' },
   },
   gitlab: {
     label: 'GitLab',
@@ -34,8 +37,9 @@ export const CODE_HOSTS = {
     gitUsername: 'oauth2',
     env: { token: 'GITLAB_TOKEN', apiUrl: 'GITLAB_API_URL', webHost: 'gitlab.com', apiHost: 'gitlab.com' },
     changeName: 'merge request',
+    webhook: { urlField: 'URL', secretField: 'Secret token' },
   },
-  none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null, changeName: null },
+  none: { label: 'Push only', description: 'Push the branch, open no pull request', gitUsername: 'x-access-token', env: null, changeName: null, webhook: null },
 } as const satisfies Record<CodeHostKind, CodeHostDeclaration>;
 
 export { CODE_HOST_KINDS, type CodeHostKind };

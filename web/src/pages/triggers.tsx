@@ -1,7 +1,9 @@
-// Project settings, code-change triggers: where GitHub and GitLab send webhooks, the secret (shown
+// Project settings, code-change triggers: where each code host sends webhooks, the secret (shown
 // once), the watched repositories with their events and filters, the prompt template, and the
 // recent deliveries with what each did.
 import { useState } from 'react';
+import { TRIGGER_HOSTS } from '../../../src/contracts/common.ts';
+import { CODE_HOSTS } from '../../../src/codehost/kinds.ts';
 import { api, type RepositoryInput, type TriggerDelivery, type TriggerEvent, type TriggerSettings, type WatchedRepository } from '../api.ts';
 import { jobPath, Link } from '../router.tsx';
 import { Table } from '../tables.tsx';
@@ -13,10 +15,8 @@ const EVENTS: [TriggerEvent, string][] = [
   ['push', 'Pushes to the default branch'],
 ];
 
-const HOST_OPTIONS: readonly Option<WatchedRepository['host']>[] = [
-  ['github', 'GitHub / GitHub Enterprise'],
-  ['gitlab', 'GitLab'],
-];
+/** The hosts whose webhooks start jobs, as choices (src/codehost/kinds.ts declares them). */
+const HOST_OPTIONS: readonly Option<WatchedRepository['host']>[] = TRIGGER_HOSTS.map((host) => [host, CODE_HOSTS[host].label]);
 
 interface RepoForm {
   key: string;
@@ -35,7 +35,7 @@ let nextKey = 0;
 const formOf = (r?: WatchedRepository): RepoForm => ({
   key: `r${nextKey++}`,
   id: r?.id,
-  host: r?.host ?? 'github',
+  host: r?.host ?? TRIGGER_HOSTS[0],
   repositoryUrl: r?.repositoryUrl ?? '',
   events: r?.events ?? ['merged'],
   paths: (r?.paths ?? []).join('\n'),
@@ -112,7 +112,7 @@ function Triggers({ projectId, initial, onChange }: { projectId: string; initial
   );
 }
 
-/** Where GitHub and GitLab send their webhooks, and the secret they sign with (shown once when made). */
+/** Where each code host sends its webhooks, and the secret they sign with (shown once when made). */
 function Endpoints({ projectId, settings, onChange }: { projectId: string; settings: TriggerSettings; onChange: (s: TriggerSettings) => void }) {
   const [secret, setSecret] = useState<string | null>(null);
   const makeSecret = useAction(async () => {
@@ -122,20 +122,23 @@ function Endpoints({ projectId, settings, onChange }: { projectId: string; setti
   });
   return (
     <div className="card stack">
-      <span className="label" id="gh-endpoint">Endpoint for GitHub (Payload URL; content type application/json)</span>
-      <div className="copy-row">
-        <code className="codeblock" aria-labelledby="gh-endpoint" data-testid="github-endpoint">{settings.endpoints.github}</code>
-        <CopyButton value={settings.endpoints.github} what="GitHub endpoint" />
-      </div>
-      <span className="label" id="gl-endpoint">Endpoint for GitLab (URL)</span>
-      <div className="copy-row">
-        <code className="codeblock" aria-labelledby="gl-endpoint">{settings.endpoints.gitlab}</code>
-        <CopyButton value={settings.endpoints.gitlab} what="GitLab endpoint" />
-      </div>
+      {TRIGGER_HOSTS.map((host) => (
+        <div className="stack" key={host}>
+          <span className="label" id={`${host}-endpoint-label`}>
+            Endpoint for {CODE_HOSTS[host].label} ({CODE_HOSTS[host].webhook.urlField})
+          </span>
+          <div className="copy-row">
+            <code className="codeblock" aria-labelledby={`${host}-endpoint-label`} data-testid={`${host}-endpoint`}>
+              {settings.endpoints[host]}
+            </code>
+            <CopyButton value={settings.endpoints[host]} what={`${CODE_HOSTS[host].label} endpoint`} />
+          </div>
+        </div>
+      ))}
       {secret ? (
         <div className="stack new-key">
           <Alert kind="warning" title="Copy this secret now.">
-            Paste it into the webhook’s Secret (GitHub) or Secret token (GitLab). It is shown only this once; Folio keeps it encrypted.
+            Paste it into the webhook’s {TRIGGER_HOSTS.map((host) => `${CODE_HOSTS[host].webhook.secretField} (${CODE_HOSTS[host].label})`).join(' or ')}. It is shown only this once; Folio keeps it encrypted.
           </Alert>
           <div className="copy-row">
             <code className="codeblock key" data-testid="trigger-secret">{secret}</code>
@@ -247,7 +250,7 @@ function DeliveriesTable({ projectId, rows }: { projectId: string; rows: Trigger
         <tr key={d.id}>
           <td title={d.receivedAt}>{timeAgo(d.receivedAt)}</td>
           <td>
-            {d.host === 'github' ? 'GitHub' : 'GitLab'} {d.event ?? ''}
+            {CODE_HOSTS[d.host].label} {d.event ?? ''}
           </td>
           <td>
             <span className={`badge delivery-${d.outcome}`}>{d.outcome.replace('_', ' ')}</span> <span className="muted small">{d.statusCode}</span>
