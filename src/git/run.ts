@@ -6,7 +6,7 @@
 // git's output never reaches clients: a GitError carries a stable code and a sentence, and `detail`
 // (stderr, secrets blanked) for the server log.
 import { spawn } from 'node:child_process';
-import { childProcessEnv } from '../config.ts';
+import { childProcessEnv } from '../child-env.ts';
 import { CodedError } from '../errors.ts';
 
 export class GitError extends CodedError {

@@ -47,6 +47,11 @@ describe('layers', () => {
     expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 
+  it('git does not import config (the config → git → config loop stays cut)', () => {
+    const offenders = sources(path.join(SRC, 'git')).filter((f) => /from '\.\.\/config\.ts'/.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
   it('contracts/ imports nothing of Folio but its own files', () => {
     const outside = sources(path.join(SRC, 'contracts')).filter((f) => /from '\.\.\//.test(readFileSync(f, 'utf8')));
     expect(outside.map((f) => path.relative(SRC, f))).toEqual([]);
