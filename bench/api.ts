@@ -1,11 +1,14 @@
 // Throughput and latency of GET job and POST job beside a bare Fastify route, in one run.
-// Usage: npm run bench:api [-- --seconds 10 --connections 50 --rounds 3]
+// Usage: npm run bench:api [-- --seconds 10 --connections 50 --rounds 3 --pin]
+// --pin (Linux, taskset): the servers on CPU 0, the load generator on CPU 1, so the two do not take
+// turns on one core and the ratio is steady from run to run.
 // Each server runs in its own process; the load generator (autocannon) runs in this one. The bare
 // route and GET job take turns for several rounds and each reports its median round, so a noisy
 // moment on the machine does not land on one side only.
 import autocannon from 'autocannon';
 import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { execFileSync } from 'node:child_process';
 import { loadConfig } from '../src/config.ts';
 import { openStore } from '../src/store/database.ts';
 import { ProjectsService } from '../src/admin/projects.ts';
@@ -14,7 +17,12 @@ import { startProcess } from '../test/helpers/process.ts';
 import { tempDir } from '../test/helpers/server.ts';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' }, rounds: { type: 'string', default: '3' } },
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    rounds: { type: 'string', default: '3' },
+    pin: { type: 'boolean', default: false },
+  },
 });
 const duration = Number(values.seconds);
 const connections = Number(values.connections);
@@ -37,6 +45,13 @@ const folio = await startProcess('bin/folio.mjs', ['serve'], {
   FOLIO_RATE_LIMIT_CREATE: '0',
   ANTHROPIC_API_KEY: 'bench',
 });
+/** Every thread of process `pid` on `cpu`. */
+const pin = (pid: number | undefined, cpu: number) => execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+if (values.pin) {
+  pin(bare.proc.pid, 0);
+  pin(folio.proc.pid, 0);
+  pin(process.pid, 1);
+}
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 const seeded = await (await fetch(`${folio.url}/v2/agent/${project.id}/job`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'seed' }) })).json() as { id: string };
 
@@ -77,7 +92,7 @@ await Promise.all([bare.exited, folio.exited]);
 rmSync(dataDir, { recursive: true, force: true });
 
 const base = rows[0].rps;
-console.log(`\n${duration}s per run, ${connections} connections, median of ${rounds} alternating rounds for the GETs, Node ${process.version}\n`);
+console.log(`\n${duration}s per run, ${connections} connections, median of ${rounds} alternating rounds for the GETs, Node ${process.version}${values.pin ? ', servers on CPU 0 and the load generator on CPU 1' : ''}\n`);
 console.log('| run | req/s | p50 ms | p99 ms | errors | vs baseline |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.errors} | ${(r.rps / base).toFixed(2)}× |`);
