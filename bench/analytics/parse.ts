@@ -1,12 +1,15 @@
-// Per-line cost of reading combined-log lines in process (no DuckDB): the parser alone, the string
-// path (LineConverter + ImportColumnsBuilder.add) and the byte path (log-bytes/reader.ts), over the
-// same lines of a generated log. Each is run `--rounds` times; the best round is printed (caches warm).
+// Per-line cost of reading combined-log lines in process (no DuckDB): the combined-line reader alone
+// (on strings and on bytes), the string path (LineConverter + ImportColumnsBuilder.add) and the byte
+// path (log-bytes/reader.ts), over the same lines of a generated log. Each is run `--rounds` times; the best round is printed (caches warm).
 // Usage: node bench/analytics/parse.ts [--lines 300000] [--rounds 3]
 import { parseArgs } from 'node:util';
 import { DeferredVisitors } from '../../src/analytics/deferred-visitors.ts';
 import { VisitorIds } from '../../src/analytics/identity.ts';
 import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
-import { CombinedParser, LineConverter } from '../../src/analytics/import.ts';
+import { AsciiBytes, StringUnits } from '../../src/analytics/log-lines/code-units.ts';
+import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
+import { LineConverter } from '../../src/analytics/log-lines/line-converter.ts';
+import { emptyRecord } from '../../src/analytics/log-lines/log-record.ts';
 import { ByteLineImporter } from '../../src/analytics/log-bytes/reader.ts';
 import { generateTraffic, writeCombinedLog } from './generate.ts';
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -36,10 +39,17 @@ function best(name: string, run: () => number): void {
 }
 
 const ids = new VisitorIds('bench-secret-0123456789abcdef');
-const parser = new CombinedParser();
-const rec = { ts: 0, ip: '', method: '', path: '', status: 0, userAgent: '', referrer: null as string | null, accept: null as string | null };
-best('regex alone (strings)', () => strings.filter((l) => parser.matchOnly(l) !== null).length);
-best('scanner, regex fallback (strings)', () => strings.filter((l) => parser.parse(l, rec)).length);
+const reader = new CombinedReader();
+const rec = emptyRecord();
+const units = new StringUnits();
+best('combined reader, strings into records', () => strings.filter((l) => (units.set(l), reader.read(units, 0, l.length, rec))).length);
+const bytes = new AsciiBytes();
+bytes.codes = buf;
+best('combined reader, bytes into offsets', () => {
+  let n = 0;
+  for (let i = 0; i < bounds.length; i += 2) if (reader.scan(bytes, bounds[i], bounds[i + 1]) !== null) n++;
+  return n;
+});
 // One converter and builder per path across rounds: visitor ids and interned values stay cached, so
 // the best round measures reading, not first-sight hashing.
 const stringConv = new LineConverter('auto');

@@ -5,7 +5,7 @@
 import type { Readable } from 'node:stream';
 import { CodedError } from '../errors.ts';
 import { CLS } from './engine.ts';
-import { LineTooLongError, readLineChunks } from './import.ts';
+import { LineTooLongError, readLineChunks } from './log-lines/split-lines.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
 import type { PendingEvent } from './writer.ts';
 

@@ -2,7 +2,7 @@
 // through the pipeline as an import record (checked, classified, identified) and is written into typed
 // arrays, so a batch is moved to the engine as a few buffers instead of an object per view.
 import { CLS, type ImportColumns } from './engine.ts';
-import type { LineConverter } from './import.ts';
+import type { LineConverter } from './log-lines/line-converter.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
 
 export interface LineError {

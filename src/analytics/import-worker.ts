@@ -8,7 +8,8 @@ import { DeferredVisitors, type NewIdentities } from './deferred-visitors.ts';
 import { VisitorIds } from './identity.ts';
 import { ImportColumnsBuilder, transferList, type LineError } from './import-columns.ts';
 import { ByteLineImporter } from './log-bytes/reader.ts';
-import { LineConverter, logReadProblem, openLogBytes, type LogFormat, type SkipReason } from './import.ts';
+import { LineConverter, type LogFormat, type SkipReason } from './log-lines/line-converter.ts';
+import { logReadProblem, openLogBytes } from './log-lines/log-files.ts';
 
 /** Longer lines are counted as rejected and not read (no web server writes one; a hostile body might). */
 export const MAX_LINE_BYTES = 64 * 1024;

@@ -17,7 +17,8 @@ import { CLS } from './engine.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
 import { CodedError } from '../errors.ts';
 import { runLogImport, type LogImportResult } from './log-import.ts';
-import { ImportError, type LogFormat } from './import.ts';
+import { ImportError } from './import-error.ts';
+import type { LogFormat } from './log-lines/line-converter.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
 
 // What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
