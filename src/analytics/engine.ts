@@ -2,10 +2,7 @@
 // ClickHouse (CLICKHOUSE_URL, for scale-out: engines/clickhouse/). Answers are identical on both.
 import type { Range } from './dates.ts';
 
-/** Stored traffic classes. Only HUMAN and AI count as visitors; the others are kept for the agents report. */
-export const CLS = { human: 1, ai: 2, search: 3, training: 4, bot: 5 } as const;
-export type ClsCode = (typeof CLS)[keyof typeof CLS];
-export const CLS_NAME: Record<number, string> = { 1: 'human', 2: 'ai', 3: 'search', 4: 'training', 5: 'bot' };
+import type { ClassCode } from './traffic-class.ts';
 
 export const SOURCE = { api: 1, script: 2, import: 3 } as const;
 
@@ -16,7 +13,7 @@ export interface StoredEvent {
   ts: number;
   path: string;
   visitor: bigint;
-  cls: ClsCode;
+  cls: ClassCode;
   agent: string | null;
   referrer: string | null;
   source: number;
@@ -64,7 +61,7 @@ export function eventsOfColumns(c: ImportColumns): StoredEvent[] {
       ts: c.ts[i],
       path: c.paths[c.path[i]],
       visitor: c.visitor[i],
-      cls: c.cls[i] as ClsCode,
+      cls: c.cls[i] as ClassCode,
       agent: c.agent[i] < 0 ? null : c.agents[c.agent[i]],
       referrer: c.referrer?.[i] ?? null,
       source: SOURCE.import,

@@ -13,7 +13,7 @@ import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
 import { readAgentsFile, useExtraAgents } from './classify.ts';
-import { CLS } from './engine.ts';
+import { LAST_VISITOR_CODE } from './traffic-class.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
 import { CodedError } from '../errors.ts';
 import { runLogImport, type LogImportResult } from './log-import.ts';
@@ -170,7 +170,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     async collect(projectId, body, request, now = Date.now()) {
       // A rejected record throws Rejected, a CodedError the HTTP layer answers with 400 (error-status.ts).
       const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
-      if (e.cls !== CLS.human && e.cls !== CLS.ai) return false; // bots are dropped
+      if (e.cls > LAST_VISITOR_CODE) return false; // bots are dropped
       await writer.submit([e]);
       return true;
     },
