@@ -133,3 +133,31 @@ export interface AnalyticsEngine {
   deleteBefore(day: number): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The reads of an engine, which each engine answers with its queries object (engines/<name>/queries.ts). */
+export type EngineReads = Pick<AnalyticsEngine, 'visitors' | 'views' | 'timeseries' | 'agents'>;
+
+/** The engines' common base: their reads go to `queries`. */
+export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineReads {
+  protected readonly queries: Q;
+
+  protected constructor(queries: Q) {
+    this.queries = queries;
+  }
+
+  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.queries.visitors(projectId, range, page);
+  }
+
+  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.queries.views(projectId, range, page);
+  }
+
+  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
+    return this.queries.timeseries(projectId, range, interval);
+  }
+
+  agents(projectId: string, range: Range): Promise<AgentRow[]> {
+    return this.queries.agents(projectId, range);
+  }
+}
