@@ -49,7 +49,10 @@ function isLineTerminator(c: number): boolean {
 
 /** The end of the `\S*` run starting at i. */
 function tokenEnd(c: Codes, i: number, e: number): number {
-  while (i < e && !isSpace(c[i])) i++;
+  for (; i < e; i++) {
+    const u = c[i];
+    if ((u <= 32 || u >= 0xa0) && isSpace(u)) break; // printable ASCII is never a space: one comparison
+  }
   return i;
 }
 
