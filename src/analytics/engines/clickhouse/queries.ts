@@ -87,10 +87,10 @@ export class ClickHouseQueries {
     const p = sql`project = ${projectId}`;
     // The watermark, and whether any row of this project and range is not folded yet (usually none:
     // then the queries are plain filtered counts).
-    const state = await this.c.rows(sql`SELECT max(watermark) AS w, (SELECT count() FROM ${this.db}.pending
-      WHERE ins > (SELECT max(watermark) FROM ${this.db}.fold_state) AND ${p} AND ${days}) AS n FROM ${this.db}.fold_state`);
-    const w = num(state[0]?.w);
-    const unfolded = num(state[0]?.n) > 0;
+    const state = await this.c.rows(sql`SELECT max(watermark) AS folded_up_to, (SELECT count() FROM ${this.db}.pending
+      WHERE ins > (SELECT max(watermark) FROM ${this.db}.fold_state) AND ${p} AND ${days}) AS unfolded_rows FROM ${this.db}.fold_state`);
+    const foldedUpTo = num(state[0]?.folded_up_to);
+    const unfolded = num(state[0]?.unfolded_rows) > 0;
     const counts = (key: Sql, table: Sql) => {
       const groupBy = key.text === 'visitor' ? raw('') : sql`GROUP BY path`;
       const cols = key.text === 'visitor' ? raw('') : raw('path, ');
@@ -98,7 +98,7 @@ export class ClickHouseQueries {
           sumIf(sign, pt < ${first}) AS total
         FROM ${this.db}.${table} WHERE ${p} AND ${days} ${groupBy}`;
       // Rows written since the last fold: a key counts for each bit the folded rows in range lack.
-      const newKeys = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS new_mask FROM ${this.db}.pending WHERE ins > ${w} AND ${p} AND ${days} GROUP BY ${key}`;
+      const newKeys = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS new_mask FROM ${this.db}.pending WHERE ins > ${foldedUpTo} AND ${p} AND ${days} GROUP BY ${key}`;
       const foldedMasks = sql`SELECT ${key}, toUInt8(groupBitOr(mask)) AS folded_mask FROM (
           SELECT ${key}, mask FROM ${this.db}.${table} WHERE ${p} AND ${days} AND (${key}) IN (SELECT ${key} FROM (${newKeys}))
           GROUP BY ${key}, date, mask, ph, pa, pt HAVING sum(sign) > 0) GROUP BY ${key}`;

@@ -132,7 +132,7 @@ export class DuckDbQueries {
       ranked AS (SELECT p.path AS path, per_path.human AS human, per_path.ai AS ai, per_path.total AS total FROM per_path JOIN paths p ON p.path_id = per_path.path_id
                  ORDER BY ${ROW_ORDER} LIMIT ${int(page.limit)} OFFSET ${int(page.offset)})
       SELECT totals.human AS total_human, totals.ai AS total_ai, totals.total AS total_total, (SELECT count(*) FROM per_path) AS paths, r.path, r.human, r.ai, r.total
-      FROM totals LEFT JOIN (SELECT *, row_number() OVER (ORDER BY ${ROW_ORDER}) AS rn FROM ranked) r ON true ORDER BY r.rn`;
+      FROM totals LEFT JOIN (SELECT *, row_number() OVER (ORDER BY ${ROW_ORDER}) AS position FROM ranked) r ON true ORDER BY r.position`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
     const first = rows[0];
     const totals: Counts = { human: num(first?.total_human), ai: num(first?.total_ai), total: num(first?.total_total) };
