@@ -53,27 +53,37 @@ export class LineConverter {
   /** Reads one line into `rec` and `key`; false (and the reason counted) when the line is skipped. */
   next(line: string): boolean {
     this.lines++;
-    let i = 0;
-    while (i < line.length && (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9)) i++;
-    if (i === line.length) {
+    const start = firstNonBlank(line);
+    if (start === line.length) {
       this.skipped.empty++;
       return false;
     }
-    const rec = this.rec;
-    const json = this.format === 'json' || (this.format === 'auto' && line.charCodeAt(i) === 123);
-    let ok: boolean;
-    if (json) {
-      const r = parseJsonLine(line, this.fields);
-      if (r) Object.assign(rec, r);
-      ok = r !== null;
-    } else {
-      this.units.set(line);
-      ok = this.combined.read(this.units, 0, line.length, rec);
-    }
-    if (!ok) {
+    if (!this.read(line, start)) {
       this.skipped.unparseable++;
       return false;
     }
+    if (!this.isPageView(this.rec)) return false;
+    if (Number.isNaN(this.rec.ts)) {
+      this.reject(new Rejected('invalid_timestamp', 'The time of the line is not ISO 8601, CLF or milliseconds since 1970.'));
+      return false;
+    }
+    this.keyLine(line);
+    return true;
+  }
+
+  /** The line's fields into `rec`, by its format (`auto`: a line starting with `{` is JSON). */
+  private read(line: string, start: number): boolean {
+    if (this.format === 'json' || (this.format === 'auto' && line.charCodeAt(start) === 123)) {
+      const r = parseJsonLine(line, this.fields);
+      if (r) Object.assign(this.rec, r);
+      return r !== null;
+    }
+    this.units.set(line);
+    return this.combined.read(this.units, 0, line.length, this.rec);
+  }
+
+  /** The filters, in order (the byte reader applies the same): method, status, then documents only (path normalised). */
+  private isPageView(rec: LogRecord): boolean {
     if (rec.method !== 'GET' && rec.method !== 'HEAD') {
       this.skipped.method++;
       return false;
@@ -87,15 +97,21 @@ export class LineConverter {
       this.skipped.asset++;
       return false;
     }
-    if (Number.isNaN(rec.ts)) {
-      this.reject(new Rejected('invalid_timestamp', 'The time of the line is not ISO 8601, CLF or milliseconds since 1970.'));
-      return false;
-    }
-    const key = this.key;
-    contentKeyInto(line, key);
-    const n = this.repeats.occurrence(rec.ts, key[0], key[1]);
-    if (n > 1) contentKeyInto(`${line}\n#${n}`, key);
     return true;
   }
 
+  /** The line's content key into `key`, numbered by its occurrence among identical lines of its second. */
+  private keyLine(line: string): void {
+    const key = this.key;
+    contentKeyInto(line, key);
+    const n = this.repeats.occurrence(this.rec.ts, key[0], key[1]);
+    if (n > 1) contentKeyInto(`${line}\n#${n}`, key);
+  }
+}
+
+/** The index of the first character that is not a space or tab (the line's length for a blank line). */
+function firstNonBlank(line: string): number {
+  let i = 0;
+  while (i < line.length && (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9)) i++;
+  return i;
 }
