@@ -7,7 +7,8 @@
 // Usage: node bench/analytics-clickhouse.ts --events 1000000 [--runs 5] [--url http://127.0.0.1:8123] [--no-duckdb] [--database name --keep]
 import { randomBytes } from 'node:crypto';
 import { classifyUserAgent } from '../src/analytics/classify.ts';
-import { CLS, SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
+import { CLASS_CODE } from '../src/analytics/traffic-class.ts';
 import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../src/analytics/engines/duckdb/index.ts';
 import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
@@ -47,7 +48,7 @@ try {
     const batch: StoredEvent[] = [];
     for (let k = s; k < Math.min(N, s + BATCH); k++) {
       const c = classes[traffic.ua[k]];
-      batch.push({ projectId: PROJECT, ts: traffic.ts[k], path: traffic.paths[traffic.path[k]], visitor: vid(traffic.visitor[k]), cls: CLS[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
+      batch.push({ projectId: PROJECT, ts: traffic.ts[k], path: traffic.paths[traffic.path[k]], visitor: vid(traffic.visitor[k]), cls: CLASS_CODE[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
     }
     batches.push(batch);
   }

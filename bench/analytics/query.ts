@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { classifyUserAgent } from '../../src/analytics/classify.ts';
-import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { generateTraffic, USER_AGENTS } from './generate.ts';
 import { compareVisitors, median, timed } from './compare.ts';
 
@@ -43,7 +44,7 @@ try {
         ts: traffic.ts[k],
         path: traffic.paths[traffic.path[k]],
         visitor: vid(traffic.visitor[k]),
-        cls: CLS[c.class],
+        cls: CLASS_CODE[c.class],
         agent: c.agent,
         referrer: null,
         source: SOURCE.api,

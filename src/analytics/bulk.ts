@@ -4,8 +4,8 @@
 // endpoint are read by log-import.ts.)
 import type { Readable } from 'node:stream';
 import { CodedError } from '../errors.ts';
-import { CLS } from './engine.ts';
-import { LineTooLongError, readLineChunks } from './import.ts';
+import { LAST_VISITOR_CODE } from './traffic-class.ts';
+import { LineTooLongError, readLineChunks } from './log-lines/split-lines.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
 import type { PendingEvent } from './writer.ts';
 
@@ -48,7 +48,7 @@ class BatchSink {
     const line = ++this.result.received;
     try {
       const e = prepareRecord(record, IMPORT_WIRE, this.projectId, this.ids, this.now);
-      if (e.cls !== CLS.human && e.cls !== CLS.ai) this.result.crawlers++;
+      if (e.cls > LAST_VISITOR_CODE) this.result.crawlers++;
       this.batch.push(e);
     } catch (err) {
       if (!(err instanceof Rejected)) throw err;

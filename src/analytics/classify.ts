@@ -4,9 +4,9 @@
 import { readFileSync } from 'node:fs';
 import { isbot } from 'isbot';
 import { Memo } from '../util/memo.ts';
+import type { TrafficClass } from './traffic-class.ts';
 
 export type AgentCategory = 'ai_answer' | 'search' | 'training';
-export type TrafficClass = 'human' | 'ai' | 'search' | 'training' | 'bot';
 
 export interface AgentEntry {
   name: string;

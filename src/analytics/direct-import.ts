@@ -8,8 +8,9 @@ import { analyticsFile } from './index.ts';
 import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
 import type { AnalyticsEngine } from './engine.ts';
 import { readAgentsFile, type AgentEntry } from './classify.ts';
-import { ImportError, type ImportProgress, type LogFormat } from './import.ts';
-import { runLogImport, type LogImportResult } from './log-import.ts';
+import { ImportError } from './import-error.ts';
+import type { LogFormat } from './log-lines/line-converter.ts';
+import { runLogImport, type ImportProgress, type LogImportResult } from './log-import.ts';
 
 export type DirectImportResult = LogImportResult;
 

@@ -2,10 +2,7 @@
 // ClickHouse (CLICKHOUSE_URL, for scale-out: engines/clickhouse/). Answers are identical on both.
 import type { Range } from './dates.ts';
 
-/** Stored traffic classes. Only HUMAN and AI count as visitors; the others are kept for the agents report. */
-export const CLS = { human: 1, ai: 2, search: 3, training: 4, bot: 5 } as const;
-export type ClsCode = (typeof CLS)[keyof typeof CLS];
-export const CLS_NAME: Record<number, string> = { 1: 'human', 2: 'ai', 3: 'search', 4: 'training', 5: 'bot' };
+import type { ClassCode } from './traffic-class.ts';
 
 export const SOURCE = { api: 1, script: 2, import: 3 } as const;
 
@@ -16,7 +13,7 @@ export interface StoredEvent {
   ts: number;
   path: string;
   visitor: bigint;
-  cls: ClsCode;
+  cls: ClassCode;
   agent: string | null;
   referrer: string | null;
   source: number;
@@ -64,7 +61,7 @@ export function eventsOfColumns(c: ImportColumns): StoredEvent[] {
       ts: c.ts[i],
       path: c.paths[c.path[i]],
       visitor: c.visitor[i],
-      cls: c.cls[i] as ClsCode,
+      cls: c.cls[i] as ClassCode,
       agent: c.agent[i] < 0 ? null : c.agents[c.agent[i]],
       referrer: c.referrer?.[i] ?? null,
       source: SOURCE.import,
@@ -135,4 +132,32 @@ export interface AnalyticsEngine {
   /** Deletes everything before the UTC day `day` (days since the epoch). */
   deleteBefore(day: number): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The reads of an engine, which each engine answers with its queries object (engines/<name>/queries.ts). */
+export type EngineReads = Pick<AnalyticsEngine, 'visitors' | 'views' | 'timeseries' | 'agents'>;
+
+/** The engines' common base: their reads go to `queries`. */
+export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineReads {
+  protected readonly queries: Q;
+
+  protected constructor(queries: Q) {
+    this.queries = queries;
+  }
+
+  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.queries.visitors(projectId, range, page);
+  }
+
+  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
+    return this.queries.views(projectId, range, page);
+  }
+
+  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
+    return this.queries.timeseries(projectId, range, interval);
+  }
+
+  agents(projectId: string, range: Range): Promise<AgentRow[]> {
+    return this.queries.agents(projectId, range);
+  }
 }

@@ -1,8 +1,9 @@
 // The direct log import's page views as columns (engine.ts ImportColumns): each accepted line goes
 // through the pipeline as an import record (checked, classified, identified) and is written into typed
 // arrays, so a batch is moved to the engine as a few buffers instead of an object per view.
-import { CLS, type ImportColumns } from './engine.ts';
-import type { LineConverter } from './import.ts';
+import type { ImportColumns } from './engine.ts';
+import { LAST_VISITOR_CODE } from './traffic-class.ts';
+import type { LineConverter } from './log-lines/line-converter.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
 
 export interface LineError {
@@ -79,7 +80,7 @@ export class ImportColumnsBuilder {
 
   /** Appends one checked, classified and identified view. */
   push(ts: number, path: string, visitor: bigint, cls: number, agent: string | null, referrer: string | null, keyHi: number, keyLo: number): void {
-    if (cls > CLS.ai) this.crawlers++;
+    if (cls > LAST_VISITOR_CODE) this.crawlers++;
     const cols = this.cols;
     const i = cols.n++;
     if (i > 0 && ts < cols.ts[i - 1]) cols.distinctKeys = false;

@@ -7,17 +7,19 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
-import { DAY_MS, type Range } from './dates.ts';
+import type { Range } from './dates.ts';
 import type { AgentRow, AnalyticsEngine, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
-import { readAgentsFile, useExtraAgents } from './classify.ts';
-import { CLS } from './engine.ts';
+import { readAgentsFile, useExtraAgents, type AgentEntry } from './classify.ts';
+import { startMaintenance } from './maintenance.ts';
+import { LAST_VISITOR_CODE } from './traffic-class.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
 import { CodedError } from '../errors.ts';
 import { runLogImport, type LogImportResult } from './log-import.ts';
-import { ImportError, type LogFormat } from './import.ts';
+import { ImportError } from './import-error.ts';
+import type { LogFormat } from './log-lines/line-converter.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
 
 // What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
@@ -95,11 +97,6 @@ export function batchImportKeys(projectId: string, idempotencyKey: string, event
   return (index) => BigInt.asIntN(64, base + BigInt(index));
 }
 
-/** Recent rows are folded into the query layout every COMPACT_EVERY_MS, or at once past COMPACT_ROWS. */
-const COMPACT_ROWS = 1_000_000;
-const COMPACT_EVERY_MS = 10_000;
-const RETENTION_EVERY_MS = 3_600_000;
-
 export function analyticsFile(config: Config): string {
   return path.join(config.dataDir, 'analytics.duckdb');
 }
@@ -113,49 +110,50 @@ export async function migrateAnalytics(config: Config): Promise<{ store: string;
   return { store: 'duckdb', applied: await migrateDuckDb(analyticsFile(config)) };
 }
 
+/** The engine of this deployment: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in the data dir. */
+async function openEngine(config: Config, dialect: StoreDialect): Promise<AnalyticsEngine> {
+  if (!config.clickhouseUrl) return DuckDbEngine.open({ file: analyticsFile(config) });
+  const { createClickHouseEngine } = await import('./engines/clickhouse/index.ts');
+  // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
+  return createClickHouseEngine(config.clickhouseUrl, { foldLock: (fn) => dialect.exclusively('folio analytics fold', fn) });
+}
+
+/** Raw log imports of the bulk endpoint, at most MAX_LOG_IMPORTS at once. */
+function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[], afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
+  let running = 0;
+  return {
+    async importLog(projectId, body, opts) {
+      if (running >= MAX_LOG_IMPORTS) {
+        throw new CodedError('too_many_imports', `At most ${MAX_LOG_IMPORTS} log imports run at once on a server; try again when one has finished.`, { retryAfterSeconds: 10 });
+      }
+      running++;
+      try {
+        const r = await runLogImport(engine, { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
+        afterImport();
+        return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped };
+      } catch (err) {
+        if (err instanceof ImportError) throw new CodedError('invalid_log', err.message);
+        throw err;
+      } finally {
+        running--;
+      }
+    },
+    logImportsRunning: () => running,
+  };
+}
+
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
   const extraAgents = config.analytics.agentsFile ? readAgentsFile(config.analytics.agentsFile) : [];
   if (extraAgents.length > 0) useExtraAgents(extraAgents);
-  let logImports = 0;
-  const engine: AnalyticsEngine = config.clickhouseUrl
-    ? await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl, {
-        // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
-        foldLock: (fn) => deps.dialect.exclusively('folio analytics fold', fn),
-      })
-    : await DuckDbEngine.open({ file: analyticsFile(config) });
+  const engine = await openEngine(config, deps.dialect);
   const ids = new VisitorIds(config.secret);
-  let compacting: Promise<void> | null = null;
-  /** One compaction at a time; rejects when it fails (background callers log). */
-  const compact = (): Promise<void> => {
-    compacting ??= engine.compact().finally(() => {
-      compacting = null;
-    });
-    return compacting;
-  };
-  const compactInBackground = () => void compact().catch((err) => log.error({ err }, 'analytics compaction failed'));
+  const maintenance = await startMaintenance(engine, config, log);
   const writer = new GroupCommitWriter(engine, {
     flushMs: config.analytics.flushMs,
     flushMaxEvents: config.analytics.flushMaxEvents,
-    afterFlush: () => {
-      if (engine.pendingRows() >= COMPACT_ROWS) compactInBackground();
-    },
+    afterFlush: maintenance.compactIfMany,
   });
-  const compactTimer = setInterval(() => {
-    if (engine.pendingRows() > 0) compactInBackground();
-  }, COMPACT_EVERY_MS);
-  compactTimer.unref();
-
-  const applyRetention = async (now = Date.now()) => {
-    const days = config.analytics.retentionDays;
-    if (days <= 0) return;
-    const cutoff = Math.floor(now / DAY_MS) - days;
-    await engine.deleteBefore(cutoff);
-  };
-  const retentionTimer = setInterval(() => void applyRetention().catch((err) => log.error({ err }, 'analytics retention failed')), RETENTION_EVERY_MS);
-  retentionTimer.unref();
-  await applyRetention();
-
   const submit = (events: PendingEvent[]) => writer.submit(events);
   return {
     engine,
@@ -169,39 +167,22 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     async collect(projectId, body, request, now = Date.now()) {
       // A rejected record throws Rejected, a CodedError the HTTP layer answers with 400 (error-status.ts).
       const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
-      if (e.cls !== CLS.human && e.cls !== CLS.ai) return false; // bots are dropped
+      if (e.cls > LAST_VISITOR_CODE) return false; // bots are dropped
       await writer.submit([e]);
       return true;
     },
     importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
-    async importLog(projectId, body, opts) {
-      if (logImports >= MAX_LOG_IMPORTS) {
-        throw new CodedError('too_many_imports', `At most ${MAX_LOG_IMPORTS} log imports run at once on a server; try again when one has finished.`, { retryAfterSeconds: 10 });
-      }
-      logImports++;
-      try {
-        const r = await runLogImport(engine, { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents: extraAgents, input: { stream: body, name: 'the request body' } });
-        if (engine.pendingRows() >= COMPACT_ROWS) compactInBackground();
-        return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped };
-      } catch (err) {
-        if (err instanceof ImportError) throw new CodedError('invalid_log', err.message);
-        throw err;
-      } finally {
-        logImports--;
-      }
-    },
-    logImportsRunning: () => logImports,
+    ...logImports(engine, config, extraAgents, maintenance.compactIfMany),
     visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
     views: (projectId, range, page) => engine.views(projectId, range, page),
     timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),
     agents: (projectId, range) => engine.agents(projectId, range),
-    compact,
-    applyRetention,
+    compact: maintenance.compact,
+    applyRetention: maintenance.applyRetention,
     async close() {
-      clearInterval(compactTimer);
-      clearInterval(retentionTimer);
+      maintenance.stopTimers();
       await writer.close();
-      if (compacting) await compacting.catch(() => {});
+      await maintenance.settle();
       await engine.close();
     },
   };

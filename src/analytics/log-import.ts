@@ -10,8 +10,16 @@ import type { AnalyticsEngine } from './engine.ts';
 import type { AgentEntry } from './classify.ts';
 import { VisitorIds } from './identity.ts';
 import type { LineError } from './import-columns.ts';
-import { DEFAULT_FIELDS, ImportError, type ImportProgress, type LogFormat, type SkipReason } from './import.ts';
+import { ImportError } from './import-error.ts';
+import { DEFAULT_FIELDS } from './log-lines/json-lines.ts';
+import type { LogFormat, SkipReason } from './log-lines/line-converter.ts';
 import type { ImportWorkerData, MainMessage, WorkerMessage } from './import-worker.ts';
+
+/** What an import reports as it reads: each file as it starts, then bytes of it and lines so far. */
+export interface ImportProgress {
+  file(name: string, size: number | null): void;
+  update(bytes: number, lines: number): void;
+}
 
 export interface LogImportOptions {
   projectId: string;

@@ -1,9 +1,11 @@
 // Raw log lines cut into pieces for the bulk endpoint: `folio analytics import --url` sends each piece
 // as one request, so memory and the time of one request stay bounded and a failed piece is retried
-// alone. The server numbers identical lines within one second per request (import.ts Repeats, which
+// alone. The server numbers identical lines within one second per request (log-lines/content-key.ts Repeats, which
 // restarts whenever an accepted line has another time), so a piece ends only where the next accepted
 // line has another time than the last one: pieces then get the same content keys as one direct import.
-import { ImportError, LineConverter, logReadProblem, openLogBytes, type LogFormat } from './import.ts';
+import { ImportError } from './import-error.ts';
+import { LineConverter, type LogFormat } from './log-lines/line-converter.ts';
+import { logReadProblem, openLogBytes } from './log-lines/log-files.ts';
 
 export interface LogPiecesOptions {
   format: LogFormat;

@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
 import { Memo } from '../util/memo.ts';
 import { classify } from './classify.ts';
 import { parseInstant } from './dates.ts';
-import { CLS, SOURCE } from './engine.ts';
+import { SOURCE } from './engine.ts';
+import { CLASS_CODE } from './traffic-class.ts';
 import { normalizePath } from './identity.ts';
 import type { PendingEvent } from './writer.ts';
 
@@ -266,7 +267,7 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   } else {
     visitor = visitorId !== undefined ? ids.fromGiven(visitorId) : ids.fromIpAndAgent(ip!, userAgent);
   }
-  return { projectId, ts, path, visitor, cls: CLS[c.class], agent: c.agent, referrer, source: w.source, importKey };
+  return { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey };
 }
 
 /** prepareRecord for a batch: good events and the rejections by index. */

@@ -6,8 +6,9 @@ import { existsSync, statSync } from 'node:fs';
 import { FolioClient } from '../client/client.ts';
 import { FolioError } from '../client/errors.ts';
 import type { ImportResult } from '../client/types.ts';
-import { ImportError, type ImportProgress, type LogFormat, type SkipReason } from '../analytics/import.ts';
-import { fieldsFrom, type LogImportResult } from '../analytics/log-import.ts';
+import { ImportError } from '../analytics/import-error.ts';
+import type { LogFormat, SkipReason } from '../analytics/log-lines/line-converter.ts';
+import { fieldsFrom, type ImportProgress, type LogImportResult } from '../analytics/log-import.ts';
 import { logPieces } from '../analytics/log-pieces.ts';
 
 export interface ImportSummary {

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateTraffic, USER_AGENTS } from '../../bench/analytics/generate.ts';
 import { classify } from '../../src/analytics/classify.ts';
 import type { Range } from '../../src/analytics/dates.ts';
-import { CLS, SOURCE, type PagedCounts, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type PagedCounts, type StoredEvent } from '../../src/analytics/engine.ts';
+import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { rng } from '../analytics/helpers.ts';
@@ -30,15 +31,15 @@ function events(): StoredEvent[] {
   for (let k = 0; k < t.n; k++) {
     const path = t.paths[t.path[k] % 400]; // fewer paths: deep pages with ties
     const c = classify(USER_AGENTS[t.ua[k]], path);
-    out.push({ projectId: k % 10 === 0 ? Q : P, ts: t.ts[k], path, visitor: vid(t.visitor[k]), cls: CLS[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
+    out.push({ projectId: k % 10 === 0 ? Q : P, ts: t.ts[k], path, visitor: vid(t.visitor[k]), cls: CLASS_CODE[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
   }
   // Edge cases: day bounds, one visitor human and AI, Unicode and quote paths, tie-heavy counts.
   const r = rng(11);
   for (let i = 0; i < 3000; i++) {
     const day = Math.floor(r() * 30);
     const ts = r() < 0.1 ? START + day * DAY : r() < 0.1 ? START + (day + 1) * DAY - 1 : START + day * DAY + Math.floor(r() * DAY);
-    const cls = ([CLS.human, CLS.ai, CLS.ai, CLS.search, CLS.bot] as const)[Math.floor(r() * 5)];
-    const agent = cls === CLS.human || cls === CLS.bot ? null : (['ChatGPT', 'Claude', 'Googlebot'] as const)[Math.floor(r() * 3)];
+    const cls = ([CLASS_CODE.human, CLASS_CODE.ai, CLASS_CODE.ai, CLASS_CODE.search, CLASS_CODE.bot] as const)[Math.floor(r() * 5)];
+    const agent = cls === CLASS_CODE.human || cls === CLASS_CODE.bot ? null : (['ChatGPT', 'Claude', 'Googlebot'] as const)[Math.floor(r() * 3)];
     out.push({ projectId: P, ts, path: EDGE_PATHS[Math.floor(r() * EDGE_PATHS.length)], visitor: BigInt(1 + Math.floor(r() * 300)), cls, agent, referrer: r() < 0.5 ? 'https://x.test/' : null, source: SOURCE.import, importKey: null, group: 0 });
   }
   return out;

@@ -3,7 +3,8 @@
 // writers at once (several Folio processes), hostile strings, and a clear error when unreachable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Range } from '../../src/analytics/dates.ts';
-import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { ClickHouseEngine, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { rng } from '../analytics/helpers.ts';
@@ -14,7 +15,7 @@ const ALL: Range = { from: null, to: null };
 const PAGE = { limit: 1000, offset: 0 };
 
 function ev(p: Partial<StoredEvent> & { ts: number }): StoredEvent {
-  return { projectId: 'prj_e', path: '/', visitor: 1n, cls: CLS.human, agent: null, referrer: null, source: SOURCE.api, importKey: null, group: 0, ...p };
+  return { projectId: 'prj_e', path: '/', visitor: 1n, cls: CLASS_CODE.human, agent: null, referrer: null, source: SOURCE.api, importKey: null, group: 0, ...p };
 }
 
 describe('CLICKHOUSE_URL', () => {
@@ -130,8 +131,8 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     const batch: StoredEvent[] = [];
     for (let i = 0; i < 6000; i++) {
       const ts = start + Math.floor(r() * 70 * DAY); // 2025-01-20 .. 2025-03-31
-      const cls = ([CLS.human, CLS.ai, CLS.search] as const)[Math.floor(r() * 3)];
-      batch.push(ev({ ts, cls, path: `/p${Math.floor(r() * 40)}`, visitor: BigInt(Math.floor(r() * 500)), agent: cls === CLS.human ? null : 'X', importKey: i % 2 ? BigInt(i) : null }));
+      const cls = ([CLASS_CODE.human, CLASS_CODE.ai, CLASS_CODE.search] as const)[Math.floor(r() * 3)];
+      batch.push(ev({ ts, cls, path: `/p${Math.floor(r() * 40)}`, visitor: BigInt(Math.floor(r() * 500)), agent: cls === CLASS_CODE.human ? null : 'X', importKey: i % 2 ? BigInt(i) : null }));
     }
     await ch.write(batch);
     await duck.write(batch);
@@ -172,7 +173,7 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
       engines.map(async (e, w) => {
         for (let b = 0; b < 10; b++) {
           const batch = Array.from({ length: 500 }, (_, i) =>
-            ev({ ts: d + (b * 500 + i) * 1000, visitor: BigInt((w * 7 + i) % 900), path: `/w${i % 13}`, cls: i % 3 === 0 ? CLS.ai : CLS.human, agent: i % 3 === 0 ? 'A' : null }),
+            ev({ ts: d + (b * 500 + i) * 1000, visitor: BigInt((w * 7 + i) % 900), path: `/w${i % 13}`, cls: i % 3 === 0 ? CLASS_CODE.ai : CLASS_CODE.human, agent: i % 3 === 0 ? 'A' : null }),
           );
           all.push(...batch);
           await e.write(batch);
@@ -196,7 +197,7 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     const e = await openEngine(name);
     const paths = ["/it's", '/a\\b', '/😀/שלום', '/x\uD800y', "/\\'--", '/q"u`o'];
     const t = Date.UTC(2025, 3, 1);
-    await e.write(paths.map((path, i) => ev({ ts: t + i, path, visitor: BigInt(i), agent: i % 2 ? "Agent 'x\u0000" : null, referrer: 'https://r.test/\uDC00', cls: i % 2 ? CLS.ai : CLS.human })));
+    await e.write(paths.map((path, i) => ev({ ts: t + i, path, visitor: BigInt(i), agent: i % 2 ? "Agent 'x\u0000" : null, referrer: 'https://r.test/\uDC00', cls: i % 2 ? CLASS_CODE.ai : CLASS_CODE.human })));
     const got = await e.visitors('prj_e', ALL, PAGE);
     expect(got.rows.map((r) => r.path).sort()).toEqual(paths.map((p) => p.toWellFormed()).sort());
     expect(await e.agents('prj_e', ALL)).toEqual([{ agent: "Agent 'x\u0000", category: 'ai', visitors: 3, views: 3 }]);

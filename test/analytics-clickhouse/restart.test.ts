@@ -8,7 +8,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLS, SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL } from './helpers.ts';
@@ -113,7 +114,7 @@ describe.skipIf(!CLICKHOUSE_URL || !existsSync(BINARY))(
             ts: t0 + Math.floor(r() * 20 * DAY),
             path: `/p/${Math.floor(r() * 50)}`,
             visitor: BigInt(Math.floor(r() * 3000)),
-            cls: r() < 0.7 ? CLS.human : CLS.ai,
+            cls: r() < 0.7 ? CLASS_CODE.human : CLASS_CODE.ai,
             agent: null,
             referrer: null,
             source: SOURCE.import,

@@ -4,7 +4,11 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AGENTS, classify, classifyUserAgent, isMarkdownPath, prefersMarkdown } from '../../src/analytics/classify.ts';
 import { normalizePath, VisitorIds } from '../../src/analytics/identity.ts';
-import { isDocumentPath, parseClfTime, parseCombined, parseJsonLine, contentKey } from '../../src/analytics/import.ts';
+import { parseClfTime } from '../../src/analytics/log-lines/clf-time.ts';
+import { parseCombined } from '../../src/analytics/log-lines/combined-format.ts';
+import { contentKey } from '../../src/analytics/log-lines/content-key.ts';
+import { parseJsonLine } from '../../src/analytics/log-lines/json-lines.ts';
+import { isDocumentPath } from '../../src/analytics/log-lines/page-views.ts';
 import { parseInstant } from '../../src/analytics/dates.ts';
 
 const HUMANS = [
@@ -167,7 +171,7 @@ function DEFAULTS() {
 
 describe('readLines', () => {
   it('splits chunks into lines across boundaries, CRLF and multi-byte characters', async () => {
-    const { readLines } = await import('../../src/analytics/import.ts');
+    const { readLines } = await import('../../src/analytics/log-lines/split-lines.ts');
     const text = 'a\r\nbé\n\nc😀d\nlast';
     const bytes = Buffer.from(text, 'utf8');
     for (const size of [1, 2, 3, 5, 64]) {

@@ -4,7 +4,8 @@
 // many ranges equal plain Sets over everything written so far. Engines: DuckDB, ClickHouse 26.x
 // in-process (chdb) and, with FOLIO_TEST_CLICKHOUSE_URL, the ClickHouse 18.16 server.
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLS, SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
+import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { closeChdb, openChdbEngine } from '../analytics-clickhouse/chdb.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, openEngine } from '../analytics-clickhouse/helpers.ts';
@@ -31,11 +32,11 @@ function month(start: number, days: number, n: number, seed: number): StoredEven
     const day = Math.floor(r() * days);
     const base = start + day * DAY + Math.floor(r() * (DAY - 3_600_000));
     const kind = r();
-    const cls = kind < 0.55 ? CLS.human : kind < 0.85 ? CLS.ai : kind < 0.93 ? CLS.search : CLS.bot;
+    const cls = kind < 0.55 ? CLASS_CODE.human : kind < 0.85 ? CLASS_CODE.ai : kind < 0.93 ? CLASS_CODE.search : CLASS_CODE.bot;
     const views = 1 + Math.floor(r() * 6);
     const s: StoredEvent[] = [];
     for (let v = 0; v < views; v++) {
-      s.push({ projectId: P, ts: base + v * 60_000 + Math.floor(r() * 50_000), path: PATHS[Math.floor(r() * PATHS.length)], visitor, cls, agent: cls === CLS.human ? null : 'A', referrer: null, source: SOURCE.api, importKey: null, group: 0 });
+      s.push({ projectId: P, ts: base + v * 60_000 + Math.floor(r() * 50_000), path: PATHS[Math.floor(r() * PATHS.length)], visitor, cls, agent: cls === CLASS_CODE.human ? null : 'A', referrer: null, source: SOURCE.api, importKey: null, group: 0 });
     }
     sessions.push(s);
     made += views;
@@ -65,7 +66,7 @@ function phases(order: 'time' | 'random'): Phase[] {
   ];
 }
 
-const ref = (e: StoredEvent): RefEvent => ({ ts: e.ts, path: e.path, visitor: String(e.visitor), cls: e.cls === CLS.human ? 'human' : e.cls === CLS.ai ? 'ai' : 'none' });
+const ref = (e: StoredEvent): RefEvent => ({ ts: e.ts, path: e.path, visitor: String(e.visitor), cls: e.cls === CLASS_CODE.human ? 'human' : e.cls === CLASS_CODE.ai ? 'ai' : 'none' });
 
 const RANGES: [number | null, number | null][] = [
   [null, null],

@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { reference, rng, type RefEvent } from './helpers.ts';
 import { MAX_LINE_BYTES } from '../../src/analytics/import-worker.ts';
 import { MAX_LOG_IMPORTS } from '../../src/analytics/index.ts';
-import { DEFAULT_FIELDS } from '../../src/analytics/import.ts';
+import { DEFAULT_FIELDS } from '../../src/analytics/log-lines/json-lines.ts';
 import { logPieces } from '../../src/analytics/log-pieces.ts';
 import { FolioClient } from '../../src/client/index.ts';
 import { tempDir } from '../helpers/server.ts';

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync, statSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, childProcessEnv, loadConfig, parseDuration } from '../../src/config.ts';
+import { ConfigError, loadConfig, parseDuration } from '../../src/config.ts';
+import { childProcessEnv } from '../../src/child-env.ts';
 import { tempDir } from '../helpers/server.ts';
 
 describe('config', () => {

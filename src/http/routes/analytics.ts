@@ -24,7 +24,7 @@ import {
 } from '../../contracts/analytics.ts';
 import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
 import { fieldsFrom } from '../../analytics/log-import.ts';
-import { ImportError } from '../../analytics/import.ts';
+import { ImportError } from '../../analytics/import-error.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
 import { ACCESS } from '../auth.ts';
 

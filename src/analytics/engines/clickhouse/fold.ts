@@ -14,6 +14,7 @@
 // in one INSERT … SELECT run inside the server. The touched keys' stored rows are found by a 64-bit
 // hash of the key (a tuple IN over strings is ~8× slower on 18.16); a key that only shares the hash
 // comes back with its own rows unchanged, so nothing is written for it.
+import { AI_BIT, HUMAN_BIT } from '../../traffic-class.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
 /** Settings of a fold's INSERT: one block per partition, so a row's cancellation and replacement land together. */
@@ -24,7 +25,7 @@ export const FOLD_SETTINGS: Record<string, string> = {
 };
 
 /**
- * The INSERT that folds `source` (rows with project, date, the key columns and a class `cls` ≤ 2)
+ * The INSERT that folds `source` (rows with project, date, the key columns and a visitor class `cls`)
  * into `table`. `key` is ['path', 'visitor'] for seen, ['visitor'] for seen_site.
  */
 export function foldStatement(db: Sql, table: 'seen' | 'seen_site', key: string[], source: Sql): Sql {
@@ -41,7 +42,7 @@ export function foldStatement(db: Sql, table: 'seen' | 'seen_site', key: string[
     SELECT ${k}, toDate(D[i]) AS date, r.2 AS mask, r.3 AS ph, r.4 AS pa, r.5 AS pt, r.1 AS sign
     FROM (
       SELECT ${k}, D, M, HO, OM, OPH, OPA, OPT, i,
-        ${prev(1)} AS nph, ${prev(2)} AS npa, ${prev(0)} AS npt,
+        ${prev(HUMAN_BIT)} AS nph, ${prev(AI_BIT)} AS npa, ${prev(0)} AS npt,
         HO[i] = 0 OR OM[i] != M[i] OR OPH[i] != nph OR OPA[i] != npa OR OPT[i] != npt AS changed
       FROM (
         SELECT ${k}, arraySort(groupArray((day, m, ho, om, oph, opa, opt))) AS T,

@@ -2,9 +2,8 @@
 // Folio processes write to and read from the same database. The layout and its migrations are in
 // schema.ts, writes, folds and retention in writes.ts (the first-seen fold in fold.ts), every query
 // in queries.ts. Literals go into SQL through sql.ts only: ClickHouse 18.16 has no query parameters.
-import type { Range } from '../../dates.ts';
-import type { AgentRow, AnalyticsEngine, ImportColumns, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../../engine.ts';
-import { eventsOfColumns } from '../../engine.ts';
+import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '../../engine.ts';
+import { eventsOfColumns, ReadsFromQueries } from '../../engine.ts';
 import { httpConnection, parseClickHouseUrl, type ClickHouseConnection, type Row } from './connection.ts';
 import { ClickHouseQueries } from './queries.ts';
 import { migrate } from './schema.ts';
@@ -30,12 +29,11 @@ export interface ClickHouseOptions {
 
 type EngineOptions = Pick<ClickHouseOptions, 'foldLock' | 'foldMarginMs'>;
 
-export class ClickHouseEngine implements AnalyticsEngine {
+export class ClickHouseEngine extends ReadsFromQueries<ClickHouseQueries> implements AnalyticsEngine {
   readonly name = 'clickhouse';
   private readonly conn: ClickHouseConnection;
   private readonly db: Sql;
   readonly database: string;
-  private readonly queries: ClickHouseQueries;
   private readonly foldLock: <T>(fn: () => Promise<T>) => Promise<T>;
   private readonly foldMarginMs: number;
   /** Serialises writes from this process (import dedupe reads, then inserts). */
@@ -47,10 +45,11 @@ export class ClickHouseEngine implements AnalyticsEngine {
   private checkedAt = Date.now();
 
   private constructor(conn: ClickHouseConnection, database: string, opts: EngineOptions) {
+    const db = ident(database);
+    super(new ClickHouseQueries(conn, db));
     this.conn = conn;
     this.database = database;
-    this.db = ident(database);
-    this.queries = new ClickHouseQueries(conn, this.db);
+    this.db = db;
     this.foldLock = opts.foldLock ?? ((fn) => fn());
     this.foldMarginMs = opts.foldMarginMs ?? FOLD_MARGIN_MS;
   }
@@ -104,22 +103,6 @@ export class ClickHouseEngine implements AnalyticsEngine {
 
   deleteBefore(day: number): Promise<void> {
     return this.writes.run(() => this.foldLock(() => deleteBefore(this.conn, this.db, day)));
-  }
-
-  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
-    return this.queries.visitors(projectId, range, page);
-  }
-
-  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
-    return this.queries.views(projectId, range, page);
-  }
-
-  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
-    return this.queries.timeseries(projectId, range, interval);
-  }
-
-  agents(projectId: string, range: Range): Promise<AgentRow[]> {
-    return this.queries.agents(projectId, range);
   }
 
   /** Runs SQL (benchmarks, tests and diagnostics only; never with user input). */

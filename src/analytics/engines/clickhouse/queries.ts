@@ -4,13 +4,17 @@
 // Counting is exact (uniqExact, never uniq).
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
 import type { AgentRow, Counts, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
-import { CLS_NAME } from '../../engine.ts';
+import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { join, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 /** The order of visitors and views rows (the API's contract): most first, then by path (bytewise: Unicode code point order). */
-const ROW_ORDER = raw('t DESC, path ASC');
+const ROW_ORDER = raw('total DESC, path ASC');
+/** Events of visitors (humans and AI), not other bots. */
+const IS_VISITOR = raw(`cls <= ${LAST_VISITOR_CODE}`);
+const HAS_BIT = (mask: string, bit: number) => raw(`bitAnd(${mask}, ${bit}) = ${bit}`);
+const LACKS_BIT = (mask: string, bit: number) => raw(`bitAnd(${mask}, ${bit}) = 0`);
 
 /**
  * `date` condition for days [d1, d2), clamped to what a ClickHouse Date holds (stored events are
@@ -39,6 +43,16 @@ function tsCond(from: number | null, to: number | null): Sql {
   const d2 = to === null ? null : Math.floor((to - 1) / DAY_MS) + 1;
   c.push(dayCond(d1, d2));
   return join(c, ' AND ');
+}
+
+/** A page of rows (one past the page, to tell whether more exist) and the totals row, as the API's answer. */
+function pagedCounts(rows: Record<string, unknown>[], totals: Record<string, unknown> | undefined, page: Page): PagedCounts {
+  const counts = (r: Record<string, unknown> | undefined): Counts => ({ human: num(r?.human), ai: num(r?.ai), total: num(r?.total) });
+  return {
+    totals: counts(totals),
+    rows: rows.slice(0, page.limit).map((r) => ({ path: String(r.path), ...counts(r) })),
+    hasMore: rows.length > page.limit,
+  };
 }
 
 const EMPTY: PagedCounts = { totals: { human: 0, ai: 0, total: 0 }, rows: [], hasMore: false };
@@ -73,38 +87,34 @@ export class ClickHouseQueries {
     const p = sql`project = ${projectId}`;
     // The watermark, and whether any row of this project and range is not folded yet (usually none:
     // then the queries are plain filtered counts).
-    const state = await this.c.rows(sql`SELECT max(watermark) AS w, (SELECT count() FROM ${this.db}.pending
-      WHERE ins > (SELECT max(watermark) FROM ${this.db}.fold_state) AND ${p} AND ${days}) AS n FROM ${this.db}.fold_state`);
-    const w = num(state[0]?.w);
-    const unfolded = num(state[0]?.n) > 0;
+    const state = await this.c.rows(sql`SELECT max(watermark) AS folded_up_to, (SELECT count() FROM ${this.db}.pending
+      WHERE ins > (SELECT max(watermark) FROM ${this.db}.fold_state) AND ${p} AND ${days}) AS unfolded_rows FROM ${this.db}.fold_state`);
+    const foldedUpTo = num(state[0]?.folded_up_to);
+    const unfolded = num(state[0]?.unfolded_rows) > 0;
     const counts = (key: Sql, table: Sql) => {
       const groupBy = key.text === 'visitor' ? raw('') : sql`GROUP BY path`;
       const cols = key.text === 'visitor' ? raw('') : raw('path, ');
-      const base = sql`SELECT ${cols}sumIf(sign, bitAnd(mask, 1) = 1 AND ph < ${first}) AS h, sumIf(sign, bitAnd(mask, 2) = 2 AND pa < ${first}) AS a,
-          sumIf(sign, pt < ${first}) AS t
+      const base = sql`SELECT ${cols}sumIf(sign, ${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}) AS human, sumIf(sign, ${HAS_BIT('mask', AI_BIT)} AND pa < ${first}) AS ai,
+          sumIf(sign, pt < ${first}) AS total
         FROM ${this.db}.${table} WHERE ${p} AND ${days} ${groupBy}`;
       // Rows written since the last fold: a key counts for each bit the folded rows in range lack.
-      const rk = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS m FROM ${this.db}.pending WHERE ins > ${w} AND ${p} AND ${days} GROUP BY ${key}`;
-      const hit = sql`SELECT ${key}, toUInt8(groupBitOr(mask)) AS hm FROM (
-          SELECT ${key}, mask FROM ${this.db}.${table} WHERE ${p} AND ${days} AND (${key}) IN (SELECT ${key} FROM (${rk}))
+      const newKeys = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS new_mask FROM ${this.db}.pending WHERE ins > ${foldedUpTo} AND ${p} AND ${days} GROUP BY ${key}`;
+      const foldedMasks = sql`SELECT ${key}, toUInt8(groupBitOr(mask)) AS folded_mask FROM (
+          SELECT ${key}, mask FROM ${this.db}.${table} WHERE ${p} AND ${days} AND (${key}) IN (SELECT ${key} FROM (${newKeys}))
           GROUP BY ${key}, date, mask, ph, pa, pt HAVING sum(sign) > 0) GROUP BY ${key}`;
-      const extra = sql`SELECT ${cols}toInt64(countIf(bitAnd(m, 1) = 1 AND bitAnd(hm, 1) = 0)) AS h, toInt64(countIf(bitAnd(m, 2) = 2 AND bitAnd(hm, 2) = 0)) AS a,
-          toInt64(countIf(hm = 0)) AS t
-        FROM (${rk}) AS rk ANY LEFT JOIN (${hit}) AS hit USING (${key}) ${groupBy}`;
+      const extra = sql`SELECT ${cols}toInt64(countIf(${HAS_BIT('new_mask', HUMAN_BIT)} AND ${LACKS_BIT('folded_mask', HUMAN_BIT)})) AS human,
+          toInt64(countIf(${HAS_BIT('new_mask', AI_BIT)} AND ${LACKS_BIT('folded_mask', AI_BIT)})) AS ai, toInt64(countIf(folded_mask = 0)) AS total
+        FROM (${newKeys}) AS new_keys ANY LEFT JOIN (${foldedMasks}) AS folded_masks USING (${key}) ${groupBy}`;
       return { base, extra };
     };
     const per = counts(raw('path, visitor'), raw('seen'));
     const site = counts(raw('visitor'), raw('seen_site'));
     // One row past the page tells whether more paths exist.
-    const perRows = unfolded ? sql`SELECT path, sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
-    const rowsQ = sql`SELECT path, h, a, t FROM (${perRows}) WHERE t > 0 ORDER BY ${ROW_ORDER} LIMIT ${page.offset}, ${page.limit + 1}`;
-    const totQ = unfolded ? sql`SELECT sum(h) AS h, sum(a) AS a, sum(t) AS t FROM (${site.base} UNION ALL ${site.extra})` : site.base;
-    const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
-    return {
-      totals: { human: num(tot[0]?.h), ai: num(tot[0]?.a), total: num(tot[0]?.t) },
-      rows: rows.slice(0, page.limit).map((r) => ({ path: String(r.path), human: num(r.h), ai: num(r.a), total: num(r.t) })),
-      hasMore: rows.length > page.limit,
-    };
+    const perRows = unfolded ? sql`SELECT path, sum(human) AS human, sum(ai) AS ai, sum(total) AS total FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
+    const rowsQ = sql`SELECT path, human, ai, total FROM (${perRows}) WHERE total > 0 ORDER BY ${ROW_ORDER} LIMIT ${page.offset}, ${page.limit + 1}`;
+    const totQ = unfolded ? sql`SELECT sum(human) AS human, sum(ai) AS ai, sum(total) AS total FROM (${site.base} UNION ALL ${site.extra})` : site.base;
+    const [rows, totals] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
+    return pagedCounts(rows, totals[0], page);
   }
 
   private edgeCond(edges: [number, number][]): Sql {
@@ -128,8 +138,8 @@ export class ClickHouseQueries {
       parts.push(sql`SELECT ${cols}, views_h, views_a FROM ${this.db}.${table} WHERE ${p} AND ${dayCond(split.days.d1, split.days.d2)}`);
     }
     if (split.edges.length) {
-      parts.push(sql`SELECT ${cols}, toUInt64(cls = 1) AS views_h, toUInt64(cls = 2) AS views_a FROM ${this.db}.events
-        WHERE ${p} AND cls <= 2 AND (${this.edgeCond(split.edges)})`);
+      parts.push(sql`SELECT ${cols}, toUInt64(cls = ${CLASS_CODE.human}) AS views_h, toUInt64(cls = ${CLASS_CODE.ai}) AS views_a FROM ${this.db}.events
+        WHERE ${p} AND ${IS_VISITOR} AND (${this.edgeCond(split.edges)})`);
     }
     if (parts.length === 0) return null;
     return parts.length === 1 ? parts[0] : sql`${join(parts, ' UNION ALL ')}`;
@@ -142,34 +152,30 @@ export class ClickHouseQueries {
     if (!perPath || !site) return EMPTY;
     const agg =
       kind === 'visitors'
-        ? raw('uniqExactIf(visitor, views_h > 0) AS h, uniqExactIf(visitor, views_a > 0) AS a, uniqExact(visitor) AS t')
-        : raw('sum(views_h) AS h, sum(views_a) AS a, sum(views_h + views_a) AS t');
+        ? raw('uniqExactIf(visitor, views_h > 0) AS human, uniqExactIf(visitor, views_a > 0) AS ai, uniqExact(visitor) AS total')
+        : raw('sum(views_h) AS human, sum(views_a) AS ai, sum(views_h + views_a) AS total');
     // One row past the page tells whether more paths exist.
-    const rowsQ = sql`SELECT path, ${agg} FROM (${perPath}) GROUP BY path HAVING t > 0
+    const rowsQ = sql`SELECT path, ${agg} FROM (${perPath}) GROUP BY path HAVING total > 0
       ORDER BY ${ROW_ORDER} LIMIT ${page.offset}, ${page.limit + 1}`;
     const totQ = sql`SELECT ${agg} FROM (${site})`;
-    const [rows, tot] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
-    const totals: Counts = { human: num(tot[0]?.h), ai: num(tot[0]?.a), total: num(tot[0]?.t) };
-    return {
-      totals,
-      rows: rows.slice(0, page.limit).map((r) => ({ path: String(r.path), human: num(r.h), ai: num(r.a), total: num(r.t) })),
-      hasMore: rows.length > page.limit,
-    };
+    const [rows, totals] = await Promise.all([this.c.rows(rowsQ), this.c.rows(totQ)]);
+    return pagedCounts(rows, totals[0], page);
   }
 
   async timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
     const size = interval === 'day' ? DAY_MS : HOUR_MS;
-    const rows = await this.c.rows(sql`SELECT intDiv(ts, ${size}) AS b, uniqExactIf(visitor, cls = 1) AS h, uniqExactIf(visitor, cls = 2) AS a,
-        uniqExact(visitor) AS t, count() AS v
-      FROM ${this.db}.events WHERE project = ${projectId} AND cls <= 2 AND ${tsCond(range.from, range.to)}
-      GROUP BY b ORDER BY b`);
-    return rows.map((r) => ({ start: num(r.b) * size, human: num(r.h), ai: num(r.a), total: num(r.t), views: num(r.v) }));
+    const rows = await this.c.rows(sql`SELECT intDiv(ts, ${size}) AS bucket, uniqExactIf(visitor, cls = ${CLASS_CODE.human}) AS human,
+        uniqExactIf(visitor, cls = ${CLASS_CODE.ai}) AS ai, uniqExact(visitor) AS total, count() AS views
+      FROM ${this.db}.events WHERE project = ${projectId} AND ${IS_VISITOR} AND ${tsCond(range.from, range.to)}
+      GROUP BY bucket ORDER BY bucket`);
+    return rows.map((r) => ({ start: num(r.bucket) * size, human: num(r.human), ai: num(r.ai), total: num(r.total), views: num(r.views) }));
   }
 
   async agents(projectId: string, range: Range): Promise<AgentRow[]> {
-    const rows = await this.c.rows(sql`SELECT ifNull(agent, 'Other bots') AS ag, cls, uniqExact(visitor) AS v, count() AS n
-      FROM ${this.db}.events WHERE project = ${projectId} AND cls >= 2 AND ${tsCond(range.from, range.to)}
-      GROUP BY ag, cls ORDER BY v DESC, n DESC, ag ASC, cls ASC`);
-    return rows.map((r) => ({ agent: String(r.ag), category: CLS_NAME[num(r.cls)], visitors: num(r.v), views: num(r.n) }));
+    // `agent_name`, not `agent`: an alias equal to a column name would shadow the column inside ifNull.
+    const rows = await this.c.rows(sql`SELECT ifNull(agent, 'Other bots') AS agent_name, cls, uniqExact(visitor) AS visitors, count() AS views
+      FROM ${this.db}.events WHERE project = ${projectId} AND cls >= ${CLASS_CODE.ai} AND ${tsCond(range.from, range.to)}
+      GROUP BY agent_name, cls ORDER BY visitors DESC, views DESC, agent_name ASC, cls ASC`);
+    return rows.map((r) => ({ agent: String(r.agent_name), category: CLASS_NAME[num(r.cls)], visitors: num(r.visitors), views: num(r.views) }));
   }
 }

@@ -11,6 +11,7 @@
 //                     rows a fold takes, and the not-yet-folded rows a query adds.
 //   seen, seen_site   (v2) the first-seen layout (fold.ts): exact distinct visitors over whole days.
 //   fold_state        (v2) the fold watermark: events with ins ≤ watermark are in seen/seen_site.
+import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { raw, sql, type Sql } from './sql.ts';
@@ -44,11 +45,11 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
         project String, date Date, visitor UInt64, views_h UInt64, views_a UInt64
       ) ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, visitor)`,
       (db) => sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_mv TO ${db}.daily AS
-        SELECT project, date, path, visitor, toUInt64(countIf(cls = 1)) AS views_h, toUInt64(countIf(cls = 2)) AS views_a
-        FROM ${db}.events WHERE cls <= 2 GROUP BY project, date, path, visitor`,
+        SELECT project, date, path, visitor, toUInt64(countIf(cls = ${CLASS_CODE.human})) AS views_h, toUInt64(countIf(cls = ${CLASS_CODE.ai})) AS views_a
+        FROM ${db}.events WHERE cls <= ${LAST_VISITOR_CODE} GROUP BY project, date, path, visitor`,
       (db) => sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_site_mv TO ${db}.daily_site AS
-        SELECT project, date, visitor, toUInt64(countIf(cls = 1)) AS views_h, toUInt64(countIf(cls = 2)) AS views_a
-        FROM ${db}.events WHERE cls <= 2 GROUP BY project, date, visitor`,
+        SELECT project, date, visitor, toUInt64(countIf(cls = ${CLASS_CODE.human})) AS views_h, toUInt64(countIf(cls = ${CLASS_CODE.ai})) AS views_a
+        FROM ${db}.events WHERE cls <= ${LAST_VISITOR_CODE} GROUP BY project, date, visitor`,
     ),
   },
   {
@@ -66,7 +67,7 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
       await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.pending (project String, date Date, path String, visitor UInt64, cls UInt8, ins UInt64)
         ENGINE = MergeTree PARTITION BY intDiv(ins, 86400000) ORDER BY ins`);
       await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.pending_mv TO ${db}.pending AS
-        SELECT project, date, path, visitor, cls, ins FROM ${db}.events WHERE cls <= 2`);
+        SELECT project, date, path, visitor, cls, ins FROM ${db}.events WHERE cls <= ${LAST_VISITOR_CODE}`);
       for (const [table, key] of [['seen', 'path String, visitor UInt64'], ['seen_site', 'visitor UInt64']] as const) {
         await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.${raw(table)} (project String, date Date, ${raw(key)},
             mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
@@ -74,7 +75,7 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
       }
       await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.fold_state (watermark UInt64, at UInt64) ENGINE = MergeTree ORDER BY watermark`);
       // Everything stored so far (ins = 0) is folded now, in both tables, then the watermark says so.
-      const old = sql`SELECT project, date, path, visitor, cls FROM ${db}.events WHERE cls <= 2 AND ins = 0`;
+      const old = sql`SELECT project, date, path, visitor, cls FROM ${db}.events WHERE cls <= ${LAST_VISITOR_CODE} AND ins = 0`;
       const folded = await c.rows(sql`SELECT count() AS n FROM ${db}.fold_state`);
       if (Number(folded[0]?.n ?? 0) === 0) {
         await c.command(foldStatement(db, 'seen', ['path', 'visitor'], old), FOLD_SETTINGS);

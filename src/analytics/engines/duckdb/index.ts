@@ -3,8 +3,8 @@
 import { CodedError } from '../../../errors.ts';
 import { existsSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import type { Range } from '../../dates.ts';
-import type { AgentRow, AnalyticsEngine, ImportColumns, Page, PagedCounts, StoredEvent, TimeseriesPoint, WriteOutcome } from '../../engine.ts';
+import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '../../engine.ts';
+import { ReadsFromQueries } from '../../engine.ts';
 import { DuckDbQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
@@ -50,14 +50,13 @@ export async function migrateDuckDb(file: string): Promise<number[]> {
   }
 }
 
-export class DuckDbEngine implements AnalyticsEngine {
+export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements AnalyticsEngine {
   readonly name = 'duckdb';
   private readonly instance: DuckDBInstance;
   private readonly writer: DuckDBConnection;
   private readonly readerConns: DuckDBConnection[];
-  private readonly dict = new Dictionaries();
-  private readonly pending = new PendingRows();
-  private readonly queries: DuckDbQueries;
+  private readonly dict: Dictionaries;
+  private readonly pending: PendingRows;
   /** Serialises writes on the writer connection. */
   private readonly writes = new Serial();
   private closed = false;
@@ -65,10 +64,14 @@ export class DuckDbEngine implements AnalyticsEngine {
   private nextSeq = 1;
 
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
+    const dict = new Dictionaries();
+    const pending = new PendingRows();
+    super(new DuckDbQueries(new Pool(readers), dict, pending));
+    this.dict = dict;
+    this.pending = pending;
     this.instance = instance;
     this.writer = writer;
     this.readerConns = readers;
-    this.queries = new DuckDbQueries(new Pool(readers), this.dict, this.pending);
   }
 
   /** Opens the file, applies pending migrations and loads the dictionaries. */
@@ -104,22 +107,6 @@ export class DuckDbEngine implements AnalyticsEngine {
 
   deleteBefore(day: number): Promise<void> {
     return this.writes.run(() => deleteBefore(this.writer, this.pending, day));
-  }
-
-  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
-    return this.queries.visitors(projectId, range, page);
-  }
-
-  views(projectId: string, range: Range, page: Page): Promise<PagedCounts> {
-    return this.queries.views(projectId, range, page);
-  }
-
-  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
-    return this.queries.timeseries(projectId, range, interval);
-  }
-
-  agents(projectId: string, range: Range): Promise<AgentRow[]> {
-    return this.queries.agents(projectId, range);
   }
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */

@@ -2,12 +2,36 @@
 // at partial-day edges and the rows not compacted yet, NEW_ROWS), the time series and the agents report.
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
 import type { AgentRow, Counts, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
-import { CLS_NAME } from '../../engine.ts';
+import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { NEW_ROWS } from './writes.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
 
 /** The order of visitors and views rows (the API's contract): most first, then by path (bytewise: Unicode code point order). */
-const ROW_ORDER = 't DESC, path ASC';
+const ROW_ORDER = 'total DESC, path ASC';
+
+/** Rows of visitors (humans and AI), not other bots. */
+const IS_VISITOR = `cls <= ${LAST_VISITOR_CODE}`;
+const HAS_HUMAN = (mask: string) => `${mask} & ${HUMAN_BIT} = ${HUMAN_BIT}`;
+const HAS_AI = (mask: string) => `${mask} & ${AI_BIT} = ${AI_BIT}`;
+const LACKS = (mask: string, bit: number) => `coalesce(${mask}, 0) & ${bit} = 0`;
+
+/**
+ * CTEs over the rows not compacted yet, per `key` (path and visitor, or visitor site-wide):
+ * `new_<scope>keys` (their keys and masks), `compacted_<scope>masks` (the masks the day table already
+ * holds for those keys in range) and `new_<scope>counts`: the keys (and bits) the day table lacks.
+ */
+function newKeyCtes(p: string, dc: string, key: string[], table: string, scope: string): string {
+  const keys = `new_${scope}keys`;
+  const known = `compacted_${scope}masks`;
+  const perPath = key.includes('path_id');
+  const join = (a: string, b: string) => key.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
+  return `${keys} AS (SELECT ${key.join(', ')}, bit_or(mask) AS mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY ALL),
+        ${known} AS (SELECT ${key.map((c) => `d.${c}`).join(', ')}, bit_or(d.mask) AS mask FROM ${table} d SEMI JOIN ${keys} ON ${join('d', keys)}
+                WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
+        new_${scope}counts AS (SELECT ${perPath ? 'n.path_id, ' : ''}count(*) FILTER (WHERE ${HAS_HUMAN('n.mask')} AND ${LACKS('k.mask', HUMAN_BIT)}) AS human,
+                         count(*) FILTER (WHERE ${HAS_AI('n.mask')} AND ${LACKS('k.mask', AI_BIT)}) AS ai, count(*) FILTER (WHERE k.mask IS NULL) AS total
+                  FROM ${keys} n LEFT JOIN ${known} k ON ${join('n', 'k')}${perPath ? ' GROUP BY n.path_id' : ''})`;
+}
 
 export class DuckDbQueries {
   private readonly readers: Pool;
@@ -31,59 +55,56 @@ export class DuckDbQueries {
     return edges.length ? '(' + edges.map(([a, b]) => `(ts >= ${int(a)} AND ts < ${int(b)})`).join(' OR ') + ')' : 'false';
   }
 
-  /** CTEs `per(path_id, h, a, t)` and `tot(h, a, t)` of exact distinct visitors. */
+  /** CTEs `per_path(path_id, human, ai, total)` and `totals(human, ai, total)` of exact distinct visitors. */
   private visitorCtes(pk: number, range: Range): string {
     const split = splitRange(range);
     const p = `project_key = ${int(pk)}`;
-    if (split.edges.length === 0 && split.days !== 'none') {
-      const dc = this.dayCond(split.days);
-      const d1 = split.days.d1 === null ? 'NULL' : int(split.days.d1);
-      const first = (col: string) => `(${col} IS NULL OR ${col} < ${d1})`;
-      const base = `
-        base AS (SELECT path_id, count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
-                        count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
-                 FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
-        sbase AS (SELECT count(*) FILTER (WHERE mask & 1 = 1 AND ${first('prev_h')}) AS h,
-                         count(*) FILTER (WHERE mask & 2 = 2 AND ${first('prev_a')}) AS a, count(*) FILTER (WHERE ${first('prev_t')}) AS t
-                  FROM daily_site WHERE ${p} AND ${dc})`;
-      if ((this.pending.byProject.get(pk) ?? 0) === 0) {
-        return `${base},
-        per AS MATERIALIZED (SELECT path_id, h, a, t FROM base WHERE t > 0),
-        tot AS (SELECT h, a, t FROM sbase)`;
-      }
-      // Rows not compacted yet: a key of theirs counts when the compacted rows in range lack it.
-      return `${base},
-        rk AS (SELECT path_id, visitor, bit_or(mask) AS m FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY ALL),
-        hit AS (SELECT d.path_id, d.visitor, bit_or(d.mask) AS m FROM daily d SEMI JOIN rk ON d.path_id = rk.path_id AND d.visitor = rk.visitor
-                WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
-        extra AS (SELECT rk.path_id, count(*) FILTER (WHERE rk.m & 1 = 1 AND coalesce(hit.m, 0) & 1 = 0) AS h,
-                         count(*) FILTER (WHERE rk.m & 2 = 2 AND coalesce(hit.m, 0) & 2 = 0) AS a, count(*) FILTER (WHERE hit.m IS NULL) AS t
-                  FROM rk LEFT JOIN hit ON rk.path_id = hit.path_id AND rk.visitor = hit.visitor GROUP BY rk.path_id),
-        per AS MATERIALIZED (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(t)::BIGINT AS t FROM (SELECT * FROM base UNION ALL SELECT * FROM extra)
-                GROUP BY path_id HAVING sum(t) > 0),
-        srk AS (SELECT visitor, bit_or(mask) AS m FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY visitor),
-        shit AS (SELECT d.visitor, bit_or(d.mask) AS m FROM daily_site d SEMI JOIN srk ON d.visitor = srk.visitor
-                 WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
-        sextra AS (SELECT count(*) FILTER (WHERE srk.m & 1 = 1 AND coalesce(shit.m, 0) & 1 = 0) AS h,
-                          count(*) FILTER (WHERE srk.m & 2 = 2 AND coalesce(shit.m, 0) & 2 = 0) AS a, count(*) FILTER (WHERE shit.m IS NULL) AS t
-                   FROM srk LEFT JOIN shit ON srk.visitor = shit.visitor),
-        tot AS (SELECT sbase.h + sextra.h AS h, sbase.a + sextra.a AS a, sbase.t + sextra.t AS t FROM sbase, sextra)`;
-    }
+    if (split.edges.length === 0 && split.days !== 'none') return this.wholeDayVisitorCtes(pk, split.days);
     // General path (a bound inside a day): whole days from the day tables plus raw events at the edges.
     const parts: string[] = [];
     if (split.days !== 'none') {
       const dc = this.dayCond(split.days);
       parts.push(`SELECT path_id, visitor, mask FROM daily WHERE ${p} AND ${dc}`, `SELECT path_id, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`);
     }
-    parts.push(`SELECT path_id, visitor, cls AS mask FROM events WHERE ${p} AND cls <= 2 AND ${this.edgeCond(split.edges)}`);
+    parts.push(`SELECT path_id, visitor, cls AS mask FROM events WHERE ${p} AND ${IS_VISITOR} AND ${this.edgeCond(split.edges)}`);
     return `
       src AS (${parts.join(' UNION ALL ')}),
-      pv AS MATERIALIZED (SELECT path_id, visitor, bit_or(mask) AS m FROM src GROUP BY ALL),
-      per AS MATERIALIZED (SELECT path_id, count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t FROM pv GROUP BY path_id),
-      tot AS (SELECT count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t
-              FROM (SELECT visitor, bit_or(m) AS m FROM pv GROUP BY visitor))`;
+      path_visitors AS MATERIALIZED (SELECT path_id, visitor, bit_or(mask) AS mask FROM src GROUP BY ALL),
+      per_path AS MATERIALIZED (SELECT path_id, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total
+                                FROM path_visitors GROUP BY path_id),
+      totals AS (SELECT count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total
+                 FROM (SELECT visitor, bit_or(mask) AS mask FROM path_visitors GROUP BY visitor))`;
   }
 
+  /**
+   * Whole days only: a key's first row in range is the one whose previous day (per bit) is before
+   * the range, so distinct counts are filtered counts of the day tables.
+   */
+  private wholeDayVisitorCtes(pk: number, days: { d1: number | null; d2: number | null }): string {
+    const p = `project_key = ${int(pk)}`;
+    const dc = this.dayCond(days);
+    const d1 = days.d1 === null ? 'NULL' : int(days.d1);
+    const first = (col: string) => `(${col} IS NULL OR ${col} < ${d1})`;
+    const counts = `count(*) FILTER (WHERE ${HAS_HUMAN('mask')} AND ${first('prev_h')}) AS human,
+                    count(*) FILTER (WHERE ${HAS_AI('mask')} AND ${first('prev_a')}) AS ai, count(*) FILTER (WHERE ${first('prev_t')}) AS total`;
+    const compacted = `
+        compacted AS (SELECT path_id, ${counts} FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
+        compacted_site AS (SELECT ${counts} FROM daily_site WHERE ${p} AND ${dc})`;
+    if ((this.pending.byProject.get(pk) ?? 0) === 0) {
+      return `${compacted},
+        per_path AS MATERIALIZED (SELECT path_id, human, ai, total FROM compacted WHERE total > 0),
+        totals AS (SELECT human, ai, total FROM compacted_site)`;
+    }
+    // Rows not compacted yet: a key of theirs counts when the compacted rows in range lack it.
+    return `${compacted},
+        ${newKeyCtes(p, dc, ['path_id', 'visitor'], 'daily', '')},
+        per_path AS MATERIALIZED (SELECT path_id, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(total)::BIGINT AS total
+                                  FROM (SELECT * FROM compacted UNION ALL SELECT * FROM new_counts) GROUP BY path_id HAVING sum(total) > 0),
+        ${newKeyCtes(p, dc, ['visitor'], 'daily_site', 'site_')},
+        totals AS (SELECT c.human + n.human AS human, c.ai + n.ai AS ai, c.total + n.total AS total FROM compacted_site c, new_site_counts n)`;
+  }
+
+  /** CTEs `per_path` and `totals` of views (human, ai, total). */
   private viewCtes(pk: number, range: Range): string {
     const split = splitRange(range);
     const p = `project_key = ${int(pk)}`;
@@ -91,34 +112,35 @@ export class DuckDbQueries {
     if (split.days !== 'none') {
       const dc = this.dayCond(split.days);
       parts.push(
-        `SELECT path_id, views_h AS h, views_a AS a FROM daily WHERE ${p} AND ${dc}`,
-        `SELECT path_id, views_h AS h, views_a AS a FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`,
+        `SELECT path_id, views_h AS human, views_a AS ai FROM daily WHERE ${p} AND ${dc}`,
+        `SELECT path_id, views_h AS human, views_a AS ai FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`,
       );
     }
     if (split.edges.length) {
-      parts.push(`SELECT path_id, (cls = 1)::INTEGER AS h, (cls = 2)::INTEGER AS a FROM events WHERE ${p} AND cls <= 2 AND ${this.edgeCond(split.edges)}`);
+      parts.push(`SELECT path_id, (cls = ${CLASS_CODE.human})::INTEGER AS human, (cls = ${CLASS_CODE.ai})::INTEGER AS ai FROM events WHERE ${p} AND ${IS_VISITOR} AND ${this.edgeCond(split.edges)}`);
     }
     return `
-      per AS MATERIALIZED (SELECT path_id, sum(h)::BIGINT AS h, sum(a)::BIGINT AS a, sum(h + a)::BIGINT AS t FROM (${parts.join(' UNION ALL ')}) GROUP BY path_id HAVING sum(h + a) > 0),
-      tot AS (SELECT coalesce(sum(h), 0) AS h, coalesce(sum(a), 0) AS a, coalesce(sum(t), 0) AS t FROM per)`;
+      per_path AS MATERIALIZED (SELECT path_id, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(human + ai)::BIGINT AS total
+                                FROM (${parts.join(' UNION ALL ')}) GROUP BY path_id HAVING sum(human + ai) > 0),
+      totals AS (SELECT coalesce(sum(human), 0) AS human, coalesce(sum(ai), 0) AS ai, coalesce(sum(total), 0) AS total FROM per_path)`;
   }
 
   private async paged(projectId: string, ctes: (pk: number) => string, page: Page): Promise<PagedCounts> {
     const pk = this.dict.projectKeys.get(projectId);
     if (pk === undefined) return { totals: { human: 0, ai: 0, total: 0 }, rows: [], hasMore: false };
     const sql = `WITH ${ctes(pk)},
-      ranked AS (SELECT p.path AS path, per.h AS h, per.a AS a, per.t AS t FROM per JOIN paths p ON p.path_id = per.path_id
+      ranked AS (SELECT p.path AS path, per_path.human AS human, per_path.ai AS ai, per_path.total AS total FROM per_path JOIN paths p ON p.path_id = per_path.path_id
                  ORDER BY ${ROW_ORDER} LIMIT ${int(page.limit)} OFFSET ${int(page.offset)})
-      SELECT tot.h AS th, tot.a AS ta, tot.t AS tt, (SELECT count(*) FROM per) AS n, r.path, r.h, r.a, r.t
-      FROM tot LEFT JOIN (SELECT *, row_number() OVER (ORDER BY ${ROW_ORDER}) AS rn FROM ranked) r ON true ORDER BY r.rn`;
+      SELECT totals.human AS total_human, totals.ai AS total_ai, totals.total AS total_total, (SELECT count(*) FROM per_path) AS paths, r.path, r.human, r.ai, r.total
+      FROM totals LEFT JOIN (SELECT *, row_number() OVER (ORDER BY ${ROW_ORDER}) AS position FROM ranked) r ON true ORDER BY r.position`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
     const first = rows[0];
-    const totals: Counts = { human: num(first?.th), ai: num(first?.ta), total: num(first?.tt) };
-    const n = num(first?.n);
+    const totals: Counts = { human: num(first?.total_human), ai: num(first?.total_ai), total: num(first?.total_total) };
+    const paths = num(first?.paths);
     return {
       totals,
-      rows: rows.filter((r) => r.path !== null && r.path !== undefined).map((r) => ({ path: String(r.path), human: num(r.h), ai: num(r.a), total: num(r.t) })),
-      hasMore: n > page.offset + page.limit,
+      rows: rows.filter((r) => r.path !== null && r.path !== undefined).map((r) => ({ path: String(r.path), human: num(r.human), ai: num(r.ai), total: num(r.total) })),
+      hasMore: paths > page.offset + page.limit,
     };
   }
 
@@ -134,26 +156,26 @@ export class DuckDbQueries {
     const pk = this.dict.projectKeys.get(projectId);
     if (pk === undefined) return [];
     const size = interval === 'day' ? DAY_MS : HOUR_MS;
-    const conds = [`project_key = ${int(pk)}`, 'cls <= 2'];
+    const conds = [`project_key = ${int(pk)}`, IS_VISITOR];
     if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
     if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
-    const sql = `SELECT b, count(*) FILTER (WHERE m & 1 = 1) AS h, count(*) FILTER (WHERE m & 2 = 2) AS a, count(*) AS t, sum(v)::BIGINT AS v
-      FROM (SELECT ts // ${size} AS b, visitor, bit_or(cls) AS m, count(*) AS v FROM events WHERE ${conds.join(' AND ')} GROUP BY ALL)
-      GROUP BY b ORDER BY b`;
+    const sql = `SELECT bucket, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total, sum(views)::BIGINT AS views
+      FROM (SELECT ts // ${size} AS bucket, visitor, bit_or(cls) AS mask, count(*) AS views FROM events WHERE ${conds.join(' AND ')} GROUP BY ALL)
+      GROUP BY bucket ORDER BY bucket`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
-    return rows.map((r) => ({ start: num(r.b) * size, human: num(r.h), ai: num(r.a), total: num(r.t), views: num(r.v) }));
+    return rows.map((r) => ({ start: num(r.bucket) * size, human: num(r.human), ai: num(r.ai), total: num(r.total), views: num(r.views) }));
   }
 
   async agents(projectId: string, range: Range): Promise<AgentRow[]> {
     const pk = this.dict.projectKeys.get(projectId);
     if (pk === undefined) return [];
-    const conds = [`project_key = ${int(pk)}`, 'cls >= 2'];
+    const conds = [`project_key = ${int(pk)}`, `cls >= ${CLASS_CODE.ai}`]; // AI and other bots
     if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
     if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
-    const sql = `SELECT coalesce(agent, 'Other bots') AS agent, cls, count(DISTINCT visitor) AS v, count(*) AS n FROM events
-      WHERE ${conds.join(' AND ')} GROUP BY ALL ORDER BY v DESC, n DESC, agent`;
+    const sql = `SELECT coalesce(agent, 'Other bots') AS agent, cls, count(DISTINCT visitor) AS visitors, count(*) AS views FROM events
+      WHERE ${conds.join(' AND ')} GROUP BY ALL ORDER BY visitors DESC, views DESC, agent`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
-    return rows.map((r) => ({ agent: String(r.agent), category: CLS_NAME[num(r.cls)], visitors: num(r.v), views: num(r.n) }));
+    return rows.map((r) => ({ agent: String(r.agent), category: CLASS_NAME[num(r.cls)], visitors: num(r.visitors), views: num(r.views) }));
   }
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */

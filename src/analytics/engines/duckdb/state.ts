@@ -1,5 +1,6 @@
 // What the DuckDB engine's writes and queries share: the connections, the project and path
 // dictionaries (stored as integers) and the count of rows not compacted yet.
+import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 export type Row = Record<string, unknown>;
@@ -128,7 +129,7 @@ export class PendingRows {
 
   async count(c: DuckDBConnection): Promise<void> {
     this.clear();
-    for (const r of await rows(c, 'SELECT project_key, count(*) AS n FROM events WHERE cls <= 2 AND seq > (SELECT seq FROM compaction_state) GROUP BY project_key')) {
+    for (const r of await rows(c, `SELECT project_key, count(*) AS n FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state) GROUP BY project_key`)) {
       this.byProject.set(num(r.project_key), num(r.n));
       this.total += num(r.n);
     }

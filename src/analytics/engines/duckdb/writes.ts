@@ -3,6 +3,7 @@
 // without import keys are appended straight into `events`; keyed imports are staged (connection-local
 // temp table) so their duplicates can be dropped in the same transaction that records `import_keys`.
 // Compaction folds the new rows into the first-seen day tables; retention deletes whole days.
+import { AI_BIT, CLASS_CODE, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
@@ -211,7 +212,7 @@ function countPending(pending: PendingRows, rows: StageRows): void {
   let pk = -1;
   let run = 0;
   for (let i = 0; i < rows.n; i++) {
-    if (rows.cls[i] > 2) continue;
+    if (rows.cls[i] > LAST_VISITOR_CODE) continue;
     if (rows.project[i] !== pk) {
       if (run > 0) pending.add(pk, run);
       pk = rows.project[i];
@@ -262,16 +263,16 @@ async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: 
 }
 
 /** The visitor rows written since the last compaction, as the day tables' columns (queries and compaction read them). */
-export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = 1)::INTEGER AS views_h, (cls = 2)::INTEGER AS views_a
-  FROM events WHERE cls <= 2 AND seq > (SELECT seq FROM compaction_state)`;
+export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
+  FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state)`;
 
 /** Folds the rows written up to sequence `upTo` into daily and daily_site (one transaction). */
 export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number): Promise<void> {
   if (pending.total === 0) return;
   await w.run('BEGIN TRANSACTION');
   try {
-    const source = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = 1)::INTEGER AS views_h, (cls = 2)::INTEGER AS views_a
-      FROM events WHERE cls <= 2 AND seq > (SELECT seq FROM compaction_state) AND seq <= ${int(upTo)}`;
+    const source = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
+      FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state) AND seq <= ${int(upTo)}`;
     await fold(w, 'daily', ['path_id', 'visitor'], true, source);
     await fold(w, 'daily_site', ['visitor'], false, source);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
@@ -304,13 +305,13 @@ export async function fold(w: DuckDBConnection, table: 'daily' | 'daily_site', k
   await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM (${source}) GROUP BY ${kc}, day`);
   // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
   await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${k.map((c) => `d.${c}`).join(', ')}, max(d.day) AS last_t,
-      max(d.day) FILTER (WHERE d.mask & 1 = 1) AS last_h, max(d.day) FILTER (WHERE d.mask & 2 = 2) AS last_a
+      max(d.day) FILTER (WHERE d.mask & ${HUMAN_BIT} = ${HUMAN_BIT}) AS last_h, max(d.day) FILTER (WHERE d.mask & ${AI_BIT} = ${AI_BIT}) AS last_a
     FROM ${table} d SEMI JOIN (SELECT DISTINCT ${kc} FROM c_new) n ON ${on('d', 'n')} GROUP BY ${k.map((c) => `d.${c}`).join(', ')}`);
   await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT DISTINCT ${k.map((c) => `n.${c}`).join(', ')} FROM c_new n JOIN c_last l ON ${on('n', 'l')} WHERE n.day < l.last_t`);
   // In-order keys: append, linking the first new row to the last stored rows.
   await w.run(`INSERT INTO ${target} SELECT n.project_key, n.day, ${key.map((c) => `n.${c}`).join(', ')}, n.mask${views ? ', n.views_h, n.views_a' : ''},
-      coalesce(max(CASE WHEN n.mask & 1 = 1 THEN n.day END) OVER w, l.last_h),
-      coalesce(max(CASE WHEN n.mask & 2 = 2 THEN n.day END) OVER w, l.last_a),
+      coalesce(max(CASE WHEN n.mask & ${HUMAN_BIT} = ${HUMAN_BIT} THEN n.day END) OVER w, l.last_h),
+      coalesce(max(CASE WHEN n.mask & ${AI_BIT} = ${AI_BIT} THEN n.day END) OVER w, l.last_a),
       coalesce(max(n.day) OVER w, l.last_t)
     FROM c_new n LEFT JOIN c_last l ON ${on('n', 'l')} ANTI JOIN c_late x ON ${on('n', 'x')}
     WINDOW w AS (PARTITION BY ${k.map((c) => `n.${c}`).join(', ')} ORDER BY n.day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
@@ -321,7 +322,7 @@ export async function fold(w: DuckDBConnection, table: 'daily' | 'daily_site', k
     FROM ${table} d SEMI JOIN c_late x ON ${on('d', 'x')}`);
   await w.run(`DELETE FROM ${table} d USING c_late x WHERE ${on('d', 'x')}`);
   await w.run(`INSERT INTO ${target} SELECT project_key, day, ${key.join(', ')}, mask${vcols},
-      max(CASE WHEN mask & 1 = 1 THEN day END) OVER w, max(CASE WHEN mask & 2 = 2 THEN day END) OVER w, max(day) OVER w
+      max(CASE WHEN mask & ${HUMAN_BIT} = ${HUMAN_BIT} THEN day END) OVER w, max(CASE WHEN mask & ${AI_BIT} = ${AI_BIT} THEN day END) OVER w, max(day) OVER w
     FROM (SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum}
           FROM (SELECT * FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day)
     ${window}`);
