@@ -53,13 +53,18 @@ const onlyMediaTypes = (...types: string[]) =>
     if (type !== '' && !types.includes(type)) throw new ApiError(415, 'unsupported_media_type', `Send the body as ${types.join(' or ')}.`);
   };
 
-/** The query's date range, checked, and one read counted against the project's hourly limit. */
+/**
+ * The query's date range, checked (by `check` too, when the route has more to say), then one read
+ * counted against the project's hourly limit: a refused request costs no read.
+ */
 async function rangeOf(
   reads: AnalyticsReadLimit,
   request: { params: { projectId: string }; query: { dateFrom?: string; dateTo?: string } },
   reply: FastifyReply,
+  check: (range: Range) => void = () => {},
 ): Promise<Range> {
   const range = parseRange(request.query);
+  check(range);
   const info = await reads.take(request.params.projectId);
   if (info) reply.headers(rateLimitHeaders(info));
   return range;
@@ -113,14 +118,13 @@ const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
       config: ACCESS.read,
     },
     async (request, reply) => {
-      const range = parseRange(request.query);
-      if (request.query.interval === 'hour' && (range.from === null || range.to === null || range.to - range.from > MAX_HOUR_RANGE_MS)) {
-        throw badRequest('range_too_large', 'interval=hour needs dateFrom and dateTo at most 31 days apart.', [
-          { message: 'hourly series are limited to 31 days', path: '/querystring/interval' },
-        ]);
-      }
-      const info = await app.analyticsReads.take(request.params.projectId);
-      if (info) reply.headers(rateLimitHeaders(info));
+      const range = await rangeOf(app.analyticsReads, request, reply, (r) => {
+        if (request.query.interval === 'hour' && (r.from === null || r.to === null || r.to - r.from > MAX_HOUR_RANGE_MS)) {
+          throw badRequest('range_too_large', 'interval=hour needs dateFrom and dateTo at most 31 days apart.', [
+            { message: 'hourly series are limited to 31 days', path: '/querystring/interval' },
+          ]);
+        }
+      });
       const series = await analytics.timeseries(request.params.projectId, range, request.query.interval);
       return { interval: request.query.interval, series: series.map((p) => ({ ...p, start: new Date(p.start).toISOString() })) };
     },
