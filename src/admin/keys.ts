@@ -38,14 +38,9 @@ export class KeysService {
 
   // ---- the key of a request
 
-  /** Checks a presented key (cached per process; a revocation anywhere clears the cache). */
+  /** Checks a presented key (cached per process, validated against the store's data version; a revocation anywhere clears the cache). */
   verify(presented: string, since?: number): Promise<KeyCheck> {
     return this.store.verify(presented, since);
-  }
-
-  /** The cached answer for a presented key, when this process verified it recently. */
-  verifyCached(presented: string, since?: number): KeyCheck | undefined {
-    return this.store.verifyCached(presented, since);
   }
 
   /** The key's state read again from the store (live streams check that it still holds). */
