@@ -176,30 +176,67 @@ function checkNavigation(findings: Findings, nav: NonNullable<Site['nav']>, cur:
   findings.blame(dangling(cur), dangling(base));
 }
 
-/** Mintlify: a moved page keeps its old address through a redirect, and redirects lead somewhere. */
+/**
+ * Where the site declares redirects (Mintlify, Docusaurus's client-redirects plugin, MkDocs's
+ * redirects plugin): a moved page keeps its old address through one (where the framework needs it),
+ * every redirect leads to a page, and none leads in a circle.
+ */
 function checkRedirects(findings: Findings, cur: Side, base: Side, moves: Map<string, string>): void {
   const config = cur.site.configFile ?? 'docs.json';
   for (const [to, from] of moves) {
     const oldUrl = base.site.urlOf(from);
-    if (!oldUrl || cur.site.redirectFor(oldUrl)) continue;
-    findings.add({
-      check: 'redirects',
-      path: config,
-      line: null,
-      target: oldUrl,
-      message: `Page ${from} was moved to ${to}: add {"source": "${oldUrl}", "destination": "${cur.site.urlOf(to)}"} to "redirects" in ${config} so links to the old address keep working.`,
-    });
+    const newUrl = cur.site.urlOf(to);
+    const entry = oldUrl && newUrl ? cur.site.redirectEntry(oldUrl, newUrl) : null;
+    if (!entry || cur.site.redirectFor(oldUrl!)) continue;
+    findings.add({ check: 'redirects', path: config, line: null, target: oldUrl, message: `Page ${from} was moved to ${to}: add ${entry} so links to the old address keep working.` });
   }
   const broken = (s: Side): DocsProblem[] =>
     (s.site.redirects ?? [])
+      // Patterns (:slug, *) and other sites are not one page to look for.
       .filter((r) => !/[:*]/.test(r.destination) && !/^[a-z][a-z0-9+.-]*:|^\/\//i.test(r.destination))
       .flatMap((r) => {
-        const href = r.destination.startsWith('/') ? r.destination : `/${r.destination}`;
-        const t = s.site.resolve(config, { href, line: null, kind: 'link' });
+        const t = s.site.resolveRedirect(r.destination);
         if (t.kind !== 'missing' && t.kind !== 'outside') return [];
         return [{ check: 'redirects' as CheckName, path: config, line: null, target: r.destination, message: `The redirect from "${r.source}" leads to "${r.destination}", which is not a page.` }];
       });
   findings.blame(broken(cur), broken(base));
+  const loops = (s: Side): DocsProblem[] =>
+    redirectLoops(s.site.redirects ?? []).map((cycle) => ({
+      check: 'redirects' as CheckName,
+      path: config,
+      line: null,
+      target: cycle[0],
+      message: `The redirects ${cycle.map((c) => `"${c}"`).join(' → ')} → "${cycle[0]}" lead in a circle and never reach a page: point one of them at a page.`,
+    }));
+  findings.blame(loops(cur), loops(base));
+}
+
+/** A redirect's address as one key: no leading or trailing slash, anchor, `.md`/`.mdx` or `/index`. */
+const redirectKey = (p: string) => p.split('#')[0].replace(/^\/+|\/+$/g, '').replace(/\.mdx?$/i, '').replace(/(^|\/)index$/i, '');
+
+/** Each circle of exact redirects once, as the addresses in it (starting from its smallest). */
+export function redirectLoops(redirects: { source: string; destination: string }[]): string[][] {
+  const next = new Map<string, string>();
+  for (const r of redirects) if (!/[:*]/.test(r.source) && !next.has(redirectKey(r.source))) next.set(redirectKey(r.source), redirectKey(r.destination));
+  const cycles = new Map<string, string[]>();
+  const done = new Set<string>();
+  for (const start of next.keys()) {
+    const seen = new Map<string, number>();
+    const path: string[] = [];
+    for (let at: string | undefined = start; at !== undefined && !done.has(at); at = next.get(at)) {
+      if (seen.has(at)) {
+        const cycle = path.slice(seen.get(at));
+        const first = cycle.indexOf([...cycle].sort()[0]);
+        const ordered = [...cycle.slice(first), ...cycle.slice(0, first)];
+        cycles.set(ordered.join('\n'), ordered.map((k) => `/${k}`));
+        break;
+      }
+      seen.set(at, path.length);
+      path.push(at);
+    }
+    for (const p of path) done.add(p);
+  }
+  return [...cycles.values()];
 }
 
 const WORD = /[\p{L}\p{N}_-]/u;

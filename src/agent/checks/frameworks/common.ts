@@ -1,6 +1,7 @@
 // What the framework site models share: finding pages, reading a configuration file, page candidates.
 import path from 'node:path';
 import { within } from '../paths.ts';
+import type { Target } from '../site.ts';
 import type { DocsTree } from '../tree.ts';
 
 export function pagesUnder(tree: DocsTree, root: string, exts: RegExp): Set<string> {
@@ -25,6 +26,14 @@ export function candidates(p: string, exts: string[], indexNames: string[]): str
 export function noRedirects() {
   return null;
 }
+
+/** A site without redirects: nothing to resolve, nothing to add. */
+export const WITHOUT_REDIRECTS = {
+  redirects: null,
+  redirectFor: noRedirects,
+  resolveRedirect: (): Target => ({ kind: 'skip' }),
+  redirectEntry: () => null,
+} as const;
 
 export function keysOf(url: string): string[] {
   const last = url.split('/').filter(Boolean).pop() ?? url;

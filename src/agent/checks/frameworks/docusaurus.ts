@@ -5,9 +5,10 @@ import { parse as parseYaml } from 'yaml';
 import type { DocsProfile } from '../../prompts.ts';
 import type { PageLink } from '../markdown.ts';
 import { dirOf, isAssetPath, isPagePath, joinPath, relativeTo, splitHref, stripExt, within } from '../paths.ts';
-import { normalizeSitePath, type Navigation, type Site, type Target } from '../site.ts';
+import { normalizeSitePath, redirectMatcher, type Navigation, type Site, type Target } from '../site.ts';
 import type { DocsTree } from '../tree.ts';
-import { keysOf, noRedirects, pagesUnder, readText } from './common.ts';
+import { keysOf, pagesUnder, readText, WITHOUT_REDIRECTS } from './common.ts';
+import { clientRedirectsOf } from './client-redirects.ts';
 import { sidebarJson, sidebarScript } from './sidebars.ts';
 
 const FRONT_MATTER = /^---\r?\n([\s\S]*?)\r?\n---/;
@@ -72,16 +73,27 @@ export async function docusaurusSite(profile: DocsProfile, tree: DocsTree): Prom
     pages,
     slugStyle: 'github',
     nav,
-    redirects: null,
+    ...redirectsOf(configText, profile.configFile ?? 'docusaurus.config.js', resolver),
     format: () => profile.mdFormat,
     urlOf: (page) => docs.get(page)?.url ?? null,
-    redirectFor: noRedirects,
     needsNav: (page) => !docs.get(page)?.unlisted,
     linkKeys: (page) => {
       const d = docs.get(page);
       return [...new Set([path.posix.basename(stripExt(page)), ...(d ? keysOf(d.id).concat(keysOf(d.url)) : [])])].filter((k) => k.length >= 2);
     },
     resolve: (from, link) => resolveLink(resolver, from, link),
+  };
+}
+
+/** The client-redirects plugin's redirects (`from` → `to`, site paths); a moved doc needs one there. */
+function redirectsOf(configText: string, configFile: string, resolver: DocusaurusResolver): Pick<Site, 'redirects' | 'redirectFor' | 'resolveRedirect' | 'redirectEntry'> {
+  const redirects = clientRedirectsOf(configText);
+  if (redirects === null) return WITHOUT_REDIRECTS;
+  return {
+    redirects,
+    redirectFor: redirectMatcher(redirects),
+    resolveRedirect: (destination) => resolveLink(resolver, configFile, { href: destination, line: null, kind: 'link' }),
+    redirectEntry: (oldUrl, newUrl) => `{ from: '${oldUrl}', to: '${newUrl}' } to the client-redirects plugin's "redirects" in ${configFile}`,
   };
 }
 

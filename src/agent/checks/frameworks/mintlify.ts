@@ -31,6 +31,9 @@ export async function mintlifySite(profile: DocsProfile, tree: DocsTree): Promis
     format: () => 'mdx',
     urlOf: (page) => normalizeSitePath(urlKey(page)),
     redirectFor,
+    // Destinations are site paths, resolved like a link from the configuration file.
+    resolveRedirect: (destination) => resolveLink(resolver, profile.configFile ?? 'docs.json', { href: destination.startsWith('/') ? destination : `/${destination}`, line: null, kind: 'link' }),
+    redirectEntry: (oldUrl, newUrl) => `{"source": "${oldUrl}", "destination": "${newUrl}"} to "redirects" in ${profile.configFile ?? 'docs.json'}`,
     needsNav: (page) => {
       const rel = relativeTo(root, page);
       const base = path.posix.basename(stripExt(rel));

@@ -4,9 +4,9 @@ import { parse as parseYaml } from 'yaml';
 import type { DocsProfile } from '../../prompts.ts';
 import type { PageLink } from '../markdown.ts';
 import { dirOf, isPagePath, joinPath, relativeTo, splitHref, stripExt } from '../paths.ts';
-import type { Navigation, Site, Target } from '../site.ts';
+import { redirectMatcher, type Navigation, type Redirect, type Site, type Target } from '../site.ts';
 import type { DocsTree } from '../tree.ts';
-import { asObject, candidates, keysOf, noRedirects, pagesUnder, readText } from './common.ts';
+import { asObject, candidates, keysOf, pagesUnder, readText, WITHOUT_REDIRECTS } from './common.ts';
 
 /** What link resolution needs to know of the site. */
 interface MkdocsResolver {
@@ -39,10 +39,9 @@ export async function mkdocsSite(profile: DocsProfile, tree: DocsTree): Promise<
     pages,
     slugStyle: 'python-markdown',
     nav,
-    redirects: null,
+    ...redirectsOf(config, resolver),
     format: () => 'md',
     urlOf: () => null,
-    redirectFor: noRedirects,
     needsNav: () => true,
     linkKeys: (page) => keysOf(stripExt(relativeTo(docsDir, page))),
     resolve: (from, link) => resolveLink(resolver, from, link),
@@ -56,6 +55,28 @@ function parseConfig(configText: string): Record<string, unknown> {
     // a configuration that does not parse is the validation step's business
     return {};
   }
+}
+
+/**
+ * The redirects plugin's `redirect_maps` (`plugins: [{redirects: {redirect_maps: {old.md: new.md}}}]`):
+ * both sides are paths under docs_dir, a destination may also be a URL. Moved pages need no entry
+ * here (MkDocs serves pages by file, and the plugin is optional), so only the declared ones are checked.
+ */
+function redirectsOf(config: Record<string, unknown>, resolver: MkdocsResolver): Pick<Site, 'redirects' | 'redirectFor' | 'resolveRedirect' | 'redirectEntry'> {
+  const plugins = Array.isArray(config.plugins) ? config.plugins : [];
+  const options = plugins.map((p) => asObject(p)?.redirects).find((o) => o !== undefined);
+  if (options === undefined) return WITHOUT_REDIRECTS;
+  const maps = asObject(asObject(options)?.redirect_maps) ?? {};
+  const redirects: Redirect[] = Object.entries(maps)
+    .filter((e): e is [string, string] => typeof e[1] === 'string')
+    .slice(0, 10_000)
+    .map(([source, destination]) => ({ source, destination }));
+  return {
+    redirects,
+    redirectFor: redirectMatcher(redirects),
+    resolveRedirect: (destination) => resolveLink(resolver, joinPath(resolver.docsDir, 'index.md') ?? 'index.md', { href: destination, line: null, kind: 'link' }),
+    redirectEntry: () => null,
+  };
 }
 
 function sitePrefixOf(siteUrl: unknown): string {

@@ -2,7 +2,7 @@
 import { dirOf, joinPath, splitHref, stripExt } from '../paths.ts';
 import type { Site } from '../site.ts';
 import type { DocsTree } from '../tree.ts';
-import { keysOf, noRedirects, pagesUnder } from './common.ts';
+import { keysOf, pagesUnder, WITHOUT_REDIRECTS } from './common.ts';
 
 export function plainSite(tree: DocsTree): Site {
   const pages = pagesUnder(tree, '', /\.(mdx|md)$/i);
@@ -15,10 +15,9 @@ export function plainSite(tree: DocsTree): Site {
     pages,
     slugStyle: 'github',
     nav: null,
-    redirects: null,
+    ...WITHOUT_REDIRECTS,
     format: (page) => (page.endsWith('.mdx') ? 'mdx' : 'md'),
     urlOf: () => null,
-    redirectFor: noRedirects,
     needsNav: () => false,
     linkKeys: (page) => keysOf(stripExt(page)),
     resolve(from, link) {
