@@ -1,47 +1,14 @@
 // The docs-aware checks on real folders, one fixture per framework: links, anchors (each framework's
 // slug rules), assets, navigation, redirects of moved pages, blame against the base, hostile input.
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createDocsChecks, type ChecksReport } from '../../src/agent/checks/index.ts';
+import { describe, expect, it } from 'vitest';
+import type { ChecksReport } from '../../src/agent/checks/index.ts';
 import { sidebarScript } from '../../src/agent/checks/frameworks.ts';
 import { explicitHeadingId, parsePage } from '../../src/agent/checks/markdown.ts';
 import { redirectMatcher } from '../../src/agent/checks/site.ts';
 import { anchorsFor, hasAnchor, pythonMarkdownSlug } from '../../src/agent/checks/slugs.ts';
-import { detectDocs, type DocsSource } from '../../src/agent/prompts.ts';
-import { openWorkspace, type Workspace } from '../../src/agent/workspace.ts';
 import { DOCUSAURUS, MINTLIFY, MKDOCS } from '../fixtures/docs-sites.ts';
-
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function memorySource(files: Record<string, string>): DocsSource {
-  return {
-    files: Object.keys(files).sort(),
-    async readMany(paths) {
-      return new Map(paths.filter((p) => p in files).map((p) => [p, files[p]]));
-    },
-  };
-}
-
-/** Checks `edit` applied to `files` (the base), as the agent loop would. */
-async function checkEdit(files: Record<string, string>, edit: (ws: Workspace) => Promise<void>, prior: string[] = []): Promise<{ report: ChecksReport; ws: Workspace; again: () => Promise<ChecksReport> }> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-checks-'));
-  dirs.push(dir);
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), content);
-  }
-  const ws = await openWorkspace(dir);
-  const profile = await detectDocs(ws);
-  await edit(ws);
-  const checks = createDocsChecks({ profile, base: async () => memorySource(files), priorChanges: async () => prior });
-  return { report: await checks.run(ws), ws, again: () => checks.run(ws) };
-}
+import { checkEdit } from '../helpers/checks.ts';
 
 const summary = (r: ChecksReport) => r.problems.map((p) => `${p.check} ${p.path} ${p.target}`).sort();
 

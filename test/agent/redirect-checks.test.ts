@@ -1,38 +1,14 @@
 // The docs checks prove a redirect fix on each framework that declares redirects: Mintlify's
 // `redirects`, Docusaurus's client-redirects plugin, MkDocs's redirects plugin. A redirect the job
 // adds must lead to a page and not in a circle; one that was already broken is not the job's.
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createDocsChecks, redirectLoops, type ChecksReport } from '../../src/agent/checks/index.ts';
+import { describe, expect, it } from 'vitest';
+import { redirectLoops, type ChecksReport } from '../../src/agent/checks/index.ts';
 import { clientRedirectsOf } from '../../src/agent/checks/frameworks/client-redirects.ts';
-import { detectDocs, type DocsSource } from '../../src/agent/prompts.ts';
-import { openWorkspace, type Workspace } from '../../src/agent/workspace.ts';
+import type { Workspace } from '../../src/agent/workspace.ts';
 import { DOCUSAURUS, MINTLIFY, MKDOCS } from '../fixtures/docs-sites.ts';
+import { checkEdit as editAndCheck } from '../helpers/checks.ts';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-const memorySource = (files: Record<string, string>): DocsSource => ({
-  files: Object.keys(files).sort(),
-  readMany: async (paths) => new Map(paths.filter((p) => p in files).map((p) => [p, files[p]])),
-});
-
-async function checkEdit(files: Record<string, string>, edit: (ws: Workspace) => Promise<unknown>): Promise<ChecksReport> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-redirects-'));
-  dirs.push(dir);
-  for (const [rel, content] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), content);
-  }
-  const ws = await openWorkspace(dir);
-  const profile = await detectDocs(ws);
-  await edit(ws);
-  return createDocsChecks({ profile, base: async () => memorySource(files), priorChanges: async () => [] }).run(ws);
-}
+const checkEdit = async (files: Record<string, string>, edit: (ws: Workspace) => Promise<unknown>): Promise<ChecksReport> => (await editAndCheck(files, edit)).report;
 
 const redirectProblems = (r: ChecksReport) => r.problems.filter((p) => p.check === 'redirects').map((p) => `${p.path} ${p.target}`);
 
