@@ -165,7 +165,7 @@ export const DeliveryParams = Type.Object({
   deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (whd_…).' }),
 });
 export const DocsProblem = Type.Object({
-  check: Type.Union([Type.Literal('links'), Type.Literal('anchors'), Type.Literal('assets'), Type.Literal('navigation'), Type.Literal('redirects')]),
+  check: Type.Union([Type.Literal('links'), Type.Literal('anchors'), Type.Literal('assets'), Type.Literal('navigation'), Type.Literal('redirects'), Type.Literal('llms-txt')]),
   path: Type.String({ description: 'The page, or the navigation/configuration file, the problem is in.' }),
   line: Type.Union([Type.Integer(), Type.Null()]),
   target: Type.Union([Type.String(), Type.Null()], { description: 'The link, image, navigation entry or page concerned.' }),

@@ -1,6 +1,7 @@
 // Docs-aware checks before every push: internal links and anchors resolve, images and assets exist,
 // new pages are in the navigation (where the framework has an explicit one), removed pages are out of
-// it and nothing links to them, moved Mintlify pages keep a redirect. Only what the job did is blamed:
+// it and nothing links to them, redirects lead to pages (and moved pages keep one), llms.txt follows
+// the pages added and removed. Only what the job did is blamed:
 // each checked file is checked again as it is on the base commit, and problems found there too are
 // reported as pre-existing, never blocking.
 import type { DocsProfile, DocsSource } from '../prompts.ts';
@@ -9,6 +10,7 @@ import { buildSite } from './frameworks.ts';
 import { isAssetPath } from './paths.ts';
 import { PageCache, type ParseMemo, type Site } from './site.ts';
 import { hasAnchor } from './slugs.ts';
+import { llmsTxtFile, llmsTxtProblems } from './llms-txt.ts';
 import { sourceTree, workspaceTree, type DocsTree } from './tree.ts';
 import { problemWhere, type CheckName, type ChecksReport, type DocsProblem } from './types.ts';
 
@@ -60,6 +62,7 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
   await checkLinks(findings, cur, base, changes);
   if (cur.site.nav) checkNavigation(findings, cur.site.nav, cur, base, changes);
   if (cur.site.redirects) checkRedirects(findings, cur, base, moves);
+  await checkLlmsTxt(findings, cur, base, changes);
   return findings.report;
 }
 
@@ -237,6 +240,17 @@ export function redirectLoops(redirects: { source: string; destination: string }
     for (const p of path) done.add(p);
   }
   return [...cycles.values()];
+}
+
+/** Where the repository keeps an llms.txt: the job's new pages are listed in it, its removed pages no longer are. */
+async function checkLlmsTxt(findings: Findings, cur: Side, base: Side, { addedPages, removedPages }: PageChanges): Promise<void> {
+  const file = llmsTxtFile(cur.site.tree.files);
+  if (!file) return;
+  findings.report.ran.push('llms-txt');
+  if (addedPages.length === 0 && removedPages.length === 0) return;
+  const text = (await cur.site.tree.readMany([file])).get(file);
+  if (text === undefined) return;
+  for (const p of llmsTxtProblems(file, text, { added: addedPages, removed: removedPages }, cur.site, base.site, (page) => cur.site.needsNav(page))) findings.add(p);
 }
 
 const WORD = /[\p{L}\p{N}_-]/u;

@@ -6,7 +6,7 @@ export type ChecksMode = 'strict' | 'warn' | 'off';
 export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
 
 /** The checks: internal links, anchors into pages, images and assets, navigation, redirects of moved pages. */
-export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects';
+export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects' | 'llms-txt';
 
 export interface DocsProblem {
   check: CheckName;

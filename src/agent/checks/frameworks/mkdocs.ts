@@ -41,7 +41,8 @@ export async function mkdocsSite(profile: DocsProfile, tree: DocsTree): Promise<
     nav,
     ...redirectsOf(config, resolver),
     format: () => 'md',
-    urlOf: () => null,
+    // Served by file: a/b.md at /a/b/ (directory URLs) or /a/b.html, a folder's index.md at /a/.
+    urlOf: (page) => `/${stripExt(relativeTo(docsDir, page)).replace(/(^|\/)(index|README)$/i, '')}`,
     needsNav: () => true,
     linkKeys: (page) => keysOf(stripExt(relativeTo(docsDir, page))),
     resolve: (from, link) => resolveLink(resolver, from, link),
