@@ -19,6 +19,11 @@ export interface StoredEvent {
   source: number;
   /** Import dedupe key (log lines): a second event with the same key on the same day is dropped. */
   importKey: bigint | null;
+  /**
+   * The page answered 404 or 410: stored apart (the not-found report), never a page view or a visitor
+   * of the path in the other reports. Absent: a page view.
+   */
+  notFound?: boolean;
   /** Which submission of a group commit the event came from (for per-request duplicate counts). */
   group: number;
 }
@@ -106,6 +111,68 @@ export interface TimeseriesPoint {
   views: number;
 }
 
+/** A path that answered "not found", with its exact visitors (humans and AI only) and where they came from. */
+export interface NotFoundRow extends Counts {
+  path: string;
+  /** Views by humans and AI. */
+  views: number;
+  firstSeen: number;
+  lastSeen: number;
+  /** Referring hosts by distinct visitors, at most NOT_FOUND_REFERRERS; null host: none sent. */
+  referrers: { host: string | null; visitors: number }[];
+}
+
+export interface NotFoundReport {
+  totals: Counts & { views: number };
+  rows: NotFoundRow[];
+  hasMore: boolean;
+}
+
+/** Referrers listed per not-found path, at most. */
+export const NOT_FOUND_REFERRERS = 5;
+
+/** A referrer as stored with a not-found view: its host, lower case, or null (none, or not a URL). */
+export function referrerHost(referrer: string | null): string | null {
+  if (referrer === null) return null;
+  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]+)/i.exec(referrer);
+  return m ? m[1].toLowerCase().slice(0, 255) : null;
+}
+
+/** A row of an engine's not-found query: a path's counts (position, first_seen, last_seen) and one referring host of it. */
+type NotFoundQueryRow = Record<string, unknown>;
+
+const count = (v: unknown) => Number(v ?? 0);
+
+/**
+ * The not-found report from an engine's two queries (both engines answer in the same columns): the
+ * totals, and the page's paths — one row per path and referring host, `position` giving the order —
+ * fetched one row past the page so `hasMore` is known.
+ */
+export function notFoundReport(totals: NotFoundQueryRow[], pathRows: NotFoundQueryRow[], page: Page): NotFoundReport {
+  const t = totals[0] ?? {};
+  const byPath = new Map<string, NotFoundRow & { position: number }>();
+  for (const r of pathRows) {
+    const path = String(r.path);
+    let row = byPath.get(path);
+    if (!row) {
+      row = { path, human: count(r.human), ai: count(r.ai), total: count(r.total), views: count(r.views), firstSeen: count(r.first_seen), lastSeen: count(r.last_seen), referrers: [], position: count(r.position) };
+      byPath.set(path, row);
+    }
+    if (r.referred !== null && r.referred !== undefined) row.referrers.push({ host: r.referrer_host === null || r.referrer_host === undefined ? null : String(r.referrer_host), visitors: count(r.referred) });
+  }
+  const rows = [...byPath.values()].sort((a, b) => a.position - b.position);
+  for (const row of rows) {
+    // Most visitors first; hosts in code-point order, "no referrer" last.
+    row.referrers.sort((a, b) => b.visitors - a.visitors || (a.host === null ? 1 : b.host === null ? -1 : a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
+    row.referrers.splice(NOT_FOUND_REFERRERS);
+  }
+  return {
+    totals: { human: count(t.human), ai: count(t.ai), total: count(t.total), views: count(t.views) },
+    rows: rows.slice(0, page.limit).map(({ position: _, ...row }) => row),
+    hasMore: rows.length > page.limit,
+  };
+}
+
 export interface AgentRow {
   agent: string;
   category: string;
@@ -125,6 +192,8 @@ export interface AnalyticsEngine {
   views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
   timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
   agents(projectId: string, range: Range): Promise<AgentRow[]>;
+  /** Paths that answered not found, with exact visitors, in the visitors report's order. */
+  notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport>;
   /** Folds recently written rows into the query layout. Safe to call any time. */
   compact(): Promise<void>;
   /** Rows written since the last compaction. */
@@ -135,7 +204,7 @@ export interface AnalyticsEngine {
 }
 
 /** The reads of an engine, which each engine answers with its queries object (engines/<name>/queries.ts). */
-export type EngineReads = Pick<AnalyticsEngine, 'visitors' | 'views' | 'timeseries' | 'agents'>;
+export type EngineReads = Pick<AnalyticsEngine, 'visitors' | 'views' | 'timeseries' | 'agents' | 'notFound'>;
 
 /** The engines' common base: their reads go to `queries`. */
 export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineReads {
@@ -159,5 +228,9 @@ export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineR
 
   agents(projectId: string, range: Range): Promise<AgentRow[]> {
     return this.queries.agents(projectId, range);
+  }
+
+  notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport> {
+    return this.queries.notFound(projectId, range, page);
   }
 }

@@ -31,7 +31,7 @@ export interface Rejection {
   error: string;
 }
 
-export type Field = 'timestamp' | 'path' | 'userAgent' | 'ip' | 'visitorId' | 'referrer' | 'accept' | 'key';
+export type Field = 'timestamp' | 'path' | 'userAgent' | 'ip' | 'visitorId' | 'referrer' | 'accept' | 'key' | 'status';
 
 /** How a way in names the record's fields on the wire (and which it accepts at all). */
 export interface Wire {
@@ -48,12 +48,30 @@ function wire(fields: Record<string, Field>, source: number, serverNames: Partia
   return { fields, names, source };
 }
 
-/** `POST …/events`: `{timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?}` (timestamp ISO 8601). */
-export const EVENTS_WIRE = wire({ timestamp: 'timestamp', path: 'path', userAgent: 'userAgent', ip: 'ip', visitorId: 'visitorId', referrer: 'referrer', accept: 'accept' }, SOURCE.api);
+/** `POST …/events`: `{timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?, status?}` (timestamp ISO 8601). */
+export const EVENTS_WIRE = wire(
+  { timestamp: 'timestamp', path: 'path', userAgent: 'userAgent', ip: 'ip', visitorId: 'visitorId', referrer: 'referrer', accept: 'accept', status: 'status' },
+  SOURCE.api,
+);
 /** `POST …/import` NDJSON and log lines: `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k the line's 16-hex content key). */
 export const IMPORT_WIRE = wire({ t: 'timestamp', p: 'path', ua: 'userAgent', ip: 'ip', v: 'visitorId', r: 'referrer', a: 'accept', k: 'key' }, SOURCE.import);
-/** `POST …/collect` from the browser script: `{path, referrer?, visitorId?}`; user agent, Accept and IP come from the request. */
-export const COLLECT_WIRE = wire({ path: 'path', referrer: 'referrer', visitorId: 'visitorId' }, SOURCE.script, { userAgent: 'User-Agent', accept: 'Accept', ip: 'client address' });
+/** `POST …/collect` from the browser script: `{path, referrer?, visitorId?, status?}`; user agent, Accept and IP come from the request. */
+export const COLLECT_WIRE = wire({ path: 'path', referrer: 'referrer', visitorId: 'visitorId', status: 'status' }, SOURCE.script, {
+  userAgent: 'User-Agent',
+  accept: 'Accept',
+  ip: 'client address',
+});
+
+/** Statuses that say the page is not there: such a view goes to the not-found report, not to the others. */
+const NOT_FOUND_STATUSES = new Set([404, 410]);
+
+/** An HTTP status of the view, when the way in knows it; true when it says "not found". */
+function notFoundStatus(v: unknown, name: string): boolean {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 100 || v > 599) {
+    throw new Rejected('invalid_status', `"${name}" must be an HTTP status code, a whole number from 100 to 599.`);
+  }
+  return NOT_FOUND_STATUSES.has(v);
+}
 
 /** Fields the server supplies beside the wire's (collect: from the request's headers and socket). */
 export interface ServerFields {
@@ -213,6 +231,7 @@ interface Fields {
   referrer: unknown;
   accept: unknown;
   key: unknown;
+  status: unknown;
 }
 
 const present = (v: unknown) => v !== undefined && v !== null;
@@ -220,12 +239,12 @@ const present = (v: unknown) => v !== undefined && v !== null;
 /**
  * The record function: validates a raw record (an object in `wire`'s names), classifies it and
  * derives its visitor id. Throws Rejected, always for the first broken rule in this order: shape,
- * unknown field, path, user agent, IP, visitor id, identity, timestamp, referrer, Accept, key.
+ * unknown field, path, user agent, IP, visitor id, identity, timestamp, referrer, Accept, key, status.
  * `now` is the time of arrival (the timestamp of a record without one).
  */
 export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Identities, now: number, server?: ServerFields): PendingEvent {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Rejected('invalid_event', 'The event must be a JSON object.');
-  const f: Fields = { timestamp: undefined, path: undefined, userAgent: undefined, ip: undefined, visitorId: undefined, referrer: undefined, accept: undefined, key: undefined };
+  const f: Fields = { timestamp: undefined, path: undefined, userAgent: undefined, ip: undefined, visitorId: undefined, referrer: undefined, accept: undefined, key: undefined, status: undefined };
   const r = raw as Record<string, unknown>;
   for (const k in r) {
     const field = w.fields[k];
@@ -259,6 +278,7 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
     if (typeof f.key !== 'string' || !KEY.test(f.key)) throw new Rejected('invalid_key', `"${n.key}" must be 16 lowercase hex digits.`);
     importKey = BigInt.asIntN(64, BigInt('0x' + f.key));
   }
+  const notFound = present(f.status) ? notFoundStatus(f.status, n.status!) : false;
   const c = classify(userAgent, path, accept);
   let visitor: bigint;
   if (w.source === SOURCE.script) {
@@ -267,7 +287,7 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   } else {
     visitor = visitorId !== undefined ? ids.fromGiven(visitorId) : ids.fromIpAndAgent(ip!, userAgent);
   }
-  return { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey };
+  return { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey, notFound };
 }
 
 /** prepareRecord for a batch: good events and the rejections by index. */

@@ -99,11 +99,44 @@ export const AgentsResponse = Type.Object({
 });
 export type AgentsResponse = Static<typeof AgentsResponse>;
 
+export const NotFoundResponse = Type.Object(
+  {
+    totals: Type.Object({
+      human: Type.Integer({ description: 'Distinct human visitors who hit any not-found page.' }),
+      ai: Type.Integer({ description: 'Distinct AI visitors who hit any not-found page.' }),
+      total: Type.Integer({ description: 'Distinct visitors who hit any not-found page, human and AI deduplicated.' }),
+      views: Type.Integer({ description: 'Not-found views by humans and AI.' }),
+    }),
+    paths: Type.Array(
+      Type.Object({
+        path: Type.String({ description: 'The path that answered 404 or 410 (query and fragment stripped).' }),
+        human: Type.Integer(),
+        ai: Type.Integer(),
+        total: Type.Integer({ description: 'Distinct visitors of this path, human and AI deduplicated.' }),
+        views: Type.Integer(),
+        firstSeen: Type.String({ format: 'date-time' }),
+        lastSeen: Type.String({ format: 'date-time' }),
+        referrers: Type.Array(
+          Type.Object({
+            host: Type.Union([Type.String(), Type.Null()], { description: 'The referring host; null: no referrer.' }),
+            visitors: Type.Integer(),
+          }),
+          { description: 'The top referring hosts of this path by distinct visitors, at most 5.' },
+        ),
+      }),
+      { description: ROW_ORDER },
+    ),
+    hasMore: Type.Boolean({ description: 'True exactly when more paths exist past offset + limit.' }),
+  },
+  { $id: 'NotFoundByPage', title: 'NotFoundByPage' },
+);
+export type NotFoundResponse = Static<typeof NotFoundResponse>;
+
 export const EventsBody = Type.Object(
   {
     events: Type.Array(Type.Unknown(), {
       description:
-        'At most 1,000 events, each {timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?}. Bad events are rejected one by one.',
+        'At most 1,000 events, each {timestamp?, path, userAgent, ip?, visitorId?, referrer?, accept?, status?}. `status` (100–599) is the HTTP status the page answered: 404 and 410 go to the not-found report and count nowhere else. Bad events are rejected one by one.',
     }),
   },
   { additionalProperties: false },
@@ -122,8 +155,9 @@ export const CollectBody = Type.Object(
     path: Type.Optional(Type.Unknown({ description: 'Page path starting with "/" (query and fragment are stripped; at most 2,048 characters without them).' })),
     referrer: Type.Optional(Type.Unknown({ description: 'Referrer URL, at most 2,048 characters.' })),
     visitorId: Type.Optional(Type.Unknown({ description: "The script's first-party visitor id (from localStorage), at most 256 characters." })),
+    status: Type.Optional(Type.Unknown({ description: 'The HTTP status the page answered (100–599), sent by a site\'s 404 page: 404 and 410 go to the not-found report.' })),
   },
-  { additionalProperties: true, description: '{path, referrer?, visitorId?}: any other field is refused (400 unknown_field).' },
+  { additionalProperties: true, description: '{path, referrer?, visitorId?, status?}: any other field is refused (400 unknown_field).' },
 );
 export type CollectBody = Static<typeof CollectBody>;
 

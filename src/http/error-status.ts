@@ -10,6 +10,7 @@ export const HTTP_STATUS: Readonly<Record<string, number>> = {
   invalid_date_range: 400,
   invalid_log: 400,
   invalid_project: 400,
+  invalid_status: 400,
   invalid_trigger_settings: 400,
   invalid_user: 400,
   model_not_allowed: 400,

@@ -24,7 +24,9 @@ describe('layers', () => {
     for (const area of DOMAIN) {
       for (const file of sources(path.join(SRC, area))) {
         const text = readFileSync(file, 'utf8');
-        if (/\b(ApiError|badRequest|notFound|conflict|forbidden|unauthorized|tooManyRequests)\b/.test(text) || /from '[./]*\/http\//.test(text)) {
+        const fromErrors = [...text.matchAll(/import \{([^}]*)\} from '[./]*\/errors\.ts'/g)].flatMap((m) => m[1].split(',').map((n) => n.trim().replace(/^type /, '')));
+        const httpHelpers = fromErrors.filter((n) => /^(ApiError|badRequest|notFound|conflict|forbidden|unauthorized|tooManyRequests)$/.test(n));
+        if (httpHelpers.length > 0 || /\bApiError\b/.test(text) || /from '[./]*\/http\//.test(text)) {
           offenders.push(path.relative(SRC, file));
         }
       }

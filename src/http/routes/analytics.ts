@@ -15,6 +15,7 @@ import {
   EventsResponse,
   ImportResponse,
   LogImportQuery,
+  NotFoundResponse,
   PagedQuery,
   RangeQuery,
   TimeseriesQuery,
@@ -43,7 +44,7 @@ function logBody(request: FastifyRequest, body: Readable): Readable {
   throw new ApiError(415, 'unsupported_content_encoding', 'Send the log as is or with "Content-Encoding: gzip".');
 }
 
-/** The visitors / views / timeseries / agents queries, each counted against the hourly read limit. */
+/** The visitors / views / timeseries queries, each counted against the hourly read limit (like the reports below). */
 const tags = ['Analytics'];
 
 /** Each route takes its own media types (the stream parsers are not for the events API). */
@@ -127,6 +128,34 @@ const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
       });
       const series = await analytics.timeseries(request.params.projectId, range, request.query.interval);
       return { interval: request.query.interval, series: series.map((p) => ({ ...p, start: new Date(p.start).toISOString() })) };
+    },
+  );
+
+};
+
+/** Who is not a page view: AI agents and crawlers, and visits to pages that were not found. */
+const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
+  const { analytics } = app;
+
+  app.get(
+    '/v1/analytics/:projectId/not-found',
+    {
+      schema: {
+        tags,
+        summary: 'Pages not found',
+        description:
+          'Paths that answered 404 or 410 (events and collect calls with `status`), with exact distinct visitors split into human and AI, views, first and last seen, and the top referring hosts. Such views count in no other report. Same `dateFrom`/`dateTo`/`limit`/`offset` rules and order as the visitors operation.',
+        params: ProjectParams,
+        querystring: PagedQuery,
+        response: { 200: NotFoundResponse, ...errorResponses(400, 401, 403, 429) },
+      },
+      config: ACCESS.read,
+    },
+    async (request, reply) => {
+      const range = await rangeOf(app.analyticsReads, request, reply);
+      const r = await analytics.notFound(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
+      const iso = (ms: number) => new Date(ms).toISOString();
+      return { totals: r.totals, paths: r.rows.map((p) => ({ ...p, firstSeen: iso(p.firstSeen), lastSeen: iso(p.lastSeen) })), hasMore: r.hasMore };
     },
   );
 
@@ -226,6 +255,7 @@ const analyticsIngest: FastifyPluginAsyncTypebox = async (app) => {
 export const analyticsRoutes = fp(
   async (app) => {
     await app.register(analyticsQueries);
+    await app.register(analyticsReports);
     await app.register(analyticsIngest);
   },
   { name: 'analytics-routes', dependencies: ['analytics', 'analyticsReads', 'folio-auth'], encapsulate: true },

@@ -13,6 +13,7 @@
 //   fold_state        (v2) the fold watermark: events with ins ≤ watermark are in seen/seen_site.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
+import { notFoundTable } from './not-found.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
@@ -83,6 +84,12 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
         await c.insert(`${db.text}.fold_state`, [{ watermark: 0, at: Date.now() }]);
       }
     },
+  },
+  {
+    // Not-found views (404, 410) apart from page views: they never count in the other reports.
+    version: 3,
+    name: 'not-found views',
+    up: statements(notFoundTable),
   },
 ];
 

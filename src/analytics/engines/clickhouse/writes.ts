@@ -5,6 +5,7 @@ import { DAY_MS } from '../../dates.ts';
 import type { StoredEvent, WriteOutcome } from '../../engine.ts';
 import type { ClickHouseConnection, Row } from './connection.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { insertNotFound } from './not-found.ts';
 import { ident, inList, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
 /**
@@ -32,13 +33,18 @@ export async function unfoldedRows(c: ClickHouseConnection, db: Sql): Promise<nu
   return num(r[0]?.n);
 }
 
-/** Stores events (one INSERT, its materialized-view rows with it); keyed repeats are dropped and counted by group. */
-export async function writeEvents(c: ClickHouseConnection, db: Sql, events: StoredEvent[]): Promise<WriteOutcome> {
+/**
+ * Stores events (one INSERT, its materialized-view rows with it), and not-found views in their own
+ * table; keyed repeats are dropped and counted by group.
+ */
+export async function writeEvents(c: ClickHouseConnection, db: Sql, all: StoredEvent[]): Promise<WriteOutcome> {
   const duplicates = new Map<number, number>();
+  const missing = all.filter((e) => e.notFound);
+  if (missing.length > 0) await insertNotFound(c, db, missing, await dropImported(c, db, missing, daysOf(missing), duplicates, 'not_found'));
+  const events = missing.length === 0 ? all : all.filter((e) => !e.notFound);
   if (events.length === 0) return { duplicates };
-  const days = events.map((e) => Math.floor(e.ts / DAY_MS));
-  for (const d of days) new SqlDate(d); // every event fits a ClickHouse Date (1970 to 2105; ingest refuses others), or nothing is written
-  const keep = await dropImported(c, db, events, days, duplicates);
+  const days = daysOf(events);
+  const keep = await dropImported(c, db, events, days, duplicates, 'events');
   if (keep.length === 0) return { duplicates };
   const ins = Date.now();
   const values = keep.map((i) => {
@@ -64,11 +70,18 @@ export async function writeEvents(c: ClickHouseConnection, db: Sql, events: Stor
   return { duplicates };
 }
 
+/** Each event's UTC day; every one fits a ClickHouse Date (1970 to 2105; ingest refuses others), or nothing is written. */
+function daysOf(events: StoredEvent[]): number[] {
+  const days = events.map((e) => Math.floor(e.ts / DAY_MS));
+  for (const d of days) new SqlDate(d);
+  return days;
+}
+
 /**
  * Import dedupe: an event with an import key is dropped when the same (project, day, key) is stored
  * already or came earlier in this batch. Returns the indices of the events to store.
  */
-async function dropImported(c: ClickHouseConnection, db: Sql, events: StoredEvent[], days: number[], duplicates: Map<number, number>): Promise<number[]> {
+async function dropImported(c: ClickHouseConnection, db: Sql, events: StoredEvent[], days: number[], duplicates: Map<number, number>, table: 'events' | 'not_found'): Promise<number[]> {
   const keep: number[] = [];
   const keyed: number[] = [];
   for (let i = 0; i < events.length; i++) (events[i].importKey === null ? keep : keyed).push(i);
@@ -88,7 +101,7 @@ async function dropImported(c: ClickHouseConnection, db: Sql, events: StoredEven
       const part = idx.slice(s, s + CHUNK);
       const dayList = [...new Set(part.map((i) => days[i]))].map((d) => new SqlDate(d));
       const keyList = [...new Set(part.map((i) => events[i].importKey as bigint))];
-      const q = sql`SELECT DISTINCT toUInt32(date) AS d, toString(import_key) AS k FROM ${db}.events
+      const q = sql`SELECT DISTINCT toUInt32(date) AS d, toString(import_key) AS k FROM ${db}.${ident(table)}
         WHERE project = ${project} AND date IN ${inList(dayList)} AND import_key IN ${inList(keyList)}`;
       for (const r of await c.rows(q, { max_query_size: String(q.text.length + 1024) })) {
         seen.add(`${project}\u0000${num(r.d)}\u0000${String(r.k)}`);
@@ -151,7 +164,7 @@ function dbName(db: Sql): string {
 }
 
 /** Every table holding per-day rows (retention applies to each). */
-const DAY_TABLES = ['events', 'daily', 'daily_site', 'seen', 'seen_site'] as const;
+const DAY_TABLES = ['events', 'daily', 'daily_site', 'seen', 'seen_site', 'not_found'] as const;
 
 /** Deletes everything before the UTC day `day`: whole months by partition, the rest of the cut-off month by a mutation. */
 export async function deleteBefore(c: ClickHouseConnection, db: Sql, day: number): Promise<void> {

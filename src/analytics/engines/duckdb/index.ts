@@ -9,6 +9,7 @@ import { DuckDbQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
+import { writeNotFound } from './not-found.ts';
 import { Serial } from '../../../util/serial.ts';
 
 export class AnalyticsLockedError extends CodedError {
@@ -94,7 +95,12 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
   }
 
   write(events: StoredEvent[]): Promise<WriteOutcome> {
-    return this.writes.run(async () => ({ duplicates: await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, events), this.nextSeq++) }));
+    return this.writes.run(async () => {
+      const views = events.filter((e) => !e.notFound);
+      const duplicates = await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, views), this.nextSeq++);
+      if (views.length < events.length) await writeNotFound(this.writer, this.dict, events.filter((e) => e.notFound), duplicates);
+      return { duplicates };
+    });
   }
 
   writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {

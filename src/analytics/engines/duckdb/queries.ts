@@ -1,7 +1,8 @@
 // Every read of the DuckDB store: the visitors and views queries (first-seen day layout, plus raw events
 // at partial-day edges and the rows not compacted yet, NEW_ROWS), the time series and the agents report.
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
-import type { AgentRow, Counts, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
+import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
+import { queryNotFound } from './not-found.ts';
 import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { NEW_ROWS } from './writes.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
@@ -176,6 +177,10 @@ export class DuckDbQueries {
       WHERE ${conds.join(' AND ')} GROUP BY ALL ORDER BY visitors DESC, views DESC, agent`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
     return rows.map((r) => ({ agent: String(r.agent), category: CLASS_NAME[num(r.cls)], visitors: num(r.visitors), views: num(r.views) }));
+  }
+
+  notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport> {
+    return queryNotFound(this.readers, this.dict, projectId, range, page);
   }
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */

@@ -12,8 +12,10 @@
 //   daily_site  the same per (project, day, visitor), for site-wide totals.
 //   paths, projects   dictionaries: paths and projects are stored as integers.
 //   import_keys (project, day, key) of imported log lines, so importing a file twice changes nothing.
+//   not_found   views that answered 404/410 (v3), raw, with the referrer's host: the not-found report.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fold } from './writes.ts';
+import { NOT_FOUND_TABLE } from './not-found.ts';
 
 export interface DuckDbMigration {
   version: number;
@@ -59,6 +61,12 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
       for (const t of ['c_new', 'c_last', 'c_late']) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
       await c.run('DROP TABLE recent');
     },
+  },
+  {
+    // Not-found views (404, 410) apart from page views: they never count in the other reports.
+    version: 3,
+    name: 'not-found views',
+    up: statements(NOT_FOUND_TABLE),
   },
 ];
 

@@ -334,7 +334,7 @@ export async function deleteBefore(w: DuckDBConnection, pending: PendingRows, da
   const d = int(day);
   await w.run('BEGIN TRANSACTION');
   try {
-    for (const t of ['events', 'daily', 'daily_site', 'import_keys']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
+    for (const t of ['events', 'daily', 'daily_site', 'import_keys', 'not_found']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
     // Links to deleted days become "first seen" so ranges starting before the cut-off stay exact.
     for (const t of ['daily', 'daily_site']) {
       for (const c of ['prev_h', 'prev_a', 'prev_t']) await w.run(`UPDATE ${t} SET ${c} = NULL WHERE ${c} < ${d}`);

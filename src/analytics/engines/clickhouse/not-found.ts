@@ -1,0 +1,48 @@
+// Not-found views on ClickHouse: stored raw in their own table (never page views), counted exactly
+// per path with uniqExact. Written for ClickHouse 18.16 and current releases alike (no window functions).
+import { DAY_MS } from '../../dates.ts';
+import { notFoundReport, referrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
+import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import type { ClickHouseConnection } from './connection.ts';
+import { inList, raw, sql, type Sql } from './sql.ts';
+
+export const notFoundTable = (db: Sql) => sql`CREATE TABLE IF NOT EXISTS ${db}.not_found (
+    project String, date Date, ts UInt64, path String, visitor UInt64, cls UInt8, referrer_host Nullable(String), import_key Nullable(Int64)
+  ) ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, path)`;
+
+const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** Stores not-found views of humans and AI (bots' are dropped); `keep` are the indices left after import dedupe. */
+export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: StoredEvent[], keep: number[]): Promise<void> {
+  const values = keep
+    .map((i) => events[i])
+    .filter((e) => e.cls <= LAST_VISITOR_CODE)
+    .map((e) => ({
+      project: e.projectId.toWellFormed(),
+      date: isoDay(Math.floor(e.ts / DAY_MS)),
+      ts: e.ts,
+      path: e.path.toWellFormed(),
+      visitor: e.visitor.toString(),
+      cls: e.cls,
+      referrer_host: referrerHost(e.referrer)?.toWellFormed() ?? null,
+      import_key: e.importKey === null ? null : e.importKey.toString(),
+    }));
+  if (values.length > 0) await c.insert(`${db.text}.not_found`, values);
+}
+
+const COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total, count() AS views`);
+
+/** The not-found report: paths by distinct visitors (the visitors report's order), with totals and referrers. */
+export async function queryNotFound(c: ClickHouseConnection, db: Sql, where: Sql, page: Page): Promise<NotFoundReport> {
+  const totals = await c.rows(sql`SELECT ${COUNTS} FROM ${db}.not_found WHERE ${where}`);
+  const paths = await c.rows(sql`SELECT path, ${COUNTS}, min(ts) AS first_seen, max(ts) AS last_seen FROM ${db}.not_found WHERE ${where}
+    GROUP BY path ORDER BY total DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`);
+  if (paths.length === 0) return notFoundReport(totals, [], page);
+  const referred = await c.rows(sql`SELECT path, referrer_host, uniqExact(visitor) AS referred FROM ${db}.not_found
+    WHERE ${where} AND path IN ${inList(paths.map((p) => String(p.path)))} GROUP BY path, referrer_host`);
+  const hosts = new Map<string, typeof referred>();
+  for (const r of referred) hosts.set(String(r.path), [...(hosts.get(String(r.path)) ?? []), r]);
+  // One row per path and host, in the paths' order (as the DuckDB query answers).
+  const rows = paths.flatMap((p, position) => (hosts.get(String(p.path)) ?? [{}]).map((h) => ({ ...p, position, referrer_host: h.referrer_host, referred: h.referred })));
+  return notFoundReport(totals, rows, page);
+}
