@@ -1,7 +1,7 @@
-// `folio analytics import|visitors|views`: access logs in (analytics-import.ts does the work), unique
+// `folio analytics import|visitors|views|not-found`: access logs in (analytics-import.ts does the work), unique
 // visitors and page views out through the typed client.
 import { Option, type Command } from 'commander';
-import type { PathCounts, TrafficCounts } from '../client/types.ts';
+import type { NotFoundPage, NotFoundPath, PathCounts, TrafficCounts } from '../client/types.ts';
 import { DIRECT_BATCH, runImport, type ImportOptions, type ImportSummary } from './analytics-import.ts';
 import { UsageError } from './errors.ts';
 import { clientFor, intOption, repeatable, withConnection, type ConnectionOptions } from './options.ts';
@@ -63,16 +63,21 @@ function registerImport(analytics: Command): void {
 
 type Format = 'table' | 'json' | 'csv';
 
-/** `visitors` and `views`: one page, or every page with --all, as a table, JSON or CSV. */
-function registerQuery(analytics: Command, name: 'visitors' | 'views', description: string): void {
-  withConnection(analytics.command(name))
-    .description(description)
+/** The options of a report read page by page: the date range, the page, every page, the output format. */
+function pagedReport(command: Command): Command {
+  return withConnection(command)
     .option('--from <date>', 'start, inclusive: YYYY-MM-DD (UTC) or ISO 8601')
     .option('--to <date>', 'end, exclusive: YYYY-MM-DD (UTC) or ISO 8601')
     .option('--limit <n>', 'rows per page (1-250); with --all, the page size', intOption(1, 250))
     .option('--offset <n>', 'rows to skip', intOption(0, Number.MAX_SAFE_INTEGER))
     .option('--all', 'every page from --offset on')
-    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']))
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']));
+}
+
+/** `visitors` and `views`: one page, or every page with --all, as a table, JSON or CSV. */
+function registerQuery(analytics: Command, name: 'visitors' | 'views', description: string): void {
+  pagedReport(analytics.command(name))
+    .description(description)
     .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
       const client = clientFor(o);
       const format: Format = o.format ?? (o.json ? 'json' : 'table');
@@ -110,8 +115,40 @@ function registerQuery(analytics: Command, name: 'visitors' | 'views', descripti
     });
 }
 
+/** `not-found`: paths that answered 404 or 410, one page or every page, as a table, JSON or CSV. */
+function registerNotFound(analytics: Command): void {
+  pagedReport(analytics.command('not-found'))
+    .description('Pages not found (404 or 410) with their visitors, human and AI, and top referrers, for a date range.')
+    .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
+      const client = clientFor(o);
+      const format: Format = o.format ?? (o.json ? 'json' : 'table');
+      const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
+      let page: NotFoundPage;
+      if (o.all) {
+        page = { totals: { human: 0, ai: 0, total: 0, views: 0 }, paths: [], hasMore: false };
+        for await (const p of client.allNotFound(query)) page = { totals: p.totals, paths: [...page.paths, ...p.paths], hasMore: false };
+      } else page = await client.notFound(query);
+      const referrers = (p: NotFoundPath) => p.referrers.map((r) => `${r.host ?? '(none)'} ${r.visitors}`).join(', ');
+      if (format === 'json') return writeJson(process.stdout, page);
+      if (format === 'csv') {
+        const header = ['path', 'human', 'ai', 'total', 'views', 'first_seen', 'last_seen', 'referrers'];
+        process.stdout.write(csv(header, page.paths.map((p) => [p.path, p.human, p.ai, p.total, p.views, p.firstSeen, p.lastSeen, referrers(p)])));
+      } else {
+        const t = page.totals;
+        write(process.stdout, `Visitors who hit a missing page: ${t.total} total (${t.human} human, ${t.ai} AI), ${t.views} views\n`);
+        const rows = page.paths.map((p) => ({ PATH: p.path, HUMAN: String(p.human), AI: String(p.ai), TOTAL: String(p.total), VIEWS: String(p.views), 'LAST SEEN': p.lastSeen.slice(0, 10), REFERRERS: referrers(p) }));
+        write(process.stdout, table(rows, ['HUMAN', 'AI', 'TOTAL', 'VIEWS']));
+      }
+      if (page.hasMore) {
+        const next = (o.offset ?? 0) + (o.limit ?? page.paths.length);
+        write(process.stderr, `More rows: --offset ${next}${o.limit ? ` --limit ${o.limit}` : ''}, or --all`);
+      }
+    });
+}
+
 export function register(analytics: Command): void {
   registerImport(analytics);
   registerQuery(analytics, 'visitors', 'Unique visitors per page, human and AI, for a date range.');
   registerQuery(analytics, 'views', 'Page views per page, human and AI, for a date range.');
+  registerNotFound(analytics);
 }

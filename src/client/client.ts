@@ -16,6 +16,7 @@ import {
   type JobStatus,
   type UsageReport,
   type ViewsPage,
+  type NotFoundPage,
   type VisitorsPage,
   type WebhookDelivery,
 } from './types.ts';
@@ -501,6 +502,16 @@ export class FolioClient {
   /** Every page of views from `offset` on, one page per iteration. */
   allViews(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<ViewsPage, void, undefined> {
     return this.allPages((q) => this.views(q, opts), (p) => p.views.length, query);
+  }
+
+  /** GET /v1/analytics/{projectId}/not-found: one page of paths that answered 404 or 410, with exact visitors. */
+  async notFound(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<NotFoundPage> {
+    return this.request<NotFoundPage>('GET', `v1/analytics/${seg(this.project(opts))}/not-found`, { query: analyticsQuery(query), signal: opts.signal });
+  }
+
+  /** Every page of not-found paths from `offset` on, one page per iteration. */
+  allNotFound(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<NotFoundPage, void, undefined> {
+    return this.allPages((q) => this.notFound(q, opts), (p) => p.paths.length, query);
   }
 
   /**

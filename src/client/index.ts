@@ -33,6 +33,8 @@ export type {
   PathCounts,
   TrafficCounts,
   UsageReport,
+  NotFoundPage,
+  NotFoundPath,
   ViewsPage,
   VisitorsPage,
   WebhookDelivery,

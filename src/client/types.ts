@@ -9,7 +9,7 @@ import type {
   UsageReport as UsageReportSchema,
   WebhookDelivery as WebhookDeliverySchema,
 } from '../contracts/jobs.ts';
-import type { EventsResponse, ImportResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
+import type { EventsResponse, ImportResponse, NotFoundResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 
 export type Job = Static<typeof JobSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
@@ -48,6 +48,12 @@ export type VisitorsPage = Static<typeof VisitorsResponse>;
 /** GET /v1/analytics/{projectId}/views: content view events, site-wide and per path. */
 export type ViewsPage = Static<typeof ViewsResponse>;
 
+/** GET /v1/analytics/{projectId}/not-found: paths that answered 404 or 410, with exact visitors and referrers. */
+export type NotFoundPage = Static<typeof NotFoundResponse>;
+
+/** One not-found path. */
+export type NotFoundPath = NotFoundPage['paths'][number];
+
 /** Human, AI and deduplicated total counts. */
 export type TrafficCounts = VisitorsPage['totals'];
 
@@ -75,6 +81,8 @@ export interface AnalyticsEvent {
   referrer?: string;
   /** The request's Accept header (Markdown-preferring views count as AI). */
   accept?: string;
+  /** The HTTP status the page answered (100–599): 404 and 410 are not-found views, reported apart. */
+  status?: number;
 }
 
 /** POST /v1/analytics/{projectId}/events → 202. */

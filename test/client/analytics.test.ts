@@ -23,6 +23,10 @@ function events(): AnalyticsEvent[] {
   });
   out.push({ timestamp: '2025-03-12T09:00:00Z', path: '/p00', userAgent: HUMAN_UA, visitorId: 'late-visitor' });
   out.push({ timestamp: '2025-03-12T09:00:00Z', path: '/p,"quoted"', userAgent: HUMAN_UA, visitorId: 'late-visitor' });
+  // Not found: counted in no other report (the numbers above stay).
+  out.push({ timestamp: '2025-03-10T14:00:00Z', path: '/gone', userAgent: HUMAN_UA, visitorId: 'human-0', referrer: 'https://chatgpt.com/c/1', status: 404 });
+  out.push({ timestamp: '2025-03-10T15:00:00Z', path: '/gone', userAgent: AI_UA, visitorId: 'ai-gone', status: 410 });
+  out.push({ timestamp: '2025-03-10T16:00:00Z', path: '/old', userAgent: HUMAN_UA, visitorId: 'human-1', status: 404 });
   return out;
 }
 
@@ -125,6 +129,31 @@ describe('folio analytics visitors|views', () => {
     expect(all.views).toHaveLength(12);
     expect(all.totals).toEqual({ human: 78, ai: 6, total: 84 });
     expect(all.hasMore).toBe(false);
+  });
+
+  it('reads pages not found through the client and the CLI (table, JSON, CSV)', async () => {
+    const page = await client.notFound(RANGE);
+    expect(page.totals).toEqual({ human: 2, ai: 1, total: 3, views: 3 });
+    expect(page.paths.map((p) => [p.path, p.human, p.ai, p.total, p.views])).toEqual([
+      ['/gone', 1, 1, 2, 2],
+      ['/old', 1, 0, 1, 1],
+    ]);
+    expect(page.paths[0].referrers).toEqual([
+      { host: 'chatgpt.com', visitors: 1 },
+      { host: null, visitors: 1 },
+    ]);
+    const pages = [];
+    for await (const p of client.allNotFound({ ...RANGE, limit: 1 })) pages.push(p.paths.map((r) => r.path));
+    expect(pages).toEqual([['/gone'], ['/old']]);
+    const table = await runCli(['analytics', 'not-found', '--from', '2025-03-10', '--to', '2025-03-11'], cliEnv);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('Visitors who hit a missing page: 3 total (2 human, 1 AI), 3 views');
+    expect(table.stdout).toMatch(/\/gone\s+1\s+1\s+2\s+2\s+2025-03-10\s+chatgpt\.com 1, \(none\) 1/);
+    const json = JSON.parse((await runCli(['analytics', 'not-found', '--json', '--all', '--limit', '1', '--to', '2025-03-11'], cliEnv)).stdout);
+    expect(json.paths.map((p: { path: string }) => p.path)).toEqual(['/gone', '/old']);
+    const csv = (await runCli(['analytics', 'not-found', '--format', 'csv', '--to', '2025-03-11'], cliEnv)).stdout.split('\r\n');
+    expect(csv[0]).toBe('path,human,ai,total,views,first_seen,last_seen,referrers');
+    expect(csv[1]).toBe('/gone,1,1,2,2,2025-03-10T14:00:00.000Z,2025-03-10T15:00:00.000Z,"chatgpt.com 1, (none) 1"');
   });
 
   it('reports a server-side validation error on stderr', async () => {
