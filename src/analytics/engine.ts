@@ -50,6 +50,8 @@ export interface ImportColumns {
   referrer: (string | null)[] | null;
   /** The import dedupe key of every row. */
   key: BigInt64Array;
+  /** Not-found views of the batch (log lines that answered 404 or 410), as events; absent when none. */
+  notFound?: StoredEvent[];
   /**
    * No two rows share a key: the rows are in time order, so identical lines were numbered apart
    * (LineConverter) and lines of different seconds differ. The engine then skips its in-batch check.

@@ -43,11 +43,11 @@ export class ImportColumnsBuilder {
   }
 
   get length(): number {
-    return this.cols.n;
+    return this.cols.n + (this.cols.notFound?.length ?? 0);
   }
 
   get full(): boolean {
-    return this.cols.n >= this.capacity;
+    return this.cols.n + (this.cols.notFound?.length ?? 0) >= this.capacity;
   }
 
   /** Adds the converter's current line (`line`: its number, for error reports) through the pipeline. */
@@ -57,6 +57,7 @@ export class ImportColumnsBuilder {
     if (rec.ip !== '') record.ip = rec.ip;
     if (rec.referrer) record.r = rec.referrer;
     if (rec.accept) record.a = rec.accept;
+    if (conv.notFound) record.s = rec.status;
     this.addRecord(record, line, conv.key[0], conv.key[1]);
   }
 
@@ -68,6 +69,13 @@ export class ImportColumnsBuilder {
     } catch (err) {
       if (!(err instanceof Rejected)) throw err;
       return this.reject(err, line);
+    }
+    if (e.notFound) {
+      // Not-found views ride along as events (they are few): the engine stores them apart. Bots' are not kept.
+      if (e.cls > LAST_VISITOR_CODE) return;
+      const importKey = BigInt.asIntN(64, (BigInt(keyHi >>> 0) << 32n) | BigInt(keyLo >>> 0));
+      (this.cols.notFound ??= []).push({ ...e, importKey, group: 0 });
+      return;
     }
     this.push(e.ts, e.path, e.visitor, e.cls, e.agent, e.referrer, keyHi, keyLo);
   }

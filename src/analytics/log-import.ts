@@ -122,7 +122,8 @@ export async function runLogImport(engine: AnalyticsEngine, opts: LogImportOptio
           writing = writing.then(async () => {
             const { duplicates: d } = await engine.writeImport(m.columns);
             duplicates += d;
-            recorded += m.columns.n - d;
+            // Not-found views count as recorded events too (they are stored apart).
+            recorded += m.columns.n + (m.columns.notFound?.length ?? 0) - d;
             worker.postMessage({ type: 'written', first: m.identities.first, ids } satisfies MainMessage, [ids.buffer as ArrayBuffer]);
           });
           writing.catch(fail);

@@ -53,8 +53,8 @@ export const EVENTS_WIRE = wire(
   { timestamp: 'timestamp', path: 'path', userAgent: 'userAgent', ip: 'ip', visitorId: 'visitorId', referrer: 'referrer', accept: 'accept', status: 'status' },
   SOURCE.api,
 );
-/** `POST …/import` NDJSON and log lines: `{t, p, ua, ip?, v?, r?, a?, k?}` (t in ms, k the line's 16-hex content key). */
-export const IMPORT_WIRE = wire({ t: 'timestamp', p: 'path', ua: 'userAgent', ip: 'ip', v: 'visitorId', r: 'referrer', a: 'accept', k: 'key' }, SOURCE.import);
+/** `POST …/import` NDJSON and log lines: `{t, p, ua, ip?, v?, r?, a?, k?, s?}` (t in ms, k the line's 16-hex content key, s the HTTP status). */
+export const IMPORT_WIRE = wire({ t: 'timestamp', p: 'path', ua: 'userAgent', ip: 'ip', v: 'visitorId', r: 'referrer', a: 'accept', k: 'key', s: 'status' }, SOURCE.import);
 /** `POST …/collect` from the browser script: `{path, referrer?, visitorId?, status?}`; user agent, Accept and IP come from the request. */
 export const COLLECT_WIRE = wire({ path: 'path', referrer: 'referrer', visitorId: 'visitorId', status: 'status' }, SOURCE.script, {
   userAgent: 'User-Agent',

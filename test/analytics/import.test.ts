@@ -27,6 +27,8 @@ function makeLog(n: number) {
   const base = Date.UTC(2025, 4, 1);
   const lines: string[] = [];
   const ref: RefEvent[] = [];
+  /** Lines that answered 404 for a page, by humans and AI: not-found views, counted in no other report. */
+  const notFound: RefEvent[] = [];
   const skipped = { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0 };
   let crawlers = 0;
   for (let i = 0; i < n; i++) {
@@ -49,7 +51,10 @@ function makeLog(n: number) {
     else if (y < 0.24) status = 304;
     lines.push(`${ip} - - [${clf(ts)}] "${method} ${pathRaw} HTTP/1.1" ${status} 1234 "-" "${ua}"`);
     if (y < 0.1) skipped.asset++;
-    else if (y < 0.15) skipped.status++;
+    else if (y < 0.15 && status === 404) {
+      const p = pathRaw.replace(/\?.*$/, '');
+      if (ua !== CRAWLER) notFound.push({ ts, path: p, visitor: `${ip}|${ua}`, cls: ua === AI || /\.md$|llms\.txt$/.test(p) ? 'ai' : 'human' });
+    } else if (y < 0.15) skipped.status++;
     else if (y < 0.18) skipped.method++;
     else {
       const p = pathRaw.replace(/\?.*$/, '');
@@ -63,7 +68,7 @@ function makeLog(n: number) {
   lines.push(dup, dup, '');
   skipped.empty++;
   ref.push({ ts: base, path: '/docs', visitor: 'dup', cls: 'human' }, { ts: base, path: '/docs', visitor: 'dup', cls: 'human' });
-  return { text: lines.join('\n') + '\n', ref, skipped, crawlers, lines: lines.length };
+  return { text: lines.join('\n') + '\n', ref, notFound, skipped, crawlers, lines: lines.length };
 }
 
 describe('analytics import over HTTP', () => {
@@ -98,7 +103,8 @@ describe('analytics import over HTTP', () => {
     const s = JSON.parse(res.stdout);
     expect(s.linesRead).toBe(log.lines);
     expect(s.skipped).toEqual({ ...log.skipped, duplicate: 0, rejected: 0 });
-    expect(s.viewsRecorded).toBe(log.ref.length);
+    // Not-found views are recorded too (apart from page views).
+    expect(s.viewsRecorded).toBe(log.ref.length + log.notFound.length);
     expect(s.crawlers).toBe(log.crawlers);
     const expected = reference(log.ref, null, null, 'views');
     const got = await views();
@@ -108,6 +114,10 @@ describe('analytics import over HTTP', () => {
     const expectedVisitors = reference(log.ref, null, null, 'visitors');
     expect(vis.body.totals).toEqual(expectedVisitors.totals);
     expect(vis.body.visitors).toEqual(expectedVisitors.rows);
+    const missing = await server.api('GET', `/v1/analytics/${projectId}/not-found?limit=250`, { key });
+    const expectedMissing = reference(log.notFound, null, null, 'visitors');
+    expect(missing.body.totals).toEqual({ ...expectedMissing.totals, views: log.notFound.length });
+    expect(missing.body.paths.map((p: { path: string; human: number; ai: number; total: number }) => ({ path: p.path, human: p.human, ai: p.ai, total: p.total }))).toEqual(expectedMissing.rows);
   });
 
   it('changes no count when the same file is imported again, plain, gzipped or from stdin', async () => {
@@ -116,7 +126,7 @@ describe('analytics import over HTTP', () => {
     expect(again.code).toBe(0);
     const s = JSON.parse(again.stdout);
     expect(s.viewsRecorded).toBe(0);
-    expect(s.skipped.duplicate).toBe(log.ref.length);
+    expect(s.skipped.duplicate).toBe(log.ref.length + log.notFound.length);
     const stdin = await runCli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key }, log.text);
     expect(JSON.parse(stdin.stdout).viewsRecorded).toBe(0);
     await server.services.analytics.compact();
@@ -245,18 +255,18 @@ describe('analytics import directly into the analytics store (no --url)', () => 
   it(`writes ${ON_CLICKHOUSE ? 'ClickHouse (CLICKHOUSE_URL)' : 'the DuckDB file'} when no server runs, twice without double counting, and a server then reads it`, async () => {
     const first = await runCli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(first.code, first.stderr).toBe(0);
-    expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length);
+    expect(JSON.parse(first.stdout).viewsRecorded).toBe(log.ref.length + log.notFound.length);
     const second = await runCli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    expect(JSON.parse(second.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length + log.notFound.length } });
     // Gzipped, from stdin, and in small batches (visitor ids settled across batches): still nothing new.
     writeFileSync(file + '.gz', gzipSync(log.text));
     const gz = await runCli(['analytics', 'import', '--project', projectId, '--json', '--batch', '7', file + '.gz'], env);
     expect(gz.code, gz.stderr).toBe(0);
-    expect(JSON.parse(gz.stdout)).toMatchObject({ linesRead: log.lines, viewsRecorded: 0, skipped: { ...log.skipped, duplicate: log.ref.length } });
+    expect(JSON.parse(gz.stdout)).toMatchObject({ linesRead: log.lines, viewsRecorded: 0, skipped: { ...log.skipped, duplicate: log.ref.length + log.notFound.length } });
     const stdin = await runCli(['analytics', 'import', '--project', projectId, '--json', '-'], env, log.text);
     expect(stdin.code, stdin.stderr).toBe(0);
-    expect(JSON.parse(stdin.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    expect(JSON.parse(stdin.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length + log.notFound.length } });
     writeFileSync(file + '.bad.gz', 'not gzip at all');
     const badGz = await runCli(['analytics', 'import', '--project', projectId, file + '.bad.gz'], env);
     expect(badGz.code).toBe(1);
@@ -270,19 +280,21 @@ describe('analytics import directly into the analytics store (no --url)', () => 
     const expected = reference(log.ref, null, null, 'views');
     expect(got.totals).toEqual(expected.totals);
     expect(got.views).toEqual(expected.rows);
+    const missing = (await server.api('GET', `/v1/analytics/${projectId}/not-found?limit=250`, { key: await server.createKey(projectId, 'read') })).body;
+    expect(missing.totals).toEqual({ ...reference(log.notFound, null, null).totals, views: log.notFound.length });
 
     // The server's importer (string path, over HTTP) keys lines and visitors as the direct import did:
     // the same file again is all duplicates, and new lines of the same visitors are not new visitors.
     const key = await server.createKey(projectId, 'write');
     const again = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', file], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length + log.notFound.length } });
     const later = log.text.replaceAll('/2025:', '/2026:');
     const laterFile = path.join(dataDir, 'later.log');
     writeFileSync(laterFile, later);
     const more = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, '--json', laterFile], env);
     expect(more.code, more.stderr).toBe(0);
-    expect(JSON.parse(more.stdout).viewsRecorded).toBe(log.ref.length);
+    expect(JSON.parse(more.stdout).viewsRecorded).toBe(log.ref.length + log.notFound.length);
     const readKey = await server.createKey(projectId, 'read');
     const visitors = (await server.api('GET', `/v1/analytics/${projectId}/visitors?limit=250`, { key: readKey })).body;
     const shifted = log.ref.map((e) => ({ ...e, ts: e.ts + 365 * 86_400_000 }));
@@ -301,7 +313,7 @@ describe('analytics import directly into the analytics store (no --url)', () => 
     const before = await views();
     const again = await runCli(['analytics', 'import', '--project', projectId, '--json', file], env);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length } });
+    expect(JSON.parse(again.stdout)).toMatchObject({ viewsRecorded: 0, skipped: { duplicate: log.ref.length + log.notFound.length } });
     expect(await views()).toEqual(before);
     const extra = `203.0.113.77 - - [${clf(Date.UTC(2025, 4, 2, 9))}] "GET /direct/new HTTP/1.1" 200 10 "-" "${HUMAN}"\n`;
     const more = await runCli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], env, extra);

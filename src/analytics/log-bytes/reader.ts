@@ -14,7 +14,7 @@ import { AsciiBytes } from '../log-lines/code-units.ts';
 import { CombinedReader, methodIs, noReferrer } from '../log-lines/combined-format.ts';
 import { contentKeyInto } from '../log-lines/content-key.ts';
 import type { LineConverter } from '../log-lines/line-converter.ts';
-import { isDocumentPath, isSuccess } from '../log-lines/page-views.ts';
+import { isDocumentPath, isNotFoundStatus, isSuccess } from '../log-lines/page-views.ts';
 import { fnv, Interned } from './interned.ts';
 import { ipv4At } from './ipv4.ts';
 import { AgentVisitorCache, type UserAgent } from './visitor-cache.ts';
@@ -71,6 +71,8 @@ export class ByteLineImporter {
     const ts = this.combined.scan(this.bytes, s, e);
     // Not a path: the string path hands it to the pipeline, which rejects it.
     if (ts === null || b[this.combined.fields.pathStart] !== SLASH) return false;
+    // Not-found lines are few: the string path makes them not-found views.
+    if (isNotFoundStatus(this.combined.fields.status)) return false;
     this.conv.lines++;
     const path = this.pageView(b);
     if (path !== null) this.addView(b, s, e, ts, path);

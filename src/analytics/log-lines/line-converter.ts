@@ -1,5 +1,6 @@
 // Log lines into page views, one line at a time: the format's reader (combined or JSON lines), then
-// the filters (method, status, documents only), then the line's content key.
+// the filters (method, status, documents only), then the line's content key. A document that answered
+// 404 or 410 is accepted as a not-found view (`notFound`).
 import { normalizePath } from '../identity.ts';
 import { Rejected } from '../pipeline.ts';
 import { CombinedReader } from './combined-format.ts';
@@ -7,7 +8,7 @@ import { StringUnits } from './code-units.ts';
 import { contentKeyInto, Repeats } from './content-key.ts';
 import { DEFAULT_FIELDS, parseJsonLine } from './json-lines.ts';
 import { emptyRecord, type LogRecord } from './log-record.ts';
-import { isDocumentPath, isSuccess } from './page-views.ts';
+import { isDocumentPath, isNotFoundStatus, isSuccess } from './page-views.ts';
 
 export type LogFormat = 'combined' | 'json' | 'auto';
 
@@ -27,6 +28,8 @@ export class LineConverter {
   readonly errors: { line: number; code: string; error: string }[] = [];
   /** The last accepted line: its fields (path normalised), reused for the next line. */
   readonly rec: LogRecord = emptyRecord();
+  /** The last accepted line answered 404 or 410: a not-found view. */
+  notFound = false;
   /** The last accepted line's content key: [high, low]. */
   readonly key = new Int32Array(2);
   private readonly combined = new CombinedReader();
@@ -88,7 +91,9 @@ export class LineConverter {
       this.skipped.method++;
       return false;
     }
-    if (!isSuccess(rec.status)) {
+    // 404 and 410 for a document: a not-found view (stored apart); any other unsuccessful status is skipped.
+    this.notFound = isNotFoundStatus(rec.status);
+    if (!this.notFound && !isSuccess(rec.status)) {
       this.skipped.status++;
       return false;
     }

@@ -97,7 +97,7 @@ export class ClickHouseEngine extends ReadsFromQueries<ClickHouseQueries> implem
   }
 
   async writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
-    const { duplicates } = await this.write(eventsOfColumns(batch));
+    const { duplicates } = await this.write(batch.notFound?.length ? [...eventsOfColumns(batch), ...batch.notFound] : eventsOfColumns(batch));
     return { duplicates: duplicates.get(0) ?? 0 };
   }
 

@@ -104,7 +104,11 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
   }
 
   writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
-    return this.writes.run(async () => ({ duplicates: (await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++)).get(0) ?? 0 }));
+    return this.writes.run(async () => {
+      const duplicates = await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++);
+      if (batch.notFound?.length) await writeNotFound(this.writer, this.dict, batch.notFound, duplicates);
+      return { duplicates: duplicates.get(0) ?? 0 };
+    });
   }
 
   compact(): Promise<void> {
