@@ -4,13 +4,11 @@ import { DAY_MS } from '../../dates.ts';
 import { notFoundReport, referrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
-import { inList, raw, sql, type Sql } from './sql.ts';
+import { inList, raw, sql, SqlDate, type Sql } from './sql.ts';
 
 export const notFoundTable = (db: Sql) => sql`CREATE TABLE IF NOT EXISTS ${db}.not_found (
     project String, date Date, ts UInt64, path String, visitor UInt64, cls UInt8, referrer_host Nullable(String), import_key Nullable(Int64)
   ) ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, path)`;
-
-const isoDay = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
 /** Stores not-found views of humans and AI (bots' are dropped); `keep` are the indices left after import dedupe. */
 export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: StoredEvent[], keep: number[]): Promise<void> {
@@ -19,7 +17,7 @@ export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: S
     .filter((e) => e.cls <= LAST_VISITOR_CODE)
     .map((e) => ({
       project: e.projectId.toWellFormed(),
-      date: isoDay(Math.floor(e.ts / DAY_MS)),
+      date: new SqlDate(Math.floor(e.ts / DAY_MS)).iso(),
       ts: e.ts,
       path: e.path.toWellFormed(),
       visitor: e.visitor.toString(),

@@ -40,10 +40,11 @@ export async function unfoldedRows(c: ClickHouseConnection, db: Sql): Promise<nu
 export async function writeEvents(c: ClickHouseConnection, db: Sql, all: StoredEvent[]): Promise<WriteOutcome> {
   const duplicates = new Map<number, number>();
   const missing = all.filter((e) => e.notFound);
-  if (missing.length > 0) await insertNotFound(c, db, missing, await dropImported(c, db, missing, daysOf(missing), duplicates, 'not_found'));
   const events = missing.length === 0 ? all : all.filter((e) => !e.notFound);
-  if (events.length === 0) return { duplicates };
+  // Every day checked before anything is written.
   const days = daysOf(events);
+  if (missing.length > 0) await insertNotFound(c, db, missing, await dropImported(c, db, missing, daysOf(missing), duplicates, 'not_found'));
+  if (events.length === 0) return { duplicates };
   const keep = await dropImported(c, db, events, days, duplicates, 'events');
   if (keep.length === 0) return { duplicates };
   const ins = Date.now();
