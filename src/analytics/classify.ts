@@ -2,6 +2,7 @@
 // index, then training crawlers), then `isbot` for every other bot, else human. A Markdown view by a
 // human-looking client counts as AI.
 import { readFileSync } from 'node:fs';
+import { parseSourceRules, useExtraSources } from './referrer-sources.ts';
 import { isbot } from 'isbot';
 import { Memo } from '../util/memo.ts';
 import type { TrafficClass } from './traffic-class.ts';
@@ -59,7 +60,7 @@ export function parseAgentList(json: unknown, where: string): AgentEntry[] {
   });
 }
 
-/** Reads an operator's agent list from a file (FOLIO_AGENTS_FILE). */
+/** Reads an operator's agent list from a file (FOLIO_AGENTS_FILE); its `referrers`, if any, take effect at once. */
 export function readAgentsFile(file: string): AgentEntry[] {
   let text: string;
   try {
@@ -73,7 +74,9 @@ export function readAgentsFile(file: string): AgentEntry[] {
   } catch {
     throw new Error(`FOLIO_AGENTS_FILE ${file} is not valid JSON.`);
   }
-  return parseAgentList(json, `FOLIO_AGENTS_FILE ${file}`);
+  const agents = parseAgentList(json, `FOLIO_AGENTS_FILE ${file}`);
+  useExtraSources(parseSourceRules(json, `FOLIO_AGENTS_FILE ${file}`));
+  return agents;
 }
 
 /**

@@ -3,6 +3,7 @@
 import type { Range } from './dates.ts';
 
 import type { ClassCode } from './traffic-class.ts';
+import { SOURCE_CLASSES, type SourceClass } from './referrer-sources.ts';
 
 export const SOURCE = { api: 1, script: 2, import: 3 } as const;
 
@@ -133,11 +134,41 @@ export interface NotFoundReport {
 /** Referrers listed per not-found path, at most. */
 export const NOT_FOUND_REFERRERS = 5;
 
-/** A referrer as stored with a not-found view: its host, lower case, or null (none, or not a URL). */
+/** A referrer URL's host, lower case: what is stored of a referrer (null: none, or not a URL). */
 export function referrerHost(referrer: string | null): string | null {
   if (referrer === null) return null;
-  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(\[[^\]]*\]|[^:/?#]+)/i.exec(referrer);
+  const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?([^:/?#]+)/i.exec(referrer);
   return m ? m[1].toLowerCase().slice(0, 255) : null;
+}
+
+/** The host of a stored referrer: events keep the host already (the pipeline cuts it); a whole URL is read for its host. */
+export function storedReferrerHost(referrer: string | null): string | null {
+  return referrer !== null && referrer.includes('://') ? referrerHost(referrer) : referrer;
+}
+
+/** The SQL pattern both engines read a stored whole-URL referrer's host with (as referrerHost does). */
+export const REFERRER_HOST_PATTERN = '^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^@/?#]*@)?([^:/?#]+)';
+
+/** Referring hosts by class and by host, with exact visitors, and the share of humans sent by AI answers per day. */
+export interface ReferrersReport {
+  /** Distinct visitors per class of source (`other`: hosts on no list; readers with no referrer are left out). */
+  classes: (Counts & { source: SourceClass })[];
+  rows: (Counts & { host: string; source: SourceClass })[];
+  hasMore: boolean;
+  /** Per UTC day: distinct human visitors, and those of them who came from an AI assistant's answer. */
+  aiShare: { start: number; humans: number; fromAiAssistant: number }[];
+}
+
+/** The referrers report from an engine's three queries (both engines answer in the same columns; page rows in order). */
+export function referrersReport(classRows: Record<string, unknown>[], pageRows: Record<string, unknown>[], dayRows: Record<string, unknown>[], page: Page): ReferrersReport {
+  const counts = (r: Record<string, unknown>): Counts => ({ human: count(r.human), ai: count(r.ai), total: count(r.total) });
+  const bySource = new Map(classRows.map((r) => [String(r.source), counts(r)]));
+  return {
+    classes: SOURCE_CLASSES.map((source) => ({ source, ...(bySource.get(source) ?? { human: 0, ai: 0, total: 0 }) })),
+    rows: pageRows.slice(0, page.limit).map((r) => ({ host: String(r.host), source: String(r.source) as SourceClass, ...counts(r) })),
+    hasMore: pageRows.length > page.limit,
+    aiShare: dayRows.map((r) => ({ start: count(r.day) * 86_400_000, humans: count(r.humans), fromAiAssistant: count(r.from_ai) })),
+  };
 }
 
 /** A row of an engine's not-found query: a path's counts (position, first_seen, last_seen) and one referring host of it. */
@@ -196,6 +227,8 @@ export interface AnalyticsEngine {
   agents(projectId: string, range: Range): Promise<AgentRow[]>;
   /** Paths that answered not found, with exact visitors, in the visitors report's order. */
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport>;
+  /** Referring hosts of page views, classed, with exact visitors (total descending, then host). */
+  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport>;
   /** Folds recently written rows into the query layout. Safe to call any time. */
   compact(): Promise<void>;
   /** Rows written since the last compaction. */
@@ -206,7 +239,7 @@ export interface AnalyticsEngine {
 }
 
 /** The reads of an engine, which each engine answers with its queries object (engines/<name>/queries.ts). */
-export type EngineReads = Pick<AnalyticsEngine, 'visitors' | 'views' | 'timeseries' | 'agents' | 'notFound'>;
+export type EngineReads = Pick<AnalyticsEngine, 'visitors' | 'views' | 'timeseries' | 'agents' | 'notFound' | 'referrers'>;
 
 /** The engines' common base: their reads go to `queries`. */
 export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineReads {
@@ -234,5 +267,9 @@ export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineR
 
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport> {
     return this.queries.notFound(projectId, range, page);
+  }
+
+  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport> {
+    return this.queries.referrers(projectId, range, page);
   }
 }

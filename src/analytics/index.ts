@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Range } from './dates.ts';
-import type { AgentRow, AnalyticsEngine, NotFoundReport, Page, PagedCounts, TimeseriesPoint } from './engine.ts';
+import type { AgentRow, AnalyticsEngine, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from './engine.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
@@ -65,6 +65,8 @@ export interface Analytics {
   agents(projectId: string, range: Range): Promise<AgentRow[]>;
   /** Paths that answered not found (404/410), with exact visitors; never counted in the reports above. */
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport>;
+  /** Referring hosts of page views, classed (AI assistants, search, social, other), with exact visitors. */
+  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport>;
   compact(): Promise<void>;
   /** Deletes events older than config.analytics.retentionDays (no-op when 0). */
   applyRetention(now?: number): Promise<void>;
@@ -180,6 +182,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),
     agents: (projectId, range) => engine.agents(projectId, range),
     notFound: (projectId, range, page) => engine.notFound(projectId, range, page),
+    referrers: (projectId, range, page) => engine.referrers(projectId, range, page),
     compact: maintenance.compact,
     applyRetention: maintenance.applyRetention,
     async close() {

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { Memo } from '../util/memo.ts';
 import { classify } from './classify.ts';
 import { parseInstant } from './dates.ts';
-import { SOURCE } from './engine.ts';
+import { referrerHost, SOURCE } from './engine.ts';
 import { CLASS_CODE } from './traffic-class.ts';
 import { normalizePath } from './identity.ts';
 import type { PendingEvent } from './writer.ts';
@@ -134,6 +134,15 @@ function text(v: unknown, name: string, limit: number, controlCode: string | nul
   if (v.length > limit) throw new Rejected('field_too_long', `"${name}" is longer than ${limit} characters.`);
   if (controlCode !== null && CONTROL.test(v)) throw new Rejected(controlCode, `"${name}" must not contain control characters.`);
   return v;
+}
+
+/** Referrers seen recently → their hosts (a few sources send most readers). */
+const referrerMemo = new Memo<string, string | null>(20_000);
+
+function hostOfReferrer(referrer: string): string | null {
+  let host = referrerMemo.get(referrer);
+  if (host === undefined) referrerMemo.set(referrer, (host = referrerHost(referrer)));
+  return host;
 }
 
 /** Days of canonical ISO times seen (`YYYY-MM-DD` → ms): batches, even out of order, share a few days. */
@@ -271,7 +280,8 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   }
   if (visitorId === undefined && ip === undefined) throw new Rejected('missing_identity', `Send "${n.ip ?? 'ip'}" or "${n.visitorId}" so the visitor can be counted.`);
   const ts = present(f.timestamp) ? timestampOf(f.timestamp, n.timestamp!, now) : now;
-  const referrer = present(f.referrer) ? text(f.referrer, n.referrer!, LIMITS.referrer) : null;
+  // Only the referrer's host is kept (no path or query string of another site).
+  const referrer = present(f.referrer) ? hostOfReferrer(text(f.referrer, n.referrer!, LIMITS.referrer)) : null;
   const accept = present(f.accept) ? text(f.accept, n.accept!, LIMITS.accept) : undefined;
   let importKey: bigint | null = null;
   if (present(f.key)) {

@@ -132,6 +132,34 @@ export const NotFoundResponse = Type.Object(
 );
 export type NotFoundResponse = Static<typeof NotFoundResponse>;
 
+const Source = Type.Union([Type.Literal('ai_assistant'), Type.Literal('search'), Type.Literal('social'), Type.Literal('other')], {
+  description: 'ai_assistant: answers of AI assistants (chatgpt.com, perplexity.ai, claude.ai, …); search; social; other: any other host.',
+});
+
+export const ReferrersResponse = Type.Object(
+  {
+    classes: Type.Array(
+      Type.Object({ source: Source, human: Type.Integer(), ai: Type.Integer(), total: Type.Integer({ description: 'Distinct visitors, human and AI deduplicated.' }) }),
+      { description: 'Distinct visitors sent by each class of source, every class listed (readers without a referrer are in none).' },
+    ),
+    referrers: Type.Array(
+      Type.Object({ host: Type.String(), source: Source, human: Type.Integer(), ai: Type.Integer(), total: Type.Integer() }),
+      { description: 'Referring hosts, ordered by total descending, then host ascending.' },
+    ),
+    hasMore: Type.Boolean({ description: 'True exactly when more hosts exist past offset + limit.' }),
+    aiShare: Type.Array(
+      Type.Object({
+        start: Type.String({ format: 'date-time', description: 'The UTC day.' }),
+        humans: Type.Integer({ description: 'Distinct human visitors that day.' }),
+        fromAiAssistant: Type.Integer({ description: 'Of them, those who arrived from an AI assistant answer.' }),
+      }),
+      { description: 'Per UTC day with human visitors, the humans sent by AI answers (the share is fromAiAssistant / humans).' },
+    ),
+  },
+  { $id: 'Referrers', title: 'Referrers' },
+);
+export type ReferrersResponse = Static<typeof ReferrersResponse>;
+
 export const EventsBody = Type.Object(
   {
     events: Type.Array(Type.Unknown(), {

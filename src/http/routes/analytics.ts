@@ -16,6 +16,7 @@ import {
   ImportResponse,
   LogImportQuery,
   NotFoundResponse,
+  ReferrersResponse,
   PagedQuery,
   RangeQuery,
   TimeseriesQuery,
@@ -136,6 +137,27 @@ const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
 /** Who is not a page view: AI agents and crawlers, and visits to pages that were not found. */
 const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
   const { analytics } = app;
+
+  app.get(
+    '/v1/analytics/:projectId/referrers',
+    {
+      schema: {
+        tags,
+        summary: 'Where readers come from',
+        description:
+          'Referring hosts of page views with exact distinct visitors (human, AI, total), each classed ai_assistant, search, social or other by the source list (extendable with FOLIO_AGENTS_FILE), the same per class, and per UTC day the human visitors and how many of them arrived from an AI answer. Only the referrer\'s host is stored.',
+        params: ProjectParams,
+        querystring: PagedQuery,
+        response: { 200: ReferrersResponse, ...errorResponses(400, 401, 403, 429) },
+      },
+      config: ACCESS.read,
+    },
+    async (request, reply) => {
+      const range = await rangeOf(app.analyticsReads, request, reply);
+      const r = await analytics.referrers(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
+      return { classes: r.classes, referrers: r.rows, hasMore: r.hasMore, aiShare: r.aiShare.map((d) => ({ ...d, start: new Date(d.start).toISOString() })) };
+    },
+  );
 
   app.get(
     '/v1/analytics/:projectId/not-found',

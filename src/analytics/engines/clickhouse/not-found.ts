@@ -1,7 +1,7 @@
 // Not-found views on ClickHouse: stored raw in their own table (never page views), counted exactly
 // per path with uniqExact. Written for ClickHouse 18.16 and current releases alike (no window functions).
 import { DAY_MS } from '../../dates.ts';
-import { notFoundReport, referrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
+import { notFoundReport, storedReferrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { inList, raw, sql, SqlDate, type Sql } from './sql.ts';
@@ -22,7 +22,7 @@ export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: S
       path: e.path.toWellFormed(),
       visitor: e.visitor.toString(),
       cls: e.cls,
-      referrer_host: referrerHost(e.referrer)?.toWellFormed() ?? null,
+      referrer_host: storedReferrerHost(e.referrer)?.toWellFormed() ?? null,
       import_key: e.importKey === null ? null : e.importKey.toString(),
     }));
   if (values.length > 0) await c.insert(`${db.text}.not_found`, values);

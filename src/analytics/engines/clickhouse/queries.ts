@@ -3,8 +3,9 @@
 // a day, views, the time series and the agents report read the per-day tables and raw events.
 // Counting is exact (uniqExact, never uniq).
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
-import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
+import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from '../../engine.ts';
 import { queryNotFound } from './not-found.ts';
+import { queryReferrers } from './referrers.ts';
 import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { join, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
@@ -174,6 +175,10 @@ export class ClickHouseQueries {
 
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport> {
     return queryNotFound(this.c, this.db, sql`project = ${projectId} AND ${tsCond(range.from, range.to)}`, page);
+  }
+
+  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport> {
+    return queryReferrers(this.c, this.db, sql`project = ${projectId} AND ${tsCond(range.from, range.to)}`, page);
   }
 
   async agents(projectId: string, range: Range): Promise<AgentRow[]> {

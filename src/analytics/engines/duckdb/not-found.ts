@@ -3,7 +3,7 @@
 // first-seen layout of the page-view reports is not needed here.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS, type Range } from '../../dates.ts';
-import { notFoundReport, referrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
+import { notFoundReport, storedReferrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type Pool } from './state.ts';
 
@@ -34,7 +34,7 @@ export async function writeNotFound(w: DuckDBConnection, dict: Dictionaries, eve
     ap.appendVarchar(e.path);
     ap.appendBigInt(e.visitor);
     ap.appendUTinyInt(e.cls);
-    const host = referrerHost(e.referrer);
+    const host = storedReferrerHost(e.referrer);
     if (host === null) ap.appendNull();
     else ap.appendVarchar(host);
     if (e.importKey === null) ap.appendNull();

@@ -1,8 +1,9 @@
 // Every read of the DuckDB store: the visitors and views queries (first-seen day layout, plus raw events
 // at partial-day edges and the rows not compacted yet, NEW_ROWS), the time series and the agents report.
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
-import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, TimeseriesPoint } from '../../engine.ts';
+import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from '../../engine.ts';
 import { queryNotFound } from './not-found.ts';
+import { queryReferrers } from './referrers.ts';
 import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { NEW_ROWS } from './writes.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
@@ -181,6 +182,10 @@ export class DuckDbQueries {
 
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport> {
     return queryNotFound(this.readers, this.dict, projectId, range, page);
+  }
+
+  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport> {
+    return queryReferrers(this.readers, this.dict, projectId, range, page);
   }
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */

@@ -1,0 +1,49 @@
+// Where readers come from, by the referring host: answers of AI assistants (ai_assistant), search
+// engines, social sites, or other. The list is agents.json's `referrers` plus the operator's in
+// FOLIO_AGENTS_FILE (checked first); a host matches itself and its subdomains. The engines turn it
+// into their SQL (a host is a plain name: letters, digits, dots and dashes, so it is safe as a literal).
+import { readFileSync } from 'node:fs';
+
+export const SOURCE_CLASSES = ['ai_assistant', 'search', 'social', 'other'] as const;
+export type SourceClass = (typeof SOURCE_CLASSES)[number];
+
+export interface SourceRule {
+  host: string;
+  category: Exclude<SourceClass, 'other'>;
+}
+
+const HOST = /^[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9](?:[a-z0-9-]{0,62}))+$/;
+
+/** Checks a `referrers` list ({referrers: [...]}, optional); throws an Error with one clear sentence. */
+export function parseSourceRules(json: unknown, where: string): SourceRule[] {
+  const list = (json as { referrers?: unknown })?.referrers;
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || list.length > 10_000) throw new Error(`${where}: "referrers" must be a list of at most 10,000 {host, category}.`);
+  return list.map((raw, i) => {
+    const r = raw as Partial<SourceRule>;
+    if (typeof r?.host !== 'string' || !HOST.test(r.host)) throw new Error(`${where}: referrers[${i}].host must be a host name in lower case, such as chatgpt.com.`);
+    if (!SOURCE_CLASSES.slice(0, 3).includes(r.category as SourceClass)) throw new Error(`${where}: referrers[${i}].category must be ai_assistant, search or social.`);
+    return { host: r.host, category: r.category as SourceRule['category'] };
+  });
+}
+
+const BUILT_IN = parseSourceRules(JSON.parse(readFileSync(new URL('./agents.json', import.meta.url), 'utf8')), 'agents.json');
+
+let rules: readonly SourceRule[] = BUILT_IN;
+
+/** The rules in force: the operator's first (so they can reclassify a host), then the built-in ones. */
+export function sourceRules(): readonly SourceRule[] {
+  return rules;
+}
+
+/** Adds the operator's rules (FOLIO_AGENTS_FILE). */
+export function useExtraSources(extra: readonly SourceRule[]): void {
+  rules = [...extra, ...BUILT_IN];
+}
+
+/** The class of a referring host (null: no referrer, which is "other" too). */
+export function sourceClass(host: string | null): SourceClass {
+  if (host === null) return 'other';
+  for (const r of rules) if (host === r.host || host.endsWith(`.${r.host}`)) return r.category;
+  return 'other';
+}
