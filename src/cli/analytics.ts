@@ -1,4 +1,4 @@
-// `folio analytics import|visitors|views|not-found`: access logs in (analytics-import.ts does the work), unique
+// `folio analytics import|visitors|views|not-found|referrers`: access logs in (analytics-import.ts does the work), unique
 // visitors and page views out through the typed client.
 import { Option, type Command } from 'commander';
 import type { NotFoundPage, NotFoundPath, PathCounts, TrafficCounts } from '../client/types.ts';
@@ -146,9 +146,26 @@ function registerNotFound(analytics: Command): void {
     });
 }
 
+/** `referrers`: where readers come from, by class and by host, as a table, JSON or CSV (one page). */
+function registerReferrers(analytics: Command): void {
+  pagedReport(analytics.command('referrers'))
+    .description('Referring hosts with their visitors, classed as AI assistants, search, social or other (JSON adds the humans sent by AI answers per day).')
+    .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
+      if (o.all) throw new UsageError('folio analytics referrers reads one page: use --limit and --offset.');
+      const page = await clientFor(o).referrers({ dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset });
+      const format: Format = o.format ?? (o.json ? 'json' : 'table');
+      if (format === 'json') return writeJson(process.stdout, page);
+      if (format === 'csv') return void process.stdout.write(csv(['host', 'source', 'human', 'ai', 'total'], page.referrers.map((r) => [r.host, r.source, r.human, r.ai, r.total])));
+      for (const c of page.classes) write(process.stdout, `${c.source}: ${c.total} visitors (${c.human} human, ${c.ai} AI)\n`);
+      write(process.stdout, table(page.referrers.map((r) => ({ HOST: r.host, SOURCE: r.source, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) })), ['HUMAN', 'AI', 'TOTAL']));
+      if (page.hasMore) write(process.stderr, `More rows: --offset ${(o.offset ?? 0) + (o.limit ?? page.referrers.length)}`);
+    });
+}
+
 export function register(analytics: Command): void {
   registerImport(analytics);
   registerQuery(analytics, 'visitors', 'Unique visitors per page, human and AI, for a date range.');
   registerQuery(analytics, 'views', 'Page views per page, human and AI, for a date range.');
   registerNotFound(analytics);
+  registerReferrers(analytics);
 }

@@ -17,6 +17,7 @@ import {
   type UsageReport,
   type ViewsPage,
   type NotFoundPage,
+  type ReferrersPage,
   type VisitorsPage,
   type WebhookDelivery,
 } from './types.ts';
@@ -512,6 +513,11 @@ export class FolioClient {
   /** Every page of not-found paths from `offset` on, one page per iteration. */
   allNotFound(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<NotFoundPage, void, undefined> {
     return this.allPages((q) => this.notFound(q, opts), (p) => p.paths.length, query);
+  }
+
+  /** GET /v1/analytics/{projectId}/referrers: one page of referring hosts, with the classes and the AI-answer share per day. */
+  async referrers(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<ReferrersPage> {
+    return this.request<ReferrersPage>('GET', `v1/analytics/${seg(this.project(opts))}/referrers`, { query: analyticsQuery(query), signal: opts.signal });
   }
 
   /**

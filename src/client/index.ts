@@ -35,6 +35,7 @@ export type {
   UsageReport,
   NotFoundPage,
   NotFoundPath,
+  ReferrersPage,
   ViewsPage,
   VisitorsPage,
   WebhookDelivery,

@@ -9,7 +9,7 @@ import type {
   UsageReport as UsageReportSchema,
   WebhookDelivery as WebhookDeliverySchema,
 } from '../contracts/jobs.ts';
-import type { EventsResponse, ImportResponse, NotFoundResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
+import type { EventsResponse, ImportResponse, NotFoundResponse, ReferrersResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 
 export type Job = Static<typeof JobSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
@@ -53,6 +53,9 @@ export type NotFoundPage = Static<typeof NotFoundResponse>;
 
 /** One not-found path. */
 export type NotFoundPath = NotFoundPage['paths'][number];
+
+/** GET /v1/analytics/{projectId}/referrers: referring hosts, classed, and the humans sent by AI answers per day. */
+export type ReferrersPage = Static<typeof ReferrersResponse>;
 
 /** Human, AI and deduplicated total counts. */
 export type TrafficCounts = VisitorsPage['totals'];

@@ -24,6 +24,7 @@ function events(): AnalyticsEvent[] {
   out.push({ timestamp: '2025-03-12T09:00:00Z', path: '/p00', userAgent: HUMAN_UA, visitorId: 'late-visitor' });
   out.push({ timestamp: '2025-03-12T09:00:00Z', path: '/p,"quoted"', userAgent: HUMAN_UA, visitorId: 'late-visitor' });
   // Not found: counted in no other report (the numbers above stay).
+  out[0].referrer = 'https://chatgpt.com/c/2?x=1'; // human-0 on /p00 came from an AI answer
   out.push({ timestamp: '2025-03-10T14:00:00Z', path: '/gone', userAgent: HUMAN_UA, visitorId: 'human-0', referrer: 'https://chatgpt.com/c/1', status: 404 });
   out.push({ timestamp: '2025-03-10T15:00:00Z', path: '/gone', userAgent: AI_UA, visitorId: 'ai-gone', status: 410 });
   out.push({ timestamp: '2025-03-10T16:00:00Z', path: '/old', userAgent: HUMAN_UA, visitorId: 'human-1', status: 404 });
@@ -154,6 +155,18 @@ describe('folio analytics visitors|views', () => {
     const csv = (await runCli(['analytics', 'not-found', '--format', 'csv', '--to', '2025-03-11'], cliEnv)).stdout.split('\r\n');
     expect(csv[0]).toBe('path,human,ai,total,views,first_seen,last_seen,referrers');
     expect(csv[1]).toBe('/gone,1,1,2,2,2025-03-10T14:00:00.000Z,2025-03-10T15:00:00.000Z,"chatgpt.com 1, (none) 1"');
+  });
+
+  it('reads referrers through the client and the CLI', async () => {
+    const page = await client.referrers(RANGE);
+    expect(page.referrers).toEqual([{ host: 'chatgpt.com', source: 'ai_assistant', human: 1, ai: 0, total: 1 }]);
+    expect(page.classes.find((c) => c.source === 'ai_assistant')).toEqual({ source: 'ai_assistant', human: 1, ai: 0, total: 1 });
+    const table = await runCli(['analytics', 'referrers', '--from', '2025-03-10', '--to', '2025-03-11'], cliEnv);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain('ai_assistant: 1 visitors (1 human, 0 AI)');
+    expect(table.stdout).toMatch(/chatgpt\.com\s+ai_assistant\s+1\s+0\s+1/);
+    const csv = (await runCli(['analytics', 'referrers', '--format', 'csv', '--from', '2025-03-10', '--to', '2025-03-11'], cliEnv)).stdout.split('\r\n');
+    expect(csv.slice(0, 2)).toEqual(['host,source,human,ai,total', 'chatgpt.com,ai_assistant,1,0,1']);
   });
 
   it('reports a server-side validation error on stderr', async () => {
