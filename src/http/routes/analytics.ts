@@ -6,6 +6,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import type { TSchema } from 'typebox';
 import type { AnalyticsReadLimit } from '../../analytics/read-limit.ts';
 import { ApiError, badRequest, rateLimitHeaders } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
@@ -72,6 +73,14 @@ async function rangeOf(
   return range;
 }
 
+/** A report's route options: read access, the project in the path, `query`, its answer and the usual refusals. */
+function reportRoute<Q extends TSchema, R extends TSchema>(summary: string, description: string, querystring: Q, response: R) {
+  return {
+    schema: { tags, summary, description, params: ProjectParams, querystring, response: { 200: response, ...errorResponses(400, 401, 403, 429) } },
+    config: ACCESS.read,
+  };
+}
+
 /** The two per-path counts: distinct visitors, and page views. Same parameters, same order. */
 const PATH_COUNTS = {
   visitors: {
@@ -94,10 +103,7 @@ const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
     const { summary, description, response } = PATH_COUNTS[metric];
     app.get(
       `/v1/analytics/:projectId/${metric}`,
-      {
-        schema: { tags, summary, description, params: ProjectParams, querystring: PagedQuery, response: { 200: response, ...errorResponses(400, 401, 403, 429) } },
-        config: ACCESS.read,
-      },
+      reportRoute(summary, description, PagedQuery, response),
       async (request, reply) => {
         const range = await rangeOf(app.analyticsReads, request, reply);
         const { totals, rows, hasMore } = await analytics[metric](request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
@@ -108,17 +114,12 @@ const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/analytics/:projectId/timeseries',
-    {
-      schema: {
-        tags,
-        summary: 'Visitors over time',
-        description: 'Distinct human and AI visitors and page views per UTC day or hour, for charts. `interval=hour` needs both bounds, at most 31 days apart.',
-        params: ProjectParams,
-        querystring: TimeseriesQuery,
-        response: { 200: TimeseriesResponse, ...errorResponses(400, 401, 403, 429) },
-      },
-      config: ACCESS.read,
-    },
+    reportRoute(
+      'Visitors over time',
+      'Distinct human and AI visitors and page views per UTC day or hour, for charts. `interval=hour` needs both bounds, at most 31 days apart.',
+      TimeseriesQuery,
+      TimeseriesResponse,
+    ),
     async (request, reply) => {
       const range = await rangeOf(app.analyticsReads, request, reply, (r) => {
         if (request.query.interval === 'hour' && (r.from === null || r.to === null || r.to - r.from > MAX_HOUR_RANGE_MS)) {
@@ -140,18 +141,12 @@ const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/analytics/:projectId/referrers',
-    {
-      schema: {
-        tags,
-        summary: 'Where readers come from',
-        description:
-          'Referring hosts of page views with exact distinct visitors (human, AI, total), each classed ai_assistant, search, social or other by the source list (extendable with FOLIO_AGENTS_FILE), the same per class, and per UTC day the human visitors and how many of them arrived from an AI answer. Only the referrer\'s host is stored.',
-        params: ProjectParams,
-        querystring: PagedQuery,
-        response: { 200: ReferrersResponse, ...errorResponses(400, 401, 403, 429) },
-      },
-      config: ACCESS.read,
-    },
+    reportRoute(
+      'Where readers come from',
+      'Referring hosts of page views with exact distinct visitors (human, AI, total), each classed ai_assistant, search, social or other by the source list (extendable with FOLIO_AGENTS_FILE), the same per class, and per UTC day the human visitors and how many of them arrived from an AI answer. Only the referrer\'s host is stored.',
+      PagedQuery,
+      ReferrersResponse,
+    ),
     async (request, reply) => {
       const range = await rangeOf(app.analyticsReads, request, reply);
       const r = await analytics.referrers(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
@@ -161,18 +156,12 @@ const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/analytics/:projectId/not-found',
-    {
-      schema: {
-        tags,
-        summary: 'Pages not found',
-        description:
-          'Paths that answered 404 or 410 (events and collect calls with `status`), with exact distinct visitors split into human and AI, views, first and last seen, and the top referring hosts. Such views count in no other report. Same `dateFrom`/`dateTo`/`limit`/`offset` rules and order as the visitors operation.',
-        params: ProjectParams,
-        querystring: PagedQuery,
-        response: { 200: NotFoundResponse, ...errorResponses(400, 401, 403, 429) },
-      },
-      config: ACCESS.read,
-    },
+    reportRoute(
+      'Pages not found',
+      'Paths that answered 404 or 410 (events and collect calls with `status`), with exact distinct visitors split into human and AI, views, first and last seen, and the top referring hosts. Such views count in no other report. Same `dateFrom`/`dateTo`/`limit`/`offset` rules and order as the visitors operation.',
+      PagedQuery,
+      NotFoundResponse,
+    ),
     async (request, reply) => {
       const range = await rangeOf(app.analyticsReads, request, reply);
       const r = await analytics.notFound(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
@@ -183,17 +172,12 @@ const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get(
     '/v1/analytics/:projectId/agents',
-    {
-      schema: {
-        tags,
-        summary: 'AI agents and crawlers',
-        description: 'Distinct visitors and views per agent: AI assistants and coding agents (category ai), search and training crawlers, other bots.',
-        params: ProjectParams,
-        querystring: RangeQuery,
-        response: { 200: AgentsResponse, ...errorResponses(400, 401, 403, 429) },
-      },
-      config: ACCESS.read,
-    },
+    reportRoute(
+      'AI agents and crawlers',
+      'Distinct visitors and views per agent: AI assistants and coding agents (category ai), search and training crawlers, other bots.',
+      RangeQuery,
+      AgentsResponse,
+    ),
     async (request, reply) => {
       const range = await rangeOf(app.analyticsReads, request, reply);
       return { agents: await analytics.agents(request.params.projectId, range) };
