@@ -1,18 +1,16 @@
 // The dashboard's new parts in a real browser: code-change triggers in the project settings (secret
 // shown once, watched repositories and filters saved, deliveries listed with their outcome) and keys
 // that cover many projects on the API keys page.
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { setUp, OWNER } from '../dashboard/session.ts';
+import { setUp } from '../dashboard/session.ts';
+import { ensureDashboardBuilt, screenshotsDir, signedInPage } from './helpers.ts';
 import { sendGitHub } from '../fixtures/code-host-sender.ts';
 
-const SHOTS = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
+const SHOTS = screenshotsDir();
 
 let server: TestServer;
 let browser: Browser;
@@ -23,25 +21,14 @@ let c: string;
 const errors: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(path.resolve('web/dist/index.html'))) {
-    execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
-  }
-  mkdirSync(SHOTS, { recursive: true });
+  ensureDashboardBuilt();
   server = await startTestServer({ workers: 0 });
   await setUp(server);
   a = await server.createProject({ name: 'Docs A' });
   b = await server.createProject({ name: 'Docs B' });
   c = await server.createProject({ name: 'Docs C' });
   browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: 'UTC', locale: 'en-GB' });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (err) => errors.push(err.message));
-  await page.goto(`${server.url}/login`);
-  await page.getByLabel('Email').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL('**/projects');
+  page = await signedInPage(browser, server, { width: 1280, height: 900 }, errors);
 }, 120_000);
 
 afterAll(async () => {

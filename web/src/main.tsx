@@ -11,6 +11,7 @@ import { KeysPage } from './pages/keys.tsx';
 import { JobsPage } from './pages/jobs.tsx';
 import { JobPage } from './pages/job.tsx';
 import { AnalyticsPage } from './pages/analytics.tsx';
+import { InsightsPage } from './pages/insights.tsx';
 import { UsagePage } from './pages/usage.tsx';
 import './styles.css';
 
@@ -77,6 +78,7 @@ function App() {
 const PROJECT_TABS = [
   ['jobs', 'Agent jobs'],
   ['analytics', 'Analytics'],
+  ['insights', 'Insights'],
   ['usage', 'Usage'],
   ['keys', 'API keys'],
   ['settings', 'Settings'],
@@ -92,6 +94,7 @@ function Shell({ session, path, onSignOut }: { session: Session; path: string; o
   else if ((m = match('/projects/:id/jobs', path))) page = <JobsPage projectId={m.id} session={session} />;
   else if ((m = match('/projects/:id/jobs/:jobId', path))) page = <JobPage projectId={m.id} jobId={m.jobId} />;
   else if ((m = match('/projects/:id/analytics', path))) page = <AnalyticsPage projectId={m.id} />;
+  else if ((m = match('/projects/:id/insights', path))) page = <InsightsPage projectId={m.id} />;
   else if ((m = match('/projects/:id/usage', path))) page = <UsagePage projectId={m.id} />;
   else if ((m = match('/projects/:id/keys', path))) page = <KeysPage projectId={m.id} />;
   else if ((m = match('/projects/:id/settings', path)))
