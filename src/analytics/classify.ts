@@ -3,6 +3,7 @@
 // human-looking client counts as AI.
 import { readFileSync } from 'node:fs';
 import { parseSourceRules, useExtraSources } from './referrer-sources.ts';
+import { AGENT_LIST } from './agent-list.ts';
 import { isbot } from 'isbot';
 import { Memo } from '../util/memo.ts';
 import type { TrafficClass } from './traffic-class.ts';
@@ -27,7 +28,7 @@ const CATEGORY_ORDER: readonly AgentCategory[] = ['ai_answer', 'search', 'traini
 const CLASS_OF: Record<AgentCategory, TrafficClass> = { ai_answer: 'ai', search: 'search', training: 'training' };
 
 export const AGENTS: readonly AgentEntry[] = Object.freeze(
-  (JSON.parse(readFileSync(new URL('./agents.json', import.meta.url), 'utf8')) as { agents: AgentEntry[] }).agents,
+  (AGENT_LIST as { agents: AgentEntry[] }).agents,
 );
 
 type Compiled = AgentEntry & { re: RegExp };

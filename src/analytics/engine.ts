@@ -159,6 +159,9 @@ export interface ReferrersReport {
   aiShare: { start: number; humans: number; fromAiAssistant: number }[];
 }
 
+/** A count as an engine's row holds it (a number, a bigint or a numeric string). */
+const count = (v: unknown) => Number(v ?? 0);
+
 /** The referrers report from an engine's three queries (both engines answer in the same columns; page rows in order). */
 export function referrersReport(classRows: Record<string, unknown>[], pageRows: Record<string, unknown>[], dayRows: Record<string, unknown>[], page: Page): ReferrersReport {
   const counts = (r: Record<string, unknown>): Counts => ({ human: count(r.human), ai: count(r.ai), total: count(r.total) });
@@ -173,8 +176,6 @@ export function referrersReport(classRows: Record<string, unknown>[], pageRows: 
 
 /** A row of an engine's not-found query: a path's counts (position, first_seen, last_seen) and one referring host of it. */
 type NotFoundQueryRow = Record<string, unknown>;
-
-const count = (v: unknown) => Number(v ?? 0);
 
 /**
  * The not-found report from an engine's two queries (both engines answer in the same columns): the

@@ -2,7 +2,7 @@
 // engines, social sites, or other. The list is agents.json's `referrers` plus the operator's in
 // FOLIO_AGENTS_FILE (checked first); a host matches itself and its subdomains. The engines turn it
 // into their SQL (a host is a plain name: letters, digits, dots and dashes, so it is safe as a literal).
-import { readFileSync } from 'node:fs';
+import { AGENT_LIST } from './agent-list.ts';
 
 export const SOURCE_CLASSES = ['ai_assistant', 'search', 'social', 'other'] as const;
 export type SourceClass = (typeof SOURCE_CLASSES)[number];
@@ -27,7 +27,7 @@ export function parseSourceRules(json: unknown, where: string): SourceRule[] {
   });
 }
 
-const BUILT_IN = parseSourceRules(JSON.parse(readFileSync(new URL('./agents.json', import.meta.url), 'utf8')), 'agents.json');
+const BUILT_IN = parseSourceRules(AGENT_LIST, 'agents.json');
 
 let rules: readonly SourceRule[] = BUILT_IN;
 

@@ -4,10 +4,10 @@ import { useEffect, useRef } from 'react';
 import { Chart, type ChartConfiguration, CategoryScale, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
 import type { Interval, SeriesPoint } from '../api.ts';
 import { Table } from '../tables.tsx';
+import { DAY } from '../dates.ts';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, CategoryScale, Legend, Tooltip, Filler);
 
-export const DAY = 86_400_000;
 
 /** One point per bucket of the range, zero where the API has none. */
 export function fillSeries(series: SeriesPoint[], from: string, toExclusive: string, interval: Interval): SeriesPoint[] {

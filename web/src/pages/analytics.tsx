@@ -4,15 +4,13 @@ import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage, folioClient, type AgentRow, type Interval, type PathCounts, type SeriesPoint, type TrafficCounts } from '../api.ts';
 import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, SelectField, useTitle, type Option } from '../ui.tsx';
-import { DAY, fillSeries, SeriesChart } from './analytics-chart.tsx';
+import { fillSeries, SeriesChart } from './analytics-chart.tsx';
+import { addDays, DAY, today } from '../dates.ts';
 import { PagesTable } from './analytics-pages.tsx';
 
 /** Rows fetched for the table; sorting and paging happen over these. */
 const MAX_ROWS = 2500;
 
-const iso = (d: Date) => d.toISOString().slice(0, 10);
-const addDays = (day: string, n: number) => iso(new Date(Date.parse(day) + n * DAY));
-const today = () => iso(new Date());
 
 type Metric = 'visitors' | 'views';
 const METRICS: readonly Option<Metric>[] = [

@@ -4,17 +4,9 @@ import { useMemo, useState } from 'react';
 import { folioClient, type NotFoundPage, type ReferrersPage } from '../api.ts';
 import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, useAsync, useTitle } from '../ui.tsx';
-import { DAY } from './analytics-chart.tsx';
+import { lastDays } from '../dates.ts';
 
 const RANGES = [7, 30, 90] as const;
-const iso = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** The last `days` whole UTC days up to today, as the API's range (dateTo exclusive). */
-function rangeOf(days: number) {
-  const today = Date.parse(iso(Date.now()));
-  return { dateFrom: iso(today - (days - 1) * DAY), dateTo: iso(today + DAY) };
-}
-
 const percent = (part: number, whole: number) => (whole === 0 ? '—' : `${((part / whole) * 100).toFixed(1)}%`);
 
 export function InsightsPage({ projectId }: { projectId: string }) {
@@ -22,7 +14,7 @@ export function InsightsPage({ projectId }: { projectId: string }) {
   const [days, setDays] = useState<(typeof RANGES)[number]>(30);
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const report = useAsync(async () => {
-    const range = rangeOf(days);
+    const range = lastDays(days);
     const [missing, referrers] = await Promise.all([client.notFound({ ...range, limit: 50 }), client.referrers({ ...range, limit: 20 })]);
     return { missing, referrers };
   }, [client, days]);
