@@ -130,6 +130,13 @@ export interface Config {
     /** A JSON file of extra agents ({agents: [...]}, the shape of src/analytics/agents.json), checked before the built-in list. */
     readonly agentsFile: string | null;
   };
+  /** What traffic proposes to the agent (src/suggestions). */
+  readonly suggestions: {
+    /** Days of traffic a suggestion looks at, unless the request names a range. */
+    readonly days: number;
+    /** A not-found path is proposed once this many distinct visitors (humans and AI) asked for it. */
+    readonly minVisitors: number;
+  };
 }
 
 export interface ModelPrice {
@@ -372,6 +379,10 @@ export function loadConfig(env: Env = process.env): Config {
       flushMs: duration(env, 'FOLIO_ANALYTICS_FLUSH', 5),
       flushMaxEvents: int(env, 'FOLIO_ANALYTICS_FLUSH_MAX', 50_000, 1),
       agentsFile: optional(env, 'FOLIO_AGENTS_FILE'),
+    },
+    suggestions: {
+      days: int(env, 'FOLIO_SUGGESTIONS_DAYS', 30, 1, 366),
+      minVisitors: int(env, 'FOLIO_SUGGESTIONS_MIN_VISITORS', 3, 1),
     },
   };
   if (config.timeouts.headersMs > config.timeouts.requestMs) {

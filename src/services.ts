@@ -24,6 +24,9 @@ import { TriggerReceiver } from './jobs/triggers/receiver.ts';
 import { TriggersService } from './jobs/triggers/service.ts';
 import { JobEventsService } from './jobs/event-streams.ts';
 import { serviceMetrics, type ServiceMetrics } from './jobs/metrics.ts';
+import { SuggestionsService } from './suggestions/service.ts';
+import { SiteIndexReader } from './suggestions/site-index.ts';
+import { PullRequestStates } from './suggestions/pull-request-states.ts';
 
 export interface ServicesOptions {
   /** Replaces the agent (tests, benchmarks). */
@@ -52,6 +55,8 @@ export interface Services {
   /** Jobs started by code changes: settings and deliveries, and the webhook receiver. */
   readonly triggers: TriggersService;
   readonly metrics: ServiceMetrics;
+  /** Suggestions drawn from traffic, and the jobs started from them. */
+  readonly suggestions: SuggestionsService;
   /** Whether the store is reachable and migrated. */
   storeReady(): Promise<boolean>;
   close(): Promise<void>;
@@ -108,7 +113,10 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
   const triggers = new TriggersService(new TriggerReceiver({ store: triggerStore, jobs, config, log }), triggerStore, (id) => projects.require(id));
   cleanups.push(() => triggers.receiver.saveRefusals());
-  if (workerCount > 0) workers = await startWorkers(workerCount, { config, log, store, projects: projects.store, queue, jobs, jobHandler: opts.jobHandler }, cleanups);
+  // One pool per process: its mirror locks cover the agent's fetches and the suggestions' reads alike.
+  const worktrees = new WorktreePool({ dataDir: config.dataDir, size: config.agent.worktreePool });
+  cleanups.push(() => worktrees.drain());
+  if (workerCount > 0) workers = await startWorkers(workerCount, { config, log, store, projects: projects.store, queue, jobs, worktrees, jobHandler: opts.jobHandler }, cleanups);
 
   const analytics = await createAnalytics({ config, log, dialect: store.dialect });
 
@@ -134,6 +142,10 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     webhooks,
     triggers,
     metrics: serviceMetrics({ db: store.db, queue, workers, receiver: triggers.receiver }),
+    suggestions: new SuggestionsService(
+      { db: store.db, config, analytics, jobs, projects, siteIndex: new SiteIndexReader(config, worktrees), log },
+      new PullRequestStates(store.db, config, projects, log),
+    ),
     storeReady: () => isReady(store.dialect),
     async close() {
       clearInterval(pruner);
@@ -153,15 +165,13 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
  */
 async function startWorkers(
   count: number,
-  deps: { config: Config; log: Logger; store: Store; projects: ProjectStore; queue: JobQueue; jobs: JobsService; jobHandler?: JobHandler },
+  deps: { config: Config; log: Logger; store: Store; projects: ProjectStore; queue: JobQueue; jobs: JobsService; worktrees: WorktreePool; jobHandler?: JobHandler },
   cleanups: (() => Promise<void>)[],
 ): Promise<WorkerPool> {
   const { config, log, store, projects, queue, jobs } = deps;
   let handler = deps.jobHandler;
   if (!handler) {
-    const worktrees = new WorktreePool({ dataDir: config.dataDir, size: config.agent.worktreePool });
-    cleanups.push(() => worktrees.drain());
-    handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool: worktrees });
+    handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool: deps.worktrees });
   }
   const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
   jobs.onWork(() => pool.wake());

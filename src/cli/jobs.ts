@@ -3,7 +3,7 @@
 import { Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
 import type { Job, JobEvent, JobStatus } from '../client/types.ts';
-import { triggerLabel } from '../codehost/kinds.ts';
+import { startedBy } from '../jobs/started-by.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
 import { clean, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
@@ -22,7 +22,10 @@ function jobView(job: Job): string {
     ['PR', job.prLink ?? '—'],
   ];
   // `trigger` is Folio's (null for jobs made through the API); other servers may not send it.
-  if (job.trigger) rows.push(['TRIGGER', `${triggerLabel(job.trigger)}: ${job.trigger.url}`]);
+  if (job.trigger) {
+    const { label, url } = startedBy(job.trigger);
+    rows.push(['TRIGGER', url ? `${label}: ${url}` : label]);
+  }
   rows.push(['CREATED', job.createdAt]);
   if (job.updatedAt) rows.push(['UPDATED', job.updatedAt]);
   if (job.archivedAt) rows.push(['ARCHIVED', job.archivedAt]);

@@ -67,5 +67,6 @@ export function createCodeHost(access: CodeHostAccess): CodeHost {
     kind: host.kind,
     findOpen: async (branch, baseBranch, signal) => checked(await host.findOpen(branch, baseBranch, signal)),
     upsert: async (input, signal) => checked(await host.upsert(input, signal)),
+    pullRequestState: (branch, baseBranch, signal) => host.pullRequestState(branch, baseBranch, signal),
   };
 }

@@ -10,5 +10,8 @@ export function createPushOnly(): CodeHost {
     async upsert() {
       return null;
     },
+    async pullRequestState() {
+      return null;
+    },
   };
 }

@@ -29,6 +29,21 @@ export interface CodeHost {
   findOpen(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestRef | null>;
   /** Reuses the open pull request from the branch (updating its description) or opens one. Null for push-only. */
   upsert(input: PullRequestInput, signal?: AbortSignal): Promise<PullRequestRef | null>;
+  /** The newest pull request from `branch` in any state; null when there is none (or the host has none). */
+  pullRequestState(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestState | null>;
+}
+
+export interface PullRequestState {
+  state: 'open' | 'merged' | 'closed';
+  /** When it was merged (ms since the epoch); null unless merged. */
+  mergedAt: number | null;
+}
+
+/** A timestamp from a code host's answer; null when absent or not a date. */
+export function hostTime(value: unknown): number | null {
+  if (typeof value !== 'string') return null;
+  const t = Date.parse(value);
+  return Number.isFinite(t) ? t : null;
 }
 
 export class CodeHostError extends CodedError {

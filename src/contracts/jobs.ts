@@ -10,7 +10,7 @@ export const JobStatus = Type.Union(
 export type JobStatusName = Static<typeof JobStatus>;
 export const JOB_STATUSES: readonly JobStatusName[] = JobStatus.anyOf.map((s) => s.const);
 
-export const JobTrigger = Type.Object(
+export const CodeChangeTrigger = Type.Object(
   {
     kind: Type.Union([Type.Literal('pull_request_merged'), Type.Literal('pull_request_opened'), Type.Literal('push')], {
       description: 'What started the job: a merged or an opened pull request (merge request), or a push to the default branch.',
@@ -19,8 +19,24 @@ export const JobTrigger = Type.Object(
     repository: Type.String({ description: 'The code repository the change was made in (web URL).' }),
     url: Type.String({ description: 'The change: pull request, merge request or compare page.' }),
   },
-  { description: 'The code change that started the job; null for jobs created through the API.' },
+  { description: 'The code change that started the job.' },
 );
+export type CodeChangeTrigger = Static<typeof CodeChangeTrigger>;
+export const SuggestionKind = Type.Union([Type.Literal('broken_paths'), Type.Literal('agent_markdown')], {
+  description: 'broken_paths: not-found paths to redirect; agent_markdown: `.md` and `llms.txt` addresses AI agents asked for.',
+});
+export const SuggestionTrigger = Type.Object(
+  {
+    kind: Type.Literal('suggestion'),
+    suggestionId: Type.String({ description: 'The suggestion the job was started from (GET /v2/agent/{projectId}/suggestions).' }),
+    suggestionKind: SuggestionKind,
+    automatic: Type.Boolean({ description: 'True when the weekly automatic run started it.' }),
+  },
+  { description: 'A suggestion drawn from the project\'s traffic that started the job.' },
+);
+export const JobTrigger = Type.Union([CodeChangeTrigger, SuggestionTrigger], {
+  description: 'What started the job: a code change or a traffic suggestion; null for jobs created through the API.',
+});
 export type JobTrigger = Static<typeof JobTrigger>;
 export const JobFile = Type.Object(
   {

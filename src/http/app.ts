@@ -13,6 +13,7 @@ import { Job, JobChanges, JobEvent, WebhookDelivery } from '../contracts/jobs.ts
 import { registerMetrics } from './metrics.ts';
 import { nulPath } from './nul.ts';
 import { jobRoutes } from './routes/jobs.ts';
+import { suggestionRoutes } from './routes/suggestions.ts';
 import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { browserScriptRoute, collectRoutes } from './routes/analytics-browser.ts';
@@ -215,6 +216,7 @@ function registerHealth(app: FastifyInstance): void {
 /** Every area's routes; the dashboard's pages and /api in one scope with the pages' security headers. */
 async function registerRoutes(app: FastifyInstance, opts: AppOptions): Promise<void> {
   await app.register(jobRoutes);
+  await app.register(suggestionRoutes);
   await app.register(jobEventRoutes);
   await app.register(analyticsRoutes);
   await app.register(browserScriptRoute);

@@ -34,9 +34,11 @@ export const HTTP_STATUS: Readonly<Record<string, number>> = {
   project_not_found: 404,
   job_not_found: 404,
   key_not_found: 404,
+  suggestion_not_found: 404,
   // 409: the state does not allow it
   job_archived: 409,
   already_set_up: 409,
+  suggestion_in_progress: 409,
   // 413: too large
   line_too_long: 413,
   // 422: the same idempotency key with another request

@@ -16,9 +16,10 @@ import type { UsersService } from '../admin/users.ts';
 import type { KeysService } from '../admin/keys.ts';
 import type { ProjectsService } from '../admin/projects.ts';
 import type { ServiceMetrics } from '../jobs/metrics.ts';
+import type { SuggestionsService } from '../suggestions/service.ts';
 
 /** What the HTTP layer may use of a process's services. */
-export type HttpServices = Pick<Services, 'config' | 'jobs' | 'jobEvents' | 'webhooks' | 'analytics' | 'triggers' | 'users' | 'keys' | 'projects' | 'metrics' | 'storeReady' | 'log' | 'analyticsReads'>;
+export type HttpServices = Pick<Services, 'config' | 'jobs' | 'jobEvents' | 'webhooks' | 'analytics' | 'triggers' | 'users' | 'keys' | 'projects' | 'metrics' | 'storeReady' | 'log' | 'analyticsReads' | 'suggestions'>;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -33,12 +34,13 @@ declare module 'fastify' {
     keys: KeysService;
     projects: ProjectsService;
     metrics: ServiceMetrics;
+    suggestions: SuggestionsService;
     /** Whether the store is reachable and migrated (/readyz). */
     storeReady: () => Promise<boolean>;
   }
 }
 
-const NAMES = ['config', 'jobs', 'jobEvents', 'webhooks', 'analytics', 'triggers', 'users', 'keys', 'projects', 'metrics', 'storeReady', 'analyticsReads'] as const satisfies readonly (keyof HttpServices)[];
+const NAMES = ['config', 'jobs', 'jobEvents', 'webhooks', 'analytics', 'triggers', 'users', 'keys', 'projects', 'metrics', 'storeReady', 'analyticsReads', 'suggestions'] as const satisfies readonly (keyof HttpServices)[];
 
 /** Registers each service as its own named plugin, so route plugins can declare what they need. */
 export async function registerServices(app: FastifyInstance, services: HttpServices): Promise<void> {

@@ -9,10 +9,10 @@ import { AgentFailure, runAgent, type AgentChecks, type AgentRunResult } from '.
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace, type Workspace } from '../agent/workspace.ts';
-import { codeHostAccess, createCodeHost, CodeHostError, type CodeHost, type CodeHostAccess } from '../codehost/index.ts';
-import { CODE_HOSTS } from '../codehost/kinds.ts';
+import { CodeHostError, type CodeHost, type CodeHostAccess } from '../codehost/index.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
-import { GitError, Repo, type GitCredentials, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
+import { GitError, type Repo, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
+import { accessFor, openRepository } from './repository.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
 import { MAX_STORED_DIFF_BYTES } from './changes.ts';
 import { pullRequestBody } from './pr-description.ts';
@@ -22,16 +22,6 @@ export interface AgentHandlerOptions {
   pool: WorktreePool;
   /** First retry delay after a provider 429/5xx (doubles per retry). */
   retryBaseMs?: number;
-}
-
-/** How this project reaches its code host (access.ts decides which token goes where). */
-function accessFor(config: Config, project: JobContext['project']): CodeHostAccess {
-  return codeHostAccess(project.codeHost, project.repositoryUrl, project.repoToken, { operator: config.codeHosts, outbound: config.outbound });
-}
-
-/** git's credentials: the token access.ts chose, with the user name that host expects. */
-function gitCredentials(access: CodeHostAccess): GitCredentials | null {
-  return access.token ? { token: access.token, username: CODE_HOSTS[access.kind].gitUsername } : null;
 }
 
 function secretsOf(config: Config, project: JobContext['project']): string[] {
@@ -114,7 +104,7 @@ async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> 
 
   const access = accessFor(config, project);
   const failure = (err: unknown) => tokenRequired(access, err) ?? asJobFailure(err, secrets, jobLog);
-  const { repo, host } = openRepository(deps, access, project.repositoryUrl, failure);
+  const { repo, host } = openRepositoryOrFail(deps, access, project.repositoryUrl, failure);
   const dir = path.join(config.dataDir, 'worktrees', job.id);
   const turn: Turn = { ctx, config, repo, host, dir, emit, log: jobLog };
   let lease: WorktreeLease | undefined;
@@ -168,23 +158,14 @@ function modelFor(config: Config, jobModel: JobContext['job']['model']): ReturnT
 }
 
 /** The project's repository (git) and code host (pull requests), refusals turned into job failures. */
-function openRepository(
+function openRepositoryOrFail(
   { config, opts }: HandlerDeps,
   access: CodeHostAccess,
   repositoryUrl: string,
   failure: (err: unknown) => JobFailure | null,
 ): { repo: Repo; host: CodeHost } {
   try {
-    const repo = new Repo({
-      dataDir: config.dataDir,
-      repositoryUrl,
-      policy: config.repositories,
-      outbound: config.outbound,
-      credentials: gitCredentials(access),
-      author: { name: config.agent.gitAuthorName, email: config.agent.gitAuthorEmail },
-      pool: opts.pool,
-    });
-    return { repo, host: createCodeHost(access) };
+    return openRepository(config, access, repositoryUrl, opts.pool);
   } catch (err) {
     throw failure(err) ?? err;
   }

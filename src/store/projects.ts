@@ -93,6 +93,7 @@ export class ProjectStore {
       webhook_secret: this.seal(input.webhookSecret, 'webhook_secret'),
       site_origins: JSON.stringify(input.siteOrigins ?? []),
       checks: input.checks ?? 'warn',
+      auto_fix_min_visitors: null,
       created_at: now,
       updated_at: now,
     };

@@ -29,6 +29,8 @@ export interface ProjectsTable {
   site_origins: string;
   /** Docs checks before each push: strict, warn or off. */
   checks: string;
+  /** The weekly automatic broken-paths job starts at this many not-found visitors; null: off. */
+  auto_fix_min_visitors: Generated<number | null>;
   created_at: number;
   updated_at: number;
 }
@@ -223,6 +225,33 @@ export interface TriggerMeaningsTable {
   created_at: number;
 }
 
+export interface SuggestionJobsTable {
+  job_id: string;
+  project_id: string;
+  suggestion_id: string;
+  kind: string;
+  title: string;
+  /** JSON array of the suggested paths (path, visitors, views, referrers, candidates). */
+  paths: string;
+  range_from: number;
+  range_to: number;
+  /** 1 when the weekly automatic run started it. */
+  automatic: Generated<number>;
+  created_at: number;
+  pr_state: string | null;
+  merged_at: number | null;
+  pr_checked_at: number | null;
+}
+
+export interface SuggestionAutoRunsTable {
+  project_id: string;
+  week: string;
+  job_id: string | null;
+  /** started, or why no job was started (nothing_to_fix, below_threshold, refused). */
+  outcome: string;
+  created_at: number;
+}
+
 export interface TriggerChangesTable {
   project_id: string;
   /** host:full_path#number of the pull request. */
@@ -277,6 +306,8 @@ export interface Database extends UsersDatabase {
   trigger_deliveries: TriggerDeliveriesTable;
   trigger_changes: TriggerChangesTable;
   trigger_meanings: TriggerMeaningsTable;
+  suggestion_jobs: SuggestionJobsTable;
+  suggestion_auto_runs: SuggestionAutoRunsTable;
   job_usage: JobUsageTable;
   job_changes: JobChangesTable;
   folio_meta: FolioMetaTable;

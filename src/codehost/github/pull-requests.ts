@@ -1,7 +1,7 @@
 // GitHub and GitHub Enterprise Server pull requests through Octokit. The API is api.github.com for
 // github.com and `{origin}/api/v3` for GHES; an explicit API URL overrides both.
 import { Octokit } from '@octokit/rest';
-import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from '../types.ts';
+import { CodeHostError, hostSaid, hostTime, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef, type PullRequestState } from '../types.ts';
 import { refusalOf } from '../../net/guarded-fetch.ts';
 
 export interface GitHubOptions {
@@ -57,9 +57,22 @@ export function createGitHub(opts: GitHubOptions): CodeHost {
     }
   }
 
+  async function pullRequestState(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestState | null> {
+    try {
+      const { data } = await octokit.rest.pulls.list({ owner, repo, state: 'all', head: `${owner}:${branch}`, base: baseBranch, per_page: 10, request: { signal } });
+      const pr = data.find((p) => p.head.ref === branch);
+      if (!pr) return null;
+      const mergedAt = hostTime(pr.merged_at);
+      return { state: mergedAt !== null ? 'merged' : pr.state === 'closed' ? 'closed' : 'open', mergedAt };
+    } catch (err) {
+      throw wrap(err, 'reading the pull request');
+    }
+  }
+
   return {
     kind: 'github',
     findOpen,
+    pullRequestState,
     async upsert(input: PullRequestInput, signal?: AbortSignal) {
       const existing = await findOpen(input.branch, input.baseBranch, signal);
       if (existing) {

@@ -1,5 +1,5 @@
 // GitLab merge requests (gitlab.com and self-managed) over the REST API v4.
-import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef } from '../types.ts';
+import { CodeHostError, hostSaid, hostTime, parseRepositoryUrl, refusedCall, type CodeHost, type PullRequestInput, type PullRequestRef, type PullRequestState } from '../types.ts';
 import { refusalOf } from '../../net/guarded-fetch.ts';
 
 export interface GitLabOptions {
@@ -18,13 +18,15 @@ interface MergeRequest {
   iid: number;
   web_url: string;
   source_branch: string;
+  state?: string;
+  merged_at?: string | null;
 }
 
-export function createGitLab(opts: GitLabOptions): CodeHost {
-  const { fullPath } = parseRepositoryUrl(opts.repositoryUrl);
-  const base = `${gitlabApiBase(opts.repositoryUrl, opts.apiUrl)}/projects/${encodeURIComponent(fullPath)}`;
+type ApiCall = <T>(method: string, url: string, body: unknown, what: string, signal?: AbortSignal) => Promise<T>;
 
-  async function call<T>(method: string, url: string, body: unknown, what: string, signal?: AbortSignal): Promise<T> {
+/** One GitLab API call: the token in PRIVATE-TOKEN, refusals and error answers as CodeHostErrors. */
+function apiCaller(opts: GitLabOptions): ApiCall {
+  return async function call<T>(method: string, url: string, body: unknown, what: string, signal?: AbortSignal): Promise<T> {
     let res: Response;
     try {
       res = await opts.fetch(url, {
@@ -56,7 +58,14 @@ export function createGitLab(opts: GitLabOptions): CodeHost {
       throw new CodeHostError(`GitLab ${what} failed (HTTP ${res.status}): ${hostSaid(detail)}`, res.status);
     }
     return JSON.parse(text) as T;
-  }
+  };
+}
+
+export function createGitLab(opts: GitLabOptions): CodeHost {
+  const { fullPath } = parseRepositoryUrl(opts.repositoryUrl);
+  const base = `${gitlabApiBase(opts.repositoryUrl, opts.apiUrl)}/projects/${encodeURIComponent(fullPath)}`;
+
+  const call = apiCaller(opts);
 
   async function findOpen(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestRef | null> {
     const q = new URLSearchParams({ state: 'opened', source_branch: branch, target_branch: baseBranch });
@@ -65,9 +74,19 @@ export function createGitLab(opts: GitLabOptions): CodeHost {
     return mr ? { url: mr.web_url, number: mr.iid, created: false } : null;
   }
 
+  async function pullRequestState(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestState | null> {
+    const q = new URLSearchParams({ state: 'all', source_branch: branch, target_branch: baseBranch });
+    const list = await call<MergeRequest[]>('GET', `${base}/merge_requests?${q}`, undefined, 'reading the merge request', signal);
+    const mr = list.find((m) => m.source_branch === branch);
+    if (!mr) return null;
+    const mergedAt = hostTime(mr.merged_at);
+    return { state: mr.state === 'merged' ? 'merged' : mr.state === 'closed' ? 'closed' : 'open', mergedAt: mr.state === 'merged' ? mergedAt : null };
+  }
+
   return {
     kind: 'gitlab',
     findOpen,
+    pullRequestState,
     async upsert(input: PullRequestInput, signal?: AbortSignal) {
       const existing = await findOpen(input.branch, input.baseBranch, signal);
       if (existing) {

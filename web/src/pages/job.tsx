@@ -7,7 +7,7 @@ import { ActionForm, Alert, Confirm, Empty, formatDate, Loading, StatusBadge, Su
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
-import { triggerLabel } from '../../../src/codehost/kinds.ts';
+import { startedBy } from '../../../src/jobs/started-by.ts';
 
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
@@ -178,10 +178,7 @@ function JobSummary({ job }: { job: Job }) {
         <div>
           <dt>Started by</dt>
           <dd data-testid="job-trigger">
-            {triggerLabel(job.trigger)}:{' '}
-            <a href={job.trigger.url} target="_blank" rel="noreferrer">
-              {job.trigger.url}
-            </a>
+            <StartedBy trigger={job.trigger} />
           </dd>
         </div>
       )}
@@ -393,5 +390,18 @@ function Webhooks({ jobId, client, refresh }: { jobId: string; client: FolioClie
         ))}
       </Table>
     </section>
+  );
+}
+
+function StartedBy({ trigger }: { trigger: NonNullable<Job['trigger']> }) {
+  const { label, url } = startedBy(trigger);
+  if (!url) return <>{label}</>;
+  return (
+    <>
+      {label}:{' '}
+      <a href={url} target="_blank" rel="noreferrer">
+        {url}
+      </a>
+    </>
   );
 }

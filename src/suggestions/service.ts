@@ -1,0 +1,166 @@
+// Suggestions drawn from traffic, and jobs started from them. A list reads the range's not-found
+// paths (analytics), the site as the base branch has it (site-index.ts) and the jobs already started
+// from suggestions (store), and proposes what is left. Starting one creates an ordinary agent job in
+// the same transaction that records which paths it covers, so two starts cannot cover a path twice.
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { CodedError } from '../errors.ts';
+import type { Analytics, Range } from '../analytics/index.ts';
+import { DAY_MS, parseRange } from '../analytics/index.ts';
+import type { NotFoundRow } from '../analytics/engine.ts';
+import type { Job } from '../contracts/jobs.ts';
+import type { JobsService } from '../jobs/service.ts';
+import type { ProjectsService } from '../admin/projects.ts';
+import type { Database } from '../store/schema.ts';
+import { insertSuggestionJob, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
+import { proposals, type Proposal, type SuggestedPath } from './proposals.ts';
+import type { SiteIndex, SiteIndexReader } from './site-index.ts';
+import { PullRequestStates } from './pull-request-states.ts';
+import { startedView, type StartedSuggestion } from './outcomes.ts';
+
+/** Not-found paths read per list, busiest first: far more than a suggestion covers. */
+const NOT_FOUND_ROWS = 1000;
+
+export interface SuggestionsQuery {
+  dateFrom?: string;
+  dateTo?: string;
+  minVisitors?: number;
+}
+
+export interface SiteStatus {
+  read: boolean;
+  framework: string | null;
+  commit: string | null;
+  pages: number;
+  /** Why the repository could not be read (the suggestions then offer no candidate pages). */
+  error: string | null;
+}
+
+export interface SuggestionList {
+  range: { from: number; to: number };
+  minVisitors: number;
+  site: SiteStatus;
+  suggestions: Proposal[];
+  started: StartedSuggestion[];
+}
+
+export interface SuggestionsDeps {
+  db: Kysely<Database>;
+  config: Config;
+  analytics: Pick<Analytics, 'notFound'>;
+  jobs: JobsService;
+  projects: ProjectsService;
+  siteIndex: SiteIndexReader;
+  log: Logger;
+}
+
+/** Paths of started suggestions whose job is still working or whose pull request is not yet merged or closed. */
+export function pathsInProgress(rows: SuggestionJobRow[]): Set<string> {
+  const out = new Set<string>();
+  for (const r of rows) {
+    if (r.status === 'failed' || r.status === 'archived' || r.pr_state === 'merged' || r.pr_state === 'closed') continue;
+    for (const p of JSON.parse(r.paths) as SuggestedPath[]) out.add(p.path);
+  }
+  return out;
+}
+
+/**
+ * Paths not to propose: those still being fixed, and those a merged fix covers that nobody has
+ * missed since the merge (their older not-found traffic is what the fix was for). A merged path that
+ * still answers "not found" afterwards is proposed again.
+ */
+function settledPaths(rows: SuggestionJobRow[], views: StartedSuggestion[]): Set<string> {
+  const out = pathsInProgress(rows);
+  for (const v of views) {
+    if (v.pullRequest?.state !== 'merged') continue;
+    for (const p of v.paths) if (!p.after || p.after.total === 0) out.add(p.path);
+  }
+  return out;
+}
+
+export class SuggestionsService {
+  readonly #deps: SuggestionsDeps;
+  readonly #prStates: PullRequestStates;
+
+  constructor(deps: SuggestionsDeps, prStates: PullRequestStates) {
+    this.#deps = deps;
+    this.#prStates = prStates;
+  }
+
+  /** The range asked for, or the last `config.suggestions.days` whole UTC days up to the end of today. */
+  rangeOf(q: SuggestionsQuery, now = Date.now()): { from: number; to: number } {
+    const r: Range = parseRange(q);
+    const endOfToday = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
+    const to = r.to ?? endOfToday;
+    const from = r.from ?? to - this.#deps.config.suggestions.days * DAY_MS;
+    return { from, to };
+  }
+
+  async #site(projectId: string): Promise<{ index: SiteIndex | null; status: SiteStatus }> {
+    const row = await this.#deps.projects.require(projectId);
+    const { repoToken } = this.#deps.projects.store.secrets(row);
+    const project = { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
+    try {
+      const index = await this.#deps.siteIndex.read(project);
+      return { index, status: { read: true, framework: index.framework, commit: index.commit, pages: index.pages.length, error: null } };
+    } catch (err) {
+      this.#deps.log.warn({ projectId, code: (err as { code?: string }).code }, 'suggestions: the repository could not be read');
+      const message = err instanceof Error ? err.message : String(err);
+      return { index: null, status: { read: false, framework: null, commit: null, pages: 0, error: message.slice(0, 500) } };
+    }
+  }
+
+  async #notFound(projectId: string, range: { from: number; to: number }): Promise<NotFoundRow[]> {
+    const report = await this.#deps.analytics.notFound(projectId, range, { limit: NOT_FOUND_ROWS, offset: 0 });
+    return report.rows;
+  }
+
+  async list(projectId: string, q: SuggestionsQuery = {}, now = Date.now()): Promise<SuggestionList> {
+    const range = this.rangeOf(q, now);
+    const minVisitors = q.minVisitors ?? this.#deps.config.suggestions.minVisitors;
+    const [{ index, status }, rows, started] = await Promise.all([
+      this.#site(projectId),
+      this.#notFound(projectId, range),
+      this.#prStates.refreshed(await suggestionJobs(this.#deps.db, projectId), now),
+    ]);
+    const days = Math.max(1, Math.round((range.to - range.from) / DAY_MS));
+    const views = await Promise.all(started.map((r) => startedView(r, (from, to) => this.#notFound(projectId, { from, to }), now)));
+    const suggestions = proposals({ projectId, rows, index, minVisitors, inProgress: settledPaths(started, views), days });
+    return { range, minVisitors, site: status, suggestions, started: views };
+  }
+
+  /** Starts the agent job of a current suggestion; 404 when no current suggestion has this id. */
+  async start(projectId: string, id: string, q: SuggestionsQuery = {}, opts: { automatic?: boolean; now?: number } = {}): Promise<{ job: Job; suggestion: Proposal }> {
+    const now = opts.now ?? Date.now();
+    const list = await this.list(projectId, q, now);
+    const suggestion = list.suggestions.find((s) => s.id === id);
+    if (!suggestion) {
+      throw new CodedError('suggestion_not_found', `Project "${projectId}" has no current suggestion "${id}": list the current ones with GET /v2/agent/${projectId}/suggestions (a suggestion changes when its paths do, and is gone while a job works on them).`);
+    }
+    const job = await this.#deps.jobs.transact(projectId, async (trx, jobs) => {
+      // Serialised per project: a start that raced this one has recorded its paths by now.
+      const busy = pathsInProgress(await suggestionJobs(trx, projectId));
+      const taken = suggestion.paths.filter((p) => busy.has(p.path)).map((p) => p.path);
+      if (taken.length > 0) throw new CodedError('suggestion_in_progress', `A job started from another suggestion is already fixing ${taken.slice(0, 3).join(', ')}${taken.length > 3 ? ' and more' : ''}.`);
+      const created = await jobs.create({
+        prompt: suggestion.prompt,
+        trigger: { kind: 'suggestion', suggestionId: suggestion.id, suggestionKind: suggestion.kind, automatic: opts.automatic ?? false },
+      });
+      await insertSuggestionJob(trx, {
+        job_id: created.id,
+        project_id: projectId,
+        suggestion_id: suggestion.id,
+        kind: suggestion.kind,
+        title: suggestion.title,
+        paths: JSON.stringify(suggestion.paths),
+        range_from: list.range.from,
+        range_to: list.range.to,
+        automatic: opts.automatic ? 1 : 0,
+        created_at: now,
+      });
+      return created;
+    });
+    return { job, suggestion };
+  }
+}

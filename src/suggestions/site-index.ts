@@ -1,0 +1,97 @@
+// What the docs site is now, read from the base branch of the project's repository: its pages with
+// their site paths, titles and sections, its redirects and whether it keeps an llms.txt. The
+// suggestions compare not-found paths against it. The repository is read the way a job reads it
+// (jobs/repository.ts: the same token policy, URL policy and mirror), at most once a minute per
+// project; a read that fails leaves the suggestions without candidate pages and says why.
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config.ts';
+import { detectDocs, type DocsFramework } from '../agent/prompts.ts';
+import { buildSite } from '../agent/checks/frameworks.ts';
+import { PageCache, redirectMatcher, type Redirect } from '../agent/checks/site.ts';
+import { sourceTree } from '../agent/checks/tree.ts';
+import type { WorktreePool } from '../git/worktree-pool.ts';
+import { accessFor, openRepository, type RepositoryProject } from '../jobs/repository.ts';
+
+/** Pages whose titles are read, at most (the rest are matched by their paths only). */
+const MAX_TITLED_PAGES = 3000;
+const FRESH_MS = 60_000;
+
+export interface IndexedPage {
+  /** The file in the repository, e.g. docs/guides/auth.mdx. */
+  file: string;
+  /** Its site path, e.g. /guides/auth. */
+  url: string;
+  title: string;
+}
+
+export interface SiteIndex {
+  framework: DocsFramework;
+  /** The base branch commit read. */
+  commit: string;
+  pages: IndexedPage[];
+  redirects: Redirect[];
+  /** The redirect an address already has in the repository (the fix may not be deployed yet). */
+  redirectFor(sitePath: string): Redirect | null;
+  /** Whether the repository keeps an llms.txt (at its root or the docs root). */
+  hasLlmsTxt: boolean;
+}
+
+export type SiteIndexProject = RepositoryProject & { id: string; baseBranch: string };
+
+/** A title from the page's front matter, else its first heading, else its file name. */
+function titleOf(file: string, frontMatter: Record<string, unknown> | undefined, firstHeading: string | undefined): string {
+  const fm = frontMatter?.title ?? frontMatter?.sidebar_label;
+  if (typeof fm === 'string' && fm.trim()) return fm.trim().slice(0, 200);
+  if (firstHeading?.trim()) return firstHeading.trim().slice(0, 200);
+  const base = file.split('/').pop()!.replace(/\.(mdx?|markdown)$/i, '');
+  return base.replace(/[-_]+/g, ' ');
+}
+
+export class SiteIndexReader {
+  readonly #config: Config;
+  readonly #pool: WorktreePool;
+  /** Indexes by project, with when they were read: a minute's worth of suggestion reads share one fetch. */
+  readonly #recent = new LRUCache<string, { at: number; repositoryUrl: string; index: Promise<SiteIndex> }>({ max: 1000 });
+
+  constructor(config: Config, pool: WorktreePool) {
+    this.#config = config;
+    this.#pool = pool;
+  }
+
+  read(project: SiteIndexProject, now = Date.now()): Promise<SiteIndex> {
+    const hit = this.#recent.get(project.id);
+    if (hit && hit.repositoryUrl === project.repositoryUrl && now - hit.at < FRESH_MS) return hit.index;
+    const index = this.#readNow(project);
+    this.#recent.set(project.id, { at: now, repositoryUrl: project.repositoryUrl, index });
+    index.catch(() => this.#recent.delete(project.id));
+    return index;
+  }
+
+  async #readNow(project: SiteIndexProject): Promise<SiteIndex> {
+    const { repo } = openRepository(this.#config, accessFor(this.#config, project), project.repositoryUrl, this.#pool);
+    await repo.fetch();
+    const commit = await repo.revParse(`refs/remotes/origin/${project.baseBranch}`);
+    if (!commit) throw new Error(`The repository has no branch "${project.baseBranch}".`);
+    const source = await repo.treeSource(commit);
+    const profile = await detectDocs(source);
+    const site = await buildSite(profile, sourceTree(source));
+    const files = [...site.pages].filter((p) => site.urlOf(p) !== null).sort();
+    const cache = new PageCache(site);
+    await cache.load(files.slice(0, MAX_TITLED_PAGES));
+    const pages: IndexedPage[] = [];
+    for (const [i, file] of files.entries()) {
+      const parsed = i < MAX_TITLED_PAGES ? await cache.parsed(file) : null;
+      pages.push({ file, url: site.urlOf(file)!, title: titleOf(file, parsed?.frontMatter, parsed?.headings[0]?.text) });
+    }
+    const redirects = site.redirects ?? [];
+    const root = profile.docsRoot ? `${profile.docsRoot}/` : '';
+    return {
+      framework: profile.framework,
+      commit,
+      pages,
+      redirects,
+      redirectFor: redirectMatcher(redirects),
+      hasLlmsTxt: source.files.includes('llms.txt') || source.files.includes(`${root}llms.txt`),
+    };
+  }
+}
