@@ -27,6 +27,7 @@ import { serviceMetrics, type ServiceMetrics } from './jobs/metrics.ts';
 import { SuggestionsService } from './suggestions/service.ts';
 import { SiteIndexReader } from './suggestions/site-index.ts';
 import { PullRequestStates } from './suggestions/pull-request-states.ts';
+import { WeeklyAutoFix } from './suggestions/weekly.ts';
 
 export interface ServicesOptions {
   /** Replaces the agent (tests, benchmarks). */
@@ -57,6 +58,8 @@ export interface Services {
   readonly metrics: ServiceMetrics;
   /** Suggestions drawn from traffic, and the jobs started from them. */
   readonly suggestions: SuggestionsService;
+  /** The optional weekly automatic broken-paths jobs (started in processes with agent workers). */
+  readonly weekly: WeeklyAutoFix;
   /** Whether the store is reachable and migrated. */
   storeReady(): Promise<boolean>;
   close(): Promise<void>;
@@ -120,6 +123,8 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
 
   const analytics = await createAnalytics({ config, log, dialect: store.dialect });
 
+  const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers }, cleanups);
+
   const pruner = setInterval(() => {
     void pruneIdempotency(store.db).catch(() => {});
     void triggerStore.pruneDeliveries(Date.now() - config.triggers.deliveryRetentionDays * 86_400_000).catch(() => {});
@@ -142,10 +147,8 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     webhooks,
     triggers,
     metrics: serviceMetrics({ db: store.db, queue, workers, receiver: triggers.receiver }),
-    suggestions: new SuggestionsService(
-      { db: store.db, config, analytics, jobs, projects, siteIndex: new SiteIndexReader(config, worktrees), log },
-      new PullRequestStates(store.db, config, projects, log),
-    ),
+    suggestions,
+    weekly,
     storeReady: () => isReady(store.dialect),
     async close() {
       clearInterval(pruner);
@@ -156,6 +159,22 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
       await store.close();
     },
   };
+}
+
+/** Suggestions from traffic; the weekly automatic jobs run where agents run (an API-only process starts none). */
+function createSuggestions(
+  deps: { config: Config; log: Logger; store: Store; analytics: Analytics; jobs: JobsService; projects: ProjectsService; worktrees: WorktreePool; workers: WorkerPool | null },
+  cleanups: (() => Promise<void>)[],
+): { suggestions: SuggestionsService; weekly: WeeklyAutoFix } {
+  const { config, log, store, analytics, jobs, projects, worktrees } = deps;
+  const suggestions = new SuggestionsService(
+    { db: store.db, config, analytics, jobs, projects, siteIndex: new SiteIndexReader(config, worktrees), log },
+    new PullRequestStates(store.db, config, projects, log),
+  );
+  const weekly = new WeeklyAutoFix(store.db, suggestions, log);
+  if (deps.workers) weekly.start();
+  cleanups.push(async () => weekly.stop());
+  return { suggestions, weekly };
 }
 
 /**

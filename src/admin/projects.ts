@@ -91,6 +91,10 @@ export class ProjectsService {
       }
     }
     for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
+    const min = input.autoFixMinVisitors;
+    if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
+      throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');
+    }
   }
 
   async create(input: ProjectSettings): Promise<ProjectRow> {

@@ -1,5 +1,5 @@
 // `folio project create|update|list`: projects in the state store.
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readNamedSecret } from '../config.ts';
 import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
 import { CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
@@ -37,8 +37,18 @@ function settingOptions(command: 'create' | 'update'): Option[] {
       '--checks <mode>',
       create ? 'docs checks before each push: strict fails jobs that leave broken links, warn lists problems in the PR, off' : 'docs checks before each push',
     ).choices(CHECKS_MODES),
+    new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors; "off" turns it off').argParser(autoFixOption),
     new Option('--json', 'machine-readable output'),
   ];
+}
+
+/** `--auto-fix 10` or `--auto-fix off`. */
+function autoFixOption(value: string): number | null {
+  if (value.trim().toLowerCase() === 'off') return null;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > 1_000_000) {
+    throw new InvalidArgumentError('Give a number of visitors from 1 to 1,000,000, or "off".');
+  }
+  return Number(value);
 }
 
 function withOptions(command: Command, options: Option[]): Command {
@@ -57,6 +67,7 @@ interface CreateOptions {
   webhookSecret?: string;
   siteOrigin?: string[];
   checks?: ChecksMode;
+  autoFix?: number | null;
   json?: boolean;
 }
 
@@ -74,6 +85,7 @@ function registerCreate(project: Command): void {
         webhookSecret: o.webhookSecret ?? null,
         siteOrigins: o.siteOrigin ?? [],
         checks: o.checks,
+        autoFixMinVisitors: o.autoFix ?? null,
       }),
     );
     const view = projectView(row);
@@ -108,6 +120,7 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.webhookSecret !== undefined) input.webhookSecret = (o.webhookSecret as string) || null;
   if (o.siteOrigin !== undefined) input.siteOrigins = o.siteOrigin as string[];
   if (o.checks !== undefined) input.checks = o.checks as ChecksMode;
+  if (o.autoFix !== undefined) input.autoFixMinVisitors = o.autoFix as number | null;
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

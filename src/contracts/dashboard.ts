@@ -57,6 +57,9 @@ const projectFields = {
   siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
   // Checked by the project store, which answers an unknown mode with one clear sentence.
   checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
+  autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
+    description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors; null: off (the default).',
+  }),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -83,6 +86,7 @@ export const Project = Type.Object({
   hasWebhookSecret: Type.Boolean(),
   siteOrigins: Type.Array(Type.String()),
   checks: Type.Enum(CHECKS_MODES),
+  autoFixMinVisitors: Type.Union([Type.Integer(), Type.Null()], { description: 'The weekly automatic broken-paths job\'s threshold; null: off.' }),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

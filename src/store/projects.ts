@@ -27,6 +27,8 @@ export interface ProjectInput {
   webhookSecret?: string | null;
   siteOrigins?: string[];
   checks?: ChecksMode;
+  /** The weekly automatic broken-paths job's threshold (distinct visitors of a path); null: off. */
+  autoFixMinVisitors?: number | null;
 }
 
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
@@ -54,6 +56,7 @@ export function projectView(row: ProjectRow): Project {
     hasWebhookSecret: row.webhook_secret !== null,
     siteOrigins: JSON.parse(row.site_origins) as string[],
     checks: checksMode(row.checks),
+    autoFixMinVisitors: row.auto_fix_min_visitors ?? null,
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -93,7 +96,7 @@ export class ProjectStore {
       webhook_secret: this.seal(input.webhookSecret, 'webhook_secret'),
       site_origins: JSON.stringify(input.siteOrigins ?? []),
       checks: input.checks ?? 'warn',
-      auto_fix_min_visitors: null,
+      auto_fix_min_visitors: input.autoFixMinVisitors ?? null,
       created_at: now,
       updated_at: now,
     };
@@ -114,6 +117,7 @@ export class ProjectStore {
     if (input.webhookSecret !== undefined) set.webhook_secret = this.seal(input.webhookSecret, 'webhook_secret');
     if (input.siteOrigins !== undefined) set.site_origins = JSON.stringify(input.siteOrigins);
     if (input.checks !== undefined) set.checks = input.checks;
+    if (input.autoFixMinVisitors !== undefined) set.auto_fix_min_visitors = input.autoFixMinVisitors;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

@@ -9,7 +9,7 @@ import { CodedError } from '../../src/errors.ts';
 import { RateLimitedError } from '../../src/store/rate-limits.ts';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
-const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts', 'admin'];
+const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts', 'admin', 'suggestions'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeReply } from '../fixtures/fake-openai.ts';
 import { DOCUSAURUS, MINTLIFY, MKDOCS } from '../fixtures/docs-sites.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
+import { isoWeek, WeeklyAutoFix } from '../../src/suggestions/weekly.ts';
 
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const AI_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
@@ -242,5 +243,51 @@ describe('bad input', () => {
     expect(range.body.code).toBe('invalid_date_range');
     const foreign = await e.server.api('GET', `/v2/agent/${a}/suggestions`, { key: keyB });
     expect(foreign.status).toBe(403);
+  });
+
+  it('a repository that cannot be read: the paths are still proposed, without candidates, and the site says why', async () => {
+    const projectId = await e.server.createProject({ repositoryUrl: `${e.host.origin}/acme/missing.git`, codeHost: 'github' });
+    const key = await e.server.createKey(projectId);
+    await send(projectId, key, traffic(CASES[0], Date.now() - 86_400_000));
+    const listed = await e.server.api('GET', `/v2/agent/${projectId}/suggestions`, { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body.site).toMatchObject({ read: false, pages: 0, error: expect.stringMatching(/\S/) });
+    expect(listed.body.site.error).not.toContain('ghp_');
+    const broken = listed.body.suggestions.find((s: any) => s.kind === 'broken_paths');
+    expect(broken.paths.every((p: any) => p.candidates.length === 0)).toBe(true);
+  });
+});
+
+describe('the weekly automatic job', () => {
+  it('is off by default, and once on starts the broken-paths job exactly once per week however many processes check', { timeout: 60_000 }, async () => {
+    const c = CASES[0];
+    const url = e.host.createRepo('acme/loop-weekly', c.files);
+    const projectId = await e.server.createProject({ repositoryUrl: url, codeHost: 'github', checks: 'warn' });
+    const key = await e.server.createKey(projectId);
+    await send(projectId, key, traffic(c, Date.now() - 86_400_000));
+    const { services } = e.server;
+    const now = Date.now();
+    expect((await services.weekly.runDue(now)).filter((o) => o.projectId === projectId)).toEqual([]);
+
+    await services.projects.update(projectId, { autoFixMinVisitors: 4 });
+    script([call('write_file', c.fix()), finish('Redirect broken paths')]);
+    // Two processes' checkers at once, and this one twice: one claim wins the week.
+    const other = new WeeklyAutoFix(services.store.db, services.suggestions, services.log);
+    const runs = (await Promise.all([services.weekly.runDue(now), other.runDue(now), services.weekly.runDue(now)])).flat().filter((o) => o.projectId === projectId);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ week: isoWeek(now), outcome: 'started' });
+    const job = await waitForJob(e.server, projectId, runs[0].jobId!, key);
+    expect(job.trigger).toMatchObject({ kind: 'suggestion', suggestionKind: 'broken_paths', automatic: true });
+    // Only the path with 4 or more visitors (6) is covered at this threshold.
+    const listed = await e.server.api('GET', `/v2/agent/${projectId}/suggestions`, { key });
+    expect(listed.body.started[0].paths.map((p: any) => p.path)).toEqual([c.broken[0].path]);
+    expect(listed.body.started[0].automatic).toBe(true);
+    expect((await other.runDue(now + 3_600_000)).filter((o) => o.projectId === projectId)).toEqual([]);
+  });
+
+  it('names ISO weeks by their Thursday', () => {
+    expect(isoWeek(Date.UTC(2026, 10, 26))).toBe('2026-W48');
+    expect(isoWeek(Date.UTC(2027, 0, 1))).toBe('2026-W53');
+    expect(isoWeek(Date.UTC(2024, 11, 30))).toBe('2025-W01');
   });
 });
