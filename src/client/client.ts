@@ -18,6 +18,9 @@ import {
   type ViewsPage,
   type NotFoundPage,
   type ReferrersPage,
+  type SuggestionJob,
+  type SuggestionList,
+  type SuggestionsQuery,
   type VisitorsPage,
   type WebhookDelivery,
 } from './types.ts';
@@ -515,6 +518,20 @@ export class FolioClient {
     return this.allPages((q) => this.notFound(q, opts), (p) => p.paths.length, query);
   }
 
+  /** GET /v2/agent/{projectId}/suggestions: what the project's traffic proposes to the agent, and the jobs started from it. */
+  async suggestions(query: SuggestionsQuery = {}, opts: CallOptions = {}): Promise<SuggestionList> {
+    return this.request<SuggestionList>('GET', `v2/agent/${seg(this.project(opts))}/suggestions`, { query: suggestionsQuery(query), signal: opts.signal });
+  }
+
+  /**
+   * POST /v2/agent/{projectId}/suggestions/{id}/job: starts the agent job of a current suggestion
+   * (listed with the same range and threshold as `query`). A retry after a lost answer gets 404
+   * `suggestion_not_found` once the first call started it: its paths are then being fixed.
+   */
+  async startSuggestion(id: string, query: SuggestionsQuery = {}, opts: CallOptions = {}): Promise<SuggestionJob> {
+    return this.request<SuggestionJob>('POST', `v2/agent/${seg(this.project(opts))}/suggestions/${seg(id)}/job`, { query: suggestionsQuery(query), signal: opts.signal });
+  }
+
   /** GET /v1/analytics/{projectId}/referrers: one page of referring hosts, with the classes and the AI-answer share per day. */
   async referrers(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<ReferrersPage> {
     return this.request<ReferrersPage>('GET', `v1/analytics/${seg(this.project(opts))}/referrers`, { query: analyticsQuery(query), signal: opts.signal });
@@ -723,6 +740,11 @@ function seg(s: string): string {
 function analyticsQuery(q: AnalyticsQuery): Record<string, QueryValue> {
   const date = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
   return { dateFrom: date(q.dateFrom), dateTo: date(q.dateTo), limit: q.limit, offset: q.offset };
+}
+
+function suggestionsQuery(q: SuggestionsQuery): Record<string, QueryValue> {
+  const date = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
+  return { dateFrom: date(q.dateFrom), dateTo: date(q.dateTo), minVisitors: q.minVisitors };
 }
 
 function networkError(err: unknown, url: string, timedOut: boolean, timeoutMs: number): FolioError {

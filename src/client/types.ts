@@ -10,6 +10,7 @@ import type {
   WebhookDelivery as WebhookDeliverySchema,
 } from '../contracts/jobs.ts';
 import type { EventsResponse, ImportResponse, NotFoundResponse, ReferrersResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
+import type { StartSuggestionResponse, SuggestionsResponse } from '../contracts/suggestions.ts';
 
 export type Job = Static<typeof JobSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
@@ -56,6 +57,27 @@ export type NotFoundPath = NotFoundPage['paths'][number];
 
 /** GET /v1/analytics/{projectId}/referrers: referring hosts, classed, and the humans sent by AI answers per day. */
 export type ReferrersPage = Static<typeof ReferrersResponse>;
+
+/** GET /v2/agent/{projectId}/suggestions: what traffic proposes, and the jobs started from suggestions. */
+export type SuggestionList = Static<typeof SuggestionsResponse>;
+
+/** One suggestion: broken paths with their likely pages, or Markdown for AI agents, with its prompt. */
+export type Suggestion = SuggestionList['suggestions'][number];
+
+/** A job started from a suggestion, with each path's not-found visitors before and after. */
+export type StartedSuggestion = SuggestionList['started'][number];
+
+/** POST /v2/agent/{projectId}/suggestions/{id}/job: the job and the suggestion it was started from. */
+export type SuggestionJob = Static<typeof StartSuggestionResponse>;
+
+export interface SuggestionsQuery {
+  /** Inclusive start (default: 30 days before dateTo); same formats as AnalyticsQuery. */
+  dateFrom?: string | Date;
+  /** Exclusive end (default: the end of today, UTC). */
+  dateTo?: string | Date;
+  /** Distinct visitors a not-found path needs to be proposed (server default 3). */
+  minVisitors?: number;
+}
 
 /** Human, AI and deduplicated total counts. */
 export type TrafficCounts = VisitorsPage['totals'];
