@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { describeFailure, exitCodeOf } from './errors.ts';
 import { registerServerCommands } from './server.ts';
+import { FOLIO_VERSION } from '../version.ts';
 
 interface Group {
   description: string;
@@ -24,6 +25,7 @@ const GROUPS: Record<string, Group> = {
 function buildProgram(): Command {
   const program = new Command('folio')
     .description('Folio: LLM agent jobs on your docs repository, and visitor analytics that tell humans from AI.')
+    .version(FOLIO_VERSION, '-V, --version', 'print Folio\'s version')
     .showHelpAfterError()
     .exitOverride();
   registerServerCommands(program);

@@ -1,7 +1,8 @@
 // The `folio` program as a whole: every command group is listed and its commands are there when it
 // runs (groups load on demand), and the output module every command prints with.
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/process.ts';
+import { readFileSync } from 'node:fs';
+import { ROOT, runCli } from '../helpers/process.ts';
 import { csv, fields, table } from '../../src/cli/output.ts';
 
 describe('folio', () => {
@@ -10,6 +11,12 @@ describe('folio', () => {
     expect(r.code).toBe(0);
     const names = [...r.stdout.split('Commands:')[1].matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]);
     expect(names).toEqual(['serve', 'worker', 'migrate', 'project', 'key', 'user', 'jobs', 'analytics', 'help']);
+  });
+
+  it('prints its version, the one of package.json', async () => {
+    const r = await runCli(['--version'], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')).version);
   });
 
   it.each([
