@@ -184,7 +184,7 @@ describe('analytics import over HTTP', () => {
   it('fails clearly on a bad key, a missing file and a bad --map', async () => {
     const bad = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', 'folio_nope', file], {});
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/refused the import \(401 invalid_api_key\)/);
+    expect(bad.stderr).toMatch(/refused the import \(401 malformed_api_key\): The API key is malformed/);
     const missing = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, path.join(dir, 'nope.log')], {});
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/File not found/);
