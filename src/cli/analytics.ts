@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import type { NotFoundPage, NotFoundPath, PathCounts, TrafficCounts } from '../client/types.ts';
 import { DIRECT_BATCH, runImport, type ImportOptions, type ImportSummary } from './analytics-import.ts';
 import { UsageError } from './errors.ts';
-import { clientFor, intOption, repeatable, withConnection, type ConnectionOptions } from './options.ts';
+import { clientFor, intOption, projectOption, repeatable, required, withConnection, type ConnectionOptions } from './options.ts';
 import { clean, csv, printResult, table, write, writeJson } from './output.ts';
 import { fileProgress } from './progress.ts';
 
@@ -39,7 +39,7 @@ function registerImport(analytics: Command): void {
       'Import page views from access logs (nginx/Apache combined or JSON lines; "-" reads stdin; .gz is decompressed). Only successful GET/HEAD requests for documents count. Importing the same file twice changes nothing.',
     )
     .argument('<files...>', 'log files, or - for stdin')
-    .requiredOption('--project <id>', 'project the views belong to')
+    .addOption(required(projectOption('project the views belong to')))
     .addOption(new Option('--format <format>', 'log format').choices(['combined', 'json', 'auto']).default('auto'))
     .addOption(new Option('--url <url>', 'a running Folio server (otherwise the analytics store is written directly: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in FOLIO_DATA_DIR)').env('FOLIO_URL'))
     .addOption(new Option('--key <key>', 'API key with the write scope, for --url').env('FOLIO_API_KEY'))

@@ -127,7 +127,9 @@ describe('analytics import over HTTP', () => {
     const s = JSON.parse(again.stdout);
     expect(s.viewsRecorded).toBe(0);
     expect(s.skipped.duplicate).toBe(log.ref.length + log.notFound.length);
-    const stdin = await runCli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key }, log.text);
+    // The project from FOLIO_PROJECT, like every command that takes --project.
+    const stdin = await runCli(['analytics', 'import', '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId }, log.text);
+    expect(stdin.code, stdin.stderr).toBe(0);
     expect(JSON.parse(stdin.stdout).viewsRecorded).toBe(0);
     await server.services.analytics.compact();
     const third = await runCli(['analytics', 'import', '--project', projectId, '--json', file], { FOLIO_URL: server.url, FOLIO_API_KEY: key });

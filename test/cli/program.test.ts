@@ -40,6 +40,10 @@ describe('folio', () => {
     const missing = await runCli(['key', 'create', '--all-projects', '--projects', 'a'], {});
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('folio: Say what the key covers: exactly one of --project <id>, --all-projects or --projects <ids>.\n');
+    // A missing argument: commander's line and a pointer to the help, not the whole help.
+    const argument = await runCli(['jobs', 'get'], {});
+    expect(argument.code).toBe(1);
+    expect(argument.stderr).toBe("error: missing required argument 'jobId'\n(add --help for usage)\n");
     const bool = await runCli(['project', 'update', 'prj_x', '--draft-prs', 'maybe'], {});
     expect(bool.code).toBe(1);
     expect(bool.stderr).toBe('folio: Expected true or false, got "maybe".\n');
