@@ -5,7 +5,7 @@ import type { FolioClient } from '../client/client.ts';
 import type { Job, JobEvent, JobStatus } from '../client/types.ts';
 import { triggerLabel } from '../codehost/kinds.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
-import { clean, fields, table, write, writeJson } from './output.ts';
+import { clean, count, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
 
 /** Exit codes of `jobs create --wait`, `jobs message --wait` and `jobs wait`. */
@@ -68,13 +68,13 @@ function eventSummary(e: JobEvent, max = 160): string {
       text = `${str(d.tool)} → ${str(d.result)}`;
       break;
     case 'usage':
-      text = d.totalTokens !== undefined ? `${str(d.totalTokens)} tokens` : '';
+      text = typeof d.totalTokens === 'number' ? count(d.totalTokens, 'token') : '';
       break;
     case 'commit':
-      text = `${str(d.sha).slice(0, 7)} (${str(d.fileCount)} files)`;
+      text = `${str(d.sha).slice(0, 7)}${typeof d.fileCount === 'number' ? ` (${count(d.fileCount, 'file')})` : ''}`;
       break;
     case 'validation':
-      text = d.ok === true ? 'ok' : `${Array.isArray(d.issues) ? d.issues.length : '?'} issues`;
+      text = d.ok === true ? 'ok' : Array.isArray(d.issues) ? count(d.issues.length, 'issue') : 'issues';
       break;
     case 'error':
       text = `${str(d.message)}${d.code ? ` (${str(d.code)})` : ''}`;

@@ -151,11 +151,14 @@ describe('analytics import over HTTP', () => {
       text,
     );
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/Lines read:\s+5/);
-    expect(res.stdout).toMatch(/Views recorded:\s+2/);
-    expect(res.stdout).toMatch(/1\s+assets/);
-    expect(res.stdout).toMatch(/1\s+not GET\/HEAD/);
-    expect(res.stdout).toMatch(/1\s+unparseable/);
+    expect(res.stdout).toMatch(/^Read: {6}1 file, 5 lines$/m);
+    // No crawler among them: the summary does not mention crawlers at all.
+    expect(res.stdout).toMatch(/^Recorded: {2}2 views$/m);
+    expect(res.stdout).not.toContain('crawler');
+    expect(res.stdout).toMatch(/^Skipped: {3}3 lines$/m);
+    expect(res.stdout).toMatch(/^ +1 {2}asset \(not a document\)$/m);
+    expect(res.stdout).toMatch(/^ +1 {2}not GET\/HEAD$/m);
+    expect(res.stdout).toMatch(/^ +1 {2}unparseable$/m);
     const v = await server.api('GET', `/v1/analytics/${projectId}/visitors?dateFrom=2025-05-02T10:00:00Z&dateTo=2025-05-02T11:00:00Z`, { key });
     expect(v.body.visitors.find((r: { path: string }) => r.path === '/json/a')).toEqual({ path: '/json/a', human: 1, ai: 1, total: 2 });
   });
@@ -177,10 +180,10 @@ describe('analytics import over HTTP', () => {
     const drawn = await onTerminal([]);
     expect(drawn).toContain(`importing ${file} [`);
     expect(drawn).toContain(`] 100% | ${log.lines} lines | `);
-    expect(drawn).toContain(`Lines read:      ${log.lines.toLocaleString('en-US')}`);
+    expect(drawn).toContain(`Read:      1 file, ${log.lines.toLocaleString('en-US')} lines`);
     const plain = await onTerminal(['--no-progress']);
     expect(plain).not.toContain('importing');
-    expect(plain).toMatch(/Lines read:/);
+    expect(plain).toMatch(/^Read: {6}1 file, /m);
   });
 
   it('fails clearly on a bad key, a missing file and a bad --map', async () => {
