@@ -1,11 +1,11 @@
 // API keys as the HTTP layer needs them: verifying the key of a request (and again for a live stream),
 // and the dashboard's key management, answered as views (never the stored hash). Stored by
 // store/api-keys.ts; `keyCovers` there is the one answer to "may this key act on this project?".
-import { apiKeyView, keyCovers, type ApiKeyRow, type ApiKeyStore, type ApiKeyView, type KeyCheck, type StoredKey } from '../store/api-keys.ts';
+import { apiKeyView, keyCovers, type ApiKeyRow, type ApiKeyStore, type ApiKeyView, type KeyCheck, type KeyRefusal, type StoredKey } from '../store/api-keys.ts';
 import type { ProjectsService } from './projects.ts';
 import { CodedError } from '../errors.ts';
 
-export { apiKeyView, keyCovers, type ApiKeyView, type KeyCheck, type StoredKey };
+export { apiKeyView, keyCovers, type ApiKeyView, type KeyCheck, type KeyRefusal, type StoredKey };
 
 /** What a new key of either kind may set. */
 export interface KeySettings {

@@ -4,28 +4,33 @@ import { Option, type Command } from 'commander';
 import type { NotFoundPage, NotFoundPath, PathCounts, TrafficCounts } from '../client/types.ts';
 import { DIRECT_BATCH, runImport, type ImportOptions, type ImportSummary } from './analytics-import.ts';
 import { UsageError } from './errors.ts';
-import { clientFor, intOption, repeatable, withConnection, type ConnectionOptions } from './options.ts';
-import { clean, csv, printResult, table, write, writeJson } from './output.ts';
+import { clientFor, intOption, projectOption, repeatable, required, withConnection, type ConnectionOptions } from './options.ts';
+import { clean, count, csv, printResult, table, write, writeJson } from './output.ts';
 import { fileProgress } from './progress.ts';
 
-function summaryText(s: ImportSummary): string {
+/** Why lines were skipped, in the summary's order: the label for one line and for several. */
+const SKIP_LABELS: [keyof ImportSummary['skipped'], string, string][] = [
+  ['asset', 'asset (not a document)', 'assets (not documents)'],
+  ['status', 'unsuccessful status', 'unsuccessful statuses'],
+  ['method', 'not GET/HEAD', 'not GET/HEAD'],
+  ['unparseable', 'unparseable', 'unparseable'],
+  ['empty', 'empty line', 'empty lines'],
+  ['duplicate', 'already imported', 'already imported'],
+  ['rejected', 'rejected by the server', 'rejected by the server'],
+];
+
+/** The import's summary for people: what was read, recorded and skipped (by reason), and how fast. */
+export function summaryText(s: ImportSummary): string {
   const n = (x: number) => x.toLocaleString('en-US');
-  const reasons: [keyof ImportSummary['skipped'], string][] = [
-    ['asset', 'assets (not documents)'],
-    ['status', 'unsuccessful status'],
-    ['method', 'not GET/HEAD'],
-    ['unparseable', 'unparseable'],
-    ['empty', 'empty lines'],
-    ['duplicate', 'already imported'],
-    ['rejected', 'rejected by the server'],
-  ];
-  const skipped = reasons.filter(([k]) => s.skipped[k] > 0).map(([k, label]) => `  ${n(s.skipped[k]).padStart(12)}  ${label}`);
+  const skipped = SKIP_LABELS.filter(([k]) => s.skipped[k] > 0).map(([k, one, many]) => `${n(s.skipped[k]).padStart(16)}  ${s.skipped[k] === 1 ? one : many}`);
+  // Crawlers are counted among the views read: said only when those views are the ones recorded.
+  const crawlers = s.crawlers > 0 && s.viewsRecorded > 0 && s.skipped.duplicate === 0;
   const lines = [
-    `Lines read:      ${n(s.linesRead)}`,
-    `Views recorded:  ${n(s.viewsRecorded)}${s.crawlers ? ` (${n(s.crawlers)} from crawlers and bots, counted as neither human nor AI)` : ''}`,
-    `Lines skipped:   ${n(Object.values(s.skipped).reduce((a, b) => a + b, 0))}`,
+    `Read:      ${count(s.files, 'file')}, ${count(s.linesRead, 'line')}`,
+    `Recorded:  ${count(s.viewsRecorded, 'view')}${crawlers ? ` (${n(s.crawlers)} from crawlers and bots, counted as neither human nor AI)` : ''}`,
+    `Skipped:   ${count(Object.values(s.skipped).reduce((a, b) => a + b, 0), 'line')}`,
     ...skipped,
-    `Time:            ${s.seconds.toFixed(1)} s (${n(Math.round(s.linesRead / Math.max(s.seconds, 0.001)))} lines/s)`,
+    `Time:      ${s.seconds.toFixed(1)} s (${count(Math.round(s.linesRead / Math.max(s.seconds, 0.001)), 'line')}/s)`,
   ];
   // Line errors quote the log and the server: cleaned for the terminal.
   for (const e of s.errors.slice(0, 5)) lines.push(clean(`  line ${e.line}: ${e.code}: ${e.error}`));
@@ -39,7 +44,7 @@ function registerImport(analytics: Command): void {
       'Import page views from access logs (nginx/Apache combined or JSON lines; "-" reads stdin; .gz is decompressed). Only successful GET/HEAD requests for documents count. Importing the same file twice changes nothing.',
     )
     .argument('<files...>', 'log files, or - for stdin')
-    .requiredOption('--project <id>', 'project the views belong to')
+    .addOption(required(projectOption('project the views belong to')))
     .addOption(new Option('--format <format>', 'log format').choices(['combined', 'json', 'auto']).default('auto'))
     .addOption(new Option('--url <url>', 'a running Folio server (otherwise the analytics store is written directly: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in FOLIO_DATA_DIR)').env('FOLIO_URL'))
     .addOption(new Option('--key <key>', 'API key with the write scope, for --url').env('FOLIO_API_KEY'))

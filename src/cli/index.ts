@@ -3,6 +3,8 @@
 import { Command, CommanderError } from 'commander';
 import { describeFailure, exitCodeOf } from './errors.ts';
 import { registerServerCommands } from './server.ts';
+import { checkRequired } from './options.ts';
+import { FOLIO_VERSION } from '../version.ts';
 
 interface Group {
   description: string;
@@ -24,8 +26,12 @@ const GROUPS: Record<string, Group> = {
 function buildProgram(): Command {
   const program = new Command('folio')
     .description('Folio: LLM agent jobs on your docs repository, and visitor analytics that tell humans from AI.')
-    .showHelpAfterError()
-    .exitOverride();
+    .version(FOLIO_VERSION, '-V, --version', 'print Folio\'s version')
+    // An error is its line and where the usage is, not the whole help in front of it.
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride()
+    // Required options (options.ts: required) are checked here, for every command, before its action.
+    .hook('preAction', (_program, command) => checkRequired(command));
   registerServerCommands(program);
   for (const [name, group] of Object.entries(GROUPS)) program.command(name).description(group.description);
   return program;

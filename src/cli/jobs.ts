@@ -5,7 +5,7 @@ import type { FolioClient } from '../client/client.ts';
 import type { Job, JobEvent, JobStatus } from '../client/types.ts';
 import { startedBy } from '../jobs/started-by.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
-import { clean, fields, table, write, writeJson } from './output.ts';
+import { clean, count, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
 
 /** Exit codes of `jobs create --wait`, `jobs message --wait` and `jobs wait`. */
@@ -71,13 +71,13 @@ function eventSummary(e: JobEvent, max = 160): string {
       text = `${str(d.tool)} → ${str(d.result)}`;
       break;
     case 'usage':
-      text = d.totalTokens !== undefined ? `${str(d.totalTokens)} tokens` : '';
+      text = typeof d.totalTokens === 'number' ? count(d.totalTokens, 'token') : '';
       break;
     case 'commit':
-      text = `${str(d.sha).slice(0, 7)} (${str(d.fileCount)} files)`;
+      text = `${str(d.sha).slice(0, 7)}${typeof d.fileCount === 'number' ? ` (${count(d.fileCount, 'file')})` : ''}`;
       break;
     case 'validation':
-      text = d.ok === true ? 'ok' : `${Array.isArray(d.issues) ? d.issues.length : '?'} issues`;
+      text = d.ok === true ? 'ok' : Array.isArray(d.issues) ? count(d.issues.length, 'issue') : 'issues';
       break;
     case 'error':
       text = `${str(d.message)}${d.code ? ` (${str(d.code)})` : ''}`;
@@ -125,14 +125,35 @@ function watchJob(jobId: string) {
   };
 }
 
-/** Waits for the job with live progress and reports the outcome; sets the exit code 0/1/2. */
-async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: number; json?: boolean }): Promise<void> {
+/**
+ * The id of the job's last event so far: a wait for the turn a message starts shows the events after
+ * it, not the job's history again. 0 (everything) when the server has no events operation.
+ */
+async function lastEventId(client: FolioClient, jobId: string): Promise<number> {
+  let after = 0;
+  try {
+    for (;;) {
+      const page = await client.jobEventsPage(jobId, { after, limit: 500 });
+      if (page.events.length === 0) return after;
+      after = page.events.at(-1)!.id;
+      if (!page.hasMore) return after;
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits for the job with live progress (its events after `after`, else all of them) and reports the
+ * outcome; sets the exit code 0/1/2.
+ */
+async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: number; json?: boolean; after?: number }): Promise<void> {
   const watch = watchJob(jobId);
   const stopEvents = new AbortController();
   // Events are a bonus: a server without the events operation still gets a plain wait.
   const events = (async () => {
     try {
-      for await (const e of client.jobEvents(jobId, { follow: true, signal: stopEvents.signal })) watch.event(e);
+      for await (const e of client.jobEvents(jobId, { follow: true, after: o.after, signal: stopEvents.signal })) watch.event(e);
     } catch (err) {
       if (!stopEvents.signal.aborted) watch.note(`(live events unavailable: ${err instanceof Error ? err.message : String(err)})`);
     }
@@ -235,9 +256,11 @@ function registerMessage(jobs: Command): void {
     .option('--idempotency-key <key>', 'makes re-running the same command send the message once')
     .action(async (id: string, prompt: string, o: ConnectionOptions & { wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
       const client = clientFor(o);
+      // Read before sending: the new turn's events (from its message.queued on) come after this one.
+      const after = o.wait ? await lastEventId(client, id) : undefined;
       const job = await client.sendMessage(id, prompt, { idempotencyKey: o.idempotencyKey });
       if (!o.wait) return printJob(job, o.json);
-      await waitAndReport(client, job.id, o);
+      await waitAndReport(client, job.id, { ...o, after });
     });
 }
 

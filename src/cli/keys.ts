@@ -4,7 +4,8 @@ import { parseDuration } from '../config.ts';
 import { apiKeyView, type ApiKeyView } from '../store/api-keys.ts';
 import type { KeyScope } from '../store/schema.ts';
 import { UsageError } from './errors.ts';
-import { printResult, table } from './output.ts';
+import { projectOption } from './options.ts';
+import { clean, printResult, table, write } from './output.ts';
 import { withStore } from './store.ts';
 
 /** What a key covers, in words: "project prj_…", "every project", "projects prj_a, prj_b". */
@@ -17,14 +18,17 @@ export function register(key: Command): void {
   key
     .command('create')
     .description('Create an API key for one project, or one that covers many (--all-projects, --projects a,b); the full key is printed once.')
-    .option('--project <id>', 'project the key belongs to')
+    .addOption(projectOption('project the key belongs to (FOLIO_PROJECT applies when --all-projects and --projects are not given)'))
     .option('--all-projects', 'the key covers every project of this installation, also later ones')
     .option('--projects <ids>', 'the key covers these projects (comma-separated ids)')
     .option('--name <name>', 'what the key is for')
     .addOption(new Option('--scope <scope>', 'read (GET only) or write (everything)').choices(['read', 'write']).default('write'))
     .option('--expires-in <duration>', 'e.g. 90d, 12h')
     .option('--json', 'machine-readable output')
-    .action(async (o: { project?: string; allProjects?: boolean; projects?: string; name?: string; scope: KeyScope; expiresIn?: string; json?: boolean }) => {
+    .action(async (o: { project?: string; allProjects?: boolean; projects?: string; name?: string; scope: KeyScope; expiresIn?: string; json?: boolean }, cmd: Command) => {
+      // FOLIO_PROJECT is a default: --all-projects or --projects on the command line say otherwise.
+      // An empty value is none (never a key for every project by accident).
+      if (o.project === '' || (cmd.getOptionValueSource('project') === 'env' && (o.allProjects || o.projects !== undefined))) o.project = undefined;
       if ([o.project !== undefined, o.allProjects === true, o.projects !== undefined].filter(Boolean).length !== 1) {
         throw new UsageError('Say what the key covers: exactly one of --project <id>, --all-projects or --projects <ids>.');
       }
@@ -50,9 +54,12 @@ export function register(key: Command): void {
   key
     .command('list')
     .description('List API keys (prefixes only): all of them, or those usable on one project.')
-    .option('--project <id>', 'only keys usable on this project: its own and those that cover it')
+    .addOption(projectOption('only keys usable on this project: its own and those that cover it'))
     .option('--json', 'machine-readable output')
-    .action(async (o: { project?: string; json?: boolean }) => {
+    .action(async (o: { project?: string; json?: boolean }, cmd: Command) => {
+      if (!o.json && o.project && cmd.getOptionValueSource('project') === 'env') {
+        write(process.stderr, `Keys usable on project ${clean(o.project)} (FOLIO_PROJECT); unset it to list every key.`);
+      }
       const rows = (await withStore(({ keys }) => (o.project ? keys.listCovering(o.project) : keys.listAll()))).map(apiKeyView);
       printResult(o.json, rows, () =>
         table(

@@ -41,12 +41,42 @@ export interface ConnectionOptions {
   json?: boolean;
 }
 
+/** --project, also from FOLIO_PROJECT: the one definition of every command that takes a project. */
+export function projectOption(description = 'project id'): Option {
+  return new Option('--project <id>', description).env('FOLIO_PROJECT');
+}
+
+/** The sentence of a missing required option: its flag, and the variable that can give it instead. */
+function missing(option: Pick<Option, 'long' | 'envVar'>): string {
+  return `${option.long} is required${option.envVar ? ` (or set ${option.envVar})` : ''}.`;
+}
+
+/**
+ * Options marked by required(). Commander's own mandatory options are not used: a missing one would
+ * print the whole help; checkRequired() makes it one line instead.
+ */
+const REQUIRED = new WeakSet<Option>();
+
+/** Marks an option as required (checked by checkRequired before the command's action runs). */
+export function required(option: Option): Option {
+  REQUIRED.add(option);
+  return option;
+}
+
+/** Throws a one-line UsageError for the first required option of `command` that has no value (an empty variable is none). */
+export function checkRequired(command: Command): void {
+  for (const option of command.options) {
+    const value: unknown = command.getOptionValue(option.attributeName());
+    if (REQUIRED.has(option) && (value === undefined || value === '')) throw new UsageError(missing(option));
+  }
+}
+
 /** --url, --key, --project (each also from the environment) and --json. */
 export function withConnection(cmd: Command, jsonHelp = 'machine-readable JSON output'): Command {
   return cmd
     .addOption(new Option('--url <url>', 'Folio base URL').env('FOLIO_URL'))
     .addOption(new Option('--key <key>', 'admin API key').env('FOLIO_API_KEY'))
-    .addOption(new Option('--project <id>', 'project id').env('FOLIO_PROJECT'))
+    .addOption(projectOption())
     .option('--json', jsonHelp);
 }
 
@@ -54,7 +84,7 @@ export function withConnection(cmd: Command, jsonHelp = 'machine-readable JSON o
 export function clientFor(o: ConnectionOptions): FolioClient {
   if (!o.url) throw new UsageError('No server: pass --url or set FOLIO_URL (e.g. https://folio.example.com).');
   if (!o.key) throw new UsageError('No API key: pass --key or set FOLIO_API_KEY.');
-  if (!o.project) throw new UsageError('No project: pass --project or set FOLIO_PROJECT.');
+  if (!o.project) throw new UsageError(missing(projectOption()));
   try {
     return new FolioClient({ baseUrl: o.url, apiKey: o.key, projectId: o.project });
   } catch (err) {

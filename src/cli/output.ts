@@ -51,3 +51,8 @@ export function fields(rows: [string, string][]): string {
 
 /** CSV: the one writer the CLI and the dashboard share (src/client/csv.ts). */
 export { toCsv as csv } from '../client/csv.ts';
+
+/** A count with its noun in the right number: "1 file", "2 files", "12,500 lines". */
+export function count(n: number, singular: string, plural = `${singular}s`): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? singular : plural}`;
+}

@@ -5,7 +5,7 @@ import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
 import { CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
 import { projectView, type ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
-import { boolOption, repeatable } from './options.ts';
+import { boolOption, repeatable, required } from './options.ts';
 import { printResult, table } from './output.ts';
 import { withStore } from './store.ts';
 
@@ -23,8 +23,8 @@ export function register(project: Command): void {
 function settingOptions(command: 'create' | 'update'): Option[] {
   const create = command === 'create';
   return [
-    create ? new Option('--name <name>', 'display name').makeOptionMandatory() : new Option('--name <name>'),
-    create ? new Option('--repository <url>', 'git URL of the docs repository').makeOptionMandatory() : new Option('--repository <url>'),
+    create ? required(new Option('--name <name>', 'display name')) : new Option('--name <name>'),
+    create ? required(new Option('--repository <url>', 'git URL of the docs repository')) : new Option('--repository <url>'),
     create ? new Option('--branch <branch>', 'base branch').default('main') : new Option('--branch <branch>'),
     new Option('--code-host <kind>', create ? 'where pull requests are opened (inferred from the URL)' : undefined).choices(CODE_HOST_KINDS),
     new Option('--model <model>', create ? 'default model, provider/model-id' : undefined),

@@ -2,9 +2,16 @@
 // The server, the services and the stores are imported when a command runs, so that the other
 // commands start fast.
 import type { Command } from 'commander';
-import { loadConfig } from '../config.ts';
+import type { Logger } from 'pino';
+import { loadConfig, type Config } from '../config.ts';
 import { UsageError } from './errors.ts';
 import { printResult } from './output.ts';
+
+/** After the start: the dashboard, the model and the data, as log lines (next-steps.ts). */
+async function logNextSteps(log: Logger, config: Config, opts: { listenUrl?: string; setupRequired?: boolean }): Promise<void> {
+  const { startupLines } = await import('./next-steps.ts');
+  for (const line of startupLines(config, opts)) log[line.level](line.fields, line.msg);
+}
 
 export function registerServerCommands(program: Command): void {
   program
@@ -15,7 +22,9 @@ export function registerServerCommands(program: Command): void {
       const config = loadConfig();
       const { startServer, closeOnSignals } = await import('../http/server.ts');
       const server = await startServer(config, { workers: opts.workers ? undefined : 0, logRequests: config.accessLog });
-      server.services.log.info({ url: server.url, workers: opts.workers ? server.services.config.workers : 0 }, 'Folio is listening');
+      const { log, users } = server.services;
+      log.info({ url: server.url, workers: opts.workers ? server.services.config.workers : 0 }, 'Folio is listening');
+      await logNextSteps(log, config, { listenUrl: server.url, setupRequired: await users.setupRequired() });
       closeOnSignals(server);
     });
 
@@ -28,6 +37,7 @@ export function registerServerCommands(program: Command): void {
       const { exitOnSignals } = await import('../http/server.ts');
       const services = await createServices(config, { workers: Math.max(1, config.workers) });
       services.log.info({ workers: Math.max(1, config.workers) }, 'Folio workers running');
+      await logNextSteps(services.log, config, {});
       exitOnSignals(services, () => services.close());
     });
 

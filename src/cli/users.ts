@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { UserInputError, userView } from '../store/users.ts';
 import type { UserRole } from '../store/users-schema.ts';
+import { required } from './options.ts';
 import { printResult, table, write } from './output.ts';
 import { withStore } from './store.ts';
 
@@ -18,7 +19,7 @@ export function register(user: Command): void {
   user
     .command('create')
     .description('Create a dashboard user. Without --password-stdin a strong password is generated and printed once.')
-    .requiredOption('--email <email>', 'sign-in email')
+    .addOption(required(new Option('--email <email>', 'sign-in email')))
     .option('--password-stdin', 'read the password from standard input')
     .addOption(new Option('--role <role>', 'owner or operator (default: owner for the first user)').choices(['owner', 'operator']))
     .option('--json', 'machine-readable output')
@@ -34,7 +35,7 @@ export function register(user: Command): void {
   user
     .command('set-password')
     .description('Set a user\'s password from standard input; signs the user out everywhere.')
-    .requiredOption('--email <email>', 'sign-in email')
+    .addOption(required(new Option('--email <email>', 'sign-in email')))
     .action(async (o: { email: string }) => {
       const password = await readStdin();
       await withStore(async ({ users }) => {

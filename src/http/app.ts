@@ -23,6 +23,7 @@ import { ACCESS, authPlugin, publicScope } from './auth.ts';
 import { httpErrorOf } from './error-status.ts';
 import { triggerRoutes } from './routes/triggers.ts';
 import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
+import { FOLIO_VERSION } from '../version.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -179,7 +180,14 @@ function answerErrors(app: FastifyInstance): void {
   });
 }
 
-/** The OpenAPI document and its reference UI at /docs. */
+/** Folio's mark (the dashboard's favicon) and the mark with the name, for the reference UI's top bar. */
+const MARK = '<path d="M10 7h12v4h-8v4h7v4h-7v6h-4z" fill="#fff"/>';
+const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1f4fd1"/>${MARK}</svg>`;
+const LOGO_SVG =
+  `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 140 32" width="140" height="32"><rect width="32" height="32" rx="7" fill="#1f4fd1"/>${MARK}` +
+  '<text x="42" y="23" font-family="system-ui, sans-serif" font-size="20" font-weight="600" fill="#fff">Folio API</text></svg>';
+
+/** The OpenAPI document and its reference UI at /docs, under Folio's name and version. */
 async function registerReference(app: FastifyInstance): Promise<void> {
   for (const schema of [ErrorSchema, Job, JobEvent, WebhookDelivery, JobChanges]) app.addSchema(schema);
   await app.register(swagger, {
@@ -187,7 +195,7 @@ async function registerReference(app: FastifyInstance): Promise<void> {
       openapi: '3.1.0',
       info: {
         title: 'Folio API',
-        version: '1.0.0',
+        version: FOLIO_VERSION,
         description: 'Agent jobs on your docs repository, and visitor analytics that tell humans from AI. Errors are `{error, code, details?}`; see docs/errors.md.',
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An admin API key: folio_…' } } },
@@ -198,6 +206,11 @@ async function registerReference(app: FastifyInstance): Promise<void> {
   await app.register(publicScope(swaggerUi), {
     routePrefix: '/docs',
     uiConfig: { docExpansion: 'list', deepLinking: true },
+    theme: {
+      title: `Folio API ${FOLIO_VERSION} reference`,
+      favicon: [{ filename: 'folio.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: FAVICON_SVG }],
+    },
+    logo: { type: 'image/svg+xml', content: LOGO_SVG, href: '/docs', target: '_self' },
     // The reference UI's own files only; plain HTTP stays usable (no upgrade-insecure-requests).
     staticCSP: "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; frame-ancestors 'none'; object-src 'none'; base-uri 'self'",
   });

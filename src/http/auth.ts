@@ -17,7 +17,7 @@
 import fp from 'fastify-plugin';
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, FastifyPluginOptions, FastifyRequest, RouteOptions } from 'fastify';
-import { keyCovers, type KeyCheck, type StoredKey } from '../admin/keys.ts';
+import { keyCovers, type KeyCheck, type KeyRefusal, type StoredKey } from '../admin/keys.ts';
 import { ApiError, forbidden, notFound, unauthorized } from '../errors.ts';
 import { SessionManager, type SessionOptions } from './session.ts';
 
@@ -75,9 +75,11 @@ declare module 'fastify' {
   }
 }
 
-const REASONS: Record<string, [string, string]> = {
+const REASONS: Record<KeyRefusal | 'missing', [string, string]> = {
   missing: ['missing_api_key', 'Send an API key in the Authorization header: "Authorization: Bearer folio_…".'],
-  malformed: ['invalid_api_key', 'The API key is not a Folio key; keys start with "folio_".'],
+  foreign: ['invalid_api_key', 'The API key is not a Folio key; keys start with "folio_".'],
+  // The prefix is right, so the key was most likely cut short or mangled when copied.
+  malformed: ['malformed_api_key', 'The API key is malformed: a Folio key is "folio_" and then 40 letters and digits. Check that it was copied whole.'],
   unknown: ['invalid_api_key', 'The API key is not known to this server.'],
   revoked: ['revoked_api_key', 'The API key has been revoked.'],
   expired: ['expired_api_key', 'The API key has expired.'],

@@ -57,7 +57,14 @@ export type ApiKeyView = ApiKey;
 
 export type KeyCheck =
   | { ok: true; key: StoredKey }
-  | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired' };
+  | { ok: false; reason: KeyRefusal };
+
+/**
+ * Why a presented key is refused: `foreign` (not a Folio key: no `folio_` prefix), `malformed` (the
+ * prefix, but not the shape of a key: cut short, or with characters no key has), `unknown`,
+ * `revoked`, `expired`.
+ */
+export type KeyRefusal = 'foreign' | 'malformed' | 'unknown' | 'revoked' | 'expired';
 
 /** The one answer to "is this stored key usable now?" (verify and reverify). */
 function keyState(row: StoredKey | undefined, now: number): KeyCheck {
@@ -227,7 +234,7 @@ export class ApiKeyStore {
 
   /** verify() without a query: the answer when the cache can give it, else undefined. */
   verifyCached(presented: string, since?: number, now = Date.now()): KeyCheck | undefined {
-    if (!WELL_FORMED.test(presented)) return { ok: false, reason: 'malformed' };
+    if (!WELL_FORMED.test(presented)) return { ok: false, reason: presented.startsWith(KEY_PREFIX) ? 'malformed' : 'foreign' };
     // Keyed by the key as presented, so a hit skips hashing; the map lives only in this process.
     const cached = this.verified.get(presented);
     if (!cached) return undefined;

@@ -127,7 +127,9 @@ describe('analytics import over HTTP', () => {
     const s = JSON.parse(again.stdout);
     expect(s.viewsRecorded).toBe(0);
     expect(s.skipped.duplicate).toBe(log.ref.length + log.notFound.length);
-    const stdin = await runCli(['analytics', 'import', '--project', projectId, '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key }, log.text);
+    // The project from FOLIO_PROJECT, like every command that takes --project.
+    const stdin = await runCli(['analytics', 'import', '--format', 'combined', '--json', '-'], { FOLIO_URL: server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId }, log.text);
+    expect(stdin.code, stdin.stderr).toBe(0);
     expect(JSON.parse(stdin.stdout).viewsRecorded).toBe(0);
     await server.services.analytics.compact();
     const third = await runCli(['analytics', 'import', '--project', projectId, '--json', file], { FOLIO_URL: server.url, FOLIO_API_KEY: key });
@@ -149,11 +151,14 @@ describe('analytics import over HTTP', () => {
       text,
     );
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/Lines read:\s+5/);
-    expect(res.stdout).toMatch(/Views recorded:\s+2/);
-    expect(res.stdout).toMatch(/1\s+assets/);
-    expect(res.stdout).toMatch(/1\s+not GET\/HEAD/);
-    expect(res.stdout).toMatch(/1\s+unparseable/);
+    expect(res.stdout).toMatch(/^Read: {6}1 file, 5 lines$/m);
+    // No crawler among them: the summary does not mention crawlers at all.
+    expect(res.stdout).toMatch(/^Recorded: {2}2 views$/m);
+    expect(res.stdout).not.toContain('crawler');
+    expect(res.stdout).toMatch(/^Skipped: {3}3 lines$/m);
+    expect(res.stdout).toMatch(/^ +1 {2}asset \(not a document\)$/m);
+    expect(res.stdout).toMatch(/^ +1 {2}not GET\/HEAD$/m);
+    expect(res.stdout).toMatch(/^ +1 {2}unparseable$/m);
     const v = await server.api('GET', `/v1/analytics/${projectId}/visitors?dateFrom=2025-05-02T10:00:00Z&dateTo=2025-05-02T11:00:00Z`, { key });
     expect(v.body.visitors.find((r: { path: string }) => r.path === '/json/a')).toEqual({ path: '/json/a', human: 1, ai: 1, total: 2 });
   });
@@ -175,16 +180,16 @@ describe('analytics import over HTTP', () => {
     const drawn = await onTerminal([]);
     expect(drawn).toContain(`importing ${file} [`);
     expect(drawn).toContain(`] 100% | ${log.lines} lines | `);
-    expect(drawn).toContain(`Lines read:      ${log.lines.toLocaleString('en-US')}`);
+    expect(drawn).toContain(`Read:      1 file, ${log.lines.toLocaleString('en-US')} lines`);
     const plain = await onTerminal(['--no-progress']);
     expect(plain).not.toContain('importing');
-    expect(plain).toMatch(/Lines read:/);
+    expect(plain).toMatch(/^Read: {6}1 file, /m);
   });
 
   it('fails clearly on a bad key, a missing file and a bad --map', async () => {
     const bad = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', 'folio_nope', file], {});
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/refused the import \(401 invalid_api_key\)/);
+    expect(bad.stderr).toMatch(/refused the import \(401 malformed_api_key\): The API key is malformed/);
     const missing = await runCli(['analytics', 'import', '--project', projectId, '--url', server.url, '--key', key, path.join(dir, 'nope.log')], {});
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/File not found/);

@@ -78,12 +78,40 @@ describe('folio project / key', () => {
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],
     [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
     [['key', 'revoke', 'key_missing'], /does not exist/],
-    [['project', 'create', '--name', 'X'], /required option/],
   ])('fails clearly: %j', async (args, message) => {
     const r = await runCli(args as string[], env);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/at .*\.ts:\d+/); // no stack traces
+  });
+
+  it.each([
+    [['project', 'create', '--name', 'X'], 'folio: --repository is required.\n'],
+    [['user', 'create'], 'folio: --email is required.\n'],
+    [['analytics', 'import', 'access.log'], 'folio: --project is required (or set FOLIO_PROJECT).\n'],
+  ])('a missing required option is one line, not the help: %j', async (args, stderr) => {
+    const r = await runCli(args, { ...env, FOLIO_PROJECT: '' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(stderr);
+    expect(r.stdout).toBe('');
+  });
+
+  it('takes the project of key create and key list from FOLIO_PROJECT; flags say otherwise', async () => {
+    const withVariable = { ...env, FOLIO_PROJECT: projectId };
+    const made = await runCli(['key', 'create', '--name', 'From the environment', '--json'], withVariable);
+    expect(made.code, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ kind: 'project', projectId });
+    // --all-projects says what the key covers: the variable does not make the command ambiguous.
+    const all = await runCli(['key', 'create', '--all-projects', '--json'], withVariable);
+    expect(all.code, all.stderr).toBe(0);
+    expect(JSON.parse(all.stdout)).toMatchObject({ kind: 'admin', allProjects: true });
+    const listed = await runCli(['key', 'list', '--json'], withVariable);
+    expect(listed.stdout).toBe((await runCli(['key', 'list', '--project', projectId, '--json'], env)).stdout);
+    const ids = JSON.parse(listed.stdout).map((k: { id: string }) => k.id);
+    expect(ids).toEqual(expect.arrayContaining([JSON.parse(made.stdout).id, JSON.parse(all.stdout).id]));
+    // A table filtered by the variable says so, so that nobody mistakes it for every key.
+    const table = await runCli(['key', 'list'], withVariable);
+    expect(table.stderr).toBe(`Keys usable on project ${projectId} (FOLIO_PROJECT); unset it to list every key.\n`);
   });
 
   it('migrate brings the state and analytics stores up to date, and is idempotent', async () => {

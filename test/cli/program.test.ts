@@ -1,8 +1,11 @@
 // The `folio` program as a whole: every command group is listed and its commands are there when it
 // runs (groups load on demand), and the output module every command prints with.
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../helpers/process.ts';
-import { csv, fields, table } from '../../src/cli/output.ts';
+import { readFileSync } from 'node:fs';
+import { ROOT, runCli } from '../helpers/process.ts';
+import { count, csv, fields, table } from '../../src/cli/output.ts';
+import { summaryText } from '../../src/cli/analytics.ts';
+import type { ImportSummary } from '../../src/cli/analytics-import.ts';
 
 describe('folio', () => {
   it('lists every command and group in its help', async () => {
@@ -10,6 +13,12 @@ describe('folio', () => {
     expect(r.code).toBe(0);
     const names = [...r.stdout.split('Commands:')[1].matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]);
     expect(names).toEqual(['serve', 'worker', 'migrate', 'project', 'key', 'user', 'jobs', 'analytics', 'help']);
+  });
+
+  it('prints its version, the one of package.json', async () => {
+    const r = await runCli(['--version'], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')).version);
   });
 
   it.each([
@@ -33,6 +42,10 @@ describe('folio', () => {
     const missing = await runCli(['key', 'create', '--all-projects', '--projects', 'a'], {});
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('folio: Say what the key covers: exactly one of --project <id>, --all-projects or --projects <ids>.\n');
+    // A missing argument: commander's line and a pointer to the help, not the whole help.
+    const argument = await runCli(['jobs', 'get'], {});
+    expect(argument.code).toBe(1);
+    expect(argument.stderr).toBe("error: missing required argument 'jobId'\n(add --help for usage)\n");
     const bool = await runCli(['project', 'update', 'prj_x', '--draft-prs', 'maybe'], {});
     expect(bool.code).toBe(1);
     expect(bool.stderr).toBe('folio: Expected true or false, got "maybe".\n');
@@ -58,5 +71,51 @@ describe('output', () => {
 
   it('writes RFC 4180 CSV', () => {
     expect(csv(['path', 'n'], [['/a,b', 1], ['say "hi"', 2], ['line\nbreak', 3]])).toBe('path,n\r\n"/a,b",1\r\n"say ""hi""",2\r\n"line\nbreak",3\r\n');
+  });
+});
+
+describe('the import summary', () => {
+  const summary = (over: Partial<ImportSummary>): ImportSummary => ({
+    files: 1,
+    linesRead: 0,
+    viewsRecorded: 0,
+    crawlers: 0,
+    skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 0, rejected: 0 },
+    errors: [],
+    seconds: 2,
+    ...over,
+  });
+
+  it('counts with the noun in the right number', () => {
+    expect(count(1, 'file')).toBe('1 file');
+    expect(count(0, 'file')).toBe('0 files');
+    expect(count(12_500, 'line')).toBe('12,500 lines');
+    expect(count(2, 'status', 'statuses')).toBe('2 statuses');
+    const one = summaryText(summary({ linesRead: 1, viewsRecorded: 1, skipped: { asset: 1, status: 1, method: 0, unparseable: 0, empty: 1, duplicate: 0, rejected: 0 } }));
+    expect(one.split('\n')).toEqual([
+      'Read:      1 file, 1 line',
+      'Recorded:  1 view',
+      'Skipped:   3 lines',
+      '               1  asset (not a document)',
+      '               1  unsuccessful status',
+      '               1  empty line',
+      'Time:      2.0 s (1 line/s)',
+    ]);
+    const many = summaryText(summary({ files: 2, linesRead: 4_000, viewsRecorded: 3_000, crawlers: 250, skipped: { asset: 600, status: 400, method: 0, unparseable: 0, empty: 0, duplicate: 0, rejected: 0 } }));
+    expect(many).toContain('Read:      2 files, 4,000 lines\n');
+    expect(many).toContain('Recorded:  3,000 views (250 from crawlers and bots, counted as neither human nor AI)\n');
+    expect(many).toContain('             600  assets (not documents)\n');
+    expect(many).toContain('             400  unsuccessful statuses\n');
+    expect(many).toContain('Time:      2.0 s (2,000 lines/s)');
+  });
+
+  it('says nothing of crawlers when nothing was recorded, or when the views were partly imported before', () => {
+    const again = summaryText(summary({ linesRead: 300, crawlers: 25, skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 300, rejected: 0 } }));
+    expect(again).toContain('Recorded:  0 views\n');
+    expect(again).toContain('             300  already imported\n');
+    expect(again).not.toContain('crawler');
+    const grown = summaryText(summary({ linesRead: 300, viewsRecorded: 10, crawlers: 25, skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 290, rejected: 0 } }));
+    expect(grown).toContain('Recorded:  10 views\n');
+    expect(grown).not.toContain('crawler');
   });
 });

@@ -168,6 +168,22 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(again.stderr).toContain('(409 job_archived)');
   });
 
+  it('message --wait shows the new turn\'s events only, not the history again', async () => {
+    const job = await client.createJob('complete: the first turn');
+    await client.waitForJob(job.id, { intervalMs: 100 });
+    const history: number[] = [];
+    for await (const e of client.jobEvents(job.id)) history.push(e.id);
+    expect(history.length).toBeGreaterThan(1);
+
+    const run = await runCli(['jobs', 'message', job.id, 'complete: the second turn', '--wait']);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(`Completed: ${PR_LINK}`);
+    const shown = [...run.stderr.matchAll(new RegExp(`^${job.id}: #(\\d+) \\S+ (\\S+)`, 'gm'))].map((m) => ({ id: Number(m[1]), type: m[2] }));
+    expect(shown.map((e) => e.type)).toEqual(expect.arrayContaining(['message.queued', 'turn.completed']));
+    expect(shown.map((e) => e.type)).not.toContain('job.created');
+    expect(Math.min(...shown.map((e) => e.id))).toBe(history.at(-1)! + 1);
+  });
+
   it('gets a job a merged pull request started, with the code change that started it', async () => {
     const { jobId, repositoryUrl, changeUrl } = await jobFromMergedPullRequest(server, codeHost, { projectId, repo: 'acme/api', token: HOST_TOKEN });
     await client.waitForJob(jobId, { intervalMs: 100 });

@@ -119,9 +119,21 @@ describe('authentication', () => {
     expectError(await server.api('GET', `${base()}/jobs`, { headers: { authorization: header } }), 401, 'missing_api_key');
   });
 
-  it('401 for a malformed and for an unknown key', async () => {
-    expectError(await server.api('GET', `${base()}/jobs`, { key: 'sk-123' }), 401, 'invalid_api_key');
-    expectError(await server.api('GET', `${base()}/jobs`, { key: 'folio_' + 'A'.repeat(40) }), 401, 'invalid_api_key');
+  it('401 for a key that is not Folio\'s, a malformed one and an unknown one, each said plainly', async () => {
+    const foreign = await server.api('GET', `${base()}/jobs`, { key: 'sk-123' });
+    expectError(foreign, 401, 'invalid_api_key');
+    expect(foreign.body.error).toBe('The API key is not a Folio key; keys start with "folio_".');
+    // The right prefix, the wrong shape (cut short, or with a character no key has): malformed, not "not a Folio key".
+    for (const key of ['folio_bad', 'folio_' + 'A'.repeat(39) + '-']) {
+      const malformed = await server.api('GET', `${base()}/jobs`, { key });
+      expectError(malformed, 401, 'malformed_api_key');
+      expect(malformed.body.error).toMatch(/^The API key is malformed/);
+      expect(malformed.body.error).not.toContain('start with');
+      expect(malformed.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+    const unknown = await server.api('GET', `${base()}/jobs`, { key: 'folio_' + 'A'.repeat(40) });
+    expectError(unknown, 401, 'invalid_api_key');
+    expect(unknown.body.error).toBe('The API key is not known to this server.');
   });
 
   it('401 for a revoked key and an expired key', async () => {
