@@ -28,6 +28,7 @@ WORK=$(mktemp -d /tmp/folio-smoke.XXXXXX)
 failures=0
 pids=()
 container=''
+scale_cleanup=''
 rootfs=''
 
 pass() { echo "PASS $*"; }
@@ -51,6 +52,7 @@ cleanup() {
     podman umount "$container" >/dev/null 2>&1
     podman rm -f "$container" >/dev/null 2>&1
   fi
+  [ -n "$scale_cleanup" ] && eval "$scale_cleanup"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -80,7 +82,7 @@ build_base() {
 }
 
 build_image() {
-  local secret=() ca=${NODE_EXTRA_CA_CERTS:-${SSL_CERT_FILE:-}} start
+  local secret=() ca=${NODE_EXTRA_CA_CERTS:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}} start
   [ -n "$ca" ] && [ -f "$ca" ] && secret=(--secret "id=npm_ca,src=$ca")
   start=$(date +%s)
   if podman build --isolation chroot --format docker --build-arg "BASE_IMAGE=$BASE" "${secret[@]}" -t "$IMAGE" -f Containerfile . >"$WORK/build.log" 2>&1; then
@@ -150,6 +152,7 @@ api() { # api METHOD PATH [JSON]: prints the body; the status goes to $WORK/stat
 
 run_checks() {
   check 'folio --help in the image' folio --help
+  check '`folio` on PATH in the image (for docker exec)' chroot --userspec="$userspec" "$rootfs" env -i PATH=/usr/local/bin:/usr/bin:/bin folio --help
   check 'folio migrate (SQLite and DuckDB in /data)' folio migrate --json
   check 'the data written by the non-root user (uid 10001)' test "$(stat -c %u "$rootfs/data/folio.db")" = 10001
   project=$(folio project create --name Smoke --repository "$repository" --code-host github --json | json 'v.id')
@@ -199,12 +202,54 @@ run_checks() {
   check "SIGTERM stops folio serve gracefully (exit $code)" test "$code" = 0
 }
 
+# The scale-out commands of the image, when this machine has PostgreSQL and ClickHouse (the test
+# servers of the scale leg): folio migrate, serve --no-workers and worker on one fresh database each.
+run_scale_checks() {
+  local pg_admin=${FOLIO_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres} ch=${FOLIO_TEST_CLICKHOUSE_URL:-http://127.0.0.1:8123}
+  if ! psql "$pg_admin" -qAtc 'select 1' >/dev/null 2>&1 || ! curl -sf "$ch/ping" >/dev/null; then
+    echo "SKIP scale-out commands (no PostgreSQL at $pg_admin or ClickHouse at $ch)"
+    return
+  fi
+  local db
+  db=folio_smoke_$(date +%s)
+  psql "$pg_admin" -qc "create database $db" || { fail "create database $db"; return; }
+  scale_cleanup="psql '$pg_admin' -qc 'drop database if exists $db with (force)'; curl -s '$ch' --data-binary 'DROP DATABASE IF EXISTS $db' >/dev/null"
+  local saved=("${SMOKE_ENV[@]}") port=$((PORT + 1))
+  SMOKE_ENV+=("DATABASE_URL=${pg_admin%/*}/$db" "CLICKHOUSE_URL=$ch/$db" "FOLIO_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" "PORT=$port")
+  migrate_scale() { folio migrate | tee -a "$WORK/checks.log" | grep -q 'Analytics (clickhouse), applied'; }
+  check 'scale: folio migrate (PostgreSQL and ClickHouse)' migrate_scale
+  project=$(folio project create --name Scale --repository "$repository" --code-host github --json | json 'v.id')
+  key=$(folio key create --project "$project" --json | json 'v.key')
+  folio_background serve --no-workers >"$WORK/serve-api.log" 2>&1
+  pids+=($!)
+  folio_background worker >"$WORK/worker.log" 2>&1
+  pids+=($!)
+  local status=active
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
+  check 'scale: folio serve --no-workers answers /readyz' curl -sf "http://127.0.0.1:$port/readyz"
+  PORT=$port
+  job=$(api POST "/v2/agent/$project/job" '{"prompt":"Check the docs"}' | json 'v.id')
+  for _ in $(seq 1 150); do
+    status=$(api GET "/v2/agent/$project/job/$job" | json 'v.status')
+    [ "$status" != active ] && break
+    sleep 0.2
+  done
+  check "scale: job $job completed by folio worker (the API runs no workers)" test "$status" = completed
+  local ua='Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+  api POST "/v1/analytics/$project/events" "{\"events\":[{\"path\":\"/a\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.7\"},{\"path\":\"/a\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.7\"},{\"path\":\"/b\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.9\"}]}" >/dev/null
+  api GET "/v1/analytics/$project/visitors?dateFrom=$(date -u -d yesterday +%F)&dateTo=$(date -u -d tomorrow +%F)" >"$WORK/visitors.json"
+  check "scale: exact visitors from ClickHouse {human 2, ai 0, total 2}: $(json 'JSON.stringify(v.totals)' <"$WORK/visitors.json")" \
+    json 'v.totals.human === 2 && v.totals.ai === 0 && v.totals.total === 2 || process.exit(1)' <"$WORK/visitors.json"
+  SMOKE_ENV=("${saved[@]}")
+}
+
 build_base
 build_image
 read_config
 mount_rootfs
 start_fakes
 run_checks
+run_scale_checks
 if [ "$failures" -gt 0 ]; then
   echo "--- serve log"; tail -30 "$WORK/serve.log" 2>/dev/null
   echo "--- checks log"; tail -30 "$WORK/checks.log"
