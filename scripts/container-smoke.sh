@@ -76,7 +76,7 @@ build_base() {
   ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$dir/usr/local/bin/npm"
   ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$dir/usr/local/bin/npx"
   rm -rf "$dir"/var/cache/apt/archives/*.deb
-  tar -C "$dir" -c . | podman import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["node"]' - "$BASE" >/dev/null
+  tar -C "$dir" -c . | podman import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["node"]' - "$BASE" >/dev/null 2>"$WORK/import.log"
   rm -rf "$dir"
   check "base image $BASE built (Debian $suite minbase, node $("$REPO/node_modules/node/bin/node" --version))" podman image exists "$BASE"
 }
