@@ -21,6 +21,7 @@ const GROUPS: Record<string, Group> = {
   user: { description: 'Manage dashboard operators (the first user is the owner).', load: () => import('./users.ts') },
   jobs: { description: 'Run and follow agent jobs on a Folio server (FOLIO_URL, FOLIO_API_KEY, FOLIO_PROJECT).', load: () => import('./jobs.ts') },
   analytics: { description: 'Visitor analytics: import access logs, export visitors and views.', load: () => import('./analytics.ts') },
+  suggestions: { description: 'What traffic proposes to the agent (broken paths, Markdown for AI agents), and starting its jobs.', load: () => import('./suggestions.ts') },
 };
 
 function buildProgram(): Command {

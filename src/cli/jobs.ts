@@ -147,7 +147,7 @@ async function lastEventId(client: FolioClient, jobId: string): Promise<number> 
  * Waits for the job with live progress (its events after `after`, else all of them) and reports the
  * outcome; sets the exit code 0/1/2.
  */
-async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: number; json?: boolean; after?: number }): Promise<void> {
+export async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: number; json?: boolean; after?: number }): Promise<void> {
   const watch = watchJob(jobId);
   const stopEvents = new AbortController();
   // Events are a bonus: a server without the events operation still gets a plain wait.
@@ -180,7 +180,7 @@ async function waitAndReport(client: FolioClient, jobId: string, o: { timeout?: 
   process.exitCode = JOB_EXIT_CODES[job.status as keyof typeof JOB_EXIT_CODES] ?? 1;
 }
 
-function printJob(job: Job, json: boolean | undefined): void {
+export function printJob(job: Job, json: boolean | undefined): void {
   if (json) writeJson(process.stdout, job);
   else write(process.stdout, jobView(job));
 }
