@@ -157,7 +157,7 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(page).toHaveProperty('hasMore');
 
     const table = await runCli(['jobs', 'list', '--status', 'completed', '--all']);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+MODEL\s+CREATED\s+TOKENS\s+PR$/);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+TITLE\s+STATUS\s+MODEL\s+CREATED\s+TOKENS\s+PR$/);
     expect(table.stdout).toMatch(new RegExp(`^${job.id}\\s+completed\\s`, 'm'));
 
     const archived = await runCli(['jobs', 'archive', job.id]);

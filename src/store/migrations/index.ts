@@ -11,6 +11,7 @@ import * as m005 from './005_pr_checks.ts';
 import * as m007 from './007_trigger_dedupe_per_project.ts';
 import * as m008 from './008_secret_fingerprint.ts';
 import * as m009 from './009_trigger_meaning_dedupe.ts';
+import * as m010 from './010_job_titles.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -26,4 +27,5 @@ export const migrations: Record<string, FolioMigration> = {
   '007_trigger_dedupe_per_project': m007,
   '008_secret_fingerprint': m008,
   '009_trigger_meaning_dedupe': m009,
+  '010_job_titles': m010,
 };
