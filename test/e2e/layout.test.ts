@@ -135,7 +135,7 @@ describe('analytics', () => {
     await visit(page, `/projects/${r.projectId}/analytics`, (p) => p.locator('canvas').waitFor());
     await page.getByRole('heading', { name: 'Human vs AI visitors over time' }).waitFor();
     const sumOfTotals = () =>
-      page.locator('table[aria-label^="Chart numbers"]').evaluate((t) => [...t.querySelectorAll('tbody tr')].reduce((n, tr) => n + Number(tr.children[3]!.textContent), 0));
+      page.locator('table[aria-label^="Chart numbers"]').evaluate((t) => Array.from(t.querySelectorAll('tbody tr')).reduce((n, tr) => n + Number(tr.children[3]!.textContent), 0));
     const visitorDays = await sumOfTotals();
 
     await page.getByLabel('Count', { exact: true }).selectOption('views');
