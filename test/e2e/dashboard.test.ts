@@ -185,7 +185,8 @@ describe('dashboard in the browser', () => {
     e.llm.setResponder(sequence([toolCall('finish', { title: 'Nothing else to change', summary: 'The flag is already documented.' })]));
     await page.getByLabel('Follow-up instruction').fill('Check the flag is documented everywhere');
     await page.getByRole('button', { name: 'Send follow-up' }).click();
-    await page.getByText('Follow-up 1', { exact: false }).waitFor();
+    await page.locator('.messages').getByText('Follow-up 1', { exact: false }).waitFor();
+    await page.getByRole('list', { name: 'Job events' }).getByText('Follow-up 1 queued').waitFor();
     await page.getByText('Nothing else to change', { exact: true }).waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Archive job' }).click();
     const dialog = page.getByRole('dialog', { name: 'Archive this job?' });
