@@ -83,12 +83,12 @@ function useJobEvents(client: FolioClient, jobId: string, onChange: () => void) 
 }
 
 export function JobPage({ projectId, jobId }: { projectId: string; jobId: string }) {
-  useTitle(`Job ${jobId}`);
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const [tick, setTick] = useState(0);
   const refresh = () => setTick((t) => t + 1);
   const { job, setJob, messages, changes, checksMode, error } = useJobState(client, projectId, jobId, tick);
   const stream = useJobEvents(client, jobId, refresh);
+  useTitle(job?.title || `Job ${jobId}`);
   if (error && !job) return <Alert title="This job could not be loaded.">{error}</Alert>;
   if (!job) return <Loading what="the job" />;
   const changed = (j: Job) => (setJob(j), refresh());
