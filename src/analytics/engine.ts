@@ -112,6 +112,8 @@ export interface TimeseriesPoint {
   ai: number;
   total: number;
   views: number;
+  humanViews: number;
+  aiViews: number;
 }
 
 /** A path that answered "not found", with its exact visitors (humans and AI only) and where they came from. */

@@ -51,7 +51,8 @@ function usageText(u: Job['usage']): string {
 }
 
 function jobsTable(jobs: Job[]): string {
-  return table(jobs.map((j) => ({ ID: j.id, STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, TOKENS: j.usage ? String(j.usage.totalTokens) : '', PR: j.prLink ?? '' })));
+  // `title` is Folio's; other servers may not send it.
+  return table(jobs.map((j) => ({ ID: j.id, TITLE: j.title ?? '', STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, TOKENS: j.usage ? String(j.usage.totalTokens) : '', PR: j.prLink ?? '' })));
 }
 
 /** A short, one-line description of an event's data. */

@@ -14,6 +14,9 @@ function coverText(k: ApiKeyView): string {
   return k.allProjects ? 'every project' : `projects ${k.projectIds.join(', ')}`;
 }
 
+/** Keys expire after 90 days unless asked otherwise, as in the dashboard: a forgotten key stops working. */
+const DEFAULT_EXPIRY = '90d';
+
 export function register(key: Command): void {
   key
     .command('create')
@@ -23,7 +26,7 @@ export function register(key: Command): void {
     .option('--projects <ids>', 'the key covers these projects (comma-separated ids)')
     .option('--name <name>', 'what the key is for')
     .addOption(new Option('--scope <scope>', 'read (GET only) or write (everything)').choices(['read', 'write']).default('write'))
-    .option('--expires-in <duration>', 'e.g. 90d, 12h')
+    .option('--expires-in <duration>', 'e.g. 30d, 12h, or never (the dashboard\'s default too)', DEFAULT_EXPIRY)
     .option('--json', 'machine-readable output')
     .action(async (o: { project?: string; allProjects?: boolean; projects?: string; name?: string; scope: KeyScope; expiresIn?: string; json?: boolean }, cmd: Command) => {
       // FOLIO_PROJECT is a default: --all-projects or --projects on the command line say otherwise.
@@ -33,7 +36,7 @@ export function register(key: Command): void {
         throw new UsageError('Say what the key covers: exactly one of --project <id>, --all-projects or --projects <ids>.');
       }
       let expiresAt: number | null = null;
-      if (o.expiresIn !== undefined) {
+      if (o.expiresIn !== undefined && o.expiresIn !== 'never') {
         const ms = parseDuration(o.expiresIn);
         if (!ms) throw new UsageError(`--expires-in must be a duration such as 90d or 12h, got "${o.expiresIn}".`);
         expiresAt = Date.now() + ms;

@@ -82,6 +82,8 @@ export const TimeseriesResponse = Type.Object({
       ai: Type.Integer({ description: 'Distinct AI visitors in the bucket.' }),
       total: Type.Integer(),
       views: Type.Integer({ description: 'Human and AI page views in the bucket.' }),
+      humanViews: Type.Integer({ description: 'Page views by humans in the bucket.' }),
+      aiViews: Type.Integer({ description: 'Page views by AI agents in the bucket.' }),
     }),
   ),
 });

@@ -30,6 +30,13 @@ export const Session = Type.Object({
   /** Send it as X-CSRF-Token with every change. */
   csrfToken: Type.String(),
   models: Type.Object({ default: Type.String(), allowed: Type.Array(Type.String()) }),
+  repositories: Type.Object(
+    {
+      protocols: Type.Array(Type.Union([Type.Literal('https'), Type.Literal('http'), Type.Literal('ssh')]), { description: 'Git transports repository URLs may use (FOLIO_GIT_PROTOCOLS).' }),
+      allowLocal: Type.Boolean({ description: 'Whether local paths and file:// URLs are accepted (FOLIO_ALLOW_LOCAL_REPOSITORIES).' }),
+    },
+    { description: 'Which repository URLs this server accepts, for the forms\' hints.' },
+  ),
 });
 export type Session = Static<typeof Session>;
 

@@ -1,6 +1,7 @@
 // Agent-job schemas: one source for validation, TypeScript types, OpenAPI and the typed client.
 import { Type, type Static } from 'typebox';
 import { MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
+import { JOB_TITLE_MAX } from './job-title.ts';
 
 /** A job's statuses, stated once: the stored column's type, the client and metrics derive from this schema. */
 export const JobStatus = Type.Union(
@@ -67,6 +68,10 @@ export type JobUsage = Static<typeof JobUsage>;
 export const Job = Type.Object(
   {
     id: Type.String({ description: 'Opaque, URL-safe, sortable by creation time (job_…).' }),
+    title: Type.String({
+      maxLength: JOB_TITLE_MAX,
+      description: `A short title: the agent's pull request title once there is one, until then the first line of the prompt (at most ${JOB_TITLE_MAX} characters, cut with an ellipsis).`,
+    }),
     status: JobStatus,
     source: Type.Object({
       repository: Type.String({ description: 'The repository URL configured on the project.' }),
@@ -251,7 +256,7 @@ const UsageFigures = {
 export const UsageReport = Type.Object({
   days: Type.Array(Type.Object({ date: Type.String({ description: 'YYYY-MM-DD (UTC).' }), jobs: Type.Integer(), ...UsageFigures })),
   jobs: Type.Array(
-    Type.Object({ id: Type.String(), status: JobStatus, model: Type.String(), createdAt: Type.String({ format: 'date-time' }), ...UsageFigures }),
+    Type.Object({ id: Type.String(), title: Type.String({ description: "The job's title (see the job object)." }), status: JobStatus, model: Type.String(), createdAt: Type.String({ format: 'date-time' }), ...UsageFigures }),
     { description: 'Jobs with usage in the period, most tokens first (at most 100).' },
   ),
   totals: Type.Object(UsageFigures),

@@ -347,7 +347,8 @@ async function upsertPullRequest(turn: Turn, prior: TurnMessage[], result: Agent
   });
   const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs }, signal);
   if (pr) {
-    if (pr.url !== null && pr.url !== prLink) await ctx.setPrLink(pr.url);
+    // The pull request's title is the job's title from now on (stored with the link).
+    if (pr.url !== null) await ctx.setPrLink(pr.url, firstTitle);
     prLink = pr.url ?? prLink;
     await emit('pull_request', { url: pr.url, number: pr.number, created: pr.created, updated: !pr.created, ...(pr.linkRefused ? { linkRefused: pr.linkRefused } : {}) });
   }

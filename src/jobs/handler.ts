@@ -48,8 +48,8 @@ export interface JobContext {
   signal: AbortSignal;
   /** Records a job event (secrets must already be redacted). */
   emit(type: string, data: Record<string, unknown>): Promise<void>;
-  /** Persists the pull request link as soon as it exists, so a resumed run reuses it. */
-  setPrLink(url: string): Promise<void>;
+  /** Persists the pull request link as soon as it exists, so a resumed run reuses it; its title becomes the job's. */
+  setPrLink(url: string, title?: string): Promise<void>;
   /** Adds one model call's tokens to the job's usage (durable at once: counted even if the run dies later). */
   recordUsage(usage: { inputTokens: number; outputTokens: number }): Promise<void>;
   /** Stores what the job's pushed branch changed against its base (files, bounded diff). */

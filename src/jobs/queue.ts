@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobRow } from './view.ts';
+import { jobTitle } from '../contracts/job-title.ts';
 import { enqueueWebhook } from './webhooks.ts';
 import type { PriceTable } from './usage.ts';
 
@@ -148,8 +149,10 @@ export class JobQueue {
     });
   }
 
-  async setPrLink(jobId: string, owner: string, url: string): Promise<void> {
-    await this.db.updateTable('jobs').set({ pr_link: url }).where('id', '=', jobId).where('lease_owner', '=', owner).execute();
+  /** The job's pull request link and, when given, its title (which becomes the job's title). */
+  async setPrLink(jobId: string, owner: string, url: string, title?: string): Promise<void> {
+    const named = title?.trim() ? { title: jobTitle(title) } : {};
+    await this.db.updateTable('jobs').set({ pr_link: url, ...named }).where('id', '=', jobId).where('lease_owner', '=', owner).execute();
   }
 
   /** Jobs waiting for a worker (active, not leased): the queue depth. */

@@ -15,6 +15,7 @@ import { IdempotencyMismatchError, findStoredResponse, requestHash, storeRespons
 import { appendJobEvent, insertJobEvent, JobEventBus } from './events.ts';
 import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
 import { jobView, type JobRow } from './view.ts';
+import { jobTitle } from '../contracts/job-title.ts';
 import { enqueueWebhook } from './webhooks.ts';
 import { readChanges, saveBranchDiff, saveChecks, type BranchDiff, type StoredChecks } from './changes.ts';
 import { recordUsage, usageReport } from './usage.ts';
@@ -202,6 +203,7 @@ export class JobsService {
       input_tokens: 0,
       output_tokens: 0,
       files: '[]',
+      title: jobTitle(prompt),
     };
     await trx.insertInto('jobs').values(row).execute();
     await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();

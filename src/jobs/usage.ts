@@ -81,7 +81,7 @@ export async function usageReport(db: Kysely<Database>, prices: PriceTable, proj
   const rows = await db
     .selectFrom('job_usage')
     .innerJoin('jobs', 'jobs.id', 'job_usage.job_id')
-    .select(['job_usage.job_id', 'job_usage.day', 'job_usage.model', 'job_usage.input_tokens', 'job_usage.output_tokens', 'jobs.status', 'jobs.created_at'])
+    .select(['job_usage.job_id', 'job_usage.day', 'job_usage.model', 'job_usage.input_tokens', 'job_usage.output_tokens', 'jobs.status', 'jobs.created_at', 'jobs.title'])
     .where('job_usage.project_id', '=', projectId)
     .where('job_usage.day', '>=', from)
     .orderBy('job_usage.day')
@@ -89,7 +89,7 @@ export async function usageReport(db: Kysely<Database>, prices: PriceTable, proj
     .execute();
 
   const byDay = new Map<number, Figures & { jobs: Set<string> }>();
-  const byJob = new Map<string, Figures & { status: string; model: string; createdAt: number }>();
+  const byJob = new Map<string, Figures & { status: string; model: string; createdAt: number; title: string }>();
   const totals = empty();
   for (const r of rows) {
     const input = Number(r.input_tokens);
@@ -100,7 +100,7 @@ export async function usageReport(db: Kysely<Database>, prices: PriceTable, proj
     d.jobs.add(r.job_id);
     add(d, prices, r.model, input, output);
     let j = byJob.get(r.job_id);
-    if (!j) byJob.set(r.job_id, (j = { ...empty(), status: r.status, model: r.model, createdAt: Number(r.created_at) }));
+    if (!j) byJob.set(r.job_id, (j = { ...empty(), status: r.status, model: r.model, createdAt: Number(r.created_at), title: r.title }));
     add(j, prices, r.model, input, output);
     add(totals, prices, r.model, input, output);
   }
@@ -116,7 +116,7 @@ export async function usageReport(db: Kysely<Database>, prices: PriceTable, proj
     jobs: [...byJob.entries()]
       .sort((a, b) => b[1].totalTokens - a[1].totalTokens || (a[0] < b[0] ? -1 : 1))
       .slice(0, 100)
-      .map(([id, f]) => ({ id, status: f.status as UsageReport['jobs'][number]['status'], model: f.model, createdAt: new Date(f.createdAt).toISOString(), ...figures(f) })),
+      .map(([id, f]) => ({ id, title: f.title, status: f.status as UsageReport['jobs'][number]['status'], model: f.model, createdAt: new Date(f.createdAt).toISOString(), ...figures(f) })),
     totals: figures(totals),
   };
 }

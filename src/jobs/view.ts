@@ -29,6 +29,7 @@ const webLink = (link: string | null): string | null => (link !== null && /^http
 export function jobView(row: JobRow, prices: PriceTable): Job {
   return {
     id: row.id,
+    title: row.title,
     status: row.status,
     source: { repository: row.repository, ref: row.ref, baseRef: row.base_ref },
     model: row.model,

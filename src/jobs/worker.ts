@@ -140,9 +140,9 @@ export class WorkerPool {
             emit: async (type, data) => {
               await jobs.event(row.id, type, data);
             },
-            setPrLink: async (url) => {
+            setPrLink: async (url, title) => {
               prLink = url;
-              await queue.setPrLink(row.id, this.owner, url);
+              await queue.setPrLink(row.id, this.owner, url, title);
             },
             recordUsage: (usage) => jobs.recordUsage({ id: row.id, projectId: row.project_id, model: row.model }, usage),
             saveBranchDiff: (diff) => jobs.saveBranchDiff(row.id, diff),

@@ -76,6 +76,8 @@ export interface JobsTable {
   output_tokens: number;
   /** JSON array of the files the job changed (path, status, additions, deletions). */
   files: string;
+  /** Short title (contracts/job-title.ts): the prompt's first line, then the pull request's title. */
+  title: string;
 }
 
 export interface JobMessagesTable {

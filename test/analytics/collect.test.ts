@@ -161,8 +161,8 @@ describe('timeseries, agents and retention', () => {
       expect(daily.body).toEqual({
         interval: 'day',
         series: [
-          { start: iso(today - 2 * day), human: 1, ai: 1, total: 2, views: 3 },
-          { start: iso(today - day), human: 0, ai: 2, total: 2, views: 2 },
+          { start: iso(today - 2 * day), human: 1, ai: 1, total: 2, views: 3, humanViews: 2, aiViews: 1 },
+          { start: iso(today - day), human: 0, ai: 2, total: 2, views: 2, humanViews: 0, aiViews: 2 },
         ],
       });
       const hourly = await server.api('GET', `/v1/analytics/${projectId}/timeseries?dateFrom=${from}&dateTo=${to}&interval=hour`, { key });

@@ -59,10 +59,15 @@ describe('folio project / key', () => {
     const human = await runCli(['key', 'create', '--project', projectId], env);
     expect(human.stdout).toMatch(/^folio_[A-Za-z0-9]{40}\n/);
     expect(human.stdout).toContain('only time');
+    // Without --expires-in a key expires in 90 days, as the dashboard's default; `never` is asked for.
+    const forever = JSON.parse((await runCli(['key', 'create', '--project', projectId, '--expires-in', 'never', '--json'], env)).stdout);
+    expect(forever.expiresAt).toBeNull();
     const list = await runCli(['key', 'list', '--project', projectId, '--json'], env);
     expect(list.stdout).not.toContain(k.key);
     const rows = JSON.parse(list.stdout);
-    expect(rows).toHaveLength(2);
+    expect(rows).toHaveLength(3);
+    const byDefault = rows.find((row: { id: string; expiresAt: string | null }) => row.id !== k.id && row.id !== forever.id);
+    expect(Math.round((Date.parse(byDefault.expiresAt) - Date.now()) / 86_400_000)).toBe(90);
     expect(rows[0].prefix).toBe(k.key.slice(0, 12));
     const revoked = JSON.parse((await runCli(['key', 'revoke', keyId, '--json'], env)).stdout);
     expect(revoked.revokedAt).not.toBeNull();

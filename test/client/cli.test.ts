@@ -157,8 +157,9 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(page).toHaveProperty('hasMore');
 
     const table = await runCli(['jobs', 'list', '--status', 'completed', '--all']);
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+STATUS\s+MODEL\s+CREATED\s+TOKENS\s+PR$/);
-    expect(table.stdout).toMatch(new RegExp(`^${job.id}\\s+completed\\s`, 'm'));
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+TITLE\s+STATUS\s+MODEL\s+CREATED\s+TOKENS\s+PR$/);
+    // The TITLE column: the prompt's first line (this scripted handler opens no titled pull request).
+    expect(table.stdout).toMatch(new RegExp(`^${job.id}\\s+complete: first turn\\s+completed\\s`, 'm'));
 
     const archived = await runCli(['jobs', 'archive', job.id]);
     expect(archived.code).toBe(0);

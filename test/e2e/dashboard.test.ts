@@ -1,10 +1,10 @@
 // The dashboard end to end in a real browser (playwright-core driving Chromium: the system's or the one from npm) against a
 // real Folio server with the real agent, a scripted Chat Completions model and a fake GitHub:
 // first-run setup, sign-in, project, API key used from the test, a job that opens a pull request,
-// analytics for ingested events, settings, and revoking the key. Screenshots go to a temporary folder,
-// or to docs/screenshots with FOLIO_UPDATE_SCREENSHOTS=1 (so a test run leaves the tree clean).
+// analytics for ingested events, settings, and revoking the key. The pictures in docs/screenshots are
+// made by `npm run screenshots` (scripts/screenshots.ts), with realistic data.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest';
@@ -14,7 +14,6 @@ import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import { jobFromMergedPullRequest } from '../triggers/helpers.ts';
 
-const SHOTS = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
 const WEB_INDEX = path.resolve('web/dist/index.html');
 const OWNER = { email: 'owner@example.com', password: 'a long owner passphrase' };
 const DOCS = {
@@ -28,16 +27,11 @@ let context: BrowserContext;
 let page: Page;
 const scriptErrors: string[] = [];
 
-async function shot(name: string) {
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-}
-
 beforeAll(async () => {
   // The server serves web/dist; build it once if this checkout has not (npm ci does).
   if (!existsSync(WEB_INDEX)) {
     execFileSync(path.resolve('node_modules/.bin/vite'), ['build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { stdio: 'inherit' });
   }
-  mkdirSync(SHOTS, { recursive: true });
   e = await startE2E({ FOLIO_WEBHOOK_ATTEMPTS: '1', FOLIO_MODEL_PRICES: 'openai-compatible/test-model=3:15' });
   browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: 'light', acceptDownloads: true, timezoneId: 'UTC', locale: 'en-GB' });
@@ -71,7 +65,6 @@ describe('dashboard in the browser', () => {
     await page.getByRole('button', { name: 'Create owner account' }).click();
     await page.getByText('The two passwords do not match.').waitFor();
     await page.getByLabel('Repeat the password').fill(OWNER.password);
-    await shot('setup');
     await page.getByRole('button', { name: 'Create owner account' }).click();
     await page.waitForURL('**/projects');
     await page.getByRole('heading', { name: 'New project' }).waitFor();
@@ -88,7 +81,6 @@ describe('dashboard in the browser', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').filter({ hasText: 'The email or password is not right.' }).waitFor();
     await page.getByLabel('Password').fill(OWNER.password);
-    await shot('sign-in');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/projects');
     await page.getByText(OWNER.email).waitFor();
@@ -128,7 +120,6 @@ describe('dashboard in the browser', () => {
     await expect.poll(() => row.textContent()).toContain(key.slice(0, 12));
     expect(await row.textContent()).toContain('read & write');
     expect(await row.textContent()).toContain('never'); // not used yet
-    await shot('api-keys');
 
     const res = await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key });
     expect(res.status).toBe(200);
@@ -171,7 +162,9 @@ describe('dashboard in the browser', () => {
     await events.getByText('pull_request').waitFor();
     await events.getByText(`Opened pull request ${prLink}`).waitFor();
     await events.getByText('Committed').first().waitFor();
-    await page.getByText('Document --dry-run', { exact: true }).waitFor();
+    // The job is named by its pull request's title.
+    await page.getByRole('heading', { level: 1, name: 'Document --dry-run' }).waitFor();
+    await page.locator('.reply-title').getByText('Document --dry-run', { exact: true }).waitFor();
     expect(e.host.github.pulls).toHaveLength(1);
 
     const viaApi = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}`, { key });
@@ -187,13 +180,13 @@ describe('dashboard in the browser', () => {
     expect(await page.getByTestId('job-usage').textContent()).toMatch(/^[\d,]+ tokens · /);
     // Started from the dashboard: no code change to show.
     expect(await page.getByTestId('job-trigger').count()).toBe(0);
-    await shot('job');
 
     // A follow-up from the job page, then archive it (after confirming).
     e.llm.setResponder(sequence([toolCall('finish', { title: 'Nothing else to change', summary: 'The flag is already documented.' })]));
     await page.getByLabel('Follow-up instruction').fill('Check the flag is documented everywhere');
     await page.getByRole('button', { name: 'Send follow-up' }).click();
-    await page.getByText('Follow-up 1', { exact: false }).waitFor();
+    await page.locator('.messages').getByText('Follow-up 1', { exact: false }).waitFor();
+    await page.getByRole('list', { name: 'Job events' }).getByText('Follow-up 1 queued').waitFor();
     await page.getByText('Nothing else to change', { exact: true }).waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Archive job' }).click();
     const dialog = page.getByRole('dialog', { name: 'Archive this job?' });
@@ -211,7 +204,6 @@ describe('dashboard in the browser', () => {
     await page.getByRole('row').filter({ hasText: jobId }).waitFor();
     await page.getByLabel('Status').selectOption('');
     await page.getByRole('row').filter({ hasText: jobId }).waitFor();
-    await shot('jobs');
   }, 150_000);
 
   it('shows the diff and the docs checks a job left for review, and the project usage', async () => {
@@ -240,7 +232,6 @@ describe('dashboard in the browser', () => {
     const file = page.getByTestId('diff-file').filter({ hasText: 'guides/limits.mdx' });
     await file.getByText('added', { exact: true }).waitFor();
     await file.getByRole('cell', { name: 'See [the limits API](/api/limits).' }).waitFor();
-    await shot('job-changes');
 
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.waitForURL(`**/projects/${projectId}/usage`);
@@ -250,7 +241,6 @@ describe('dashboard in the browser', () => {
     expect(await page.getByTestId('usage-total-tokens').textContent()).toBe(report.totals.totalTokens.toLocaleString('en-US'));
     const day = page.getByRole('table', { name: 'Per day' }).getByRole('row').filter({ hasText: new Date().toISOString().slice(0, 10) });
     expect(await day.textContent()).toContain(report.days[0].inputTokens.toLocaleString('en-US'));
-    await shot('usage');
   }, 150_000);
 
   it('shows the code change that started a job: what happened, on which host, linked', async () => {
@@ -298,7 +288,6 @@ describe('dashboard in the browser', () => {
     await page.getByRole('table').filter({ hasText: 'ChatGPT' }).waitFor();
     await page.getByRole('cell', { name: 'Claude', exact: false }).first().waitFor();
     expect(await page.locator('canvas').count()).toBe(1);
-    await shot('analytics');
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const csv = readFileSync((await download.path())!, 'utf8');
@@ -322,7 +311,6 @@ describe('dashboard in the browser', () => {
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
     expect(e.server.services.projects.store.secrets(project!).webhookSecret).toBe('webhook-secret-value');
     await page.getByText(`data-project="${projectId}"`).waitFor();
-    await shot('settings');
   });
 
   it("lists a job's webhook deliveries and sends one again", async () => {
@@ -353,7 +341,6 @@ describe('dashboard in the browser', () => {
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     expect((await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).status).toBe(200);
     await row.getByRole('button', { name: /^Revoke/ }).click();
-    await shot('revoke-key');
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
     await row.getByText('revoked').waitFor();
 
@@ -366,12 +353,10 @@ describe('dashboard in the browser', () => {
     await page.getByRole('link', { name: 'Projects', exact: true }).first().click();
     await page.waitForURL('**/projects');
     await page.getByRole('link', { name: 'Acme docs' }).waitFor();
-    await shot('projects');
     // Narrow screens: the same page stays usable.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('link', { name: 'Acme docs' }).click();
     await page.getByRole('heading', { name: 'Agent jobs' }).waitFor();
-    await shot('mobile-jobs');
     await page.setViewportSize({ width: 1280, height: 860 });
   });
 

@@ -1,19 +1,11 @@
-// What the dashboard's browser tests share: the built dashboard, the screenshots folder, and a
+// What the dashboard's browser tests and scripts/screenshots.ts share: the built dashboard and a
 // signed-in page.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { TestServer } from '../helpers/server.ts';
 import { OWNER } from '../dashboard/session.ts';
-
-/** docs/screenshots with FOLIO_UPDATE_SCREENSHOTS=1, else a temporary folder. */
-export function screenshotsDir(): string {
-  const dir = process.env.FOLIO_UPDATE_SCREENSHOTS === '1' ? path.resolve('docs/screenshots') : mkdtempSync(path.join(os.tmpdir(), 'folio-shots-'));
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 /** The server serves web/dist: build it once if this checkout has not (npm ci does). */
 export function ensureDashboardBuilt(): void {

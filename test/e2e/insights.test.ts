@@ -1,14 +1,12 @@
 // The Insights page in a real browser, at desktop and phone widths: pages not found with where their
 // readers came from, the readers AI answers sent per day, and the sources by kind.
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { setUp } from '../dashboard/session.ts';
-import { ensureDashboardBuilt, screenshotsDir, signedInPage } from './helpers.ts';
+import { ensureDashboardBuilt, signedInPage } from './helpers.ts';
 
-const SHOTS = screenshotsDir();
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const AI_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
 
@@ -59,7 +57,6 @@ describe('Insights', () => {
       expect(await sources.getByRole('row', { name: /www\.google\.com/ }).textContent()).toMatch(/Search/);
       // Nothing wider than the screen on a phone.
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
-      await page.screenshot({ path: path.join(SHOTS, `insights-${name}.png`), fullPage: true });
       await page.context().close();
     }, 60_000);
   }

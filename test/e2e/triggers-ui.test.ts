@@ -1,16 +1,14 @@
 // The dashboard's new parts in a real browser: code-change triggers in the project settings (secret
 // shown once, watched repositories and filters saved, deliveries listed with their outcome) and keys
 // that cover many projects on the API keys page.
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { setUp } from '../dashboard/session.ts';
-import { ensureDashboardBuilt, screenshotsDir, signedInPage } from './helpers.ts';
+import { ensureDashboardBuilt, signedInPage } from './helpers.ts';
 import { sendGitHub } from '../fixtures/code-host-sender.ts';
 
-const SHOTS = screenshotsDir();
 
 let server: TestServer;
 let browser: Browser;
@@ -73,7 +71,6 @@ describe('code-change triggers and many-project keys in the dashboard', () => {
     const table = page.getByRole('table');
     await table.getByText('Ping received: the webhook is set up.').waitFor();
     await table.getByText('rejected').waitFor();
-    await page.locator('section[aria-labelledby="triggers-title"]').screenshot({ path: path.join(SHOTS, 'triggers.png') });
 
     // A delivery signed with another secret is not listed, only counted above the list.
     expect((await sendGitHub(`${server.url}/v1/triggers/${a}/github`, 'not-the-secret', 'ping', { zen: 'hi' })).status).toBe(401);
@@ -109,7 +106,6 @@ describe('code-change triggers and many-project keys in the dashboard', () => {
     const row = page.getByRole('row').filter({ hasText: 'Fleet' });
     await expect.poll(() => row.getByTestId('key-covers').textContent()).toBe('2 projects: Docs A, Docs B');
     await page.getByRole('row').filter({ hasText: 'Every project' }).waitFor();
-    await page.screenshot({ path: path.join(SHOTS, 'api-keys-many-projects.png'), fullPage: true });
     await row.getByRole('button', { name: /^Revoke/ }).click();
     const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
     await dialog.getByText('on every project it covers').waitFor();

@@ -32,7 +32,9 @@ describe('create job', () => {
     const res = await server.api('POST', `${base()}/job`, { key, body: { prompt: 'Document the --dry-run flag' } });
     expect(res.status).toBe(201);
     const job = res.body;
-    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'files', 'id', 'model', 'prLink', 'source', 'status', 'trigger', 'updatedAt', 'usage']);
+    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'files', 'id', 'model', 'prLink', 'source', 'status', 'title', 'trigger', 'updatedAt', 'usage']);
+    // Until the agent opens a pull request, the title is the prompt's first line.
+    expect(job.title).toBe('Document the --dry-run flag');
     expect(job.files).toEqual([]);
     expect(job.usage).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0, estimatedCostUsd: 0 });
     expect(job.id).toMatch(/^job_[0-9a-z]{26}$/);

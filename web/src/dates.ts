@@ -1,4 +1,5 @@
-// UTC days as the analytics API reads them (YYYY-MM-DD), for the pages' date ranges.
+// The dashboard's one date format: ISO 8601 in UTC — days as YYYY-MM-DD (as the analytics API reads
+// them), times as YYYY-MM-DD HH:MM — in inputs, chart axes and tables alike.
 
 export const DAY = 86_400_000;
 
@@ -14,3 +15,13 @@ export const addDays = (day: string, n: number) => isoDay(Date.parse(day) + n * 
 export function lastDays(days: number): { dateFrom: string; dateTo: string } {
   return { dateFrom: addDays(today(), -(days - 1)), dateTo: addDays(today(), 1) };
 }
+
+/** A time as `YYYY-MM-DD HH:MM` (UTC); `fallback` when there is none. */
+export function isoMinute(iso: string | null | undefined, fallback = '—'): string {
+  if (!iso) return fallback;
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? fallback : `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)}`;
+}
+
+/** Whether `text` is a real day written YYYY-MM-DD. */
+export const isIsoDay = (text: string) => /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text)) && isoDay(Date.parse(text)) === text;

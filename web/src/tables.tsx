@@ -30,14 +30,15 @@ export function Table({ columns, children, ...attributes }: TableHTMLAttributes<
   );
 }
 
-/** The first cells of a row about a job: its id, linking to its page, and its status. */
-export function JobCells({ projectId, job }: { projectId: string; job: { id: string; status: JobStatus } }) {
+/** The first cells of a row about a job: its title linking to its page, its id under it, and its status. */
+export function JobCells({ projectId, job }: { projectId: string; job: { id: string; title: string; status: JobStatus } }) {
   return (
     <>
-      <td>
-        <Link href={jobPath(projectId, job.id)} className="mono">
-          {job.id}
+      <td className="job-cell">
+        <Link href={jobPath(projectId, job.id)} className="job-link">
+          {job.title || job.id}
         </Link>
+        <span className="mono small muted job-id">{job.id}</span>
       </td>
       <td>
         <StatusBadge status={job.status} />

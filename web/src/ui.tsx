@@ -2,6 +2,7 @@
 // formatting, and the pieces of every form (labelled fields, secrets, submitting).
 import { createContext, useCallback, useContext, useEffect, useId, useRef, useState, type FormEvent, type FormHTMLAttributes, type ReactNode } from 'react';
 import { errorMessage, type Session } from './api.ts';
+import { isoMinute } from './dates.ts';
 
 export interface Async<T> {
   data: T | undefined;
@@ -119,11 +120,8 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge status-${status}`}>{status}</span>;
 }
 
-export function formatDate(iso: string | null | undefined, fallback = '—'): string {
-  if (!iso) return fallback;
-  const d = new Date(iso);
-  return d.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
-}
+/** A time in the dashboard's one format (web/src/dates.ts): `YYYY-MM-DD HH:MM`, UTC. */
+export const formatDate = (iso: string | null | undefined, fallback = '—') => isoMinute(iso, fallback);
 
 export function timeAgo(iso: string | null | undefined, fallback = 'never'): string {
   if (!iso) return fallback;

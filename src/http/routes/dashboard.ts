@@ -61,12 +61,13 @@ function sendNewKey(reply: FastifyReply, created: NewKey) {
   return reply.code(201).send(created);
 }
 
-/** What the dashboard learns on sign-in: the user, the session's CSRF token and the models it may pick. */
+/** What the dashboard learns on sign-in: the user, the session's CSRF token, the models it may pick and the repository URLs the server takes. */
 function sessionBody(config: Config, op: { user: UserRow; session: { csrf_token: string } }) {
   return {
     user: userView(op.user),
     csrfToken: op.session.csrf_token,
     models: { default: config.models.defaultModel, allowed: [...config.models.allowed] },
+    repositories: { protocols: [...config.repositories.protocols], allowLocal: config.repositories.allowLocal },
   };
 }
 

@@ -12,6 +12,7 @@ import * as m007 from './007_trigger_dedupe_per_project.ts';
 import * as m008 from './008_secret_fingerprint.ts';
 import * as m009 from './009_trigger_meaning_dedupe.ts';
 import * as m010 from './010_suggestions.ts';
+import * as m011 from './011_job_titles.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -28,4 +29,5 @@ export const migrations: Record<string, FolioMigration> = {
   '008_secret_fingerprint': m008,
   '009_trigger_meaning_dedupe': m009,
   '010_suggestions': m010,
+  '011_job_titles': m011,
 };

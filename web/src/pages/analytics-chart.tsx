@@ -1,10 +1,10 @@
-// The analytics chart: human and AI visitors per hour or day, with its numbers as a table for
-// screen readers and copying.
+// The analytics chart: human and AI visitors — or page views, as the page counts — per hour or day,
+// with its numbers as a table for screen readers and copying.
 import { useEffect, useRef } from 'react';
 import { Chart, type ChartConfiguration, CategoryScale, Filler, Legend, LinearScale, LineController, LineElement, PointElement, Tooltip } from 'chart.js';
 import type { Interval, SeriesPoint } from '../api.ts';
 import { Table } from '../tables.tsx';
-import { DAY } from '../dates.ts';
+import { DAY, isoDay, isoMinute } from '../dates.ts';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, CategoryScale, Legend, Tooltip, Filler);
 
@@ -15,13 +15,24 @@ export function fillSeries(series: SeriesPoint[], from: string, toExclusive: str
   const byStart = new Map(series.map((p) => [Date.parse(p.start), p]));
   const out: SeriesPoint[] = [];
   for (let t = Date.parse(from); t < Date.parse(toExclusive); t += step) {
-    out.push(byStart.get(t) ?? { start: new Date(t).toISOString(), human: 0, ai: 0, total: 0, views: 0 });
+    out.push(byStart.get(t) ?? { start: new Date(t).toISOString(), human: 0, ai: 0, total: 0, views: 0, humanViews: 0, aiViews: 0 });
   }
   return out;
 }
 
-/** A line per kind of visitor, in the page's colours (CSS variables, so dark mode follows). */
-function chartConfig(series: SeriesPoint[], labels: string[]): ChartConfiguration<'line'> {
+/** What the chart counts: distinct visitors or page views. */
+export type ChartMetric = 'visitors' | 'views';
+
+/** The human, AI and total figures of a point, in the chart's metric. */
+export function pointFigures(p: SeriesPoint, metric: ChartMetric): { human: number; ai: number; total: number } {
+  return metric === 'views' ? { human: p.humanViews, ai: p.aiViews, total: p.views } : { human: p.human, ai: p.ai, total: p.total };
+}
+
+/** The chart's title for the metric. */
+export const chartTitle = (metric: ChartMetric) => (metric === 'views' ? 'Human vs AI page views over time' : 'Human vs AI visitors over time');
+
+/** A line per kind of reader, in the page's colours (CSS variables, so dark mode follows). */
+function chartConfig(series: SeriesPoint[], labels: string[], metric: ChartMetric): ChartConfiguration<'line'> {
   const css = getComputedStyle(document.documentElement);
   const color = (v: string) => css.getPropertyValue(v).trim();
   return {
@@ -29,8 +40,8 @@ function chartConfig(series: SeriesPoint[], labels: string[]): ChartConfiguratio
     data: {
       labels,
       datasets: [
-        { label: 'Humans', data: series.map((p) => p.human), borderColor: color('--human'), backgroundColor: color('--human-fill'), fill: true, tension: 0.25, pointRadius: 2 },
-        { label: 'AI', data: series.map((p) => p.ai), borderColor: color('--ai'), backgroundColor: color('--ai-fill'), fill: true, tension: 0.25, pointRadius: 2, borderDash: [6, 3] },
+        { label: 'Humans', data: series.map((p) => pointFigures(p, metric).human), borderColor: color('--human'), backgroundColor: color('--human-fill'), fill: true, tension: 0.25, pointRadius: 2 },
+        { label: 'AI', data: series.map((p) => pointFigures(p, metric).ai), borderColor: color('--ai'), backgroundColor: color('--ai-fill'), fill: true, tension: 0.25, pointRadius: 2, borderDash: [6, 3] },
       ],
     },
     options: {
@@ -47,34 +58,38 @@ function chartConfig(series: SeriesPoint[], labels: string[]): ChartConfiguratio
   };
 }
 
-export function SeriesChart({ series }: { series: SeriesPoint[] }) {
+export function SeriesChart({ series, metric }: { series: SeriesPoint[]; metric: ChartMetric }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const hourly = series.length > 1 && Date.parse(series[1].start) - Date.parse(series[0].start) < DAY;
   const labels = series.map((p) => {
     const d = new Date(p.start);
-    return hourly ? `${d.toISOString().slice(5, 10)} ${d.toISOString().slice(11, 16)}` : d.toISOString().slice(0, 10);
+    return hourly ? isoMinute(p.start) : isoDay(d);
   });
   useEffect(() => {
     if (!canvas.current) return;
-    const chart = new Chart(canvas.current, chartConfig(series, labels));
+    const chart = new Chart(canvas.current, chartConfig(series, labels, metric));
     return () => chart.destroy();
-  }, [series]);
+  }, [series, metric]);
+  const unit = metric === 'views' ? 'page views' : 'visitors';
   return (
     <>
       <div className="chart">
-        <canvas ref={canvas} role="img" aria-label={`Line chart of human and AI visitors per ${hourly ? 'hour' : 'day'}; the same numbers are in the table below.`} />
+        <canvas ref={canvas} role="img" aria-label={`Line chart of human and AI ${unit} per ${hourly ? 'hour' : 'day'}; the same numbers are in the table below.`} />
       </div>
       <details>
         <summary>Show the chart's numbers</summary>
-        <Table className="numbers" columns={[hourly ? 'Hour (UTC)' : 'Day (UTC)', 'Humans', 'AI', 'Total']}>
-          {series.map((p, i) => (
-            <tr key={p.start}>
-              <td>{labels[i]}</td>
-              <td>{p.human}</td>
-              <td>{p.ai}</td>
-              <td>{p.total}</td>
-            </tr>
-          ))}
+        <Table className="numbers" aria-label={`Chart numbers: ${unit}`} columns={[hourly ? 'Hour (UTC)' : 'Day (UTC)', 'Humans', 'AI', 'Total']}>
+          {series.map((p, i) => {
+            const f = pointFigures(p, metric);
+            return (
+              <tr key={p.start}>
+                <td>{labels[i]}</td>
+                <td>{f.human}</td>
+                <td>{f.ai}</td>
+                <td>{f.total}</td>
+              </tr>
+            );
+          })}
         </Table>
       </details>
     </>

@@ -1,11 +1,11 @@
 // Analytics: date range, human vs AI visitors over time, pages table (sortable, paginated, CSV
-// export), and top AI agents.
+// export), and the agents and crawlers seen.
 import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage, folioClient, type AgentRow, type Interval, type PathCounts, type SeriesPoint, type TrafficCounts } from '../api.ts';
 import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, SelectField, useTitle, type Option } from '../ui.tsx';
-import { fillSeries, SeriesChart } from './analytics-chart.tsx';
-import { addDays, DAY, today } from '../dates.ts';
+import { chartTitle, fillSeries, SeriesChart } from './analytics-chart.tsx';
+import { addDays, DAY, isIsoDay, today } from '../dates.ts';
 import { PagesTable } from './analytics-pages.tsx';
 
 /** Rows fetched for the table; sorting and paging happen over these. */
@@ -75,7 +75,7 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
   const [from, setFrom] = useState(() => addDays(today(), -29));
   const [to, setTo] = useState(today);
   const [metric, setMetric] = useState<Metric>('visitors');
-  const rangeError = from && to && from > to ? 'The start date is after the end date.' : !from || !to ? 'Choose both dates.' : null;
+  const rangeError = !isIsoDay(from) || !isIsoDay(to) ? 'Write both dates as YYYY-MM-DD.' : from > to ? 'The start date is after the end date.' : null;
   const { report, error, loading } = useReport(projectId, metric, from, to, rangeError);
   const setPreset = (days: number) => {
     setTo(today());
@@ -86,14 +86,8 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
     <div className="stack">
       <h1>Analytics</h1>
       <form className="card range" onSubmit={(e) => e.preventDefault()} aria-label="Date range">
-        <div className="field">
-          <label htmlFor="a-from">From</label>
-          <input id="a-from" type="date" value={from} max={to} onChange={(e) => setFrom(e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="a-to">To (inclusive)</label>
-          <input id="a-to" type="date" value={to} min={from} onChange={(e) => setTo(e.target.value)} />
-        </div>
+        <DayField id="a-from" label="From" value={from} onChange={setFrom} />
+        <DayField id="a-to" label="To (inclusive)" value={to} onChange={setTo} />
         <div className="presets" role="group" aria-label="Quick ranges">
           {[7, 30, 90].map((d) => (
             <button key={d} type="button" className="button small secondary" onClick={() => setPreset(d)}>
@@ -110,8 +104,8 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
         <div className={loading ? 'stack stale' : 'stack'} aria-busy={loading}>
           <Totals totals={report.totals} unit={unit} />
           <section className="card stack" aria-labelledby="chart-title">
-            <h2 id="chart-title">Human vs AI visitors over time</h2>
-            {report.series.every((p) => p.total === 0) ? <Empty title="No visits in this range" /> : <SeriesChart series={report.series} />}
+            <h2 id="chart-title">{chartTitle(metric)}</h2>
+            {report.series.every((p) => p.total === 0) ? <Empty title="No visits in this range" /> : <SeriesChart series={report.series} metric={metric} />}
           </section>
           <div className="analytics-grid">
             <PagesTable projectId={projectId} rows={report.rows} truncatedAt={report.truncated ? MAX_ROWS : null} unit={unit} csvName={`folio-${metric}-${projectId}-${from}-to-${to}.csv`} />
@@ -119,6 +113,16 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
           </div>
         </div>
       )}
+    </div>
+  );
+}
+
+/** A day typed as YYYY-MM-DD: the same on every browser and locale (a native date input follows the locale). */
+function DayField({ id, label, value, onChange }: { id: string; label: string; value: string; onChange: (day: string) => void }) {
+  return (
+    <div className="field day-field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} type="text" inputMode="numeric" placeholder="YYYY-MM-DD" pattern="\d{4}-\d{2}-\d{2}" maxLength={10} value={value} onChange={(e) => onChange(e.target.value.trim())} />
     </div>
   );
 }
@@ -146,22 +150,42 @@ function Stat({ label, value, kind }: { label: string; value: number; kind: stri
 
 const AGENT_COLUMNS = ['Agent', 'Kind', 'Visitors', 'Views'];
 
+/** The kinds of the agents report, in two groups: what counts as AI visitors, and what counts nowhere. */
+const KIND_LABELS: Record<string, string> = { ai: 'AI answer', search: 'Search crawler', training: 'Training crawler', bot: 'Other bot' };
+const AGENT_GROUPS = [
+  { id: 'ai', title: 'AI agents (counted as AI visitors)', has: (category: string) => category === 'ai' },
+  { id: 'crawlers', title: 'Crawlers and bots (counted in neither)', has: (category: string) => category !== 'ai' },
+] as const;
+const ROWS_PER_GROUP = 10;
+
 function Agents({ agents }: { agents: AgentRow[] }) {
   return (
     <section className="card stack" aria-labelledby="agents-title">
-      <h2 id="agents-title">Top AI agents</h2>
+      <h2 id="agents-title">Agents and crawlers</h2>
+      <p className="hint">User agents that are not people: AI answers count as AI visitors; crawlers and other bots count in neither.</p>
       {agents.length === 0 ? (
-        <Empty title="No AI agents in this range" />
+        <Empty title="No agents or crawlers in this range" />
       ) : (
-        <Table className="numbers" columns={AGENT_COLUMNS}>
-          {agents.slice(0, 15).map((a) => (
-            <tr key={a.agent + a.category}>
-              <td>{a.agent}</td>
-              <td className="small">{a.category}</td>
-              <td>{a.visitors.toLocaleString()}</td>
-              <td>{a.views.toLocaleString()}</td>
-            </tr>
-          ))}
+        <Table className="numbers" aria-labelledby="agents-title" columns={AGENT_COLUMNS}>
+          {AGENT_GROUPS.map((g) => {
+            const rows = agents.filter((a) => g.has(a.category)).slice(0, ROWS_PER_GROUP);
+            return [
+              <tr key={g.id} className="group-row" data-testid={`agents-${g.id}`}>
+                <th colSpan={4} scope="colgroup">
+                  {g.title}
+                  {rows.length === 0 ? ': none' : ''}
+                </th>
+              </tr>,
+              ...rows.map((a) => (
+                <tr key={a.agent + a.category}>
+                  <td>{a.agent}</td>
+                  <td className="small">{KIND_LABELS[a.category] ?? a.category}</td>
+                  <td>{a.visitors.toLocaleString()}</td>
+                  <td>{a.views.toLocaleString()}</td>
+                </tr>
+              )),
+            ];
+          })}
         </Table>
       )}
     </section>

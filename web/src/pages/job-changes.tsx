@@ -4,7 +4,7 @@
 import { useMemo } from 'react';
 import { Diff, Hunk, parseDiff, type FileData } from 'react-diff-view';
 import 'react-diff-view/style/index.css';
-import type { ChecksReport, JobChanges, JobFile } from '../api.ts';
+import type { ChecksReport, JobChanges, JobFile, JobStatus } from '../api.ts';
 import { Alert, Empty } from '../ui.tsx';
 
 /** Files shown open at first; the rest are one click away (a big diff stays quick to render). */
@@ -18,12 +18,27 @@ const CHECK_LABELS: Record<string, string> = {
   redirects: 'Redirects',
 };
 
-export function ChecksCard({ checks, mode }: { checks: ChecksReport | null; mode: string | null }) {
+/** Why a job has no checks report: what happened, by the job's state. */
+function noChecks(mode: string | null, status: JobStatus): string {
+  if (mode === 'off') return 'Off for this project.';
+  if (status === 'failed') return 'The job failed before checks ran.';
+  if (status === 'active') return 'Not run yet: they run when the agent finishes a turn.';
+  return 'None ran: the agent changed no files to check.';
+}
+
+/** Why a job has no diff, by the job's state. */
+function noChanges(status: JobStatus): [string, string] {
+  if (status === 'failed') return ['No changes were pushed', 'The job failed before the agent pushed a change.'];
+  if (status === 'active') return ['No changes yet', "The diff of the job's branch appears here once the agent pushes."];
+  return ['No changes', 'The agent changed no files.'];
+}
+
+export function ChecksCard({ checks, mode, status }: { checks: ChecksReport | null; mode: string | null; status: JobStatus }) {
   if (!checks) {
     return (
       <section className="card stack" aria-labelledby="checks-title" data-testid="checks">
         <h2 id="checks-title">Docs checks</h2>
-        <p className="muted">{mode === 'off' ? 'Off for this project.' : 'Not run yet: they run when the agent finishes a turn.'}</p>
+        <p className="muted">{noChecks(mode, status)}</p>
       </section>
     );
   }
@@ -85,13 +100,14 @@ function parse(diff: string): { files: FileData[]; error: string | null } {
   }
 }
 
-export function DiffView({ changes }: { changes: JobChanges | null }) {
+export function DiffView({ changes, status }: { changes: JobChanges | null; status: JobStatus }) {
   const parsed = useMemo(() => parse(changes?.diff ?? ''), [changes?.diff]);
   if (!changes || changes.files.length === 0) {
+    const [title, why] = noChanges(status);
     return (
-      <section className="stack" aria-labelledby="diff-title">
+      <section className="stack" aria-labelledby="diff-title" data-testid="diff">
         <h2 id="diff-title">Changes</h2>
-        <Empty title="No changes yet">The diff of the job's branch appears here once the agent pushes.</Empty>
+        <Empty title={title}>{why}</Empty>
       </section>
     );
   }

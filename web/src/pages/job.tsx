@@ -1,13 +1,14 @@
 // One agent job: prompt and follow-ups, the live event stream, the pull request, follow-up and archive.
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { api, errorMessage, folioClient, type ChecksMode, type FolioClient, type Job, type JobChanges, type JobEvent, type JobMessage, type WebhookDelivery } from '../api.ts';
 import { Link } from '../router.tsx';
 import { ACTIONS_COLUMN, Table } from '../tables.tsx';
-import { ActionForm, Alert, Confirm, Empty, formatDate, Loading, StatusBadge, SubmitButton, TextField, useAction, useTitle } from '../ui.tsx';
+import { ActionForm, Alert, Confirm, formatDate, Loading, StatusBadge, SubmitButton, TextField, useAction, useTitle } from '../ui.tsx';
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
 import { startedBy } from '../../../src/jobs/started-by.ts';
+import { EventList } from './job-events.tsx';
 
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
@@ -82,12 +83,12 @@ function useJobEvents(client: FolioClient, jobId: string, onChange: () => void) 
 }
 
 export function JobPage({ projectId, jobId }: { projectId: string; jobId: string }) {
-  useTitle(`Job ${jobId}`);
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const [tick, setTick] = useState(0);
   const refresh = () => setTick((t) => t + 1);
   const { job, setJob, messages, changes, checksMode, error } = useJobState(client, projectId, jobId, tick);
   const stream = useJobEvents(client, jobId, refresh);
+  useTitle(job?.title || `Job ${jobId}`);
   if (error && !job) return <Alert title="This job could not be loaded.">{error}</Alert>;
   if (!job) return <Loading what="the job" />;
   const changed = (j: Job) => (setJob(j), refresh());
@@ -97,9 +98,10 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
         <Link href={`/projects/${projectId}/jobs`}>← All jobs</Link>
       </p>
       <div className="page-head">
-        <h1 className="job-title">
-          Job <span className="mono">{job.id}</span>
-        </h1>
+        <div>
+          <h1 className="job-title">{job.title || `Job ${job.id}`}</h1>
+          <p className="mono small muted job-id">{job.id}</p>
+        </div>
         <StatusBadge status={job.status} />
       </div>
       {error && <Alert kind="warning">Showing the last known state: {error}</Alert>}
@@ -116,17 +118,26 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
         <section className="stack" aria-labelledby="events-title">
           <div className="page-head">
             <h2 id="events-title">Events</h2>
-            <span className={`live-dot ${stream.state}`} role="status">
-              {stream.state === 'live' ? 'Live' : stream.state === 'connecting' ? 'Connecting…' : 'Disconnected'}
-            </span>
+            <StreamState state={stream.state} active={job.status === 'active'} />
           </div>
           {stream.error && <Alert kind="warning">The live stream stopped: {stream.error} Reload the page to reconnect.</Alert>}
           <EventList events={stream.events} />
         </section>
       </div>
-      <ChecksCard checks={changes?.checks ?? null} mode={checksMode} />
-      <DiffView changes={changes} />
+      <ChecksCard checks={changes?.checks ?? null} mode={checksMode} status={job.status} />
+      <DiffView changes={changes} status={job.status} />
     </div>
+  );
+}
+
+/** "● Live" only while the job runs and its stream is open; a finished job's events are all there. */
+function StreamState({ state, active }: { state: 'connecting' | 'live' | 'error'; active: boolean }) {
+  if (state === 'error') return <span className="live-dot error" role="status">Disconnected</span>;
+  if (!active) return <span className="small muted" role="status" data-testid="stream-state">Finished: all events shown</span>;
+  return (
+    <span className={`live-dot ${state}`} role="status" data-testid="stream-state">
+      {state === 'live' ? 'Live' : 'Connecting…'}
+    </span>
   );
 }
 
@@ -223,75 +234,6 @@ function JobSummary({ job }: { job: Job }) {
   );
 }
 
-function describe(e: JobEvent): string {
-  const d = e.data as Record<string, any>;
-  switch (e.type) {
-    case 'tool_call':
-      return `${d.tool}(${summarize(d.args)})`;
-    case 'tool_result':
-      return `${d.tool} → ${String(d.result ?? '').slice(0, 300)}`;
-    case 'model_message':
-      return String(d.text ?? '');
-    case 'commit':
-      return `Committed ${String(d.sha ?? '').slice(0, 10)}: ${d.fileCount ?? d.files?.length ?? 0} file(s)${d.files?.length ? ` — ${d.files.slice(0, 5).join(', ')}` : ''}`;
-    case 'push':
-      return `Pushed ${d.branch} at ${String(d.sha ?? '').slice(0, 10)}`;
-    case 'pull_request':
-      return d.url ? `${d.created ? 'Opened' : 'Updated'} pull request ${d.url}` : `${d.created ? 'Opened' : 'Updated'} pull request #${d.number} (no link: ${d.linkRefused ?? 'none given'})`;
-    case 'checks':
-      return `Round ${d.round}: ${Array.isArray(d.ran) ? d.ran.join(', ') : ''} on ${d.pagesChecked} page(s) — ${d.ok ? 'no new problems' : `${d.problemCount} new problem(s)`}${d.preExistingCount ? `, ${d.preExistingCount} already on the base branch` : ''}`;
-    case 'changes':
-      return `${d.files} file(s) changed against the base: +${d.additions} −${d.deletions}`;
-    case 'error':
-      return `${d.code ?? 'error'}: ${d.message ?? ''}`;
-    case 'turn.completed':
-      return d.title ? `Turn finished: ${d.title}` : 'Turn finished';
-    default:
-      return summarize(d);
-  }
-}
-
-function summarize(value: unknown): string {
-  const s = JSON.stringify(value ?? {});
-  return s.length > 240 ? s.slice(0, 240) + '…' : s;
-}
-
-function EventList({ events }: { events: JobEvent[] }) {
-  const end = useRef<HTMLLIElement>(null);
-  const [follow, setFollow] = useState(true);
-  useEffect(() => {
-    if (follow) end.current?.scrollIntoView({ block: 'nearest' });
-  }, [events.length, follow]);
-  if (events.length === 0) return <Empty title="No events yet">Steps of the agent appear here as they happen.</Empty>;
-  return (
-    <>
-      <label className="inline small">
-        <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} /> Follow new events
-      </label>
-      <ol className="events" aria-label="Job events">
-        {events.map((e) => (
-          <li key={e.id} className={`event event-${e.type.replace(/[^a-z_]/g, '-')}`}>
-            <span className="event-type">{e.type}</span>
-            <time dateTime={e.at} className="muted small">
-              {new Date(e.at).toLocaleTimeString()}
-            </time>
-            <span className="event-text">
-              {e.type === 'pull_request' && typeof e.data.url === 'string' ? (
-                <a href={e.data.url} target="_blank" rel="noreferrer">
-                  {describe(e)}
-                </a>
-              ) : (
-                describe(e)
-              )}
-            </span>
-          </li>
-        ))}
-        <li ref={end} aria-hidden="true" className="events-end" />
-      </ol>
-    </>
-  );
-}
-
 function FollowUp({ job, client, onSent }: { job: Job; client: FolioClient; onSent: (j: Job) => void }) {
   const [prompt, setPrompt] = useState('');
   if (job.status === 'archived') return <p className="muted">This job is archived; start a new job to make more changes.</p>;
@@ -376,7 +318,7 @@ function Webhooks({ jobId, client, refresh }: { jobId: string; client: FolioClie
         {deliveries.map((d) => (
           <tr key={d.id} data-testid="webhook-delivery">
             <td className="mono">{d.event}</td>
-            <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${new Date(d.nextAttemptAt).toLocaleTimeString()}` : d.status}</td>
+            <td>{d.status === 'pending' && d.nextAttemptAt ? `pending, next try ${formatDate(d.nextAttemptAt)}` : d.status}</td>
             <td>{d.attempts}</td>
             <td>{d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '—')}</td>
             <td>

@@ -58,6 +58,16 @@ export const codeHostLabel = (h: Project['codeHost']) => CODE_HOSTS[h].label;
 /** The code hosts Folio knows, as choices of a select (src/codehost/kinds.ts declares them). */
 export const CODE_HOST_OPTIONS: readonly Option<Project['codeHost']>[] = CODE_HOST_KINDS.map((k) => [k, `${CODE_HOSTS[k].label} — ${CODE_HOSTS[k].description}`]);
 
+/** The forms of repository URL this server accepts (FOLIO_GIT_PROTOCOLS, FOLIO_ALLOW_LOCAL_REPOSITORIES). */
+export function repositoryHint(r: Session['repositories']): string {
+  const forms = ['https://host/org/repo.git'];
+  if (r.protocols.includes('http')) forms.push('http://');
+  if (r.protocols.includes('ssh')) forms.push('ssh://', 'git@host:org/repo.git');
+  if (r.allowLocal) forms.push('a local path or file://');
+  const list = forms.length === 1 ? forms[0] : `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
+  return `The git repository of your docs: ${list}.${r.protocols.includes('ssh') ? '' : ' This server takes HTTPS URLs only.'}`;
+}
+
 function NewProject({ session, onCancel }: { session: Session; onCancel?: () => void }) {
   const [name, setName] = useState('');
   const [repositoryUrl, setRepositoryUrl] = useState('');
@@ -88,7 +98,7 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
           value={repositoryUrl}
           onChange={setRepositoryUrl}
           placeholder="https://github.com/acme/docs"
-          hint="The git repository of your docs (https://, ssh:// or git@host:org/repo.git)."
+          hint={repositoryHint(session.repositories)}
         />
         <TextField id="p-branch" label="Base branch" required value={baseBranch} onChange={setBaseBranch} />
         <SelectField id="p-host" label="Code host" value={codeHost} onChange={setCodeHost} options={[['', 'Detect from the URL'], ...CODE_HOST_OPTIONS]} />

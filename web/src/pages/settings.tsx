@@ -4,6 +4,7 @@ import { api, type ChecksMode, type Project, type ProjectInput, type Session } f
 import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 import { CODE_HOST_OPTIONS } from './projects.tsx';
+import { repositoryHint } from './projects.tsx';
 
 export function SettingsPage({ projectId, session, onSaved }: { projectId: string; session: Session; onSaved: (p: Project) => void }) {
   const project = useAsync(() => api.project(projectId), [projectId]);
@@ -109,7 +110,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
       <h1>Settings</h1>
       <ActionForm action={save} errorTitle="Not saved." className="stack" onChange={() => setSaved(false)}>
         {saved && <Alert kind="success">Settings saved.</Alert>}
-        <RepositoryFields bind={bind} project={project} />
+        <RepositoryFields bind={bind} project={project} session={session} />
         <AgentFields bind={bind} models={session.models} />
         <WebhookFields bind={bind} project={project} />
         <AnalyticsFields bind={bind} project={project} />
@@ -121,12 +122,12 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
   );
 }
 
-function RepositoryFields({ bind, project }: { bind: Bind; project: Project }) {
+function RepositoryFields({ bind, project, session }: { bind: Bind; project: Project; session: Session }) {
   return (
     <Fieldset legend="Repository">
       <div className="grid-2">
         <TextField id="s-name" label="Project name" required {...bind('name')} />
-        <TextField id="s-repo" label="Repository URL" required {...bind('repositoryUrl')} />
+        <TextField id="s-repo" label="Repository URL" required {...bind('repositoryUrl')} hint={repositoryHint(session.repositories)} />
         <TextField id="s-branch" label="Base branch" required {...bind('baseBranch')} />
         <SelectField id="s-host" label="Code host" {...bind('codeHost')} options={CODE_HOST_OPTIONS} />
         <StoredSecretField

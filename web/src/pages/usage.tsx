@@ -61,8 +61,12 @@ function UsageTables({ report, projectId }: { report: UsageReport; projectId: st
           <span className="stat-value" data-testid="usage-total-cost">{formatCost(t.estimatedCostUsd)}</span>
         </div>
         <div className="card stat">
-          <span className="stat-label">Jobs</span>
-          <span className="stat-value">{report.jobs.length}</span>
+          <span className="stat-label">Jobs that called the model</span>
+          <span className="stat-value" data-testid="usage-jobs">
+            {report.jobs.length}
+            {report.jobs.length >= 100 ? '+' : ''}
+          </span>
+          <span className="small muted">in this period, failed ones too</span>
         </div>
       </div>
       {t.unpricedTokens > 0 && (

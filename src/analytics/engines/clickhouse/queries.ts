@@ -167,10 +167,11 @@ export class ClickHouseQueries {
   async timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]> {
     const size = interval === 'day' ? DAY_MS : HOUR_MS;
     const rows = await this.c.rows(sql`SELECT intDiv(ts, ${size}) AS bucket, uniqExactIf(visitor, cls = ${CLASS_CODE.human}) AS human,
-        uniqExactIf(visitor, cls = ${CLASS_CODE.ai}) AS ai, uniqExact(visitor) AS total, count() AS views
+        uniqExactIf(visitor, cls = ${CLASS_CODE.ai}) AS ai, uniqExact(visitor) AS total, count() AS views,
+        countIf(cls = ${CLASS_CODE.human}) AS views_h, countIf(cls = ${CLASS_CODE.ai}) AS views_a
       FROM ${this.db}.events WHERE project = ${projectId} AND ${IS_VISITOR} AND ${tsCond(range.from, range.to)}
       GROUP BY bucket ORDER BY bucket`);
-    return rows.map((r) => ({ start: num(r.bucket) * size, human: num(r.human), ai: num(r.ai), total: num(r.total), views: num(r.views) }));
+    return rows.map((r) => ({ start: num(r.bucket) * size, human: num(r.human), ai: num(r.ai), total: num(r.total), views: num(r.views), humanViews: num(r.views_h), aiViews: num(r.views_a) }));
   }
 
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport> {

@@ -161,11 +161,13 @@ export class DuckDbQueries {
     const conds = [`project_key = ${int(pk)}`, IS_VISITOR];
     if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
     if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
-    const sql = `SELECT bucket, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total, sum(views)::BIGINT AS views
-      FROM (SELECT ts // ${size} AS bucket, visitor, bit_or(cls) AS mask, count(*) AS views FROM events WHERE ${conds.join(' AND ')} GROUP BY ALL)
+    const sql = `SELECT bucket, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total, sum(views)::BIGINT AS views,
+        sum(views_h)::BIGINT AS views_h, sum(views_a)::BIGINT AS views_a
+      FROM (SELECT ts // ${size} AS bucket, visitor, bit_or(cls) AS mask, count(*) AS views, count(*) FILTER (WHERE ${HAS_HUMAN('cls')}) AS views_h,
+        count(*) FILTER (WHERE ${HAS_AI('cls')}) AS views_a FROM events WHERE ${conds.join(' AND ')} GROUP BY ALL)
       GROUP BY bucket ORDER BY bucket`;
     const rows = await this.readers.use((c) => rowsOf(c, sql));
-    return rows.map((r) => ({ start: num(r.bucket) * size, human: num(r.human), ai: num(r.ai), total: num(r.total), views: num(r.views) }));
+    return rows.map((r) => ({ start: num(r.bucket) * size, human: num(r.human), ai: num(r.ai), total: num(r.total), views: num(r.views), humanViews: num(r.views_h), aiViews: num(r.views_a) }));
   }
 
   async agents(projectId: string, range: Range): Promise<AgentRow[]> {
