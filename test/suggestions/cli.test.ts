@@ -42,8 +42,9 @@ describe('folio suggestions', () => {
     const { suggestions } = await client.suggestions();
     const docs = JSON.parse(MINTLIFY.files['docs.json']);
     docs.redirects.push({ source: '/guides/authentication', destination: '/guides/auth' });
-    e.llm.setResponder((_req, i) =>
-      i === 0 ? { toolCalls: [{ name: 'write_file', args: { path: 'docs.json', content: JSON.stringify(docs) } }] } : { toolCalls: [{ name: 'finish', args: { title: 'Redirect', summary: 'Done.' } }] },
+    let turn = 0;
+    e.llm.setResponder(() =>
+      turn++ === 0 ? { toolCalls: [{ name: 'write_file', args: { path: 'docs.json', content: JSON.stringify(docs) } }] } : { toolCalls: [{ name: 'finish', args: { title: 'Redirect', summary: 'Done.' } }] },
     );
     const started = await run(['suggestions', 'start', suggestions[0].id, '--wait'], env);
     expect(started.stderr).toMatch(/Started job_\w+ from "Redirect 1 broken path" \(1 path\)/);

@@ -1,10 +1,12 @@
 // Insights: what the docs' traffic says needs fixing. Pages readers and AI agents asked for that were
-// not found (with where they came from), and the readers AI assistants' answers sent, over time.
+// not found (with where they came from), what Folio proposes the agent fixes (suggestions.tsx), and
+// the readers AI assistants' answers sent, over time.
 import { useMemo, useState } from 'react';
 import { folioClient, type NotFoundPage, type ReferrersPage } from '../api.ts';
 import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, useAsync, useTitle } from '../ui.tsx';
 import { lastDays } from '../dates.ts';
+import { Suggestions } from './suggestions.tsx';
 
 const RANGES = [7, 30, 90] as const;
 const percent = (part: number, whole: number) => (whole === 0 ? '—' : `${((part / whole) * 100).toFixed(1)}%`);
@@ -15,8 +17,8 @@ export function InsightsPage({ projectId }: { projectId: string }) {
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const report = useAsync(async () => {
     const range = lastDays(days);
-    const [missing, referrers] = await Promise.all([client.notFound({ ...range, limit: 50 }), client.referrers({ ...range, limit: 20 })]);
-    return { missing, referrers };
+    const [missing, referrers, suggestions] = await Promise.all([client.notFound({ ...range, limit: 50 }), client.referrers({ ...range, limit: 20 }), client.suggestions(range)]);
+    return { missing, referrers, suggestions, range };
   }, [client, days]);
   return (
     <div className="stack">
@@ -33,6 +35,7 @@ export function InsightsPage({ projectId }: { projectId: string }) {
       {report.data && (
         <div className={report.loading ? 'stack stale' : 'stack'} aria-busy={report.loading}>
           <AiReferrals referrers={report.data.referrers} />
+          <Suggestions list={report.data.suggestions} client={client} projectId={projectId} range={report.data.range} />
           <BrokenPaths missing={report.data.missing} />
           <Sources referrers={report.data.referrers} />
         </div>
