@@ -42,9 +42,9 @@ function settingOptions(command: 'create' | 'update'): Option[] {
   ];
 }
 
-/** `--auto-fix 10` or `--auto-fix off`. */
-function autoFixOption(value: string): number | null {
-  if (value.trim().toLowerCase() === 'off') return null;
+/** `--auto-fix 10` or `--auto-fix off` ('off': commander keeps an option's default for a null). */
+function autoFixOption(value: string): number | 'off' {
+  if (value.trim().toLowerCase() === 'off') return 'off';
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > 1_000_000) {
     throw new InvalidArgumentError('Give a number of visitors from 1 to 1,000,000, or "off".');
   }
@@ -67,7 +67,7 @@ interface CreateOptions {
   webhookSecret?: string;
   siteOrigin?: string[];
   checks?: ChecksMode;
-  autoFix?: number | null;
+  autoFix?: number | 'off';
   json?: boolean;
 }
 
@@ -85,7 +85,7 @@ function registerCreate(project: Command): void {
         webhookSecret: o.webhookSecret ?? null,
         siteOrigins: o.siteOrigin ?? [],
         checks: o.checks,
-        autoFixMinVisitors: o.autoFix ?? null,
+        autoFixMinVisitors: typeof o.autoFix === 'number' ? o.autoFix : null,
       }),
     );
     const view = projectView(row);
@@ -120,7 +120,7 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.webhookSecret !== undefined) input.webhookSecret = (o.webhookSecret as string) || null;
   if (o.siteOrigin !== undefined) input.siteOrigins = o.siteOrigin as string[];
   if (o.checks !== undefined) input.checks = o.checks as ChecksMode;
-  if (o.autoFix !== undefined) input.autoFixMinVisitors = o.autoFix as number | null;
+  if (o.autoFix !== undefined) input.autoFixMinVisitors = o.autoFix === 'off' ? null : (o.autoFix as number);
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

@@ -45,7 +45,10 @@ describe('folio project / key', () => {
 
   it('updates settings', async () => {
     const r = await runCli(['project', 'update', projectId, '--draft-prs', 'true', '--site-origin', 'https://docs.acme.dev', '--webhook-url', 'https://hooks.acme.dev/folio', '--checks', 'off', '--json'], env);
-    expect(JSON.parse(r.stdout)).toMatchObject({ draftPrs: true, siteOrigins: ['https://docs.acme.dev'], webhookUrl: 'https://hooks.acme.dev/folio', checks: 'off' });
+    expect(JSON.parse(r.stdout)).toMatchObject({ draftPrs: true, siteOrigins: ['https://docs.acme.dev'], webhookUrl: 'https://hooks.acme.dev/folio', checks: 'off', autoFixMinVisitors: null });
+    // The weekly automatic broken-paths job: a threshold turns it on, "off" off again.
+    expect(JSON.parse((await runCli(['project', 'update', projectId, '--auto-fix', '10', '--json'], env)).stdout).autoFixMinVisitors).toBe(10);
+    expect(JSON.parse((await runCli(['project', 'update', projectId, '--auto-fix', 'off', '--json'], env)).stdout).autoFixMinVisitors).toBeNull();
   });
 
   it('creates a key once, lists prefixes only, revokes', async () => {
@@ -80,6 +83,8 @@ describe('folio project / key', () => {
     [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--code-host', 'bitbucket'], /Allowed choices/],
     [['project', 'update', 'prj_missing', '--name', 'x'], /does not exist/],
     [['project', 'update', 'prj_x', '--checks', 'sometimes'], /Allowed choices are strict, warn, off/],
+    [['project', 'update', 'prj_x', '--auto-fix', '0'], /Give a number of visitors from 1 to 1,000,000, or "off"/],
+    [['project', 'update', 'prj_x', '--auto-fix', 'weekly'], /Give a number of visitors/],
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],
     [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
     [['key', 'revoke', 'key_missing'], /does not exist/],

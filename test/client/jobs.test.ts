@@ -206,7 +206,7 @@ describe("a job's changes and the project's usage", () => {
     expect(usage).toEqual({
       days: [{ date: new Date().toISOString().slice(0, 10), jobs: 2, ...figures(3) }],
       jobs: [
-        { id: done.id, status: 'completed', model: done.model, createdAt: done.createdAt, ...figures(2) },
+        { id: done.id, title: done.title, status: 'completed', model: done.model, createdAt: done.createdAt, ...figures(2) },
         { ...earlier, ...figures(1) },
       ],
       totals: figures(3),

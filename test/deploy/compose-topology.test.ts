@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -327,7 +327,8 @@ describe.skipIf(!ENABLED)(`the compose topology as processes ${NEEDS}`, () => {
     }
   });
 
-  const nginx = which('nginx');
+  // Debian puts nginx in /usr/sbin, which a non-login PATH may lack.
+  const nginx = which('nginx') ?? (existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : null);
   it.skipIf(!nginx)(`nginx with deploy/nginx.conf reaches both API processes${nginx ? '' : ' (skipped: nginx is not installed)'}`, async () => {
     const dir = tempDir('folio-nginx-');
     dirs.push(dir);

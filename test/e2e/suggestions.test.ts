@@ -79,3 +79,26 @@ describe('Fix with the agent', () => {
     expect(errors).toEqual([]);
   });
 });
+
+describe('the weekly automatic job in Settings', () => {
+  it('is off until a threshold is typed, refuses words, and turns off again when emptied', async () => {
+    const { projectId } = await projectWithBrokenPath('acme/weekly-setting');
+    const page = await signedInPage(browser, e.server, { width: 390, height: 844 }, errors);
+    await page.goto(`${e.server.url}/projects/${projectId}/settings`);
+    const field = page.getByLabel('Fix broken paths weekly at');
+    expect(await field.inputValue()).toBe('');
+    await field.fill('ten');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('takes a whole number of visitors').waitFor();
+    expect((await e.server.services.projects.get(projectId))!.auto_fix_min_visitors).toBeNull();
+    await field.fill('10');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    expect((await e.server.services.projects.get(projectId))!.auto_fix_min_visitors).toBe(10);
+    await field.fill('');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    expect((await e.server.services.projects.get(projectId))!.auto_fix_min_visitors).toBeNull();
+    await page.context().close();
+  }, 60_000);
+});

@@ -153,7 +153,8 @@ describe('hostile repository URLs and branches', () => {
           cases.slice(i, i + 4).map(async (args) => {
             const r = await runCli(args, env);
             expect(r.code, `${JSON.stringify(args)}: ${r.stderr}`).toBe(1);
-            expect(r.stderr, JSON.stringify(args)).toMatch(/^folio: (Repository|Base branch|A repository URL) .+[.)]\n$/s);
+            // An empty --repository on create is a missing one (the one-line form for every required option).
+            expect(r.stderr, JSON.stringify(args)).toMatch(/^folio: (Repository|Base branch|A repository URL|--repository is required).*[.)]\n$/s);
           }),
         );
       }

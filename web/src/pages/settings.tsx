@@ -42,6 +42,8 @@ interface Draft {
   defaultModel: string;
   draftPrs: boolean;
   checks: ChecksMode;
+  /** The weekly automatic broken-paths job's threshold as typed; empty: off. */
+  autoFix: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -60,6 +62,7 @@ const draftOf = (p: Project): Draft => ({
   defaultModel: p.defaultModel ?? '',
   draftPrs: p.draftPrs,
   checks: p.checks,
+  autoFix: p.autoFixMinVisitors === null ? '' : String(p.autoFixMinVisitors),
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -68,6 +71,14 @@ const draftOf = (p: Project): Draft => ({
 
 function Checkbox({ id, value, onChange }: { id: string; value: boolean; onChange: (checked: boolean) => void }) {
   return <input id={id} type="checkbox" checked={value} onChange={(e) => onChange(e.target.checked)} />;
+}
+
+/** The weekly job's threshold: empty is off; a whole number the server checks further (1 to 1,000,000). */
+function autoFixOf(text: string): number | null {
+  const t = text.trim();
+  if (t === '') return null;
+  if (!/^\d+$/.test(t)) throw new Error('"Fix broken paths weekly at" takes a whole number of visitors, or nothing to turn it off.');
+  return Number(t);
 }
 
 /** What the server is sent: a secret only when typed (or removed), so an empty field keeps it. */
@@ -80,6 +91,7 @@ function inputOf(d: Draft): ProjectInput {
     defaultModel: d.defaultModel || null,
     draftPrs: d.draftPrs,
     checks: d.checks,
+    autoFixMinVisitors: autoFixOf(d.autoFix),
     webhookUrl: d.webhookUrl.trim() || null,
     siteOrigins: d.origins
       .split(/[\s,]+/)
@@ -158,6 +170,13 @@ function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }
           {...bind('checks')}
           options={CHECKS_OPTIONS}
           hint="Before each push the agent checks links, anchors, images, navigation and redirects, and fixes what it broke. Problems already on the base branch never count."
+        />
+        <TextField
+          id="s-autofix"
+          label="Fix broken paths weekly at"
+          {...bind('autoFix')}
+          placeholder="off"
+          hint="Visitors a not-found path needs for Folio to start the broken-paths job by itself, once a week. Empty: off (the default); Insights has the same job on demand."
         />
       </div>
     </Fieldset>
