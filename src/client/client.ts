@@ -737,14 +737,15 @@ function seg(s: string): string {
   return encodeURIComponent(s);
 }
 
+/** A date parameter as sent: a Date as ISO 8601, a string as given. */
+const dateParam = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
+
 function analyticsQuery(q: AnalyticsQuery): Record<string, QueryValue> {
-  const date = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
-  return { dateFrom: date(q.dateFrom), dateTo: date(q.dateTo), limit: q.limit, offset: q.offset };
+  return { dateFrom: dateParam(q.dateFrom), dateTo: dateParam(q.dateTo), limit: q.limit, offset: q.offset };
 }
 
 function suggestionsQuery(q: SuggestionsQuery): Record<string, QueryValue> {
-  const date = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
-  return { dateFrom: date(q.dateFrom), dateTo: date(q.dateTo), minVisitors: q.minVisitors };
+  return { dateFrom: dateParam(q.dateFrom), dateTo: dateParam(q.dateTo), minVisitors: q.minVisitors };
 }
 
 function networkError(err: unknown, url: string, timedOut: boolean, timeoutMs: number): FolioError {

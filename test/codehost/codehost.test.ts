@@ -62,6 +62,21 @@ describe('GitHub (GHES layout on the local host)', () => {
     expect(host.github.invalid()).toEqual([]);
   });
 
+  it('says whether the pull request of a branch is open, merged (and when) or closed', async () => {
+    const url = host.createRepo('acme/gh-state', { 'a.md': 'a\n' });
+    branch('acme/gh-state', 'folio/job_s');
+    const gh = createCodeHost(codeHostAccess('github', url, TOKEN, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
+    expect(await gh.pullRequestState('folio/job_s', 'main')).toBeNull();
+    await gh.upsert({ branch: 'folio/job_s', baseBranch: 'main', title: 'T', body: 'x', draft: false });
+    expect(await gh.pullRequestState('folio/job_s', 'main')).toEqual({ state: 'open', mergedAt: null });
+    const pr = host.github.pulls.find((p) => p.repo === 'gh-state')!;
+    Object.assign(pr, { state: 'closed', mergedAt: '2026-11-20T10:00:00Z' });
+    expect(await gh.pullRequestState('folio/job_s', 'main')).toEqual({ state: 'merged', mergedAt: Date.parse('2026-11-20T10:00:00Z') });
+    delete pr.mergedAt;
+    expect(await gh.pullRequestState('folio/job_s', 'main')).toEqual({ state: 'closed', mergedAt: null });
+    expect(host.github.invalid()).toEqual([]);
+  });
+
   it('opens drafts when asked', async () => {
     const url = host.createRepo('acme/gh2', { 'a.md': 'a\n' });
     branch('acme/gh2', 'folio/job_b');
@@ -100,6 +115,19 @@ describe('GitLab merge requests', () => {
     expect(mrs[0]).toMatchObject({ title: 'Draft: T', description: 'second' });
     expect(host.gitlab.invalid()).toEqual([]);
   });
+  it('says whether the merge request of a branch is open, merged (and when) or closed', async () => {
+    const url = host.createRepo('grp/gl3', { 'a.md': 'a\n' });
+    const gl = createCodeHost(codeHostAccess('gitlab', url, TOKEN, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
+    expect(await gl.pullRequestState('folio/job_s', 'main')).toBeNull();
+    await gl.upsert({ branch: 'folio/job_s', baseBranch: 'main', title: 'T', body: 'x', draft: false });
+    expect(await gl.pullRequestState('folio/job_s', 'main')).toEqual({ state: 'open', mergedAt: null });
+    const mr = host.gitlab.mergeRequests.find((m) => m.project === 'grp/gl3')!;
+    Object.assign(mr, { state: 'merged', mergedAt: '2026-11-20T10:00:00Z' });
+    expect(await gl.pullRequestState('folio/job_s', 'main')).toEqual({ state: 'merged', mergedAt: Date.parse('2026-11-20T10:00:00Z') });
+    mr.state = 'closed';
+    expect(await gl.pullRequestState('folio/job_s', 'main')).toEqual({ state: 'closed', mergedAt: null });
+    expect(host.gitlab.invalid()).toEqual([]);
+  });
   it('reports failures', async () => {
     const url = host.createRepo('grp/gl2', { 'a.md': 'a\n' });
     const gl = createCodeHost(codeHostAccess('gitlab', url, 'nope', { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
@@ -113,6 +141,7 @@ describe('push-only', () => {
   it('never opens anything', async () => {
     const none = createCodeHost(codeHostAccess('none', '/tmp/x.git', null, { operator: operatorApi(null), outbound: LOCAL_GIT.outbound }));
     expect(await none.upsert({ branch: 'b', baseBranch: 'main', title: 'T', body: 'x', draft: false })).toBeNull();
+    expect(await none.pullRequestState('b', 'main')).toBeNull();
     expect(await none.findOpen('b', 'main')).toBeNull();
   });
 });
