@@ -142,7 +142,7 @@ describe.each(CASES)('the loop on $name', (c) => {
     expect(broken.paths[0].referrers).toContainEqual({ host: 'www.google.com', visitors: 4 });
     expect(broken.paths[1]).toMatchObject({ visitors: { human: 3, ai: 0, total: 3 }, views: 4 });
     for (const [i, b] of c.broken.entries()) expect(broken.paths[i].candidates[0].url).toBe(b.expected);
-    expect(broken.prompt).toContain(`${c.broken[0].path}: 6 visitors (4 human, 2 AI)`);
+    expect(broken.prompt).toContain(`\`${c.broken[0].path}\`: 6 visitors (4 human, 2 AI)`);
     const markdown = listed.body.suggestions.find((s: any) => s.kind === 'agent_markdown');
     expect(markdown.paths.map((p: any) => p.path)).toEqual(['/llms.txt']);
     expect(markdown.prompt).toContain('has no llms.txt');
@@ -164,8 +164,8 @@ describe.each(CASES)('the loop on $name', (c) => {
     expect(changes.body.checks.ran).toContain('redirects');
     expect(changes.body.checks.problems).toEqual([]);
     const pr = e.host.github.pulls.find((p) => `acme/${p.repo}` === c.repo)!;
-    expect(pr.body).toContain(`${c.broken[0].path}: 6 visitors (4 human, 2 AI)`);
-    expect(pr.body).toContain(`${c.broken[1].path}: 3 visitors (3 human, 0 AI)`);
+    expect(pr.body).toContain(`\`${c.broken[0].path}\`: 6 visitors (4 human, 2 AI)`);
+    expect(pr.body).toContain(`\`${c.broken[1].path}\`: 3 visitors (3 human, 0 AI)`);
 
     // A follow-up whose redirect leads nowhere: the checks say so.
     script([call('write_file', c.fix(c.missingTarget)), finish('Redirect broken paths')]);
