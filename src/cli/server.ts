@@ -7,10 +7,15 @@ import { loadConfig, type Config } from '../config.ts';
 import { UsageError } from './errors.ts';
 import { printResult } from './output.ts';
 
-/** After the start: the dashboard, the model and the data, as log lines (next-steps.ts). */
+/**
+ * After the start: the dashboard, the model and the data, as log lines (next-steps.ts); and, for a
+ * person at a terminal, the same as plain lines on stderr, which JSON logs would bury.
+ */
 async function logNextSteps(log: Logger, config: Config, opts: { listenUrl?: string; setupRequired?: boolean }): Promise<void> {
   const { startupLines } = await import('./next-steps.ts');
-  for (const line of startupLines(config, opts)) log[line.level](line.fields, line.msg);
+  const lines = startupLines(config, opts);
+  for (const line of lines) log[line.level](line.fields, line.msg);
+  if (process.stderr.isTTY) process.stderr.write(`\n${lines.map((l) => `  ${l.level === 'warn' ? '! ' : ''}${l.msg}`).join('\n')}\n\n`);
 }
 
 export function registerServerCommands(program: Command): void {

@@ -55,6 +55,23 @@ describe('folio serve', () => {
     expect(again.messages[1]).toBe(`Dashboard: ${again.url}/`);
   });
 
+  it('on a terminal, also prints the next steps as plain lines on stderr', async () => {
+    const dir = dataDir();
+    // util-linux `script` runs serve on a pseudo-terminal, as a user's shell would; it stops after 8 s.
+    const out = await new Promise<string>((resolve, reject) => {
+      const cmd = `env FOLIO_DATA_DIR=${dir} PORT=0 ANTHROPIC_API_KEY= OPENAI_API_KEY= OPENAI_COMPATIBLE_BASE_URL= timeout 8 ${process.execPath} bin/folio.mjs serve --no-workers`;
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.on('error', reject);
+      child.on('close', () => resolve(text));
+    });
+    const plain = out.split(/\r?\n/).filter((l) => l.startsWith('  '));
+    expect(plain[0]).toMatch(/^ {2}Dashboard: http:\/\/127\.0\.0\.1:\d+\/ \(the first visit creates the owner account\)$/);
+    expect(plain[1]).toMatch(/^ {2}! No model provider is configured: set ANTHROPIC_API_KEY/);
+    expect(plain[2]).toBe(`  Data: ${dir} (state in SQLite, analytics in DuckDB, repository mirrors)`);
+  }, 30_000);
+
   it('says when no model provider is configured, and which variable sets one', async () => {
     const dir = dataDir();
     const none = await serveOnce({ FOLIO_DATA_DIR: dir, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', OPENAI_COMPATIBLE_BASE_URL: '' });
