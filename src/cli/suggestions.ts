@@ -30,7 +30,9 @@ function suggestionText(s: Suggestion): string {
 }
 
 function startedText(s: StartedSuggestion): string {
-  const since = s.measuredSince ? `after: since the ${s.measuredFrom === 'merge' ? 'merge' : 'job completed'} on ${s.measuredSince.slice(0, 10)} (${s.afterDays} days)` : 'after: not yet (the job is still running)';
+  const since = s.measuredSince
+    ? `after: since the ${s.measuredFrom === 'merge' ? 'merge' : 'job completed'} on ${s.measuredSince.slice(0, 10)} (${s.afterDays} days)`
+    : `after: not measured (${s.job.status === 'active' ? 'the job is still running' : `the job ${s.job.status} without a fix`})`;
   const pr = s.pullRequest ? `pull request ${s.pullRequest.state}` : 'no pull request state yet';
   const rows = s.paths.map((p) => ({ PATH: p.path, BEFORE: String(p.before.total), AFTER: p.after ? String(p.after.total) : '—' }));
   return `${clean(s.job.id)}  ${s.job.status}, ${pr}${s.automatic ? ', weekly automatic run' : ''}  ${clean(s.title)}\n  before: ${s.beforeDays} days; ${since}\n${table(rows, ['BEFORE', 'AFTER'])}`;
@@ -56,7 +58,8 @@ function registerList(group: Command): void {
       const list = await clientFor(o).suggestions(queryOf(o));
       if (o.json) return writeJson(process.stdout, list);
       write(process.stdout, listText(list));
-      if (o.prompt) for (const s of list.suggestions) write(process.stdout, `\n--- prompt of ${clean(s.id)}\n${clean(s.prompt)}`);
+      // Cleaned line by line: the prompt's lines stay lines.
+      if (o.prompt) for (const s of list.suggestions) write(process.stdout, `\n--- prompt of ${clean(s.id)}\n${s.prompt.split('\n').map(clean).join('\n')}`);
     });
 }
 

@@ -35,7 +35,8 @@ export interface WriteResult {
 /** Job writes offered inside JobsService.transact(). */
 export interface TransactionJobs {
   /** Starts a job on the project's default model (takes a job-creation rate-limit slot). */
-  create(input: { prompt: string; trigger: JobTrigger }): Promise<Job>;
+  /** `title`: the job's title until its pull request names it (default: the prompt's first line). */
+  create(input: { prompt: string; trigger: JobTrigger; title?: string }): Promise<Job>;
   /** Queues a follow-up on a job (takes a follow-up slot); 404 unknown, 409 archived. */
   followUp(jobId: string, prompt: string): Promise<Job>;
 }
@@ -179,6 +180,7 @@ export class JobsService {
     model: string,
     prompt: string,
     trigger: JobTrigger | null,
+    title: string = jobTitle(prompt),
   ): Promise<{ row: JobRow; event: JobEventView }> {
     const now = Date.now();
     const id = newId('job');
@@ -203,7 +205,7 @@ export class JobsService {
       input_tokens: 0,
       output_tokens: 0,
       files: '[]',
-      title: jobTitle(prompt),
+      title,
     };
     await trx.insertInto('jobs').values(row).execute();
     await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
@@ -281,10 +283,10 @@ export class JobsService {
       const result = await this.deps.db.transaction().execute(async (trx) => {
         await dialect.lockProject(trx, projectId);
         const ops: TransactionJobs = {
-          create: async ({ prompt, trigger }) => {
+          create: async ({ prompt, trigger, title }) => {
             const model = this.resolveModel(undefined, project.default_model);
             await takeRateSlot(trx, projectId, 'create', config.rateLimits.createJobPerHour, 'job creations');
-            const { row, event } = await this.insertJob(trx, project, model, prompt, trigger);
+            const { row, event } = await this.insertJob(trx, project, model, prompt, trigger, title === undefined ? undefined : jobTitle(title));
             after.push(() => {
               this.events.publish(row.id, event);
               this.workQueued();

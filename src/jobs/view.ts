@@ -23,7 +23,8 @@ function filesOf(json: string | null | undefined): JobFile[] {
  * origin before they are stored (codehost/access.ts); this keeps any older row's non-web link
  * (`javascript:`…) from reaching a client.
  */
-const webLink = (link: string | null): string | null => (link !== null && /^https?:\/\//i.test(link) ? link : null);
+/** A stored pull request link, shown only when it is a web (http or https) link. */
+export const webLink = (link: string | null): string | null => (link !== null && /^https?:\/\//i.test(link) ? link : null);
 
 /** `prices` turns the job's tokens into its estimated cost (FOLIO_MODEL_PRICES). */
 export function jobView(row: JobRow, prices: PriceTable): Job {

@@ -100,10 +100,7 @@ export class ProjectStore {
       created_at: now,
       updated_at: now,
     };
-    // The weekly job's column only when it is set: a store not yet migrated that far (a migration's
-    // test) can still take new projects.
-    const { auto_fix_min_visitors: autoFix, ...rest } = row;
-    await this.db.insertInto('projects').values(autoFix === null ? rest : row).execute();
+    await this.db.insertInto('projects').values(row).execute();
     return row;
   }
 

@@ -249,7 +249,7 @@ export interface SuggestionAutoRunsTable {
   project_id: string;
   week: string;
   job_id: string | null;
-  /** started, or why no job was started (nothing_to_fix, below_threshold, refused). */
+  /** claimed while it runs; then started, nothing_to_fix, or refused:<code> (a rate limit, an unconfigured model…). */
   outcome: string;
   created_at: number;
 }

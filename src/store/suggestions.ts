@@ -52,10 +52,6 @@ export async function finishAutoRun(trx: Db, projectId: string, week: string, ou
   await trx.updateTable('suggestion_auto_runs').set({ outcome, job_id: jobId }).where('project_id', '=', projectId).where('week', '=', week).execute();
 }
 
-export function autoRuns(db: Db, projectId: string): Promise<Selectable<Database['suggestion_auto_runs']>[]> {
-  return db.selectFrom('suggestion_auto_runs').selectAll().where('project_id', '=', projectId).orderBy('week', 'desc').limit(10).execute();
-}
-
 /** Projects with the weekly automatic run on, and their thresholds. */
 export function autoFixProjects(db: Db): Promise<{ id: string; min: number }[]> {
   return db

@@ -4,6 +4,7 @@
 import { DAY_MS } from '../analytics/index.ts';
 import type { NotFoundRow } from '../analytics/engine.ts';
 import type { SuggestionJobRow } from '../store/suggestions.ts';
+import { webLink } from '../jobs/view.ts';
 import type { JobStatusName } from '../contracts/jobs.ts';
 import type { SuggestedPath, SuggestionKind } from './proposals.ts';
 
@@ -22,24 +23,31 @@ export interface StartedSuggestion {
   measuredSince: number | null;
   beforeDays: number;
   afterDays: number | null;
+  /** `after` is null before measuredSince, and when the path was not among the period's busiest not-found paths read. */
   paths: { path: string; before: Visitors; after: Visitors | null }[];
 }
+
+/** Not-found paths of a period, busiest first; `complete` when every one of them was read. */
+export type NotFoundRead = (from: number, to: number) => Promise<{ rows: NotFoundRow[]; complete: boolean }>;
 
 const days = (ms: number) => Math.round((ms / DAY_MS) * 10) / 10;
 
 export async function startedView(
   row: SuggestionJobRow,
-  notFound: (from: number, to: number) => Promise<NotFoundRow[]>,
+  notFound: NotFoundRead,
   now: number,
 ): Promise<StartedSuggestion> {
   const state = row.pr_state === 'open' || row.pr_state === 'merged' || row.pr_state === 'closed' ? row.pr_state : null;
   const since = row.merged_at ?? (row.status === 'completed' ? row.job_updated_at : null);
   const measuredFrom = row.merged_at !== null ? 'merge' : since !== null ? 'completion' : null;
-  const after = since !== null && since < now ? new Map((await notFound(since, now)).map((r) => [r.path, r])) : null;
+  const read = since !== null && since < now ? await notFound(since, now) : null;
+  const after = read ? new Map(read.rows.map((r) => [r.path, r])) : null;
   const zero: Visitors = { human: 0, ai: 0, total: 0 };
   const paths = (JSON.parse(row.paths) as SuggestedPath[]).map((p) => {
     const a = after?.get(p.path);
-    return { path: p.path, before: p.visitors, after: after ? (a ? { human: a.human, ai: a.ai, total: a.total } : zero) : null };
+    // Absent from a complete read: nobody missed it. Absent from a cut one: not known.
+    const counted = a ? { human: a.human, ai: a.ai, total: a.total } : read?.complete ? zero : null;
+    return { path: p.path, before: p.visitors, after: after ? counted : null };
   });
   return {
     suggestionId: row.suggestion_id,
@@ -47,7 +55,7 @@ export async function startedView(
     title: row.title,
     automatic: row.automatic === 1,
     createdAt: row.created_at,
-    job: { id: row.job_id, status: row.status, prLink: row.pr_link },
+    job: { id: row.job_id, status: row.status, prLink: webLink(row.pr_link) },
     pullRequest: state ? { state, mergedAt: row.merged_at } : null,
     measuredFrom,
     measuredSince: since,

@@ -42,6 +42,8 @@ export class PullRequestStates {
           fresh.set(r.job_id, { ...r, pr_state: state?.state ?? null, merged_at: state?.mergedAt ?? null, pr_checked_at: now });
         } catch (err) {
           this.#log.warn({ jobId: r.job_id, code: (err as { code?: string }).code }, 'suggestions: the pull request state could not be read');
+          // Asked again after RECHECK_MS like any other, not on every list (a revoked token fails every time).
+          await savePullRequestState(this.#db, r.job_id, r.pr_state as 'open' | 'merged' | 'closed' | null, r.merged_at, now).catch(() => {});
         }
       }),
     );

@@ -60,6 +60,8 @@ export function pathsInProgress(rows: SuggestionJobRow[]): Set<string> {
   const out = new Set<string>();
   for (const r of rows) {
     if (r.status === 'failed' || r.status === 'archived' || r.pr_state === 'merged' || r.pr_state === 'closed') continue;
+    // Completed without a pull request (nothing to change, or a push-only host): nothing is pending.
+    if (r.status === 'completed' && r.pr_link === null) continue;
     for (const p of JSON.parse(r.paths) as SuggestedPath[]) out.add(p.path);
   }
   return out;
@@ -74,7 +76,7 @@ function settledPaths(rows: SuggestionJobRow[], views: StartedSuggestion[]): Set
   const out = pathsInProgress(rows);
   for (const v of views) {
     if (v.pullRequest?.state !== 'merged') continue;
-    for (const p of v.paths) if (!p.after || p.after.total === 0) out.add(p.path);
+    for (const p of v.paths) if (p.after?.total === 0) out.add(p.path);
   }
   return out;
 }
@@ -106,20 +108,22 @@ export class SuggestionsService {
       return { index, status: { read: true, framework: index.framework, commit: index.commit, pages: index.pages.length, error: null } };
     } catch (err) {
       this.#deps.log.warn({ projectId, code: (err as { code?: string }).code }, 'suggestions: the repository could not be read');
-      const message = err instanceof Error ? err.message : String(err);
+      // Folio's own errors say what went wrong (their messages are written for users); anything else stays in the log.
+      const message = err instanceof CodedError ? err.message : 'The docs repository could not be read; the server log says why.';
+      if (!(err instanceof CodedError)) this.#deps.log.warn({ projectId, err }, 'suggestions: reading the site failed');
       return { index: null, status: { read: false, framework: null, commit: null, pages: 0, error: message.slice(0, 500) } };
     }
   }
 
-  async #notFound(projectId: string, range: { from: number; to: number }): Promise<NotFoundRow[]> {
+  async #notFound(projectId: string, range: { from: number; to: number }): Promise<{ rows: NotFoundRow[]; complete: boolean }> {
     const report = await this.#deps.analytics.notFound(projectId, range, { limit: NOT_FOUND_ROWS, offset: 0 });
-    return report.rows;
+    return { rows: report.rows, complete: !report.hasMore };
   }
 
   async list(projectId: string, q: SuggestionsQuery = {}, now = Date.now()): Promise<SuggestionList> {
     const range = this.rangeOf(q, now);
     const minVisitors = q.minVisitors ?? this.#deps.config.suggestions.minVisitors;
-    const [{ index, status }, rows, started] = await Promise.all([
+    const [{ index, status }, { rows }, started] = await Promise.all([
       this.#site(projectId),
       this.#notFound(projectId, range),
       this.#prStates.refreshed(await suggestionJobs(this.#deps.db, projectId), now),
@@ -145,6 +149,7 @@ export class SuggestionsService {
       if (taken.length > 0) throw new CodedError('suggestion_in_progress', `A job started from another suggestion is already fixing ${taken.slice(0, 3).join(', ')}${taken.length > 3 ? ' and more' : ''}.`);
       const created = await jobs.create({
         prompt: suggestion.prompt,
+        title: suggestion.title,
         trigger: { kind: 'suggestion', suggestionId: suggestion.id, suggestionKind: suggestion.kind, automatic: opts.automatic ?? false },
       });
       await insertSuggestionJob(trx, {

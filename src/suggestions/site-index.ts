@@ -2,7 +2,9 @@
 // their site paths, titles and sections, its redirects and whether it keeps an llms.txt. The
 // suggestions compare not-found paths against it. The repository is read the way a job reads it
 // (jobs/repository.ts: the same token policy, URL policy and mirror), at most once a minute per
-// project; a read that fails leaves the suggestions without candidate pages and says why.
+// project; a read that fails leaves the suggestions without candidate pages and says why. A list
+// waits for a read at most WAIT_MS: a first fetch of a big repository goes on in the background and
+// a later list gets its pages.
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import { detectDocs, type DocsFramework } from '../agent/prompts.ts';
@@ -10,11 +12,13 @@ import { buildSite } from '../agent/checks/frameworks.ts';
 import { PageCache, redirectMatcher, type Redirect } from '../agent/checks/site.ts';
 import { sourceTree } from '../agent/checks/tree.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
+import { CodedError } from '../errors.ts';
 import { accessFor, openRepository, type RepositoryProject } from '../jobs/repository.ts';
 
 /** Pages whose titles are read, at most (the rest are matched by their paths only). */
 const MAX_TITLED_PAGES = 3000;
 const FRESH_MS = 60_000;
+const WAIT_MS = 20_000;
 
 export interface IndexedPage {
   /** The file in the repository, e.g. docs/guides/auth.mdx. */
@@ -38,6 +42,16 @@ export interface SiteIndex {
 
 export type SiteIndexProject = RepositoryProject & { id: string; baseBranch: string };
 
+/** The read, or a coded error when it takes longer than WAIT_MS (it goes on for the next list). */
+function withinWait(index: Promise<SiteIndex>): Promise<SiteIndex> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CodedError('site_still_reading', `The docs repository is still being read (over ${WAIT_MS / 1000} s, usually a first fetch); likely pages appear on a later list.`)), WAIT_MS);
+    timer.unref();
+  });
+  return Promise.race([index, late]).finally(() => clearTimeout(timer));
+}
+
 /** A title from the page's front matter, else its first heading, else its file name. */
 function titleOf(file: string, frontMatter: Record<string, unknown> | undefined, firstHeading: string | undefined): string {
   const fm = frontMatter?.title ?? frontMatter?.sidebar_label;
@@ -50,8 +64,8 @@ function titleOf(file: string, frontMatter: Record<string, unknown> | undefined,
 export class SiteIndexReader {
   readonly #config: Config;
   readonly #pool: WorktreePool;
-  /** Indexes by project, with when they were read: a minute's worth of suggestion reads share one fetch. */
-  readonly #recent = new LRUCache<string, { at: number; repositoryUrl: string; index: Promise<SiteIndex> }>({ max: 1000 });
+  /** Reads by project, and when each settled (null: still reading): a minute's worth of lists share one fetch. */
+  readonly #recent = new LRUCache<string, { settledAt: number | null; repositoryUrl: string; index: Promise<SiteIndex> }>({ max: 1000 });
 
   constructor(config: Config, pool: WorktreePool) {
     this.#config = config;
@@ -59,12 +73,19 @@ export class SiteIndexReader {
   }
 
   read(project: SiteIndexProject, now = Date.now()): Promise<SiteIndex> {
-    const hit = this.#recent.get(project.id);
-    if (hit && hit.repositoryUrl === project.repositoryUrl && now - hit.at < FRESH_MS) return hit.index;
-    const index = this.#readNow(project);
-    this.#recent.set(project.id, { at: now, repositoryUrl: project.repositoryUrl, index });
-    index.catch(() => this.#recent.delete(project.id));
-    return index;
+    let entry = this.#recent.get(project.id);
+    const fresh = entry && entry.repositoryUrl === project.repositoryUrl && (entry.settledAt === null || now - entry.settledAt < FRESH_MS);
+    if (!entry || !fresh) {
+      const started = { settledAt: null as number | null, repositoryUrl: project.repositoryUrl, index: this.#readNow(project) };
+      // A failure is remembered as long as a success: a broken repository is not fetched on every list.
+      started.index.then(
+        () => void (started.settledAt = Date.now()),
+        () => void (started.settledAt = Date.now()),
+      );
+      this.#recent.set(project.id, started);
+      entry = started;
+    }
+    return withinWait(entry.index);
   }
 
   async #readNow(project: SiteIndexProject): Promise<SiteIndex> {

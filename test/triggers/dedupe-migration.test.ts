@@ -4,13 +4,13 @@
 // claimed once per project and outlives delivery records; refusals are counted on old settings.
 // Both backends.
 import { rmSync } from 'node:fs';
-import { Migrator, type Migration } from 'kysely';
+import { Migrator, type Kysely, type Migration } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { migrate } from '../../src/store/database.ts';
 import { createStoreDialect } from '../../src/store/dialect.ts';
 import { migrations } from '../../src/store/migrations/index.ts';
-import { ProjectsService } from '../../src/admin/projects.ts';
+import { newId } from '../../src/store/ids.ts';
 import { createSecretBox } from '../../src/store/secret-box.ts';
 import { TriggerStore, type DeliveryRecord } from '../../src/store/triggers.ts';
 import { backendDatabases } from '../helpers/backend.ts';
@@ -20,6 +20,15 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
+
+/** A project row as the store had it before the later migrations (the store's own insert writes today's columns). */
+async function projectAsBefore(db: Kysely<any>, name: string, repositoryUrl: string): Promise<string> {
+  const id = newId('prj');
+  const now = Date.now();
+  const row = { id, name, repository_url: repositoryUrl, base_branch: 'main', code_host: 'github', default_model: null, draft_prs: 0, repo_token: null, webhook_url: null, webhook_secret: null, site_origins: '[]', checks: 'warn', created_at: now, updated_at: now };
+  await db.insertInto('projects').values(row).execute();
+  return id;
+}
 
 describe('migration 007: trigger deliveries deduplicated per project', () => {
   it('keeps every delivery and its id, and lets two projects hold the same dedupe key', async () => {
@@ -38,9 +47,8 @@ describe('migration 007: trigger deliveries deduplicated per project', () => {
     const upTo006 = new Migrator({ db: dialect.db, migrationTableName: 'folio_migrations', migrationLockTableName: 'folio_migrations_lock', provider: { getMigrations: async () => before } });
     expect((await upTo006.migrateToLatest()).error).toBeUndefined();
 
-    const projects = new ProjectsService(dialect.db, config);
-    const a = (await projects.create({ name: 'A', repositoryUrl: 'https://github.com/acme/docs-a' })).id;
-    const b = (await projects.create({ name: 'B', repositoryUrl: 'https://github.com/acme/docs-b' })).id;
+    const a = await projectAsBefore(dialect.db, 'A', 'https://github.com/acme/docs-a');
+    const b = await projectAsBefore(dialect.db, 'B', 'https://github.com/acme/docs-b');
     const triggers = new TriggerStore(dialect.db, box);
     const delivery = (projectId: string, r: Partial<DeliveryRecord>): DeliveryRecord => ({
       projectId,
@@ -95,9 +103,8 @@ describe('migration 009: what a change means, and refused deliveries counted', (
     for (const [name, m] of Object.entries(migrations)) if (name < '009_trigger_meaning_dedupe') before[name] = { up: (db) => m.up(db, dialect, box) };
     const upToIt = new Migrator({ db: dialect.db, migrationTableName: 'folio_migrations', migrationLockTableName: 'folio_migrations_lock', provider: { getMigrations: async () => before } });
     expect((await upToIt.migrateToLatest()).error).toBeUndefined();
-    const projects = new ProjectsService(dialect.db, config);
-    const a = (await projects.create({ name: 'A', repositoryUrl: 'https://github.com/acme/docs-a' })).id;
-    const b = (await projects.create({ name: 'B', repositoryUrl: 'https://github.com/acme/docs-b' })).id;
+    const a = await projectAsBefore(dialect.db, 'A', 'https://github.com/acme/docs-a');
+    const b = await projectAsBefore(dialect.db, 'B', 'https://github.com/acme/docs-b');
     const triggers = new TriggerStore(dialect.db, box);
     await triggers.rotateSecret(a);
 

@@ -59,7 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'Start the agent job of a suggestion',
         description:
-          'Starts an ordinary agent job (poll it, follow up, archive) with the suggestion\'s prompt and context; its `trigger` is `{kind: "suggestion", …}`. The range and `minVisitors` must be those the suggestion was listed with (the defaults when omitted). 404 `suggestion_not_found` when no current suggestion has the id (including another project\'s); 409 `suggestion_in_progress` when another job already covers one of its paths. Takes a job-creation rate-limit slot.',
+          'Starts an ordinary agent job (poll it, follow up, archive) with the suggestion\'s prompt and context; its `trigger` is `{kind: "suggestion", …}`. The range and `minVisitors` must be those the suggestion was listed with (the defaults when omitted). 404 `suggestion_not_found` when no current suggestion has the id (including another project\'s); 409 `suggestion_in_progress` when another job already covers one of its paths. Takes an analytics read slot (it reads the traffic again) and a job-creation slot.',
         params: SuggestionParams,
         querystring: SuggestionsQuery,
         response: { 201: StartSuggestionResponse, ...errorResponses(400, 401, 403, 404, 409, 429) },
@@ -68,6 +68,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { projectId, suggestionId } = request.params;
+      // Starting reads the traffic again (the current suggestions): a read slot, like the list.
+      const info = await app.analyticsReads.take(projectId);
+      if (info) reply.headers(rateLimitHeaders(info));
       return reply.code(201).send(await suggestions.start(projectId, suggestionId, request.query));
     },
   );
