@@ -167,9 +167,15 @@ function createSuggestions(
   cleanups: (() => Promise<void>)[],
 ): { suggestions: SuggestionsService; weekly: WeeklyAutoFix } {
   const { config, log, store, analytics, jobs, projects, worktrees } = deps;
+  // The project's repository with its token opened: read by the site index and the pull-request checks.
+  const repositoryOf = async (projectId: string) => {
+    const row = await projects.require(projectId);
+    const { repoToken } = projects.store.secrets(row);
+    return { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
+  };
   const suggestions = new SuggestionsService(
-    { db: store.db, config, analytics, jobs, projects, siteIndex: new SiteIndexReader(config, worktrees), log },
-    new PullRequestStates(store.db, config, projects, log),
+    { db: store.db, config, analytics, jobs, siteIndex: new SiteIndexReader(config, worktrees), repositoryOf, log },
+    new PullRequestStates(store.db, config, repositoryOf, log),
   );
   const weekly = new WeeklyAutoFix(store.db, suggestions, log);
   if (deps.workers) weekly.start();

@@ -4,8 +4,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { ProjectsService } from '../admin/projects.ts';
-import { accessFor } from '../jobs/repository.ts';
+import { accessFor, type RepositoryProject } from '../jobs/repository.ts';
 import { createCodeHost } from '../codehost/index.ts';
 import type { Database } from '../store/schema.ts';
 import { savePullRequestState, type SuggestionJobRow } from '../store/suggestions.ts';
@@ -17,13 +16,13 @@ const MAX_CHECKS = 10;
 export class PullRequestStates {
   readonly #db: Kysely<Database>;
   readonly #config: Config;
-  readonly #projects: ProjectsService;
+  readonly #repositoryOf: (projectId: string) => Promise<RepositoryProject>;
   readonly #log: Logger;
 
-  constructor(db: Kysely<Database>, config: Config, projects: ProjectsService, log: Logger) {
+  constructor(db: Kysely<Database>, config: Config, repositoryOf: (projectId: string) => Promise<RepositoryProject>, log: Logger) {
     this.#db = db;
     this.#config = config;
-    this.#projects = projects;
+    this.#repositoryOf = repositoryOf;
     this.#log = log;
   }
 
@@ -51,9 +50,7 @@ export class PullRequestStates {
   }
 
   async #ask(r: SuggestionJobRow) {
-    const row = await this.#projects.require(r.project_id);
-    const { repoToken } = this.#projects.store.secrets(row);
-    const host = createCodeHost(accessFor(this.#config, { codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken }));
+    const host = createCodeHost(accessFor(this.#config, await this.#repositoryOf(r.project_id)));
     return host.pullRequestState(r.ref, r.base_ref, AbortSignal.timeout(10_000));
   }
 }

@@ -11,11 +11,10 @@ import { DAY_MS, parseRange } from '../analytics/index.ts';
 import type { NotFoundRow } from '../analytics/engine.ts';
 import type { Job } from '../contracts/jobs.ts';
 import type { JobsService } from '../jobs/service.ts';
-import type { ProjectsService } from '../admin/projects.ts';
 import type { Database } from '../store/schema.ts';
 import { insertSuggestionJob, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
 import { proposals, type Proposal, type SuggestedPath } from './proposals.ts';
-import type { SiteIndex, SiteIndexReader } from './site-index.ts';
+import type { SiteIndex, SiteIndexProject, SiteIndexReader } from './site-index.ts';
 import { PullRequestStates } from './pull-request-states.ts';
 import { startedView, type StartedSuggestion } from './outcomes.ts';
 
@@ -50,8 +49,9 @@ export interface SuggestionsDeps {
   config: Config;
   analytics: Pick<Analytics, 'notFound'>;
   jobs: JobsService;
-  projects: ProjectsService;
   siteIndex: SiteIndexReader;
+  /** The project's repository, its token opened (the one place suggestions read a project's secret). */
+  repositoryOf: (projectId: string) => Promise<SiteIndexProject>;
   log: Logger;
 }
 
@@ -100,17 +100,15 @@ export class SuggestionsService {
   }
 
   async #site(projectId: string): Promise<{ index: SiteIndex | null; status: SiteStatus }> {
-    const row = await this.#deps.projects.require(projectId);
-    const { repoToken } = this.#deps.projects.store.secrets(row);
-    const project = { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
     try {
-      const index = await this.#deps.siteIndex.read(project);
+      const index = await this.#deps.siteIndex.read(await this.#deps.repositoryOf(projectId));
       return { index, status: { read: true, framework: index.framework, commit: index.commit, pages: index.pages.length, error: null } };
     } catch (err) {
-      this.#deps.log.warn({ projectId, code: (err as { code?: string }).code }, 'suggestions: the repository could not be read');
+      if (err instanceof CodedError && err.code === 'project_not_found') throw err;
       // Folio's own errors say what went wrong (their messages are written for users); anything else stays in the log.
-      const message = err instanceof CodedError ? err.message : 'The docs repository could not be read; the server log says why.';
-      if (!(err instanceof CodedError)) this.#deps.log.warn({ projectId, err }, 'suggestions: reading the site failed');
+      const coded = err instanceof CodedError;
+      this.#deps.log.warn({ projectId, ...(coded ? { code: err.code } : { err }) }, 'suggestions: the repository could not be read');
+      const message = coded ? err.message : 'The docs repository could not be read; the server log says why.';
       return { index: null, status: { read: false, framework: null, commit: null, pages: 0, error: message.slice(0, 500) } };
     }
   }
@@ -126,7 +124,7 @@ export class SuggestionsService {
     const [{ index, status }, { rows }, started] = await Promise.all([
       this.#site(projectId),
       this.#notFound(projectId, range),
-      this.#prStates.refreshed(await suggestionJobs(this.#deps.db, projectId), now),
+      suggestionJobs(this.#deps.db, projectId).then((rows) => this.#prStates.refreshed(rows, now)),
     ]);
     const days = Math.max(1, Math.round((range.to - range.from) / DAY_MS));
     const views = await Promise.all(started.map((r) => startedView(r, (from, to) => this.#notFound(projectId, { from, to }), now)));
@@ -135,14 +133,19 @@ export class SuggestionsService {
   }
 
   /** Starts the agent job of a current suggestion; 404 when no current suggestion has this id. */
-  async start(projectId: string, id: string, q: SuggestionsQuery = {}, opts: { automatic?: boolean; now?: number } = {}): Promise<{ job: Job; suggestion: Proposal }> {
-    const now = opts.now ?? Date.now();
+  async start(projectId: string, id: string, q: SuggestionsQuery = {}, now = Date.now()): Promise<{ job: Job; suggestion: Proposal }> {
     const list = await this.list(projectId, q, now);
     const suggestion = list.suggestions.find((s) => s.id === id);
     if (!suggestion) {
       throw new CodedError('suggestion_not_found', `Project "${projectId}" has no current suggestion "${id}": list the current ones with GET /v2/agent/${projectId}/suggestions (a suggestion changes when its paths do, and is gone while a job works on them).`);
     }
-    const job = await this.#deps.jobs.transact(projectId, async (trx, jobs) => {
+    return { job: await this.startListed(projectId, list, suggestion, { automatic: false, now }), suggestion };
+  }
+
+  /** Starts the job of `suggestion`, one of `list` (just read); the weekly run starts it this way. */
+  async startListed(projectId: string, list: SuggestionList, suggestion: Proposal, opts: { automatic: boolean; now: number }): Promise<Job> {
+    const { now } = opts;
+    return this.#deps.jobs.transact(projectId, async (trx, jobs) => {
       // Serialised per project: a start that raced this one has recorded its paths by now.
       const busy = pathsInProgress(await suggestionJobs(trx, projectId));
       const taken = suggestion.paths.filter((p) => busy.has(p.path)).map((p) => p.path);
@@ -150,7 +153,7 @@ export class SuggestionsService {
       const created = await jobs.create({
         prompt: suggestion.prompt,
         title: suggestion.title,
-        trigger: { kind: 'suggestion', suggestionId: suggestion.id, suggestionKind: suggestion.kind, automatic: opts.automatic ?? false },
+        trigger: { kind: 'suggestion', suggestionId: suggestion.id, suggestionKind: suggestion.kind, automatic: opts.automatic },
       });
       await insertSuggestionJob(trx, {
         job_id: created.id,
@@ -166,6 +169,5 @@ export class SuggestionsService {
       });
       return created;
     });
-    return { job, suggestion };
   }
 }

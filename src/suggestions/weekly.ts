@@ -62,7 +62,7 @@ export class WeeklyAutoFix {
       const list = await this.#suggestions.list(projectId, { minVisitors }, now);
       const broken = list.suggestions.find((s) => s.kind === 'broken_paths');
       if (!broken) return { outcome: 'nothing_to_fix', jobId: null };
-      const { job } = await this.#suggestions.start(projectId, broken.id, { minVisitors }, { automatic: true, now });
+      const job = await this.#suggestions.startListed(projectId, list, broken, { automatic: true, now });
       this.#log.info({ projectId, jobId: job.id, paths: broken.paths.length }, 'weekly automatic broken-paths job started');
       return { outcome: 'started', jobId: job.id };
     } catch (err) {

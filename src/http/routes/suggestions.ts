@@ -1,5 +1,6 @@
 // Suggestions drawn from a project's traffic, and starting the agent job of one.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import { StartSuggestionResponse, SuggestionParams, SuggestionsQuery, SuggestionsResponse, type SuggestionsResponse as List } from '../../contracts/suggestions.ts';
@@ -29,6 +30,11 @@ function listView(l: SuggestionList): List {
 
 const routes: FastifyPluginAsyncTypebox = async (app) => {
   const { suggestions } = app;
+  // Listing and starting both read the project's traffic like a report: each takes an hourly read slot.
+  const takeReadSlot = async (projectId: string, reply: FastifyReply) => {
+    const info = await app.analyticsReads.take(projectId);
+    if (info) reply.headers(rateLimitHeaders(info));
+  };
 
   app.get(
     '/v2/agent/:projectId/suggestions',
@@ -45,9 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
       config: ACCESS.read,
     },
     async (request, reply) => {
-      // A list reads the project's traffic like a report: it counts against the hourly read limit.
-      const info = await app.analyticsReads.take(request.params.projectId);
-      if (info) reply.headers(rateLimitHeaders(info));
+      await takeReadSlot(request.params.projectId, reply);
       return listView(await suggestions.list(request.params.projectId, request.query));
     },
   );
@@ -68,9 +72,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { projectId, suggestionId } = request.params;
-      // Starting reads the traffic again (the current suggestions): a read slot, like the list.
-      const info = await app.analyticsReads.take(projectId);
-      if (info) reply.headers(rateLimitHeaders(info));
+      await takeReadSlot(projectId, reply);
       return reply.code(201).send(await suggestions.start(projectId, suggestionId, request.query));
     },
   );
