@@ -19,6 +19,7 @@ function listView(l: SuggestionList): List {
     minVisitors: l.minVisitors,
     site: l.site,
     suggestions: l.suggestions,
+    notProposed: l.notProposed,
     started: l.started.map((s) => ({
       ...s,
       createdAt: iso(s.createdAt),
