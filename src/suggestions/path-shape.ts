@@ -10,12 +10,12 @@
 // needs), spaces, quotes, controls, format and bidirectional characters, an escaped `/`, and a `%`
 // that is not a valid escape of UTF-8.
 
-import type { PathShapeProblem } from '../contracts/suggestions.ts';
+import { SITE_PATH_LIMITS, type PathShapeProblem } from '../contracts/suggestions.ts';
 
 /** Longest path proposed, in UTF-16 code units of the path as stored (query and fragment removed). */
-export const MAX_PATH_CHARS = 200;
+export const MAX_PATH_CHARS = SITE_PATH_LIMITS.chars;
 /** Most segments a proposed path has (a trailing slash adds none). */
-export const MAX_PATH_SEGMENTS = 12;
+export const MAX_PATH_SEGMENTS = SITE_PATH_LIMITS.segments;
 
 export type { PathShapeProblem };
 
