@@ -86,7 +86,7 @@ export const PathShapeProblem = Type.Union(
   [Type.Literal('too_long'), Type.Literal('too_many_segments'), Type.Literal('empty_segment'), Type.Literal('dot_segment'), Type.Literal('bad_escape'), Type.Literal('character')],
   {
     description:
-      `Why it is not shaped like a path of the site: over ${SITE_PATH_LIMITS.chars} characters, over ${SITE_PATH_LIMITS.segments} segments, an empty (`//`) or dot segment, a `%` that is no escape of UTF-8, or a character outside A–Z a–z 0–9 - . _ ~ and letters, marks or digits of any script (raw or escaped).`,
+      `Why it is not shaped like a path of the site: over ${SITE_PATH_LIMITS.chars} characters, over ${SITE_PATH_LIMITS.segments} segments, an empty (\`//\`) or dot segment, a \`%\` that is no escape of UTF-8, or a character outside A–Z a–z 0–9 - . _ ~ and letters, marks or digits of any script (raw or escaped).`,
   },
 );
 export type PathShapeProblem = Static<typeof PathShapeProblem>;

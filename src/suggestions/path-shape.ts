@@ -2,7 +2,7 @@
 // only those shaped like a page address of a docs site. Every other path is still listed for people
 // (escaped, with the reason) but never reaches the agent. This module is the one owner of that rule.
 //
-// The rule: at most MAX_CHARS characters and MAX_SEGMENTS segments; no empty segment (`//`) and no
+// The rule: at most MAX_PATH_CHARS characters and MAX_PATH_SEGMENTS segments; no empty segment (`//`) and no
 // dot segment (`.`, `..`); each segment, once its percent-escapes are decoded, made only of RFC 3986's
 // unreserved characters (A–Z a–z 0–9 - . _ ~) or letters, marks and digits of any script (sites in
 // other languages have such page names). Refused, raw or escaped: the sub-delimiters and `:` `@`
