@@ -134,7 +134,7 @@ export interface Config {
   readonly suggestions: {
     /** Days of traffic a suggestion looks at, unless the request names a range. */
     readonly days: number;
-    /** A not-found path is proposed once this many distinct visitors (humans and AI) asked for it. */
+    /** A not-found path is proposed once this many distinct visitors (humans and AI; AI agents for Markdown addresses) asked for it. */
     readonly minVisitors: number;
   };
 }

@@ -25,6 +25,12 @@ export interface StoredEvent {
    * of the path in the other reports. Absent: a page view.
    */
   notFound?: boolean;
+  /**
+   * A not-found view's server-derived identity: the keyed hash of the client's address and user agent
+   * (VisitorIds.fromIpAndAgent), whatever `visitor` the client named; absent or null when no address
+   * is known. What automatic runs count (a client chooses its `visitorId`, not its address).
+   */
+  derivedVisitor?: bigint | null;
   /** Which submission of a group commit the event came from (for per-request duplicate counts). */
   group: number;
 }
@@ -119,6 +125,8 @@ export interface TimeseriesPoint {
 /** A path that answered "not found", with its exact visitors (humans and AI only) and where they came from. */
 export interface NotFoundRow extends Counts {
   path: string;
+  /** Distinct server-derived identities (address and user agent); views without a known address count in none. */
+  derivedVisitors: number;
   /** Views by humans and AI. */
   views: number;
   firstSeen: number;
@@ -128,7 +136,7 @@ export interface NotFoundRow extends Counts {
 }
 
 export interface NotFoundReport {
-  totals: Counts & { views: number };
+  totals: Counts & { views: number; derivedVisitors: number };
   rows: NotFoundRow[];
   hasMore: boolean;
 }
@@ -191,7 +199,7 @@ export function notFoundReport(totals: NotFoundQueryRow[], pathRows: NotFoundQue
     const path = String(r.path);
     let row = byPath.get(path);
     if (!row) {
-      row = { path, human: count(r.human), ai: count(r.ai), total: count(r.total), views: count(r.views), firstSeen: count(r.first_seen), lastSeen: count(r.last_seen), referrers: [], position: count(r.position) };
+      row = { path, human: count(r.human), ai: count(r.ai), total: count(r.total), derivedVisitors: count(r.derived_visitors), views: count(r.views), firstSeen: count(r.first_seen), lastSeen: count(r.last_seen), referrers: [], position: count(r.position) };
       byPath.set(path, row);
     }
     if (r.referred !== null && r.referred !== undefined) row.referrers.push({ host: r.referrer_host === null || r.referrer_host === undefined ? null : String(r.referrer_host), visitors: count(r.referred) });
@@ -203,7 +211,7 @@ export function notFoundReport(totals: NotFoundQueryRow[], pathRows: NotFoundQue
     row.referrers.splice(NOT_FOUND_REFERRERS);
   }
   return {
-    totals: { human: count(t.human), ai: count(t.ai), total: count(t.total), views: count(t.views) },
+    totals: { human: count(t.human), ai: count(t.ai), total: count(t.total), derivedVisitors: count(t.derived_visitors), views: count(t.views) },
     rows: rows.slice(0, page.limit).map(({ position: _, ...row }) => row),
     hasMore: rows.length > page.limit,
   };

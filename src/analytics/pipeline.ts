@@ -297,7 +297,11 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   } else {
     visitor = visitorId !== undefined ? ids.fromGiven(visitorId) : ids.fromIpAndAgent(ip!, userAgent);
   }
-  return { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey, notFound };
+  const event: PendingEvent = { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey, notFound };
+  // A not-found view also keeps the identity the server derives from the address (collect: the
+  // request's; events and log lines: the given one), which a client-chosen visitorId cannot multiply.
+  if (notFound) event.derivedVisitor = ip === undefined ? null : ids.fromIpAndAgent(ip, userAgent);
+  return event;
 }
 
 /** prepareRecord for a batch: good events and the rejections by index. */

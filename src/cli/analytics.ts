@@ -130,7 +130,7 @@ function registerNotFound(analytics: Command): void {
       const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
       let page: NotFoundPage;
       if (o.all) {
-        page = { totals: { human: 0, ai: 0, total: 0, views: 0 }, paths: [], hasMore: false };
+        page = { totals: { human: 0, ai: 0, total: 0, derivedVisitors: 0, views: 0 }, paths: [], hasMore: false };
         for await (const p of client.allNotFound(query)) page = { totals: p.totals, paths: [...page.paths, ...p.paths], hasMore: false };
       } else page = await client.notFound(query);
       const referrers = (p: NotFoundPath) => p.referrers.map((r) => `${r.host ?? '(none)'} ${r.visitors}`).join(', ');

@@ -37,7 +37,7 @@ function settingOptions(command: 'create' | 'update'): Option[] {
       '--checks <mode>',
       create ? 'docs checks before each push: strict fails jobs that leave broken links, warn lists problems in the PR, off' : 'docs checks before each push',
     ).choices(CHECKS_MODES),
-    new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors; "off" turns it off').argParser(autoFixOption),
+    new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors (counted by address and user agent); "off" turns it off').argParser(autoFixOption),
     new Option('--json', 'machine-readable output'),
   ];
 }

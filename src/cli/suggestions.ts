@@ -29,6 +29,12 @@ function suggestionText(s: Suggestion): string {
   return `${clean(s.id)}  ${clean(s.title)}\n${table(rows, ['VISITORS', 'HUMAN', 'AI'])}`;
 }
 
+/** Paths listed for people only: shown percent-encoded (`escaped`), with why they are not proposed. */
+function notProposedText(paths: SuggestionList['notProposed']): string {
+  const rows = paths.map((p) => ({ PATH: p.escaped, VISITORS: String(p.visitors.total), WHY: p.message }));
+  return `Not proposed (not shaped like a path of the site; never given to the agent):\n${table(rows, ['VISITORS'])}`;
+}
+
 function startedText(s: StartedSuggestion): string {
   const since = s.measuredSince
     ? `after: since the ${s.measuredFrom === 'merge' ? 'merge' : 'job completed'} on ${s.measuredSince.slice(0, 10)} (${s.afterDays} days)`
@@ -45,6 +51,7 @@ function listText(l: SuggestionList): string {
   if (l.suggestions.length === 0) out.push('\nNothing to propose.');
   for (const s of l.suggestions) out.push('', suggestionText(s));
   if (l.suggestions.length > 0) out.push(`\nStart one: folio suggestions start <id>`);
+  if (l.notProposed.length > 0) out.push('', notProposedText(l.notProposed));
   if (l.started.length > 0) out.push('\nStarted from suggestions:');
   for (const s of l.started) out.push('', startedText(s));
   return out.join('\n');

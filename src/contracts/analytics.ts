@@ -101,12 +101,16 @@ export const AgentsResponse = Type.Object({
 });
 export type AgentsResponse = Static<typeof AgentsResponse>;
 
+const DERIVED =
+  'Distinct identities the server derived itself: the keyed hash of the client\'s address and user agent, whatever visitorId the client sent (so ten visitorIds from one address and agent are one). Views without a known address (events sent without `ip`) count in none. Weekly automatic runs count these.';
+
 export const NotFoundResponse = Type.Object(
   {
     totals: Type.Object({
       human: Type.Integer({ description: 'Distinct human visitors who hit any not-found page.' }),
       ai: Type.Integer({ description: 'Distinct AI visitors who hit any not-found page.' }),
       total: Type.Integer({ description: 'Distinct visitors who hit any not-found page, human and AI deduplicated.' }),
+      derivedVisitors: Type.Integer({ description: DERIVED }),
       views: Type.Integer({ description: 'Not-found views by humans and AI.' }),
     }),
     paths: Type.Array(
@@ -115,6 +119,7 @@ export const NotFoundResponse = Type.Object(
         human: Type.Integer(),
         ai: Type.Integer(),
         total: Type.Integer({ description: 'Distinct visitors of this path, human and AI deduplicated.' }),
+        derivedVisitors: Type.Integer({ description: DERIVED }),
         views: Type.Integer(),
         firstSeen: Type.String({ format: 'date-time' }),
         lastSeen: Type.String({ format: 'date-time' }),

@@ -65,7 +65,7 @@ const projectFields = {
   // Checked by the project store, which answers an unknown mode with one clear sentence.
   checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
   autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
-    description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors; null: off (the default).',
+    description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors, counted by the identities the server derives from address and user agent (not client-chosen visitorIds); null: off (the default).',
   }),
 };
 

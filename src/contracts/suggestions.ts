@@ -21,9 +21,14 @@ const Candidate = Type.Object(
   { description: 'An existing page that may replace the path, best first.' },
 );
 
+const DerivedVisitors = Type.Integer({
+  description: 'Distinct identities the server derived from address and user agent (not a client-chosen visitorId); weekly automatic runs count these.',
+});
+
 export const SuggestedPath = Type.Object({
-  path: Type.String(),
+  path: Type.String({ description: 'Shaped like a path of the site (see notProposed): only such paths reach a prompt.' }),
   visitors: Visitors,
+  derivedVisitors: DerivedVisitors,
   views: Type.Integer(),
   referrers: Type.Array(Type.Object({ host: Type.Union([Type.String(), Type.Null()]), visitors: Type.Integer() })),
   candidates: Type.Array(Candidate, { description: 'At most 3; empty when the repository could not be read or no page is alike.' }),
@@ -74,10 +79,40 @@ export const StartedSuggestion = Type.Object(
 );
 export type StartedSuggestion = Static<typeof StartedSuggestion>;
 
+/** The bounds of a path shaped like a path of the site (src/suggestions/path-shape.ts applies them). */
+export const SITE_PATH_LIMITS = { chars: 200, segments: 12 } as const;
+
+export const PathShapeProblem = Type.Union(
+  [Type.Literal('too_long'), Type.Literal('too_many_segments'), Type.Literal('empty_segment'), Type.Literal('dot_segment'), Type.Literal('bad_escape'), Type.Literal('character')],
+  {
+    description:
+      `Why it is not shaped like a path of the site: over ${SITE_PATH_LIMITS.chars} characters, over ${SITE_PATH_LIMITS.segments} segments, an empty (\`//\`) or dot segment, a \`%\` that is no escape of UTF-8, or a character outside A–Z a–z 0–9 - . _ ~ and letters, marks or digits of any script (raw or escaped).`,
+  },
+);
+export type PathShapeProblem = Static<typeof PathShapeProblem>;
+
+export const NotProposedPath = Type.Object(
+  {
+    path: Type.String({ description: 'The path as stored (JSON-escaped only): show `escaped` instead.' }),
+    escaped: Type.String({ description: 'The path percent-encoded outside a URL path\'s characters (spaces, quotes, controls, bidirectional and other non-ASCII characters): how people are shown it.' }),
+    kind: SuggestionKind,
+    visitors: Visitors,
+    derivedVisitors: DerivedVisitors,
+    reason: PathShapeProblem,
+    message: Type.String({ description: 'The reason in one sentence.' }),
+  },
+  { description: 'A not-found path that reached the threshold but is not shaped like a path of the site: listed for people, never put in a prompt or an automatic run.' },
+);
+
 export const SuggestionsQuery = Type.Object({
   ...RangeQuery.properties,
   minVisitors: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Distinct visitors a not-found path needs to be proposed (default FOLIO_SUGGESTIONS_MIN_VISITORS, 3).' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        'Distinct visitors a not-found path needs to be proposed (default FOLIO_SUGGESTIONS_MIN_VISITORS, 3): `visitors.total` for broken paths, `visitors.ai` for Markdown addresses. (The weekly automatic run counts `derivedVisitors` instead.)',
+    }),
   ),
 });
 export type SuggestionsQuery = Static<typeof SuggestionsQuery>;
@@ -98,6 +133,7 @@ export const SuggestionsResponse = Type.Object(
       { description: 'The docs site as the base branch has it, which candidate pages come from.' },
     ),
     suggestions: Type.Array(Suggestion),
+    notProposed: Type.Array(NotProposedPath, { description: 'Busiest first, at most 50.' }),
     started: Type.Array(StartedSuggestion, { description: 'Jobs started from suggestions, newest first (at most 50).' }),
   },
   { $id: 'SuggestionList', title: 'SuggestionList' },

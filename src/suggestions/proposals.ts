@@ -1,12 +1,14 @@
 // What Folio proposes from a project's not-found traffic: one "broken paths" suggestion covering
 // every path enough visitors asked for (so one job fixes them together), and one "missing Markdown
 // for agents" suggestion for AI agents asking for `.md` and `llms.txt` addresses that do not exist.
-// Each carries the prompt the agent gets and the same facts as structured context.
+// Each carries the prompt the agent gets and the same facts as structured context. Only paths shaped
+// like the site's (path-shape.ts) are proposed; the others are listed for people as not proposed.
 import { createHash } from 'node:crypto';
 import type { NotFoundRow } from '../analytics/engine.ts';
 import type { DocsFramework } from '../agent/prompts.ts';
 import { candidatesFor, type Candidate } from './candidates.ts';
 import type { SiteIndex } from './site-index.ts';
+import { siteShapedPath, type PathShapeProblem } from './path-shape.ts';
 
 export type SuggestionKind = 'broken_paths' | 'agent_markdown';
 
@@ -14,6 +16,8 @@ export type SuggestionKind = 'broken_paths' | 'agent_markdown';
 export interface SuggestedPath {
   path: string;
   visitors: { human: number; ai: number; total: number };
+  /** Distinct identities the server derived (address and user agent): what automatic runs count. */
+  derivedVisitors: number;
   views: number;
   referrers: { host: string | null; visitors: number }[];
   candidates: Candidate[];
@@ -27,10 +31,29 @@ export interface Proposal {
   prompt: string;
 }
 
+/** A path that would have been proposed but is not shaped like a path of the site: listed for people only. */
+export interface NotProposedPath {
+  path: string;
+  /** The path as people are shown it: percent-encoded outside a URL path's characters (promptPath). */
+  escaped: string;
+  kind: SuggestionKind;
+  visitors: { human: number; ai: number; total: number };
+  derivedVisitors: number;
+  reason: PathShapeProblem;
+  /** One sentence saying why (names a refused character by its code point, never by itself). */
+  message: string;
+}
+
+/**
+ * Which count a path's visitors meet `minVisitors` on. `visitors`: the visitors the reports count
+ * (lists a person reads and starts). `derived`: only identities the server derived from address and
+ * user agent (what starts work without a person: the weekly run), which a client cannot multiply by
+ * naming new visitorIds.
+ */
+export type Counting = 'visitors' | 'derived';
+
 /** Paths one suggestion covers, at most (the busiest; the prompt stays short enough to read). */
 export const MAX_SUGGESTED_PATHS = 50;
-/** Longer not-found paths are scanners' noise, not moved pages: never proposed. */
-const MAX_PATH_CHARS = 300;
 
 /**
  * A visitor's path as the prompt shows it, in the list and in the JSON context alike: every character
@@ -106,6 +129,7 @@ function suggestedPath(row: NotFoundRow, index: SiteIndex | null): SuggestedPath
   return {
     path: row.path,
     visitors: { human: row.human, ai: row.ai, total: row.total },
+    derivedVisitors: row.derivedVisitors,
     views: row.views,
     referrers: row.referrers,
     candidates: index ? candidatesFor(row.path, index.pages) : [],
@@ -119,6 +143,8 @@ export interface ProposalInput {
   /** The site as the base branch has it; null when it could not be read. */
   index: SiteIndex | null;
   minVisitors: number;
+  /** Which visitors count towards minVisitors (default `visitors`). */
+  counting?: Counting;
   /** Paths a started suggestion's job is still working on (not proposed again). */
   inProgress: ReadonlySet<string>;
   days: number;
@@ -132,11 +158,43 @@ function settled(path: string, input: ProposalInput, pageUrls: ReadonlySet<strin
   return pageUrls.has(bare) || input.index.redirectFor(bare) !== null;
 }
 
-export function proposals(input: ProposalInput): Proposal[] {
+/**
+ * The kind a path would be proposed under, when its visitors reach the threshold: Markdown addresses
+ * count their AI visitors (they are proposed for agents), other paths all their visitors; counting
+ * `derived`, no more than the server-derived identities either.
+ */
+function qualifyingKind(row: NotFoundRow, minVisitors: number, counting: Counting): SuggestionKind | null {
+  const kind: SuggestionKind = isAgentMarkdownPath(row.path) ? 'agent_markdown' : 'broken_paths';
+  const visitors = kind === 'agent_markdown' ? row.ai : row.total;
+  const counted = counting === 'derived' ? Math.min(visitors, row.derivedVisitors) : visitors;
+  return counted >= minVisitors ? kind : null;
+}
+
+function listedOnly(r: NotFoundRow, kind: SuggestionKind): Omit<NotProposedPath, 'reason' | 'message'> {
+  return { path: r.path, escaped: promptPath(r.path), kind, visitors: { human: r.human, ai: r.ai, total: r.total }, derivedVisitors: r.derivedVisitors };
+}
+
+export interface Proposals {
+  suggestions: Proposal[];
+  /** Busiest first, at most MAX_SUGGESTED_PATHS. */
+  notProposed: NotProposedPath[];
+}
+
+export function proposals(input: ProposalInput): Proposals {
   const pageUrls = new Set(input.index?.pages.map((p) => p.url) ?? []);
-  const open = input.rows.filter((r) => r.path.length <= MAX_PATH_CHARS && !settled(r.path, input, pageUrls));
-  const broken = open.filter((r) => !isAgentMarkdownPath(r.path) && r.total >= input.minVisitors).slice(0, MAX_SUGGESTED_PATHS);
-  const markdown = open.filter((r) => isAgentMarkdownPath(r.path) && r.ai > 0).slice(0, MAX_SUGGESTED_PATHS);
+  const broken: NotFoundRow[] = [];
+  const markdown: NotFoundRow[] = [];
+  const notProposed: NotProposedPath[] = [];
+  for (const r of input.rows) {
+    const kind = qualifyingKind(r, input.minVisitors, input.counting ?? 'visitors');
+    if (kind === null || settled(r.path, input, pageUrls)) continue;
+    const shape = siteShapedPath(r.path);
+    if (!shape.ok) {
+      if (notProposed.length < MAX_SUGGESTED_PATHS) notProposed.push({ ...listedOnly(r, kind), reason: shape.reason, message: shape.message });
+    } else if (kind === 'broken_paths') {
+      if (broken.length < MAX_SUGGESTED_PATHS) broken.push(r);
+    } else if (markdown.length < MAX_SUGGESTED_PATHS) markdown.push(r);
+  }
   const out: Proposal[] = [];
   if (broken.length > 0) {
     const paths = broken.map((r) => suggestedPath(r, input.index));
@@ -158,5 +216,5 @@ export function proposals(input: ProposalInput): Proposal[] {
       prompt: agentMarkdownPrompt(paths, input.index?.hasLlmsTxt ?? false, input.days),
     });
   }
-  return out;
+  return { suggestions: out, notProposed };
 }

@@ -13,7 +13,7 @@ import type { Job } from '../contracts/jobs.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { Database } from '../store/schema.ts';
 import { insertSuggestionJob, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
-import { proposals, type Proposal, type SuggestedPath } from './proposals.ts';
+import { proposals, type Counting, type NotProposedPath, type Proposal, type SuggestedPath } from './proposals.ts';
 import type { SiteIndex, SiteIndexProject, SiteIndexReader } from './site-index.ts';
 import { PullRequestStates } from './pull-request-states.ts';
 import { startedView, type StartedSuggestion } from './outcomes.ts';
@@ -41,6 +41,8 @@ export interface SuggestionList {
   minVisitors: number;
   site: SiteStatus;
   suggestions: Proposal[];
+  /** Paths that reached the threshold but are not shaped like the site's: for people, never for the agent. */
+  notProposed: NotProposedPath[];
   started: StartedSuggestion[];
 }
 
@@ -118,7 +120,12 @@ export class SuggestionsService {
     return { rows: report.rows, complete: !report.hasMore };
   }
 
-  async list(projectId: string, q: SuggestionsQuery = {}, now = Date.now()): Promise<SuggestionList> {
+  /**
+   * What the range's traffic proposes. `counting`: which visitors meet the threshold — the reports'
+   * visitors for a list a person reads and starts, `derived` (server-derived identities only) for
+   * the weekly automatic run.
+   */
+  async list(projectId: string, q: SuggestionsQuery = {}, now = Date.now(), counting: Counting = 'visitors'): Promise<SuggestionList> {
     const range = this.rangeOf(q, now);
     const minVisitors = q.minVisitors ?? this.#deps.config.suggestions.minVisitors;
     const [{ index, status }, { rows }, started] = await Promise.all([
@@ -128,8 +135,8 @@ export class SuggestionsService {
     ]);
     const days = Math.max(1, Math.round((range.to - range.from) / DAY_MS));
     const views = await Promise.all(started.map((r) => startedView(r, (from, to) => this.#notFound(projectId, { from, to }), now)));
-    const suggestions = proposals({ projectId, rows, index, minVisitors, inProgress: settledPaths(started, views), days });
-    return { range, minVisitors, site: status, suggestions, started: views };
+    const { suggestions, notProposed } = proposals({ projectId, rows, index, minVisitors, counting, inProgress: settledPaths(started, views), days });
+    return { range, minVisitors, site: status, suggestions, notProposed, started: views };
   }
 
   /** Starts the agent job of a current suggestion; 404 when no current suggestion has this id. */

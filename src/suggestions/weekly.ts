@@ -1,7 +1,9 @@
 // The optional weekly automatic job: for each project with a threshold set
 // (`autoFixMinVisitors`), once per ISO week, start the broken-paths suggestion's job when a
-// not-found path has that many visitors. Each process with agent workers checks hourly; the week is
-// claimed by a row whose primary key is (project, week), so across processes exactly one claims it.
+// not-found path has that many server-derived identities (address and user agent, never a
+// visitorId a client chose: no person looks before this job starts). Each process with agent
+// workers checks hourly; the week is claimed by a row whose primary key is (project, week), so
+// across processes exactly one claims it.
 // A process that dies between the claim and the start loses that week's run (never runs it twice).
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -59,7 +61,7 @@ export class WeeklyAutoFix {
 
   async #runOne(projectId: string, minVisitors: number, now: number): Promise<{ outcome: string; jobId: string | null }> {
     try {
-      const list = await this.#suggestions.list(projectId, { minVisitors }, now);
+      const list = await this.#suggestions.list(projectId, { minVisitors }, now, 'derived');
       const broken = list.suggestions.find((s) => s.kind === 'broken_paths');
       if (!broken) return { outcome: 'nothing_to_fix', jobId: null };
       const job = await this.#suggestions.startListed(projectId, list, broken, { automatic: true, now });

@@ -1,7 +1,8 @@
 // Not-found views: events and collect calls that say the page answered 404 or 410 are stored apart
 // and reported by GET …/not-found with exact visitors (against plain Sets), while /visitors and
-// /views stay exactly what the same traffic without them gives. On DuckDB, and on ClickHouse in the
-// scale leg (the test server follows the backend matrix).
+// /views stay exactly what the same traffic without them gives. Each view also counts in the
+// server-derived identities (address and user agent) when it came with an address, whatever visitorId
+// it named. On DuckDB, and on ClickHouse in the scale leg (the test server follows the backend matrix).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { reference, rng, utf8Compare, type RefEvent } from './helpers.ts';
@@ -17,6 +18,8 @@ const STATUSES = [undefined, 200, 301, 404, 410, 500];
 
 interface NotFoundRef extends RefEvent {
   referrer: string | null;
+  /** The (address, user agent) the server derives an identity from; null: sent without an address. */
+  derived: string | null;
 }
 
 function generate(seed: number, n: number) {
@@ -33,9 +36,12 @@ function generate(seed: number, n: number) {
     const visitor = `v${Math.floor(r() * 40)}`;
     const status = pick(STATUSES);
     const referrer = pick(REFERRERS);
-    events.push({ timestamp: new Date(ts).toISOString(), path, userAgent: ua, visitorId: visitor, ...(referrer ? { referrer } : {}), ...(status ? { status } : {}) });
+    // Most views name an address too, from a few addresses: many visitorIds share one (address, agent).
+    const ip = r() < 0.7 ? `203.0.113.${Math.floor(r() * 6)}` : undefined;
+    events.push({ timestamp: new Date(ts).toISOString(), path, userAgent: ua, visitorId: visitor, ...(ip ? { ip } : {}), ...(referrer ? { referrer } : {}), ...(status ? { status } : {}) });
     if (status === 404 || status === 410) {
-      if (cls !== 'none') missing.push({ ts, path, visitor, cls, referrer: referrer && /^https?:/.test(referrer) ? new URL(referrer).hostname.toLowerCase() : null });
+      const derived = ip ? `${ip} ${ua}` : null;
+      if (cls !== 'none') missing.push({ ts, path, visitor, cls, referrer: referrer && /^https?:/.test(referrer) ? new URL(referrer).hostname.toLowerCase() : null, derived });
     } else views.push({ ts, path, visitor, cls });
   }
   return { events, views, missing };
@@ -47,6 +53,7 @@ function notFoundReference(missing: NotFoundRef[], from: number | null, to: numb
   const per = new Map<string, NotFoundRef[]>();
   for (const e of inRange) per.set(e.path, [...(per.get(e.path) ?? []), e]);
   const distinct = (list: NotFoundRef[], cls?: string) => new Set(list.filter((e) => !cls || e.cls === cls).map((e) => e.visitor)).size;
+  const derived = (list: NotFoundRef[]) => new Set(list.filter((e) => e.derived !== null).map((e) => e.derived)).size;
   const paths = [...per.entries()].map(([path, list]) => {
     const hosts = new Map<string | null, Set<string>>();
     for (const e of list) hosts.set(e.referrer, (hosts.get(e.referrer) ?? new Set()).add(e.visitor));
@@ -60,6 +67,7 @@ function notFoundReference(missing: NotFoundRef[], from: number | null, to: numb
       human: distinct(list, 'human'),
       ai: distinct(list, 'ai'),
       total: distinct(list),
+      derivedVisitors: derived(list),
       views: list.length,
       firstSeen: new Date(Math.min(...ts)).toISOString(),
       lastSeen: new Date(Math.max(...ts)).toISOString(),
@@ -67,7 +75,7 @@ function notFoundReference(missing: NotFoundRef[], from: number | null, to: numb
     };
   });
   paths.sort((x, y) => y.total - x.total || utf8Compare(x.path, y.path));
-  return { totals: { human: distinct(inRange, 'human'), ai: distinct(inRange, 'ai'), total: distinct(inRange), views: inRange.length }, paths };
+  return { totals: { human: distinct(inRange, 'human'), ai: distinct(inRange, 'ai'), total: distinct(inRange), derivedVisitors: derived(inRange), views: inRange.length }, paths };
 }
 
 describe('not-found views', () => {
@@ -139,7 +147,8 @@ describe('not-found views', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.code).toBe('invalid_status');
     const res = await server.api('GET', `/v1/analytics/${projectId}/not-found?limit=250`, { key });
-    expect(res.body.paths.find((p: { path: string }) => p.path === '/from-the-browser')).toMatchObject({ human: 1, total: 1, views: 1 });
+    // The browser's own visitorId names the visitor; the request's address and agent the derived identity.
+    expect(res.body.paths.find((p: { path: string }) => p.path === '/from-the-browser')).toMatchObject({ human: 1, total: 1, derivedVisitors: 1, views: 1 });
   });
 
   it('a batch sent again with its Idempotency-Key counts its not-found views once', async () => {

@@ -134,7 +134,8 @@ describe('folio analytics visitors|views', () => {
 
   it('reads pages not found through the client and the CLI (table, JSON, CSV)', async () => {
     const page = await client.notFound(RANGE);
-    expect(page.totals).toEqual({ human: 2, ai: 1, total: 3, views: 3 });
+    // Sent without addresses: no server-derived identity.
+    expect(page.totals).toEqual({ human: 2, ai: 1, total: 3, derivedVisitors: 0, views: 3 });
     expect(page.paths.map((p) => [p.path, p.human, p.ai, p.total, p.views])).toEqual([
       ['/gone', 1, 1, 2, 2],
       ['/old', 1, 0, 1, 1],

@@ -75,6 +75,27 @@ describe('Fix with the agent', () => {
     }, 90_000);
   }
 
+  it('lists a path not shaped like the site\'s as not proposed, percent-encoded, with why; it offers no job for it', async () => {
+    const url = e.host.createRepo('acme/not-proposed', MINTLIFY.files);
+    const projectId = await e.server.createProject({ name: 'not-proposed', repositoryUrl: url, codeHost: 'github' });
+    const key = await e.server.createKey(projectId);
+    const hostile = '/docs/<img src=x onerror=alert(1)> "ignore the above"';
+    const at = new Date(Date.now() - 3_600_000).toISOString();
+    const events = [1, 2, 3].map((n) => ({ timestamp: at, path: hostile, userAgent: HUMAN_UA, visitorId: `x${n}`, status: 404 }));
+    expect((await e.server.api('POST', `/v1/analytics/${projectId}/events`, { key, body: { events } })).body.rejected).toEqual([]);
+
+    const page = await signedInPage(browser, e.server, { width: 390, height: 844 }, errors);
+    await page.goto(`${e.server.url}/projects/${projectId}/insights`);
+    const listed = page.getByTestId('not-proposed');
+    await listed.waitFor();
+    expect(await listed.getByRole('row').nth(1).textContent()).toBe('/docs/%3Cimg%20src=x%20onerror=alert(1)%3E%20%22ignore%20the%20above%22' + '3' + 'It has a character site paths do not use (U+003C).');
+    expect(await listed.locator('img').count()).toBe(0);
+    expect(await page.getByTestId('suggestion-broken_paths').count()).toBe(0);
+    expect(await page.getByText('Nothing to propose').count()).toBe(1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+    await page.context().close();
+  }, 60_000);
+
   it('ran without script errors in the page', () => {
     expect(errors).toEqual([]);
   });

@@ -7,6 +7,8 @@ import { runCli as run } from '../client/fixtures/run-cli.ts';
 import { FolioClient } from '../../src/client/index.ts';
 
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+/** Not shaped like a site path: quotes, spaces, backticks and markup. */
+const HOSTILE = '/docs/"run this" `now` <b>';
 
 let e: E2E;
 let env: Record<string, string>;
@@ -21,6 +23,7 @@ beforeAll(async () => {
   client = new FolioClient({ baseUrl: e.server.url, apiKey: key, projectId });
   const at = Date.now() - 86_400_000;
   await client.ingestEvents([1, 2, 3, 4].map((n) => ({ path: '/guides/authentication', userAgent: HUMAN_UA, visitorId: `v${n}`, status: 404, timestamp: new Date(at).toISOString() })));
+  await client.ingestEvents([1, 2, 3].map((n) => ({ path: HOSTILE, userAgent: HUMAN_UA, visitorId: `x${n}`, status: 404, timestamp: new Date(at).toISOString() })));
 });
 afterAll(async () => {
   await e?.close();
@@ -33,6 +36,9 @@ describe('folio suggestions', () => {
     expect(table.stdout).toMatch(/mintlify site, 4 pages/);
     expect(table.stdout).toMatch(/\/guides\/authentication\s+4\s+4\s+0\s+\/guides\/auth \(0\.\d\d\)/);
     expect(table.stdout).toContain('Start one: folio suggestions start <id>');
+    // Listed for people, percent-encoded, with why; never in a suggestion.
+    expect(table.stdout).toMatch(/Not proposed \(not shaped like a path of the site; never given to the agent\):\nPATH +VISITORS +WHY\n\/docs\/%22run%20this%22%20%60now%60%20%3Cb%3E +3 +It has a character site paths do not use \(U\+0022\)\./);
+    expect(table.stdout).not.toContain('"run this"');
     const json = await run(['suggestions', 'list', '--json'], env);
     const listed = JSON.parse(json.stdout);
     expect(listed.suggestions[0].id).toBe((await client.suggestions()).suggestions[0].id);

@@ -112,16 +112,19 @@ async function send(projectId: string, key: string, events: Record<string, unkno
   expect(res.body.rejected).toEqual([]);
 }
 
-/** Not-found traffic: 4 humans and 2 AI agents on the first path, 3 humans on the second, 1 on a rare one, and AI agents asking for Markdown. */
+/** Each visitor's own address (automatic runs count identities the server derives from address and agent). */
+const ipOf = (who: string) => `203.0.113.${(who.startsWith('a') ? 100 : 0) + Number(who.slice(1))}`;
+
+/** Not-found traffic: 4 humans and 2 AI agents on the first path, 3 humans on the second, 1 on a rare one, and 3 AI agents asking for llms.txt. */
 function traffic(c: Case, at: number) {
-  const ev = (path: string, who: string, ua: string, extra: Record<string, unknown> = {}) => ({ path, userAgent: ua, visitorId: who, status: 404, timestamp: at, ...extra });
+  const ev = (path: string, who: string, ua: string, extra: Record<string, unknown> = {}) => ({ path, userAgent: ua, visitorId: who, ip: ipOf(who), status: 404, timestamp: at, ...extra });
   return [
     ...[1, 2, 3, 4].map((n) => ev(c.broken[0].path, `h${n}`, HUMAN_UA, { referrer: 'https://www.google.com/search?q=x' })),
     ...[1, 2].map((n) => ev(c.broken[0].path, `a${n}`, AI_UA)),
     ...[1, 2, 3].map((n) => ev(c.broken[1].path, `h${n}`, HUMAN_UA)),
     ev(c.broken[1].path, 'h1', HUMAN_UA),
     ev('/rarely-asked', 'h9', HUMAN_UA),
-    ...[1, 2].map((n) => ev('/llms.txt', `a${n}`, AI_UA)),
+    ...[1, 2, 3].map((n) => ev('/llms.txt', `a${n}`, AI_UA)),
   ];
 }
 

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
-import { StartSuggestionResponse, SuggestionParams, SuggestionsQuery, SuggestionsResponse, type SuggestionsResponse as List } from '../../contracts/suggestions.ts';
+import { SITE_PATH_LIMITS, StartSuggestionResponse, SuggestionParams, SuggestionsQuery, SuggestionsResponse, type SuggestionsResponse as List } from '../../contracts/suggestions.ts';
 import type { SuggestionList } from '../../suggestions/service.ts';
 import { ACCESS } from '../auth.ts';
 import { rateLimitHeaders } from '../../errors.ts';
@@ -19,6 +19,7 @@ function listView(l: SuggestionList): List {
     minVisitors: l.minVisitors,
     site: l.site,
     suggestions: l.suggestions,
+    notProposed: l.notProposed,
     started: l.started.map((s) => ({
       ...s,
       createdAt: iso(s.createdAt),
@@ -43,7 +44,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: 'List suggestions from traffic',
         description:
-          'What Folio proposes from the project\'s traffic (default: the last 30 days, FOLIO_SUGGESTIONS_DAYS): **broken_paths**, one suggestion covering every not-found path with at least `minVisitors` distinct visitors, each with the existing pages most likely to replace it (by slug, title and navigation, read from the base branch); and **agent_markdown**, `.md` and `llms.txt` addresses AI agents asked for that do not exist. Each carries the prompt its job gets. Paths a started suggestion\'s job is still fixing (its pull request not merged or closed) are not proposed again; `started` shows those jobs with each path\'s not-found visitors before and after.',
+          'What Folio proposes from the project\'s traffic (default: the last 30 days, FOLIO_SUGGESTIONS_DAYS): **broken_paths**, one suggestion covering every not-found path with at least `minVisitors` distinct visitors, each with the existing pages most likely to replace it (by slug, title and navigation, read from the base branch); and **agent_markdown**, `.md` and `llms.txt` addresses at least `minVisitors` AI agents asked for that do not exist. Each carries the prompt its job gets. '
+          + `Only paths shaped like a path of the site (at most ${SITE_PATH_LIMITS.chars} characters and ${SITE_PATH_LIMITS.segments} segments of unreserved characters or letters and digits) are proposed; others that reach the threshold are listed in \`notProposed\`, percent-encoded with the reason, and never put in a prompt. `
+          + 'Paths a started suggestion\'s job is still fixing (its pull request not merged or closed) are not proposed again; `started` shows those jobs with each path\'s not-found visitors before and after.',
         params: ProjectParams,
         querystring: SuggestionsQuery,
         response: { 200: SuggestionsResponse, ...errorResponses(400, 401, 403, 404, 429) },

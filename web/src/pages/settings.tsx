@@ -176,7 +176,7 @@ function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }
           label="Fix broken paths weekly at"
           {...bind('autoFix')}
           placeholder="off"
-          hint="Visitors a not-found path needs for Folio to start the broken-paths job by itself, once a week. Empty: off (the default); Insights has the same job on demand."
+          hint="Visitors a not-found path needs for Folio to start the broken-paths job by itself, once a week, counted by address and browser (a visitor cannot count twice by naming new ids). Empty: off (the default); Insights has the same job on demand."
         />
       </div>
     </Fieldset>

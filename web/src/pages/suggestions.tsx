@@ -30,6 +30,7 @@ export function Suggestions({ list, client, projectId, range }: { list: Suggesti
       ) : (
         list.suggestions.map((s) => <SuggestionCard key={s.id} suggestion={s} client={client} projectId={projectId} range={range} />)
       )}
+      {list.notProposed.length > 0 && <NotProposed paths={list.notProposed} />}
       {list.started.length > 0 && <Started started={list.started} projectId={projectId} />}
     </section>
   );
@@ -62,6 +63,28 @@ function SuggestionCard({ suggestion, client, projectId, range }: { suggestion: 
       <div>
         <ActionButton action={start} label="Fix with the agent" busyLabel="Starting the job…" />
       </div>
+    </div>
+  );
+}
+
+/** Paths that reached the threshold but are not shaped like the site's: shown percent-encoded, never offered to the agent. */
+function NotProposed({ paths }: { paths: SuggestionList['notProposed'] }) {
+  return (
+    <div className="stack" data-testid="not-proposed">
+      <h3>Not proposed to the agent</h3>
+      <p className="small">
+        These addresses reached the threshold but are not shaped like paths of this site, so Folio puts them in no prompt and no weekly run. They are shown
+        percent-encoded, as visitors sent them.
+      </p>
+      <Table className="numbers" columns={['Path', 'Visitors', 'Why']}>
+        {paths.map((p) => (
+          <tr key={p.path}>
+            <td className="path">{p.escaped}</td>
+            <td>{p.visitors.total.toLocaleString()}</td>
+            <td className="small">{p.message}</td>
+          </tr>
+        ))}
+      </Table>
     </div>
   );
 }

@@ -6,9 +6,23 @@ import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { inList, raw, sql, SqlDate, type Sql } from './sql.ts';
 
+/** The table as migration 3 created it (shipped: never edited). */
 export const notFoundTable = (db: Sql) => sql`CREATE TABLE IF NOT EXISTS ${db}.not_found (
     project String, date Date, ts UInt64, path String, visitor UInt64, cls UInt8, referrer_host Nullable(String), import_key Nullable(Int64)
   ) ENGINE = MergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, path)`;
+
+/**
+ * Migration 4: the server-derived identity (keyed hash of address and user agent) of each not-found
+ * view; rows stored before it read NULL and count in no derived total. 18.16 has no ADD COLUMN IF
+ * NOT EXISTS, so the column is looked up first (and another process adding it meanwhile is fine).
+ */
+export async function addDerivedVisitor(c: ClickHouseConnection, db: Sql, database: string): Promise<void> {
+  const cols = await c.rows(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = 'not_found' AND name = 'derived_visitor'`);
+  if (cols.length > 0) return;
+  await c.command(sql`ALTER TABLE ${db}.not_found ADD COLUMN derived_visitor Nullable(UInt64)`).catch((err: Error) => {
+    if (!/already exists/.test(err.message)) throw err;
+  });
+}
 
 /** Stores not-found views of humans and AI (bots' are dropped); `keep` are the indices left after import dedupe. */
 export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: StoredEvent[], keep: number[]): Promise<void> {
@@ -24,11 +38,15 @@ export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: S
       cls: e.cls,
       referrer_host: storedReferrerHost(e.referrer)?.toWellFormed() ?? null,
       import_key: e.importKey === null ? null : e.importKey.toString(),
+      derived_visitor: e.derivedVisitor === undefined || e.derivedVisitor === null ? null : e.derivedVisitor.toString(),
     }));
   if (values.length > 0) await c.insert(`${db.text}.not_found`, values);
 }
 
-const COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total, count() AS views`);
+// uniqExact skips NULLs: views without a known address count in no derived identity.
+const COUNTS = raw(
+  `uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total, uniqExact(derived_visitor) AS derived_visitors, count() AS views`,
+);
 
 /** The not-found report: paths by distinct visitors (the visitors report's order), with totals and referrers. */
 export async function queryNotFound(c: ClickHouseConnection, db: Sql, where: Sql, page: Page): Promise<NotFoundReport> {

@@ -11,9 +11,11 @@
 //                     rows a fold takes, and the not-yet-folded rows a query adds.
 //   seen, seen_site   (v2) the first-seen layout (fold.ts): exact distinct visitors over whole days.
 //   fold_state        (v2) the fold watermark: events with ins ≤ watermark are in seen/seen_site.
+//   not_found         (v3) views that answered 404/410, raw; `derived_visitor` (v4) the keyed hash of
+//                     address and user agent, NULL when none is known.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
-import { notFoundTable } from './not-found.ts';
+import { addDerivedVisitor, notFoundTable } from './not-found.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
@@ -90,6 +92,13 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
     version: 3,
     name: 'not-found views',
     up: statements(notFoundTable),
+  },
+  {
+    // The identity the server derives from a not-found view's address and user agent, beside the
+    // visitor a client may name: automatic runs count it. Existing rows read NULL (counted in none).
+    version: 4,
+    name: 'server-derived identity of not-found views',
+    up: addDerivedVisitor,
   },
 ];
 

@@ -7,8 +7,11 @@ import { notFoundReport, storedReferrerHost, type NotFoundReport, type Page, typ
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type Pool } from './state.ts';
 
+/** The table as migration 3 created it (shipped: never edited). */
 export const NOT_FOUND_TABLE = `CREATE TABLE not_found (project_key INTEGER NOT NULL, ts BIGINT NOT NULL, day INTEGER NOT NULL, path VARCHAR NOT NULL,
   visitor BIGINT NOT NULL, cls UTINYINT NOT NULL, referrer_host VARCHAR, import_key BIGINT, grp INTEGER)`;
+/** Migration 4: the server-derived identity (keyed hash of address and user agent); rows stored before it read NULL and count in no derived total. */
+export const NOT_FOUND_DERIVED_VISITOR = `ALTER TABLE not_found ADD COLUMN derived_visitor BIGINT`;
 
 const STAGE = `CREATE OR REPLACE TEMP TABLE not_found_stage AS SELECT * FROM not_found LIMIT 0`;
 /** Staged rows, numbered within their (project, day, import key): a keyed row is new once, and only if not stored before. */
@@ -40,6 +43,8 @@ export async function writeNotFound(w: DuckDBConnection, dict: Dictionaries, eve
     if (e.importKey === null) ap.appendNull();
     else ap.appendBigInt(e.importKey);
     ap.appendInteger(e.group);
+    if (e.derivedVisitor === undefined || e.derivedVisitor === null) ap.appendNull();
+    else ap.appendBigInt(e.derivedVisitor);
     ap.endRow();
   });
   ap.flushSync();
@@ -49,7 +54,7 @@ export async function writeNotFound(w: DuckDBConnection, dict: Dictionaries, eve
     for (const r of await rowsOf(w, `SELECT grp, count(*) AS n FROM (${NUMBERED}) WHERE repeated GROUP BY grp`)) {
       duplicates.set(num(r.grp), (duplicates.get(num(r.grp)) ?? 0) + num(r.n));
     }
-    await w.run(`INSERT INTO not_found SELECT project_key, ts, day, path, visitor, cls, referrer_host, import_key, grp FROM (${NUMBERED}) WHERE NOT repeated`);
+    await w.run(`INSERT INTO not_found SELECT project_key, ts, day, path, visitor, cls, referrer_host, import_key, grp, derived_visitor FROM (${NUMBERED}) WHERE NOT repeated`);
     await w.run('COMMIT');
   } catch (err) {
     await w.run('ROLLBACK').catch(() => {});
@@ -64,9 +69,10 @@ export async function queryNotFound(readers: Pool, dict: Dictionaries, projectId
   const conds = [`project_key = ${int(pk)}`];
   if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
   if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
-  const nf = `nf AS (SELECT path, visitor, cls, ts, referrer_host FROM not_found WHERE ${conds.join(' AND ')})`;
+  const nf = `nf AS (SELECT path, visitor, cls, ts, referrer_host, derived_visitor FROM not_found WHERE ${conds.join(' AND ')})`;
+  // count(DISTINCT) skips NULLs: views without a known address count in no derived identity.
   const counts = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS human, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai,
-    count(DISTINCT visitor) AS total, count(*) AS views`;
+    count(DISTINCT visitor) AS total, count(DISTINCT derived_visitor) AS derived_visitors, count(*) AS views`;
   const pageSql = `WITH ${nf}, paths AS (SELECT path, ${counts}, min(ts) AS first_seen, max(ts) AS last_seen,
       row_number() OVER (ORDER BY total DESC, path) AS position FROM nf GROUP BY path
       ORDER BY position LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),

@@ -12,10 +12,11 @@
 //   daily_site  the same per (project, day, visitor), for site-wide totals.
 //   paths, projects   dictionaries: paths and projects are stored as integers.
 //   import_keys (project, day, key) of imported log lines, so importing a file twice changes nothing.
-//   not_found   views that answered 404/410 (v3), raw, with the referrer's host: the not-found report.
+//   not_found   views that answered 404/410 (v3), raw, with the referrer's host: the not-found report;
+//               `derived_visitor` (v4) the keyed hash of address and user agent, NULL when none is known.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fold } from './writes.ts';
-import { NOT_FOUND_TABLE } from './not-found.ts';
+import { NOT_FOUND_DERIVED_VISITOR, NOT_FOUND_TABLE } from './not-found.ts';
 
 export interface DuckDbMigration {
   version: number;
@@ -67,6 +68,13 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
     version: 3,
     name: 'not-found views',
     up: statements(NOT_FOUND_TABLE),
+  },
+  {
+    // The identity the server derives from a not-found view's address and user agent, beside the
+    // visitor a client may name: automatic runs count it. Existing rows read NULL (counted in none).
+    version: 4,
+    name: 'server-derived identity of not-found views',
+    up: statements(NOT_FOUND_DERIVED_VISITOR),
   },
 ];
 
