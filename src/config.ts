@@ -1,6 +1,6 @@
 // The only reader of process.env. Everything else receives a frozen Config.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkBranchName, RepositoryInputError, type RemoteTransport, type RepositoryPolicy } from './git/repository-url.ts';
 import { parseNetwork, type OutboundPolicy } from './net/address-policy.ts';
@@ -309,7 +309,11 @@ function modelId(name: string, value: string): string {
   return value;
 }
 
-/** Reads the secret from FOLIO_SECRET, or from `<dataDir>/secret`, generating it once. */
+/**
+ * Reads the secret from FOLIO_SECRET, or from `<dataDir>/secret`, generating it once. Processes
+ * starting together on a new data directory agree on one: the file appears whole or not at all
+ * (written aside, then hard-linked into place, which fails if another process got there first).
+ */
 function loadSecret(env: Env, dataDir: string): string {
   const given = optional(env, 'FOLIO_SECRET');
   if (given !== null) {
@@ -317,10 +321,24 @@ function loadSecret(env: Env, dataDir: string): string {
     return given;
   }
   const file = path.join(dataDir, 'secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const read = () => readFileSync(file, 'utf8').trim();
+  try {
+    return read();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
   const secret = randomBytes(32).toString('base64url');
-  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
-  return secret;
+  const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(aside, secret + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(aside, file);
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return read();
+  } finally {
+    unlinkSync(aside);
+  }
 }
 
 export function loadConfig(env: Env = process.env): Config {
