@@ -20,6 +20,8 @@ export interface Config {
    * the secret, so every process sharing a store has the same one. Shown only in the first-run line.
    */
   readonly setupToken: string;
+  /** The Bearer token `/metrics` answers to (FOLIO_METRICS_TOKEN); null turns `/metrics` off. Never logged. */
+  readonly metricsToken: string | null;
   readonly logLevel: LogLevel;
   /** One log line per request (method, route, status, time). */
   readonly accessLog: boolean;
@@ -380,6 +382,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     secret,
     setupToken: setupToken(env, secret),
+    metricsToken: operatorToken(env, 'FOLIO_METRICS_TOKEN'),
     logLevel,
     accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
     workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),

@@ -49,6 +49,8 @@ describe('config', () => {
     // A generated secret gives a token too, stable across restarts.
     expect(loadConfig({ FOLIO_DATA_DIR: dirs[1] }).setupToken).toBe(loadConfig({ FOLIO_DATA_DIR: dirs[1] }).setupToken);
     expect(loadConfig({ FOLIO_DATA_DIR: dirs[0], FOLIO_SETUP_TOKEN: ' chosen-by-the-operator-42 ' }).setupToken).toBe('chosen-by-the-operator-42');
+    expect(a.metricsToken).toBeNull();
+    expect(loadConfig({ FOLIO_DATA_DIR: dirs[0], FOLIO_METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken).toBe('scrape-token-0123456789');
     for (const dir of dirs) rmSync(dir, { recursive: true });
   });
 
@@ -60,6 +62,8 @@ describe('config', () => {
     [{ FOLIO_SECRET: 'short' }, /at least 16/],
     [{ FOLIO_SETUP_TOKEN: 'short' }, /FOLIO_SETUP_TOKEN must be 16 to 512 visible ASCII characters \(no spaces\)/],
     [{ FOLIO_SETUP_TOKEN: 'a setup token with spaces' }, /FOLIO_SETUP_TOKEN must be/],
+    [{ FOLIO_METRICS_TOKEN: 'x'.repeat(15) }, /FOLIO_METRICS_TOKEN must be 16 to 512 visible ASCII characters/],
+    [{ FOLIO_METRICS_TOKEN: 'métriques-0123456789' }, /FOLIO_METRICS_TOKEN must be/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ CLICKHOUSE_URL: 'tcp://x' }, /CLICKHOUSE_URL/],
     [{ FOLIO_MODEL: 'gpt-5' }, /not a model id/],
