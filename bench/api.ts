@@ -43,6 +43,8 @@ const folio = await startProcess('bin/folio.mjs', ['serve'], {
   FOLIO_ACCESS_LOG: process.env.FOLIO_ACCESS_LOG ?? 'false',
   FOLIO_WORKERS: '0', // the API alone: created jobs wait in the queue
   FOLIO_RATE_LIMIT_CREATE: '0',
+  // /metrics on, as on a monitored deployment: every request is counted, as measured before.
+  FOLIO_METRICS_TOKEN: 'bench-metrics-token-0123456789',
   ANTHROPIC_API_KEY: 'bench',
 });
 /** Every thread of process `pid` on `cpu`. */

@@ -1,6 +1,6 @@
 // The only reader of process.env. Everything else receives a frozen Config.
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { createHmac, randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { checkBranchName, RepositoryInputError, type RemoteTransport, type RepositoryPolicy } from './git/repository-url.ts';
 import { parseNetwork, type OutboundPolicy } from './net/address-policy.ts';
@@ -15,6 +15,13 @@ export interface Config {
   readonly dataDir: string;
   /** Key for keyed hashes (visitor ids) and the secret box of stored tokens. Never logged. */
   readonly secret: string;
+  /**
+   * What `POST /api/setup` needs to create the first owner: FOLIO_SETUP_TOKEN, or else derived from
+   * the secret, so every process sharing a store has the same one. Shown only in the first-run line.
+   */
+  readonly setupToken: string;
+  /** The Bearer token `/metrics` answers to (FOLIO_METRICS_TOKEN); null turns `/metrics` off. Never logged. */
+  readonly metricsToken: string | null;
   readonly logLevel: LogLevel;
   /** One log line per request (method, route, status, time). */
   readonly accessLog: boolean;
@@ -309,7 +316,11 @@ function modelId(name: string, value: string): string {
   return value;
 }
 
-/** Reads the secret from FOLIO_SECRET, or from `<dataDir>/secret`, generating it once. */
+/**
+ * Reads the secret from FOLIO_SECRET, or from `<dataDir>/secret`, generating it once. Processes
+ * starting together on a new data directory agree on one: the file appears whole or not at all
+ * (written aside, then hard-linked into place, which fails if another process got there first).
+ */
 function loadSecret(env: Env, dataDir: string): string {
   const given = optional(env, 'FOLIO_SECRET');
   if (given !== null) {
@@ -317,10 +328,42 @@ function loadSecret(env: Env, dataDir: string): string {
     return given;
   }
   const file = path.join(dataDir, 'secret');
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const read = () => readFileSync(file, 'utf8').trim();
+  try {
+    return read();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
   const secret = randomBytes(32).toString('base64url');
-  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
-  return secret;
+  const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(aside, secret + '\n', { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(aside, file);
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return read();
+  } finally {
+    unlinkSync(aside);
+  }
+}
+
+/** A token an operator sets for a client to send back: at least 16 visible ASCII characters. */
+function operatorToken(env: Env, name: string): string | null {
+  const token = optional(env, name);
+  if (token !== null && !/^[\x21-\x7e]{16,512}$/.test(token)) {
+    throw new ConfigError(`${name} must be 16 to 512 visible ASCII characters (no spaces).`);
+  }
+  return token;
+}
+
+/**
+ * FOLIO_SETUP_TOKEN, or an HMAC of a constant under the secret: every process of a deployment
+ * already shares the secret (the store refuses one with another), so each derives the same token
+ * without storing anything, and the token reveals nothing of the secret.
+ */
+function setupToken(env: Env, secret: string): string {
+  return operatorToken(env, 'FOLIO_SETUP_TOKEN') ?? createHmac('sha256', secret).update('folio setup token v1').digest('base64url');
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -331,12 +374,15 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = urlOf(env, 'DATABASE_URL', /^postgres(ql)?:\/\//, 'postgres:// or postgresql://');
   const clickhouseUrl = urlOf(env, 'CLICKHOUSE_URL', /^https?:\/\//, 'http:// or https://');
   const modelChoice = modelChoiceOf(env);
+  const secret = loadSecret(env, dataDir);
 
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
     host: str(env, 'HOST', '127.0.0.1'),
     dataDir,
-    secret: loadSecret(env, dataDir),
+    secret,
+    setupToken: setupToken(env, secret),
+    metricsToken: operatorToken(env, 'FOLIO_METRICS_TOKEN'),
     logLevel,
     accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
     workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),

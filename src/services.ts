@@ -68,7 +68,7 @@ export interface Services {
 export function createLogger(config: Config): Logger {
   return pino({
     level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.token', '*.secret'], censor: '[redacted]' },
+    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.token', '*.secret', '*.setupToken'], censor: '[redacted]' },
   });
 }
 
@@ -137,7 +137,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     store,
     projects,
     keys,
-    users: new UsersService(store.db),
+    users: new UsersService(store.db, config.setupToken),
     jobs,
     jobEvents: new JobEventsService(store.db, jobs, config.streams),
     queue,

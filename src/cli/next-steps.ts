@@ -1,6 +1,7 @@
 // What `folio serve` and `folio worker` log once they run, for whoever started them: where the
-// dashboard is (and that its first visit creates the owner account), which model provider jobs use,
-// and where the data lives. Never a secret: URLs are shown without credentials, query or fragment.
+// dashboard is (and, while no owner exists, the setup link that creates one), which model provider
+// jobs use, and where the data lives. URLs of stores are shown without credentials, query or
+// fragment; the one secret shown is the setup token, in its link, and only until the owner exists.
 import type { Config } from '../config.ts';
 import { modelConfigError } from '../agent/models.ts';
 
@@ -77,16 +78,27 @@ function dataLine(config: Config, analytics: boolean): StartupLine {
 }
 
 /**
+ * The setup page with the setup token in the fragment: a browser never sends a fragment, so the
+ * token reaches no access log (Folio's or a proxy's) and no Referer; the page reads it from there.
+ */
+export function setupLink(dashboard: string, token: string): string {
+  return `${dashboard}setup#token=${encodeURIComponent(token)}`;
+}
+
+/**
  * The lines to log after starting. With `listenUrl` (serve): the dashboard's address — the public
- * one when FOLIO_PUBLIC_URL is set — and, while no owner exists, that its first visit creates one.
- * Without (worker): only the model and the data, which is what a worker uses.
+ * one when FOLIO_PUBLIC_URL is set — and, while no owner exists, the setup link holding the setup
+ * token. Without (worker): only the model and the data, which is what a worker uses.
  */
 export function startupLines(config: Config, opts: { listenUrl?: string; setupRequired?: boolean }): StartupLine[] {
   const lines: StartupLine[] = [];
   if (opts.listenUrl !== undefined) {
     const url = `${config.publicUrl ?? opts.listenUrl}/`;
-    const msg = `Dashboard: ${url}${opts.setupRequired ? ' (the first visit creates the owner account)' : ''}`;
-    lines.push({ level: 'info', msg, fields: { dashboard: url, setupRequired: !!opts.setupRequired } });
+    lines.push({ level: 'info', msg: `Dashboard: ${url}`, fields: { dashboard: url, setupRequired: !!opts.setupRequired } });
+    if (opts.setupRequired) {
+      const link = setupLink(url, config.setupToken);
+      lines.push({ level: 'info', msg: `Create the owner account: ${link} (the link holds the setup token: keep it private until the owner exists)`, fields: { setupUrl: link } });
+    }
   }
   lines.push(modelLine(config.models), dataLine(config, opts.listenUrl !== undefined));
   return lines;

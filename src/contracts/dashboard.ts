@@ -13,7 +13,21 @@ export const Credentials = Type.Object(
   { additionalProperties: false },
 );
 
-export const SetupState = Type.Object({ setupRequired: Type.Boolean() });
+/** First-run setup: the owner's credentials and the setup token `folio serve` printed in its setup link. */
+export const SetupBody = Type.Object(
+  {
+    email: Credentials.properties.email,
+    password: Credentials.properties.password,
+    setupToken: Type.Optional(Type.String({ maxLength: 512, description: 'The token of the setup link `folio serve` prints while no owner exists (or FOLIO_SETUP_TOKEN).' })),
+  },
+  { additionalProperties: false },
+);
+export type SetupBody = Static<typeof SetupBody>;
+
+export const SetupState = Type.Object({
+  setupRequired: Type.Boolean({ description: 'True until the first owner exists.' }),
+  tokenRequired: Type.Boolean({ description: 'Whether creating the owner needs the setup token (setupToken): while setup is required.' }),
+});
 export type SetupState = Static<typeof SetupState>;
 
 export const User = Type.Object({

@@ -256,7 +256,7 @@ export async function buildApp(services: HttpServices, opts: AppOptions = {}): P
 
   // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
   await registerServices(app, services);
-  await app.register(authPlugin, { recheckMs: services.config.streams.recheckMs });
+  await app.register(authPlugin, { recheckMs: services.config.streams.recheckMs, metricsToken: services.config.metricsToken });
   // After authentication, so a stranger learns nothing from it either. Only a %00 in the URL decodes
   // to NUL in a path or query value (both are parsed by now); bodies are the routes' business (a
   // batch of events rejects such an event alone).

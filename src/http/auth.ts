@@ -7,6 +7,8 @@
 //     Authorization header, a dashboard operator's session cookie (every project, every scope;
 //     changes need the CSRF token);
 //   'operator': a signed-in dashboard operator (the dashboard's /api);
+//   'metrics': `Authorization: Bearer <FOLIO_METRICS_TOKEN>` (Prometheus; without the setting the
+//     route is not registered at all);
 //   'public': anyone (health, the reference, the browser script and collect, signed webhooks).
 // It also decorates the app with `sessions` (sign-in, cookies, CSRF, sign-in rate limit) and
 // `watchAccess`, through which open event streams check again, against the store (no cache), that
@@ -20,16 +22,18 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyPluginCallback, Fastif
 import { keyCovers, type KeyCheck, type KeyRefusal, type StoredKey } from '../admin/keys.ts';
 import { ApiError, forbidden, notFound, unauthorized } from '../errors.ts';
 import { SessionManager, type SessionOptions } from './session.ts';
+import { sameSecret } from '../util/same-secret.ts';
 
 export type Scope = 'read' | 'write';
 
 /** Who may call a route; every route declares one in `config.access`. */
-export type Access = 'public' | 'operator' | { readonly key: Scope };
+export type Access = 'public' | 'operator' | 'metrics' | { readonly key: Scope };
 
 /** The declarations routes use: `config: ACCESS.read`. */
 export const ACCESS = {
   public: { access: 'public' },
   operator: { access: 'operator' },
+  metrics: { access: 'metrics' },
   read: { access: { key: 'read' } },
   write: { access: { key: 'write' } },
 } as const satisfies Record<string, { access: Access }>;
@@ -103,10 +107,20 @@ export interface AuthOptions {
   session?: Partial<SessionOptions>;
   /** How often live responses check their access again (config.streams.recheckMs). */
   recheckMs: number;
+  /** The Bearer token of ACCESS.metrics routes (config.metricsToken); without one they admit no one. */
+  metricsToken?: string | null;
+}
+
+/** Throws the 401 unless the request carries `Authorization: Bearer <token>`. */
+function requireMetricsToken(request: FastifyRequest, token: string | null | undefined): void {
+  const header = request.headers.authorization;
+  const sent = header === undefined ? undefined : BEARER.exec(header)?.[1];
+  if (sent === undefined) throw unauthorized('missing_metrics_token', 'Send the metrics token in the Authorization header: "Authorization: Bearer <FOLIO_METRICS_TOKEN>".');
+  if (!token || !sameSecret(sent, token)) throw unauthorized('invalid_metrics_token', 'The metrics token is not right: send the value of FOLIO_METRICS_TOKEN.');
 }
 
 export const authPlugin = fp<AuthOptions>(
-  async (app, { session, recheckMs }) => {
+  async (app, { session, recheckMs, metricsToken }) => {
     const { keys, users, projects } = app;
     await app.register(cookie);
     const sessions = new SessionManager(users.sessions, session);
@@ -153,6 +167,7 @@ export const authPlugin = fp<AuthOptions>(
       const access = accessOf(request.routeOptions.config);
       if (access === 'public') return;
       if (access === 'operator') return void (await sessions.require(request));
+      if (access === 'metrics') return requireMetricsToken(request, metricsToken);
       if (access !== undefined) return authenticate(request, access.key);
       // Only the not-found handler has no declaration (a route without one stops the start); should
       // anything else ever lack one, it is closed, not open.

@@ -30,6 +30,8 @@ export const HTTP_STATUS: Readonly<Record<string, number>> = {
   missing_field: 400,
   missing_identity: 400,
   unknown_field: 400,
+  // 403: not allowed without what only the operator has
+  invalid_setup_token: 403,
   // 404: nothing there (or not for this caller)
   project_not_found: 404,
   job_not_found: 404,

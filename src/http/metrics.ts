@@ -1,4 +1,6 @@
-// Prometheus metrics: requests by route and status, latencies, queue depth, jobs by status.
+// Prometheus metrics: requests by route and status, latencies, queue depth, jobs by status. Only for
+// the holder of FOLIO_METRICS_TOKEN (ACCESS.metrics); without it there is no /metrics route at all,
+// and no request is counted.
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
 import { RequestMetrics } from './request-metrics.ts';
@@ -6,7 +8,8 @@ import { ACCESS } from './auth.ts';
 import { JOB_STATUSES } from '../contracts/jobs.ts';
 
 export function registerMetrics(app: FastifyInstance): void {
-  const { metrics } = app;
+  const { metrics, config } = app;
+  if (config.metricsToken === null) return;
   const registry = new Registry();
   // prom-client's own names start with process_ and nodejs_: folio_process_cpu_seconds_total…
   collectDefaultMetrics({ register: registry, prefix: 'folio_' });
@@ -55,7 +58,7 @@ export function registerMetrics(app: FastifyInstance): void {
     requests.observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { schema: { hide: true }, config: ACCESS.public }, async (_req, reply) => {
+  app.get('/metrics', { schema: { hide: true }, config: ACCESS.metrics }, async (_req, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

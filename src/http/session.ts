@@ -1,10 +1,10 @@
 // Operator sessions for the dashboard: an httpOnly cookie (@fastify/cookie) holding a random token (stored hashed),
 // SameSite=Lax, Secure when the request came over HTTPS (behind a proxy: set FOLIO_TRUST_PROXY), a synchronizer CSRF
 // token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionRecords, SessionRow, UserRow } from '../admin/users.ts';
 import { ApiError, forbidden, tooManyRequests } from '../errors.ts';
+import { sameSecret } from '../util/same-secret.ts';
 
 export const SESSION_COOKIE = 'folio_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -39,12 +39,6 @@ declare module 'fastify' {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function sameToken(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 export class SessionManager {
   readonly users: SessionRecords;
   readonly options: SessionOptions;
@@ -71,7 +65,7 @@ export class SessionManager {
     if (typeof sent !== 'string' || sent === '') {
       throw forbidden('csrf_token_missing', 'Send the X-CSRF-Token header of your session with every change (reload the dashboard to get one).');
     }
-    if (!sameToken(sent, session.csrf_token)) {
+    if (!sameSecret(sent, session.csrf_token)) {
       throw forbidden('csrf_token_invalid', 'The X-CSRF-Token header does not match your session; reload the dashboard and try again.');
     }
   }

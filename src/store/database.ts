@@ -1,12 +1,11 @@
 // Opens the state store and applies migrations.
 import { Migrator, type Kysely, type Migration } from 'kysely';
 import type { Config } from '../config.ts';
-import { createStoreDialect, type StoreDialect } from './dialect.ts';
+import { createStoreDialect, StoreUnavailableError, type StoreDialect } from './dialect.ts';
 import { migrations } from './migrations/index.ts';
 import type { Database } from './schema.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 import { checkSecretFingerprint } from './fingerprint.ts';
-import { CodedError } from '../errors.ts';
 
 /** For reading which migrations exist and ran, which never runs one. */
 const NO_SECRETS: SecretBox = {
@@ -39,12 +38,6 @@ function migrator(dialect: StoreDialect, secrets: SecretBox): Migrator {
       },
     },
   });
-}
-
-export class StoreUnavailableError extends CodedError {
-  constructor(message: string) {
-    super('store_unavailable', message);
-  }
 }
 
 /**

@@ -7,11 +7,13 @@ import {
   CompiledQuery,
   Kysely,
   PostgresDialect,
+  SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
   sql,
   type CreateTableBuilder,
   type DatabaseConnection,
+  type DialectAdapter,
   type Driver,
   type SelectQueryBuilder,
   type SqliteDialectConfig,
@@ -22,6 +24,14 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import type { Database } from './schema.ts';
 import { KeyedSerial } from '../util/serial.ts';
+import { CodedError } from '../errors.ts';
+
+/** The store does not answer or cannot be opened: one sentence, never a driver's stack trace. */
+export class StoreUnavailableError extends CodedError {
+  constructor(message: string) {
+    super('store_unavailable', message);
+  }
+}
 
 export type DialectKind = 'sqlite' | 'postgres';
 
@@ -76,12 +86,24 @@ export function createStoreDialect(config: Config): StoreDialect {
 
 // ---------------------------------------------------------------- SQLite
 
+/** How long a SQLite connection waits for a lock another connection or process holds. */
+const BUSY_TIMEOUT_MS = 10_000;
+
+/** SQLITE_BUSY, extended codes included: the lock stayed taken for the whole busy timeout. */
+const sqliteBusy = (err: unknown) => ((err as { errcode?: number } | null)?.errcode ?? 0) % 256 === 5;
+
+function sqliteUnreachable(file: string, err: unknown): string | null {
+  if (!sqliteBusy(err)) return null;
+  return `The SQLite database ${file} stayed locked by another process for ${BUSY_TIMEOUT_MS / 1000} s: try again, or stop whatever holds it (another folio serve on this data directory, or a long import).`;
+}
+
 /** Adapts node:sqlite to the statement shape Kysely's SqliteDialect expects, caching prepared statements. */
 function nodeSqliteAdapter(file: string) {
-  const db = new DatabaseSync(file);
+  // The busy timeout is set as the connection opens, before anything takes a lock (switching to WAL
+  // does): processes opening a new data directory together wait their turn instead of failing.
+  const db = new DatabaseSync(file, { timeout: BUSY_TIMEOUT_MS });
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
-  db.exec('PRAGMA busy_timeout = 10000');
   db.exec('PRAGMA foreign_keys = ON');
   const cache = new LRUCache<string, { stmt: StatementSync; reader: boolean }>({ max: 500 });
   const prepare = (sql: string) => {
@@ -202,6 +224,19 @@ function walChangeCounter(file: string, reader: ReturnType<typeof nodeSqliteAdap
   };
 }
 
+/**
+ * SQLite's DDL is transactional, but Kysely's adapter says it is not, and its migrator then runs
+ * SQLite migrations with no lock at all: two processes opening a new store would both run them.
+ * Said so, the migrator runs them in one transaction, which takes the write lock up front (BEGIN
+ * IMMEDIATE): a second process waits its turn (the busy timeout) and finds them applied, and a
+ * migration that fails leaves nothing half done.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #driverConfig: SqliteDialectConfig;
   constructor(config: SqliteDialectConfig) {
@@ -211,13 +246,26 @@ class ImmediateSqliteDialect extends SqliteDialect {
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.#driverConfig);
   }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+/** The write connection: WAL mode, and no checkpoints of its own (the checkpointer thread does them, see CHECKPOINTER). */
+function openWriter(file: string): ReturnType<typeof nodeSqliteAdapter> {
+  try {
+    const adapter = nodeSqliteAdapter(file);
+    adapter.exec('PRAGMA wal_autocheckpoint = 0');
+    return adapter;
+  } catch (err) {
+    const unreachable = sqliteUnreachable(file, err);
+    throw unreachable ? new StoreUnavailableError(unreachable) : err;
+  }
 }
 
 function sqliteDialect(dataDir: string): StoreDialect {
   const file = path.join(dataDir, 'folio.db');
-  const adapter = nodeSqliteAdapter(file);
-  // The writer never checkpoints itself; the checkpointer thread does (see CHECKPOINTER).
-  adapter.exec('PRAGMA wal_autocheckpoint = 0');
+  const adapter = openWriter(file);
   const checkpointer = startCheckpointer(file);
   const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: adapter as never }) });
   let reader: ReturnType<typeof nodeSqliteAdapter> | null = null;
@@ -236,7 +284,7 @@ function sqliteDialect(dataDir: string): StoreDialect {
     idColumn: (t) => t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
     continueIds: async () => {},
     isUniqueViolation: (err) => /UNIQUE constraint failed/.test(String((err as Error)?.message)),
-    unreachable: () => null,
+    unreachable: (err) => sqliteUnreachable(file, err),
     // The reader is opened on first use: the file exists and is in WAL mode by then.
     readCommitted: async <R>(query: CompiledQuery<R>) => readerConnection().prepare(query.sql).all(query.parameters) as R[],
     dataVersion: (since) => {

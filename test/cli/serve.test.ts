@@ -1,5 +1,5 @@
-// What `folio serve` and `folio worker` say once started: the dashboard (and that its first visit
-// creates the owner account), the model provider, where the data lives; never a secret.
+// What `folio serve` and `folio worker` say once started: the dashboard (and, while no owner exists,
+// the setup link with its token), the model provider, where the data lives; never another secret.
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -37,22 +37,26 @@ async function serveOnce(env: Record<string, string>): Promise<{ url: string; me
 }
 
 describe('folio serve', () => {
-  it('says where the dashboard is, that its first visit creates the owner, the model and the data directory', async () => {
+  it('says where the dashboard is, the setup link while no owner exists, the model and the data directory', async () => {
     const dir = dataDir();
     const first = await serveOnce({ FOLIO_DATA_DIR: dir, ANTHROPIC_API_KEY: 'sk-ant-not-printed', OPENAI_API_KEY: '' });
+    const token = loadConfig({ FOLIO_DATA_DIR: dir }).setupToken;
     expect(first.messages).toEqual([
       'Folio is listening',
-      `Dashboard: ${first.url}/ (the first visit creates the owner account)`,
+      `Dashboard: ${first.url}/`,
+      `Create the owner account: ${first.url}/setup#token=${token} (the link holds the setup token: keep it private until the owner exists)`,
       'Model: anthropic/claude-sonnet-4-5 (ANTHROPIC_API_KEY is set)',
       `Data: ${dir} (state in SQLite, analytics in DuckDB, repository mirrors)`,
     ]);
     expect(first.output).not.toContain('sk-ant-not-printed');
 
-    // Once the owner exists, only the address.
+    // Once the owner exists, only the address, and the token nowhere.
     const owner = await runCli(['user', 'create', '--email', 'lead@example.com'], { FOLIO_DATA_DIR: dir });
     expect(owner.code, owner.stderr).toBe(0);
     const again = await serveOnce({ FOLIO_DATA_DIR: dir, ANTHROPIC_API_KEY: 'x' });
     expect(again.messages[1]).toBe(`Dashboard: ${again.url}/`);
+    expect(again.messages[2]).toMatch(/^Model: /);
+    expect(again.output).not.toContain(token);
   });
 
   it('on a terminal, also prints the next steps as plain lines on stderr', async () => {
@@ -67,9 +71,12 @@ describe('folio serve', () => {
       child.on('close', () => resolve(text));
     });
     const plain = out.split(/\r?\n/).filter((l) => l.startsWith('  '));
-    expect(plain[0]).toMatch(/^ {2}Dashboard: http:\/\/127\.0\.0\.1:\d+\/ \(the first visit creates the owner account\)$/);
-    expect(plain[1]).toMatch(/^ {2}! No model provider is configured: set ANTHROPIC_API_KEY/);
-    expect(plain[2]).toBe(`  Data: ${dir} (state in SQLite, analytics in DuckDB, repository mirrors)`);
+    const token = loadConfig({ FOLIO_DATA_DIR: dir }).setupToken;
+    expect(plain[0]).toMatch(/^ {2}Dashboard: http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(plain[1]).toMatch(/^ {2}Create the owner account: http:\/\/127\.0\.0\.1:\d+\/setup#token=(\S+) \(the link holds the setup token/);
+    expect(plain[1]).toContain(`#token=${token} `);
+    expect(plain[2]).toMatch(/^ {2}! No model provider is configured: set ANTHROPIC_API_KEY/);
+    expect(plain[3]).toBe(`  Data: ${dir} (state in SQLite, analytics in DuckDB, repository mirrors)`);
   }, 30_000);
 
   it('says when no model provider is configured, and which variable sets one', async () => {
@@ -80,7 +87,7 @@ describe('folio serve', () => {
       'No model provider is configured: set ANTHROPIC_API_KEY for anthropic/claude-sonnet-4-5, or FOLIO_MODEL and OPENAI_API_KEY or OPENAI_COMPATIBLE_BASE_URL. Jobs are refused until then.',
     );
     expect(line.level).toBe(40);
-    expect(none.messages).toHaveLength(4);
+    expect(none.messages).toHaveLength(5);
   });
 });
 
@@ -129,7 +136,15 @@ describe('startup lines', () => {
       `Data: ${dir} (repository mirrors); state in PostgreSQL at postgres://db.internal:5432/folio; analytics in ClickHouse at https://ch.internal:8443`,
     ]);
     const text = JSON.stringify(lines);
-    for (const secret of ['pg-password', 'again', 'ch-password', 'llm-password', 'a-secret']) expect(text).not.toContain(secret);
+    for (const secret of ['pg-password', 'again', 'ch-password', 'llm-password', 'a-secret', config.setupToken]) expect(text).not.toContain(secret);
+    // While setup is required: the public address's setup page, with the token (URL-encoded) in the fragment.
+    const custom = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_SECRET: 'a-secret-0123456789abcdef', FOLIO_SETUP_TOKEN: 'chosen+token/with=marks', FOLIO_PUBLIC_URL: 'https://folio.example.com' });
+    const setup = startupLines(custom, { listenUrl: 'http://127.0.0.1:8080', setupRequired: true });
+    expect(setup[1]).toEqual({
+      level: 'info',
+      msg: 'Create the owner account: https://folio.example.com/setup#token=chosen%2Btoken%2Fwith%3Dmarks (the link holds the setup token: keep it private until the owner exists)',
+      fields: { setupUrl: 'https://folio.example.com/setup#token=chosen%2Btoken%2Fwith%3Dmarks' },
+    });
     expect(withoutCredentials('not a url')).toBe('(not a URL)');
   });
 

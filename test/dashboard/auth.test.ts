@@ -21,31 +21,56 @@ const expectError = (res: { status: number; body: any }, status: number, code: s
 };
 
 describe('first-run setup', () => {
-  it('reports that setup is required while there is no user', async () => {
+  const token = () => server.services.config.setupToken;
+  const noUser = async () => expect(await server.services.users.setupRequired()).toBe(true);
+
+  it('reports that setup, and so the setup token, is required while there is no user', async () => {
     const res = await new Browser(server).req('GET', '/api/setup');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ setupRequired: true });
+    expect(res.body).toEqual({ setupRequired: true, tokenRequired: true });
+  });
+
+  it('refuses a stranger without the setup token, or with a wrong one, whatever else is sent: 403 invalid_setup_token, creating nothing', async () => {
+    const b = new Browser(server);
+    const wrong = [undefined, '', 'x', token().slice(0, -1), `${token()} `, token().toUpperCase(), 'a'.repeat(512)];
+    for (const setupToken of wrong) {
+      const res = await b.req('POST', '/api/setup', { body: { ...OWNER, setupToken } });
+      expectError(res, 403, 'invalid_setup_token');
+      expect(res.body.error).toMatch(setupToken ? /^The setup token is not right/ : /^Creating the owner needs the setup token: open the setup link `folio serve` printed/);
+      expect(res.text).not.toContain(token());
+    }
+    // Bad credentials are not even looked at without the token: a stranger learns nothing of the rules.
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'not-an-email', password: 'short' } }), 403, 'invalid_setup_token');
+    // A token longer than any Folio makes is refused by the schema, without repeating it.
+    const long = await b.req('POST', '/api/setup', { body: { ...OWNER, setupToken: 'y'.repeat(513) } });
+    expectError(long, 400, 'invalid_request');
+    expect(long.text).not.toContain('yyyy');
+    expectError(await b.req('POST', '/api/setup', { body: { ...OWNER, setupToken: 42 } }), 400, 'invalid_request');
+    expect(b.cookie).toBeNull();
+    await noUser();
   });
 
   it('refuses bad input with 4xx and a clear error, creating nothing', async () => {
     const b = new Browser(server);
-    expectError(await b.req('POST', '/api/setup', { body: { email: 'not-an-email', password: 'long enough password' } }), 400, 'invalid_user');
-    expectError(await b.req('POST', '/api/setup', { body: { email: 'a@example.com', password: 'short' } }), 400, 'invalid_user');
-    expectError(await b.req('POST', '/api/setup', { body: { email: 'a@example.com' } }), 400, 'invalid_request');
-    expectError(await b.req('POST', '/api/setup', { body: { ...OWNER, role: 'owner' } }), 400, 'invalid_request');
+    const setupToken = token();
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'not-an-email', password: 'long enough password', setupToken } }), 400, 'invalid_user');
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'a@example.com', password: 'short', setupToken } }), 400, 'invalid_user');
+    expectError(await b.req('POST', '/api/setup', { body: { email: 'a@example.com', setupToken } }), 400, 'invalid_request');
+    expectError(await b.req('POST', '/api/setup', { body: { ...OWNER, setupToken, role: 'owner' } }), 400, 'invalid_request');
     expectError(await b.req('POST', '/api/setup', { body: '{"email":' }), 400, 'invalid_json');
     expectError(await b.req('POST', '/api/setup', { body: 'email=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
-    expectError(await b.req('POST', '/api/setup', { body: OWNER, headers: { origin: 'https://evil.example' } }), 403, 'cross_origin_request');
+    expectError(await b.req('POST', '/api/setup', { body: { ...OWNER, setupToken }, headers: { origin: 'https://evil.example' } }), 403, 'cross_origin_request');
     expect(b.cookie).toBeNull();
-    expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: true });
+    expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: true, tokenRequired: true });
   });
 
-  it('creates the owner, signs them in with a hardened cookie, and only once', async () => {
+  it('creates the owner with the setup token, signs them in with a hardened cookie, and only once', async () => {
     const b = new Browser(server);
-    const res = await b.req('POST', '/api/setup', { body: { ...OWNER, email: '  Owner@Example.com ' } });
+    const res = await b.req('POST', '/api/setup', { body: { ...OWNER, email: '  Owner@Example.com ', setupToken: token() } });
     expect(res.status).toBe(201);
     expect(res.body.user).toMatchObject({ email: OWNER.email, role: 'owner' });
     expect(res.body.csrfToken).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(res.text).not.toContain(token());
     const cookie = res.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^folio_session=[A-Za-z0-9_-]{40,};/);
     expect(cookie).toContain('HttpOnly');
@@ -59,8 +84,12 @@ describe('first-run setup', () => {
     expect(session.body.csrfToken).toBe(res.body.csrfToken);
     expect(session.body.models.allowed).toContain(session.body.models.default);
 
-    expectError(await new Browser(server).req('POST', '/api/setup', { body: { email: 'second@example.com', password: 'another long password' } }), 409, 'already_set_up');
-    expect((await new Browser(server).req('GET', '/api/setup')).body).toEqual({ setupRequired: false });
+    // Once the owner exists the token opens nothing, and a request without it is told so, not asked for it.
+    const second = { email: 'second@example.com', password: 'another long password' };
+    expectError(await new Browser(server).req('POST', '/api/setup', { body: { ...second, setupToken: token() } }), 409, 'already_set_up');
+    expectError(await new Browser(server).req('POST', '/api/setup', { body: second }), 409, 'already_set_up');
+    expectError(await new Browser(server).req('POST', '/api/setup', { body: { ...second, setupToken: 'wrong token' } }), 409, 'already_set_up');
+    expect((await new Browser(server).req('GET', '/api/setup')).body).toEqual({ setupRequired: false, tokenRequired: false });
   });
 
   it('stores only a scrypt hash of the password', async () => {

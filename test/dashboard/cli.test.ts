@@ -60,7 +60,7 @@ describe('folio user', () => {
     const server = await startTestServer({ dataDir, workers: 0, databases });
     try {
       const b = new Browser(server);
-      expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: false });
+      expect((await b.req('GET', '/api/setup')).body).toEqual({ setupRequired: false, tokenRequired: false });
       expect((await b.req('POST', '/api/login', { body: { email: 'ops@example.com', password: 'a very long password' } })).status).toBe(200);
       expect((await b.req('POST', '/api/login', { body: { email: 'second@example.com', password: second.password } })).status).toBe(401);
       expect((await b.req('POST', '/api/login', { body: { email: 'second@example.com', password: 'changed password 123' } })).status).toBe(200);

@@ -43,10 +43,10 @@ export class Browser {
 
 export const OWNER = { email: 'owner@example.com', password: 'correct horse battery' };
 
-/** Runs first-run setup and returns a signed-in browser. */
+/** Runs first-run setup, with the server's setup token as its printed link has it, and returns a signed-in browser. */
 export async function setUp(server: TestServer): Promise<Browser> {
   const b = new Browser(server);
-  const res = await b.req('POST', '/api/setup', { body: OWNER });
+  const res = await b.req('POST', '/api/setup', { body: { ...OWNER, setupToken: server.services.config.setupToken } });
   if (res.status !== 201) throw new Error(`setup failed: ${res.status} ${res.text}`);
   return b;
 }

@@ -56,15 +56,25 @@ describe('dashboard in the browser', () => {
   let key = '';
 
   it('runs first-run setup, signs out and signs in again', async () => {
+    // Opened without the setup link: the page asks for the setup token and says where to find it.
     await page.goto(e.server.url);
     await page.waitForURL('**/setup');
     await expect.poll(() => page.getByRole('heading', { name: 'Welcome to Folio' }).isVisible()).toBe(true);
+    const tokenField = page.getByLabel('Setup token');
+    const hint = page.locator(`#${await tokenField.getAttribute('aria-describedby')}`);
+    expect(await hint.textContent()).toMatch(/folio serve prints it when it starts, in the line Create the owner account: …\/setup#token=….*docker logs/);
     await page.getByLabel('Email').fill(OWNER.email);
     await page.getByLabel('Password', { exact: true }).fill(OWNER.password);
     await page.getByLabel('Repeat the password').fill('a different passphrase');
     await page.getByRole('button', { name: 'Create owner account' }).click();
     await page.getByText('The two passwords do not match.').waitFor();
     await page.getByLabel('Repeat the password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Create owner account' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Creating the owner needs the setup token' }).waitFor();
+    await tokenField.fill('not-the-setup-token-0123456789');
+    await page.getByRole('button', { name: 'Create owner account' }).click();
+    await page.getByRole('alert').filter({ hasText: 'The setup token is not right' }).waitFor();
+    await tokenField.fill(e.server.services.config.setupToken);
     await page.getByRole('button', { name: 'Create owner account' }).click();
     await page.waitForURL('**/projects');
     await page.getByRole('heading', { name: 'New project' }).waitFor();

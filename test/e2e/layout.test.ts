@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser.ts';
 import { ensureDashboardBuilt, signedInPage } from './helpers.ts';
-import { dashboardPages, overflows, setUp, SIGNED_OUT_PAGES, startRealistic, WIDTHS, type Realistic } from './realistic.ts';
+import { dashboardPages, overflows, OWNER, SIGNED_OUT_PAGES, startRealistic, WIDTHS, type Realistic } from './realistic.ts';
 
 let r: Realistic;
 let browser: Browser;
@@ -28,16 +28,36 @@ async function visit(page: Page, path: string, ready: (page: Page) => Promise<un
 }
 
 describe('every page fits the window', () => {
-  it('setup and sign-in, at 1280 and 390 px', async () => {
+  it('setup (with and without the token in the link) and sign-in, at 1280 and 390 px', async () => {
+    const token = r.e.server.services.config.setupToken;
     for (const [, width, height] of WIDTHS) {
       const context = await browser.newContext({ viewport: { width, height } });
       const page = await context.newPage();
       page.on('pageerror', (err) => errors.push(err.message));
+      // Without the token in the link: a field for it, saying where to find it.
       await visit(page, SIGNED_OUT_PAGES.setup.path, SIGNED_OUT_PAGES.setup.ready);
-      expect(await overflows(page), `setup at ${width} px`).toBe(false);
+      await page.getByLabel('Setup token').waitFor();
+      expect(await page.getByTestId('token-from-link').count()).toBe(0);
+      expect(await overflows(page), `setup without the token at ${width} px`).toBe(false);
+      // With it (a new page: a change of fragment alone does not load one): no field, and the token out of the address bar.
+      const linked = await context.newPage();
+      await visit(linked, `/setup#token=${token}`, SIGNED_OUT_PAGES.setup.ready);
+      await linked.getByTestId('token-from-link').waitFor();
+      expect(await linked.getByLabel('Setup token').count()).toBe(0);
+      expect(linked.url()).toBe(`${r.e.server.url}/setup`);
+      expect(await overflows(linked), `setup with the token in the link at ${width} px`).toBe(false);
       await context.close();
     }
-    await setUp(r.e.server);
+    // The owner created from the link, on a phone: the token the link held is what the server took.
+    const context = await browser.newContext({ viewport: { width: WIDTHS[1][1], height: WIDTHS[1][2] } });
+    const page = await context.newPage();
+    await visit(page, `/setup#token=${token}`, SIGNED_OUT_PAGES.setup.ready);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password', { exact: true }).fill(OWNER.password);
+    await page.getByLabel('Repeat the password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Create owner account' }).click();
+    await page.waitForURL('**/projects');
+    await context.close();
     for (const [, width, height] of WIDTHS) {
       const context = await browser.newContext({ viewport: { width, height } });
       const page = await context.newPage();
@@ -45,7 +65,7 @@ describe('every page fits the window', () => {
       expect(await overflows(page), `sign-in at ${width} px`).toBe(false);
       await context.close();
     }
-  }, 60_000);
+  }, 90_000);
 
   for (const [name, width, height] of WIDTHS) {
     it(`every signed-in page at ${width} px (${name})`, async () => {

@@ -10,6 +10,7 @@ let key: string;
 let readKey: string;
 
 const base = () => `/v2/agent/${projectId}`;
+const METRICS_TOKEN = 'api-test-metrics-token-0123';
 
 function expectError(res: { status: number; body: any }, status: number, code: string) {
   expect(res.status).toBe(status);
@@ -20,7 +21,7 @@ function expectError(res: { status: number; body: any }, status: number, code: s
 
 beforeAll(async () => {
   handler = new ScriptedHandler();
-  server = await startTestServer({ jobHandler: handler, env: { FOLIO_MODELS: 'openai/gpt-5,openai-compatible/qwen3-coder', OPENAI_API_KEY: 'sk-test' } });
+  server = await startTestServer({ jobHandler: handler, env: { FOLIO_MODELS: 'openai/gpt-5,openai-compatible/qwen3-coder', OPENAI_API_KEY: 'sk-test', FOLIO_METRICS_TOKEN: METRICS_TOKEN } });
   projectId = await server.createProject({ repositoryUrl: 'https://github.com/acme/docs', baseBranch: 'develop' });
   key = await server.createKey(projectId, 'write');
   readKey = await server.createKey(projectId, 'read');
@@ -401,7 +402,7 @@ describe('platform routes', () => {
   it('health, readiness, metrics, OpenAPI and the reference page', async () => {
     expect((await server.api('GET', '/healthz')).body).toEqual({ status: 'ok' });
     expect((await server.api('GET', '/readyz')).body).toEqual({ status: 'ready' });
-    const metrics = (await server.api('GET', '/metrics')).text;
+    const metrics = (await server.api('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text;
     expect(metrics).toContain('folio_http_requests_total{method="POST",route="/v2/agent/:projectId/job",status="201"}');
     expect(metrics).toMatch(/folio_jobs\{status="completed"\} \d+/);
     expect(metrics).toContain('folio_queue_depth');

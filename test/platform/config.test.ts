@@ -1,6 +1,6 @@
 // Configuration: defaults, validation messages, the generated secret.
 import { describe, expect, it } from 'vitest';
-import { readFileSync, statSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, parseDuration } from '../../src/config.ts';
 import { childProcessEnv } from '../../src/child-env.ts';
@@ -32,7 +32,26 @@ describe('config', () => {
     const file = path.join(dir, 'secret');
     expect(readFileSync(file, 'utf8').trim()).toBe(a.secret);
     expect(statSync(file).mode & 0o077).toBe(0);
+    // Written aside and linked into place: nothing else is left behind.
+    expect(readdirSync(dir)).toEqual(['secret']);
     rmSync(dir, { recursive: true });
+  });
+
+  it('derives the setup token from the secret (the same in every process sharing it), unless FOLIO_SETUP_TOKEN is set; the metrics token only when set', () => {
+    const dirs = [tempDir(), tempDir()];
+    const secret = 'shared-secret-0123456789abcdef';
+    const [a, b] = dirs.map((dir) => loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_SECRET: secret }));
+    expect(a.setupToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(b.setupToken).toBe(a.setupToken);
+    expect(a.setupToken).not.toContain(secret.slice(0, 8));
+    const other = loadConfig({ FOLIO_DATA_DIR: dirs[0], FOLIO_SECRET: 'another-secret-0123456789abcdef' });
+    expect(other.setupToken).not.toBe(a.setupToken);
+    // A generated secret gives a token too, stable across restarts.
+    expect(loadConfig({ FOLIO_DATA_DIR: dirs[1] }).setupToken).toBe(loadConfig({ FOLIO_DATA_DIR: dirs[1] }).setupToken);
+    expect(loadConfig({ FOLIO_DATA_DIR: dirs[0], FOLIO_SETUP_TOKEN: ' chosen-by-the-operator-42 ' }).setupToken).toBe('chosen-by-the-operator-42');
+    expect(a.metricsToken).toBeNull();
+    expect(loadConfig({ FOLIO_DATA_DIR: dirs[0], FOLIO_METRICS_TOKEN: 'scrape-token-0123456789' }).metricsToken).toBe('scrape-token-0123456789');
+    for (const dir of dirs) rmSync(dir, { recursive: true });
   });
 
   it.each([
@@ -41,6 +60,10 @@ describe('config', () => {
     [{ FOLIO_WORKERS: 'two' }, /FOLIO_WORKERS/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ FOLIO_SECRET: 'short' }, /at least 16/],
+    [{ FOLIO_SETUP_TOKEN: 'short' }, /FOLIO_SETUP_TOKEN must be 16 to 512 visible ASCII characters \(no spaces\)/],
+    [{ FOLIO_SETUP_TOKEN: 'a setup token with spaces' }, /FOLIO_SETUP_TOKEN must be/],
+    [{ FOLIO_METRICS_TOKEN: 'x'.repeat(15) }, /FOLIO_METRICS_TOKEN must be 16 to 512 visible ASCII characters/],
+    [{ FOLIO_METRICS_TOKEN: 'métriques-0123456789' }, /FOLIO_METRICS_TOKEN must be/],
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ CLICKHOUSE_URL: 'tcp://x' }, /CLICKHOUSE_URL/],
     [{ FOLIO_MODEL: 'gpt-5' }, /not a model id/],

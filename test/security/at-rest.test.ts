@@ -215,9 +215,9 @@ describe('secrets at rest', () => {
 
 describe('metrics', () => {
   it('process metrics are named folio_process_… (no doubled prefix)', async () => {
-    const server = await startTestServer({ workers: 0 });
+    const server = await startTestServer({ workers: 0, env: { FOLIO_METRICS_TOKEN: 'metrics-token-0123456789' } });
     cleanups.push(() => server.close());
-    const text = (await server.api('GET', '/metrics')).text;
+    const text = (await server.api('GET', '/metrics', { headers: { authorization: 'Bearer metrics-token-0123456789' } })).text;
     expect(text).toMatch(/^folio_process_cpu_user_seconds_total /m);
     expect(text).toMatch(/^folio_nodejs_heap_size_total_bytes /m);
     expect(text).not.toContain('folio_process_process_');

@@ -1,37 +1,37 @@
 // Authentication is declared where each route is registered (config.access) and enforced by one
 // hook before anything is parsed: this walks Fastify's whole route table and sends every route a
 // stranger's request with a bad body and bad parameters. Each answers 401 — or, for a route declared
-// public, its public answer, never a 5xx. A new public route must be added to PUBLIC below on purpose,
-// and a route that declares nothing stops the server from starting.
+// public, its public answer, never a 5xx. A new public route must be added to docs/security.md's list
+// of anonymous answers on purpose, and a route that declares nothing stops the server from starting.
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { authPlugin } from '../../src/http/auth.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { ROOT } from '../helpers/process.ts';
 
-/** The routes anyone may call (method and route pattern). */
-const PUBLIC = new Set([
-  'GET /healthz',
-  'GET /readyz',
-  'GET /metrics',
-  'GET /openapi.json',
-  'GET /v1/analytics/script.js',
-  'POST /v1/analytics/:projectId/collect',
-  'OPTIONS /v1/analytics/:projectId/collect*',
-  'POST /v1/triggers/:projectId/github',
-  'POST /v1/triggers/:projectId/gitlab',
-  'GET /api/setup',
-  'POST /api/setup',
-  'POST /api/login',
-  'GET /api/session',
-]);
-/** Route prefixes of plugins declared public as a whole: the reference UI and the dashboard's pages. */
-const PUBLIC_PREFIXES = ['GET /docs', 'GET /projects', 'GET /keys', 'GET /usage', 'GET /setup', 'GET /login', 'GET /assets', 'GET /favicon.svg', 'GET /'];
+/**
+ * The routes reachable without a key or session, as docs/security.md lists them (§1a): each
+ * `METHOD /path` of the first column of that table, `{param}` as Fastify's `:param`, a trailing `*`
+ * a prefix. The table is the list: a route missing from it, or a row naming no such route, fails.
+ */
+function documentedAnonymousRoutes(): string[] {
+  const doc = readFileSync(path.join(ROOT, 'docs/security.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('### 1a.'), doc.indexOf('### 1b.'));
+  const rows = section.split('\n').filter((l) => l.startsWith('| `'));
+  return rows.flatMap((row) => [...row.split('|')[1].matchAll(/`([A-Z]+ \/[^`]*)`/g)].map((m) => m[1].replace(/\{(\w+)\}/g, ':$1')));
+}
+const DOCUMENTED = documentedAnonymousRoutes();
+const covers = (entry: string, name: string) => (entry.endsWith('*') ? name.startsWith(entry.slice(0, -1)) : name === entry);
+const documented = (name: string) => DOCUMENTED.some((d) => covers(d, name));
 
 let server: TestServer;
 let projectId: string;
 beforeAll(async () => {
-  server = await startTestServer({ workers: 0 });
+  // With a metrics token, so /metrics is there: its own token, a stranger's 401.
+  server = await startTestServer({ workers: 0, env: { FOLIO_METRICS_TOKEN: 'route-access-metrics-token' } });
   projectId = await server.createProject();
 });
 afterAll(async () => server?.close());
@@ -49,10 +49,10 @@ describe('every route', () => {
     for (const { method, url, access } of routes) {
       const name = `${method} ${url}`;
       const isPublic = access === 'public';
-      if (isPublic) {
-        const asGet = method === 'HEAD' ? `GET ${url}` : name; // Fastify adds HEAD beside each GET
-        expect(PUBLIC.has(asGet) || PUBLIC_PREFIXES.some((p) => asGet === p || asGet.startsWith(`${p}/`) || asGet.startsWith(`${p}*`)), `${name} is public`).toBe(true);
-      }
+      const asGet = method === 'HEAD' ? `GET ${url}` : name; // Fastify adds HEAD beside each GET
+      // Neither a key nor a session: listed in docs/security.md with what it reveals.
+      if (isPublic || access === 'metrics') expect(documented(asGet), `${name} is reachable without a key or session: list it in docs/security.md §1a`).toBe(true);
+      else expect(documented(asGet), `${name} needs a key or a session but docs/security.md §1a lists it`).toBe(false);
       // Bad parameters: an over-long id and one with a NUL; a bad JSON body of the wrong type.
       for (const params of [(n: string) => (n === 'projectId' ? projectId : 'x'.repeat(300)), () => '%00', () => 'job_nope']) {
         const res = await fetch(server.url + fill(url, params), {
@@ -69,6 +69,10 @@ describe('every route', () => {
       }
       checked.push(name);
     }
+    // Every row of the list names a route reachable without a key or session.
+    const anonymous = routes.filter((r) => r.access === 'public' || r.access === 'metrics').map((r) => `${r.method} ${r.url}`);
+    for (const d of DOCUMENTED) expect(anonymous.some((name) => covers(d, name)), `docs/security.md §1a lists ${d}`).toBe(true);
+    expect(DOCUMENTED).toEqual(expect.arrayContaining(['GET /api/setup', 'POST /api/setup', 'GET /metrics']));
     // The two routes that used to validate before they authenticated.
     expect(checked).toContain('GET /v2/agent/:projectId/usage');
     expect(checked).toContain('GET /v2/agent/:projectId/job/:id/changes');

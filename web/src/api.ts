@@ -117,7 +117,7 @@ export function errorMessage(err: unknown): string {
 
 export const api = {
   setupRequired: () => request<SetupState>('GET', '/api/setup'),
-  setup: (email: string, password: string) => request<Session>('POST', '/api/setup', { email, password }),
+  setup: (email: string, password: string, setupToken: string) => request<Session>('POST', '/api/setup', { email, password, setupToken }),
   login: (email: string, password: string) => request<Session>('POST', '/api/login', { email, password }),
   logout: () => request<void>('POST', '/api/logout'),
   session: () => request<Session>('GET', '/api/session'),

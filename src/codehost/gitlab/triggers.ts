@@ -1,20 +1,18 @@
 // GitLab (gitlab.com and self-managed) as a source of triggers: deliveries carrying the secret itself
 // in X-Gitlab-Token, Merge Request and Push hooks, merge requests by iid (!12), and the files of a
 // change from the REST API v4 (merge_requests/{iid}/changes, repository/compare).
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { gitlabApiBase } from './pull-requests.ts';
 import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall } from '../types.ts';
 import { refusalOf } from '../../net/guarded-fetch.ts';
+import { sameSecret } from '../../util/same-secret.ts';
 import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ChangeSource, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
 import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
 
 const MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
 
-/** `X-Gitlab-Token` carries the secret itself: compared through fixed-length digests of both sides. */
+/** `X-Gitlab-Token` carries the secret itself. */
 export function verifyGitLab(secret: string, header: string | undefined): boolean {
-  if (header === undefined) return false;
-  const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-  return timingSafeEqual(digest(header), digest(secret));
+  return header !== undefined && sameSecret(header, secret);
 }
 
 /** The `X-Gitlab-Event` header and the parsed body. */

@@ -21,6 +21,7 @@ import {
   ProjectKeyParams,
   ProjectList,
   Session,
+  SetupBody,
   SetupState,
   UpdateProjectBody,
   type ChecksMode,
@@ -86,11 +87,16 @@ const hide = { hide: true } as const;
 const signIn: FastifyPluginAsyncTypebox = async (app) => {
   const { users, config, sessions } = app;
 
-  app.get('/api/setup', { schema: { ...hide, response: { 200: SetupState } }, config: ACCESS.public }, async () => ({ setupRequired: await users.setupRequired() }));
+  // The setup token is needed for as long as there is an owner to create.
+  app.get('/api/setup', { schema: { ...hide, response: { 200: SetupState } }, config: ACCESS.public }, async () => {
+    const setupRequired = await users.setupRequired();
+    return { setupRequired, tokenRequired: setupRequired };
+  });
 
-  app.post('/api/setup', { schema: { ...hide, body: Credentials, response: { 201: Session, ...errorResponses(400, 403, 409) } }, config: ACCESS.public }, async (request, reply) => {
+  app.post('/api/setup', { schema: { ...hide, body: SetupBody, response: { 201: Session, ...errorResponses(400, 403, 409) } }, config: ACCESS.public }, async (request, reply) => {
     sessions.checkSameOrigin(request);
-    const user = await users.createFirstOwner(request.body);
+    const { setupToken, ...credentials } = request.body;
+    const user = await users.createFirstOwner(credentials, setupToken);
     const session = await sessions.start(request, reply, user);
     return reply.code(201).send(sessionBody(config, { user, session }));
   });

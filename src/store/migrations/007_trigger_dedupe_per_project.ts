@@ -12,7 +12,7 @@ const REBUILT = 'trigger_deliveries_007';
 const COLUMNS = ['id', 'project_id', 'host', 'delivery_id', 'event', 'outcome', 'status_code', 'reason', 'repository', 'change_url', 'job_id', 'dedupe_key', 'received_at'];
 
 export async function up(db: Kysely<unknown>, dialect: StoreDialect): Promise<void> {
-  // All or nothing: PostgreSQL's migrator runs in a transaction already, SQLite's does not.
+  // All or nothing: the migrator runs in a transaction already (store/dialect.ts), a direct call may not.
   const rebuild = async (trx: Kysely<unknown> | Transaction<unknown>) => {
     await dialect
       .idColumn(trx.schema.createTable(REBUILT))
