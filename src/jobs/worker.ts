@@ -132,16 +132,7 @@ export class WorkerPool {
             throw err;
           });
           const ctx = (project: JobContext['project']): JobContext => ({
-            job: {
-              id: row.id,
-              projectId: row.project_id,
-              model: row.model,
-              repository: row.repository,
-              ref: row.ref,
-              baseRef: row.base_ref,
-              prLink,
-              trigger: storedTrigger(row.trigger),
-            },
+            job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink, trigger: storedTrigger(row.trigger) },
             project,
             history,
             message,
