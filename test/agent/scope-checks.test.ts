@@ -189,6 +189,17 @@ describe('a broken-paths job changes only the redirect configuration', () => {
       BROKEN_PATHS,
     );
     expect(ok.problems).toEqual([]);
+    // Next to another plugin, on one line or in the require.resolve form.
+    const other = { ...site, 'docusaurus.config.js': BASE_CONFIG.replace('\n};', "\n  plugins: ['docusaurus-plugin-sass'],\n};") };
+    for (const entry of ["['@docusaurus/plugin-client-redirects', { redirects: [{ from: '/docs/x', to: '/docs/' }] }]", "[require.resolve('@docusaurus/plugin-client-redirects'), {redirects: []}]"]) {
+      const added = await check(other, (ws) => ws.writeText('docusaurus.config.js', other['docusaurus.config.js'].replace("'docusaurus-plugin-sass']", `'docusaurus-plugin-sass', ${entry}]`)), BROKEN_PATHS);
+      expect(added.problems, entry).toEqual([]);
+      const first = await check(other, (ws) => ws.writeText('docusaurus.config.js', other['docusaurus.config.js'].replace("['docusaurus-plugin-sass']", `[\n    ${entry},\n    'docusaurus-plugin-sass',\n  ]`)), BROKEN_PATHS);
+      expect(first.problems, entry).toEqual([]);
+    }
+    // Another plugin added alongside is not.
+    const sneaked = await check(other, (ws) => ws.writeText('docusaurus.config.js', other['docusaurus.config.js'].replace("'docusaurus-plugin-sass']", "'docusaurus-plugin-sass', 'evil-plugin', ['@docusaurus/plugin-client-redirects', { redirects: [] }]]")), BROKEN_PATHS);
+    expect(problems(sneaked, 'scope')).toEqual(['scope docusaurus.config.js docusaurus.config.js enforced']);
     // The plugin already there with another option: only its redirects list may change.
     const files = { ...site, 'docusaurus.config.js': withPlugin("{ fromExtensions: ['html'], redirects: [] }") };
     const listOnly = await check(files, (ws) => ws.writeText('docusaurus.config.js', withPlugin("{ fromExtensions: ['html'], redirects: [{ from: '/docs/x', to: '/docs/' }] }")), BROKEN_PATHS);

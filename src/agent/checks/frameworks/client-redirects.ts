@@ -93,7 +93,7 @@ const PLUGIN_NAME = '@docusaurus/plugin-client-redirects';
 
 /** What is left of docusaurus.config.* once the plugin's redirects are taken out, to compare with the base. */
 export interface ConfigRest {
-  /** The text without the plugin's redirects (and without the plugin, where it has no other option), line breaks kept, other white space dropped. */
+  /** The text without the plugin's redirects (and without the plugin, where it has no other option), white space and trailing commas dropped outside strings and comments. */
   rest: string;
   /** True when a redirects list holds more than literal `{from, to}` objects (code, variables, template strings): it is kept in `rest`. */
   notLiteral: boolean;
@@ -102,9 +102,9 @@ export interface ConfigRest {
 /**
  * docusaurus.config.* as a broken-paths job may change it: the client-redirects plugin's `redirects`
  * lists emptied, each plugin entry that then holds nothing else removed (adding the plugin is
- * allowed), an emptied `plugins: []` removed, and white space within lines dropped. Only entries
- * written out plainly (`['@docusaurus/plugin-client-redirects', { redirects: [...] }]`) are
- * recognised; anything else stays in the text, so a change to it shows.
+ * allowed), an emptied `plugins: []` removed, and the layout (white space, trailing commas) ignored.
+ * Only entries written out plainly (`['@docusaurus/plugin-client-redirects', { redirects: [...] }]`)
+ * are recognised; anything else stays in the text, so a change to it shows.
  */
 export function clientRedirectsRest(text: string): ConfigRest {
   let out = '';
@@ -129,10 +129,28 @@ export function clientRedirectsRest(text: string): ConfigRest {
     }
   }
   out += text.slice(at);
-  const rest = out
-    .replace(/\bplugins\s*:\s*\[\s*\]\s*,?/g, '')
-    .replace(/\s+/g, (ws) => (/[\n\r\u2028\u2029]/.test(ws) ? '\n' : ''));
-  return { rest, notLiteral };
+  return { rest: layoutFree(out.replace(/\bplugins\s*:\s*\[\s*\]\s*,?/g, '')), notLiteral };
+}
+
+/**
+ * The text without its layout: white space outside strings and comments dropped (a line comment
+ * keeps the line break that ends it, so no code can move into or out of one), and a trailing comma
+ * before `]` or `}` dropped. Only layout goes: every token of code stays, in order.
+ */
+function layoutFree(text: string): string {
+  let out = '';
+  for (let i = 0; i < text.length; i++) {
+    const after = skipNonCode(text, i);
+    if (after !== i) {
+      out += text.slice(i, after);
+      if (text[i] === '/' && text[i + 1] === '/') out += '\n';
+      i = after - 1;
+    } else if (!SPACE.test(text[i])) {
+      if ((text[i] === ']' || text[i] === '}') && out.endsWith(',') && !/[[{,]$/.test(out.slice(0, -1))) out = out.slice(0, -1);
+      out += text[i];
+    }
+  }
+  return out;
 }
 
 /** Where each string literal naming the plugin is, in code (comments skipped), as [start, end). */
