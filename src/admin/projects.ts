@@ -1,6 +1,7 @@
 // The projects an operator manages: every setting a user sends is checked here, above the store (the
 // repository URL and branch by the one rule of src/git/repository-url.ts, the code host against the
-// declared list, the webhook URL by the outbound address policy), then stored by store/projects.ts.
+// declared list, the webhook URL by the outbound address policy, redirect hosts as host names by
+// util/host-name.ts), then stored by store/projects.ts.
 // The dashboard, the CLI and the analytics collect endpoint reach projects through this service.
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
@@ -10,6 +11,7 @@ import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } fro
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
 import { CodedError } from '../errors.ts';
+import { dnsHostName } from '../util/host-name.ts';
 
 export { projectView, type Project, type ProjectRow };
 
@@ -57,6 +59,24 @@ function checkOrigin(origin: string): void {
   if (!ok) throw new ProjectInputError(`Site origin "${origin}" must be an origin such as https://docs.example.com (no path).`, 'siteOrigins');
 }
 
+const MAX_REDIRECT_HOSTS = 50;
+
+/** Redirect hosts as stored: each a host name, normalised (lower case, IDNA), without repeats. */
+function checkRedirectHosts(values: string[]): string[] {
+  if (values.length > MAX_REDIRECT_HOSTS) throw new ProjectInputError(`A project lists at most ${MAX_REDIRECT_HOSTS} redirect hosts, got ${values.length}.`, 'redirectHosts');
+  const hosts = values.map((value) => {
+    const host = dnsHostName(value.trim());
+    if (host === null) {
+      throw new ProjectInputError(
+        `Redirect host "${value.slice(0, 100)}" must be a host name such as status.example.com: no scheme, port, path, wildcard or IP address.`,
+        'redirectHosts',
+      );
+    }
+    return host;
+  });
+  return [...new Set(hosts)];
+}
+
 export class ProjectsService {
   readonly store: ProjectStore;
   private readonly config: Pick<Config, 'repositories' | 'outbound'>;
@@ -69,8 +89,8 @@ export class ProjectsService {
     this.resolve = resolve;
   }
 
-  /** Checks what a user set; throws ProjectInputError with a sentence and the field. */
-  async validate(input: Partial<ProjectSettings>): Promise<void> {
+  /** Checks what a user set and returns it as stored (redirect hosts normalised); throws ProjectInputError with a sentence and the field. */
+  async validate<T extends Partial<ProjectSettings>>(input: T): Promise<T> {
     if (input.name !== undefined && (input.name.trim().length === 0 || input.name.length > 200)) {
       throw new ProjectInputError('Project name must be 1 to 200 characters.', 'name');
     }
@@ -95,17 +115,17 @@ export class ProjectsService {
     if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
       throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');
     }
+    return input.redirectHosts === undefined ? input : { ...input, redirectHosts: checkRedirectHosts(input.redirectHosts) };
   }
 
   async create(input: ProjectSettings): Promise<ProjectRow> {
-    await this.validate(input);
-    return this.store.create({ ...input, codeHost: input.codeHost ?? inferCodeHost(input.repositoryUrl) });
+    const checked = await this.validate(input);
+    return this.store.create({ ...checked, codeHost: checked.codeHost ?? inferCodeHost(checked.repositoryUrl) });
   }
 
   /** The project after the change; undefined when there is no such project. */
   async update(id: string, input: Partial<ProjectSettings>): Promise<ProjectRow | undefined> {
-    await this.validate(input);
-    return this.store.update(id, input);
+    return this.store.update(id, await this.validate(input));
   }
 
   get(id: string): Promise<ProjectRow | undefined> {

@@ -22,8 +22,12 @@ export class AgentFailure extends Error {
 
 /** Docs-aware checks run with the parse validation when the model finishes. */
 export interface AgentChecks {
-  /** `strict`: problems left after the fix rounds fail the run (`checks_failed`); `warn`: they are returned. */
-  mode: 'strict' | 'warn';
+  /**
+   * `strict`: problems left after the fix rounds fail the run (`checks_failed`); `warn`: they are
+   * returned; `off`: only enforced checks run. Enforced problems (a suggestion job's scope, redirects
+   * off the site) fail the run in every mode.
+   */
+  mode: 'strict' | 'warn' | 'off';
   run(workspace: Workspace): Promise<ChecksReport>;
 }
 
@@ -306,9 +310,10 @@ async function reviewFinish(input: AgentRunInput, validationRounds: number): Pro
   return { accepted: false, fixRequest: fixRequest(issues, report) };
 }
 
-/** After the last fix round: files that still do not parse fail the run, and so do problems under strict checks. */
+/** After the last fix round: files that still do not parse fail the run, and so do problems under strict checks and enforced ones in any mode. */
 function failIfStillBroken(input: AgentRunInput, validationRounds: number, issues: ValidationIssue[], report: ChecksReport | null): void {
-  const problems = report?.problems ?? [];
+  const strict = input.checks?.mode === 'strict';
+  const problems = (report?.problems ?? []).filter((p) => strict || p.enforced);
   const rounds = `${validationRounds} fix round${validationRounds === 1 ? '' : 's'}`;
   if (issues.length > 0) {
     throw new AgentFailure(
@@ -320,7 +325,7 @@ function failIfStillBroken(input: AgentRunInput, validationRounds: number, issue
       report,
     );
   }
-  if (input.checks?.mode === 'strict') {
+  if (problems.length > 0) {
     throw new AgentFailure(
       'checks_failed',
       `The docs checks still find ${problems.length} problem${problems.length === 1 ? '' : 's'} the job introduced after ${rounds}: ${problems

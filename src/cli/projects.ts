@@ -37,6 +37,10 @@ function settingOptions(command: 'create' | 'update'): Option[] {
       '--checks <mode>',
       create ? 'docs checks before each push: strict fails jobs that leave broken links, warn lists problems in the PR, off' : 'docs checks before each push',
     ).choices(CHECKS_MODES),
+    new Option(
+      '--redirect-host <host>',
+      create ? 'host a redirect written by a job may lead to besides the docs site (repeatable)' : 'replaces the redirect hosts (repeatable; "" clears them)',
+    ).argParser(repeatable),
     new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors (counted by address and user agent); "off" turns it off').argParser(autoFixOption),
     new Option('--json', 'machine-readable output'),
   ];
@@ -68,6 +72,7 @@ interface CreateOptions {
   siteOrigin?: string[];
   checks?: ChecksMode;
   autoFix?: number | 'off';
+  redirectHost?: string[];
   json?: boolean;
 }
 
@@ -86,6 +91,7 @@ function registerCreate(project: Command): void {
         siteOrigins: o.siteOrigin ?? [],
         checks: o.checks,
         autoFixMinVisitors: typeof o.autoFix === 'number' ? o.autoFix : null,
+        redirectHosts: o.redirectHost ?? [],
       }),
     );
     const view = projectView(row);
@@ -121,6 +127,8 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.siteOrigin !== undefined) input.siteOrigins = o.siteOrigin as string[];
   if (o.checks !== undefined) input.checks = o.checks as ChecksMode;
   if (o.autoFix !== undefined) input.autoFixMinVisitors = o.autoFix === 'off' ? null : (o.autoFix as number);
+  // `--redirect-host ""` alone clears the list.
+  if (o.redirectHost !== undefined) input.redirectHosts = (o.redirectHost as string[]).filter((h) => h !== '');
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

@@ -81,6 +81,11 @@ const projectFields = {
   autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
     description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors, counted by the identities the server derives from address and user agent (not client-chosen visitorIds); null: off (the default).',
   }),
+  // Checked and normalised by the projects service, which answers a value that is not a host name with one clear sentence.
+  redirectHosts: Type.Array(Type.String({ maxLength: 300 }), {
+    maxItems: 50,
+    description: 'Host names (e.g. status.example.com) a redirect written by a job may lead to besides the docs site; any other host fails the redirects check. Suggestion jobs never redirect off the site.',
+  }),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -108,6 +113,7 @@ export const Project = Type.Object({
   siteOrigins: Type.Array(Type.String()),
   checks: Type.Enum(CHECKS_MODES),
   autoFixMinVisitors: Type.Union([Type.Integer(), Type.Null()], { description: 'The weekly automatic broken-paths job\'s threshold; null: off.' }),
+  redirectHosts: Type.Array(Type.String(), { description: 'Host names a redirect may lead to besides the docs site (normalised: lower case, IDNA).' }),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

@@ -186,18 +186,31 @@ export const DeliveryParams = Type.Object({
   deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (whd_…).' }),
 });
 export const DocsProblem = Type.Object({
-  check: Type.Union([Type.Literal('links'), Type.Literal('anchors'), Type.Literal('assets'), Type.Literal('navigation'), Type.Literal('redirects'), Type.Literal('llms-txt')]),
+  check: Type.Union([
+    Type.Literal('links'),
+    Type.Literal('anchors'),
+    Type.Literal('assets'),
+    Type.Literal('navigation'),
+    Type.Literal('redirects'),
+    Type.Literal('llms-txt'),
+    Type.Literal('scope'),
+  ]),
   path: Type.String({ description: 'The page, or the navigation/configuration file, the problem is in.' }),
   line: Type.Union([Type.Integer(), Type.Null()]),
   target: Type.Union([Type.String(), Type.Null()], { description: 'The link, image, navigation entry or page concerned.' }),
   message: Type.String(),
+  enforced: Type.Optional(
+    Type.Literal(true, { description: 'Fails the job whatever the checks mode: a suggestion job changed what it may not, or redirected off the site.' }),
+  ),
 });
 
 export const ChecksReport = Type.Object(
   {
     mode: Type.Union([Type.Literal('strict'), Type.Literal('warn'), Type.Literal('off')]),
     framework: Type.String(),
-    ran: Type.Array(Type.String(), { description: 'links, anchors, assets, navigation (explicit navigation only), redirects (Mintlify).' }),
+    ran: Type.Array(Type.String(), {
+      description: 'links, anchors, assets, navigation (explicit navigation only), redirects (where the site declares them), llms-txt, scope (suggestion jobs).',
+    }),
     pagesChecked: Type.Integer(),
     problems: Type.Array(DocsProblem, { description: 'Problems the job introduced and left (after its fix rounds).' }),
     preExisting: Type.Array(DocsProblem, { description: 'Problems already on the base branch in the checked files; never blocking.' }),

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import { createDocsChecks, type ChecksReport } from '../agent/checks/index.ts';
+import { createDocsChecks, type ChecksReport, type JobPolicy } from '../agent/checks/index.ts';
 import { AgentFailure, runAgent, type AgentChecks, type AgentRunResult } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
@@ -230,10 +230,20 @@ function withChecksMode(mode: JobContext['project']['checks'], report: ChecksRep
   return { mode, ...report };
 }
 
-/** The project's docs checks, comparing the workspace with the commit the job's branch forked from. */
+/** The suggestion kind of a job started from one, by its stored trigger (never by its prompt); null for any other job. */
+function suggestionOf(job: JobContext['job']): JobPolicy['suggestion'] {
+  return job.trigger?.kind === 'suggestion' ? job.trigger.suggestionKind : null;
+}
+
+/**
+ * The project's docs checks, comparing the workspace with the commit the job's branch forked from.
+ * A suggestion job is checked even when the project turned its checks off: what it may change and
+ * where its redirects lead are enforced whatever the mode.
+ */
 function docsChecksFor(turn: Turn, profile: DocsProfile, prep: Promise<PreparedWorktree>): AgentChecks | undefined {
   const { project, job } = turn.ctx;
-  if (project.checks === 'off') return undefined;
+  const suggestion = suggestionOf(job);
+  if (project.checks === 'off' && suggestion === null) return undefined;
   const { repo } = turn;
   let fork: Promise<string> | undefined;
   const forkPoint = () => (fork ??= prep.then(async (w) => (await repo.forkPoint(w.startSha, job.baseRef)) ?? w.startSha));
@@ -241,6 +251,8 @@ function docsChecksFor(turn: Turn, profile: DocsProfile, prep: Promise<PreparedW
     mode: project.checks,
     ...createDocsChecks({
       profile,
+      policy: { redirectHosts: project.redirectHosts, suggestion },
+      enforcedOnly: project.checks === 'off',
       base: async () => repo.treeSource(await forkPoint()),
       priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
     }),
@@ -345,7 +357,9 @@ async function upsertPullRequest(turn: Turn, prior: TurnMessage[], result: Agent
     checksMode: project.checks,
     baseBranch: job.baseRef,
   });
-  const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs }, signal);
+  // A job no person started (the weekly automatic run) opens a draft where the host has drafts.
+  const automatic = job.trigger?.kind === 'suggestion' && job.trigger.automatic;
+  const pr = await host.upsert({ branch: job.ref, baseBranch: job.baseRef, title: firstTitle, body, draft: project.draftPrs || automatic }, signal);
   if (pr) {
     // The pull request's title is the job's title from now on (stored with the link).
     if (pr.url !== null) await ctx.setPrLink(pr.url, firstTitle);

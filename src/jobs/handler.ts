@@ -1,5 +1,6 @@
 // What a worker runs for each queued message of a job. The agent (src/agent) supplies the real one;
 // tests supply their own. A handler never touches the store: it gets what it needs here.
+import type { JobTrigger } from '../contracts/jobs.ts';
 import type { CodeHostKind } from '../store/schema.ts';
 import type { ChecksMode } from '../store/projects.ts';
 import type { BranchDiff, StoredChecks } from './changes.ts';
@@ -27,6 +28,8 @@ export interface JobContext {
     baseRef: string;
     /** Set when an earlier turn (or a run that died) already opened a pull request. */
     prLink: string | null;
+    /** What started the job, as stored when it was created (never read from a prompt): a suggestion job may change only what it is for. */
+    trigger: JobTrigger | null;
   };
   project: {
     id: string;
@@ -39,6 +42,8 @@ export interface JobContext {
     repoToken: string | null;
     /** Docs checks before each push: strict, warn or off. */
     checks: ChecksMode;
+    /** Hosts besides the site a redirect may lead to (normalised host names). */
+    redirectHosts: string[];
   };
   /** Every message of the job in order, including `message`. */
   history: TurnMessage[];

@@ -88,9 +88,11 @@ function problemLines(list: StoredChecks['problems']): string[] {
 
 function checksSection(input: DescriptionInput): string {
   const c = input.checks;
-  if (input.checksMode === 'off') return '## Docs checks\n\nOff for this project.';
+  if (input.checksMode === 'off' && !c) return '## Docs checks\n\nOff for this project.';
   if (!c) return '## Docs checks\n\nNot run: the job changed no files.';
-  const head = `Mode **${input.checksMode}** · ${c.framework} · ran: ${c.ran.join(', ')} · ${c.pagesChecked} page${c.pagesChecked === 1 ? '' : 's'} checked${c.truncated ? ' (partially: limits reached)' : ''}`;
+  // With the project's checks off, a suggestion job still runs the checks it must pass.
+  const mode = input.checksMode === 'off' ? '**off** (only what a suggestion job must pass)' : `**${input.checksMode}**`;
+  const head = `Mode ${mode} · ${c.framework} · ran: ${c.ran.join(', ')} · ${c.pagesChecked} page${c.pagesChecked === 1 ? '' : 's'} checked${c.truncated ? ' (partially: limits reached)' : ''}`;
   const parts = ['## Docs checks', '', head, ''];
   if (c.problems.length === 0) parts.push('✅ No problems introduced by this job.');
   else {

@@ -26,6 +26,11 @@ function filesOf(json: string | null | undefined): JobFile[] {
 /** A stored pull request link, shown only when it is a web (http or https) link. */
 export const webLink = (link: string | null): string | null => (link !== null && /^https?:\/\//i.test(link) ? link : null);
 
+/** What started a job, as its row stores it (JSON written by jobs/service.ts); null for jobs created through the API. */
+export function storedTrigger(json: string | null | undefined): JobTrigger | null {
+  return json === null || json === undefined ? null : (JSON.parse(json) as JobTrigger);
+}
+
 /** `prices` turns the job's tokens into its estimated cost (FOLIO_MODEL_PRICES). */
 export function jobView(row: JobRow, prices: PriceTable): Job {
   return {
@@ -39,7 +44,7 @@ export function jobView(row: JobRow, prices: PriceTable): Job {
     updatedAt: iso(row.updated_at),
     archivedAt: row.archived_at === null ? null : iso(row.archived_at),
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
-    trigger: row.trigger === null || row.trigger === undefined ? null : (JSON.parse(row.trigger) as JobTrigger),
+    trigger: storedTrigger(row.trigger),
     files: filesOf(row.files),
     usage: jobUsage(prices, row.model, row.input_tokens ?? 0, row.output_tokens ?? 0),
   };

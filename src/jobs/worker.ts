@@ -9,8 +9,8 @@ import type { Database } from '../store/schema.ts';
 import { JobFailure, type AbortReason, type JobContext, type JobHandler, type TurnMessage } from './handler.ts';
 import type { JobQueue, TurnOutcome } from './queue.ts';
 import type { JobsService } from './service.ts';
-import type { JobRow } from './view.ts';
-import { checksMode, type ProjectStore } from '../store/projects.ts';
+import { storedTrigger, type JobRow } from './view.ts';
+import { checksMode, redirectHostsOf, type ProjectStore } from '../store/projects.ts';
 import { SecretBoxError } from '../store/secret-box.ts';
 
 /** How long a stopped run may take to wind down before the worker moves on. */
@@ -132,7 +132,7 @@ export class WorkerPool {
             throw err;
           });
           const ctx = (project: JobContext['project']): JobContext => ({
-            job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink },
+            job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink, trigger: storedTrigger(row.trigger) },
             project,
             history,
             message,
@@ -231,6 +231,7 @@ export class WorkerPool {
       draftPrs: p.draft_prs === 1,
       repoToken: projects.secrets(p).repoToken,
       checks: checksMode(p.checks),
+      redirectHosts: redirectHostsOf(p),
     };
   }
 

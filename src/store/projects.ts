@@ -29,12 +29,20 @@ export interface ProjectInput {
   checks?: ChecksMode;
   /** The weekly automatic broken-paths job's threshold (distinct visitors of a path); null: off. */
   autoFixMinVisitors?: number | null;
+  /** Host names (normalised) a redirect may lead to besides the site. */
+  redirectHosts?: string[];
 }
 
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
 export interface ProjectSecrets {
   repoToken: string | null;
   webhookSecret: string | null;
+}
+
+/** The hosts a project's redirects may lead to besides its site, as stored. */
+export function redirectHostsOf(row: Pick<ProjectRow, 'redirect_hosts'>): string[] {
+  const hosts = JSON.parse(row.redirect_hosts ?? '[]') as unknown;
+  return Array.isArray(hosts) ? hosts.filter((h): h is string => typeof h === 'string') : [];
 }
 
 /** The stored mode; anything unexpected reads as the default. */
@@ -57,6 +65,7 @@ export function projectView(row: ProjectRow): Project {
     siteOrigins: JSON.parse(row.site_origins) as string[],
     checks: checksMode(row.checks),
     autoFixMinVisitors: row.auto_fix_min_visitors ?? null,
+    redirectHosts: redirectHostsOf(row),
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -97,6 +106,7 @@ export class ProjectStore {
       site_origins: JSON.stringify(input.siteOrigins ?? []),
       checks: input.checks ?? 'warn',
       auto_fix_min_visitors: input.autoFixMinVisitors ?? null,
+      redirect_hosts: JSON.stringify(input.redirectHosts ?? []),
       created_at: now,
       updated_at: now,
     };
@@ -118,6 +128,7 @@ export class ProjectStore {
     if (input.siteOrigins !== undefined) set.site_origins = JSON.stringify(input.siteOrigins);
     if (input.checks !== undefined) set.checks = input.checks;
     if (input.autoFixMinVisitors !== undefined) set.auto_fix_min_visitors = input.autoFixMinVisitors;
+    if (input.redirectHosts !== undefined) set.redirect_hosts = JSON.stringify(input.redirectHosts);
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

@@ -31,6 +31,8 @@ export interface ProjectsTable {
   checks: string;
   /** The weekly automatic broken-paths job starts at this many not-found visitors; null: off. */
   auto_fix_min_visitors: Generated<number | null>;
+  /** JSON array of host names a redirect may lead to besides the site (never in suggestion jobs). */
+  redirect_hosts: Generated<string>;
   created_at: number;
   updated_at: number;
 }

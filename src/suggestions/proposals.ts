@@ -83,7 +83,8 @@ const REDIRECT_HOME: Record<DocsFramework, string> = {
   mintlify: 'the `redirects` list in docs.json (`{"source": "/old", "destination": "/new"}`)',
   docusaurus: 'the `redirects` option of @docusaurus/plugin-client-redirects in docusaurus.config (`{from: "/old", to: "/new"}`; add the plugin if the site lacks it)',
   mkdocs: "the redirects plugin's `redirect_maps` in mkdocs.yml (`old.md: new.md`, file paths relative to docs/; add the plugin if the site lacks it)",
-  markdown: "the site's redirect configuration (the web server's, if the site has none)",
+  // A plain Markdown site has no redirect configuration the checks can read: a broken-paths job there may change no file.
+  markdown: 'your summary only (this site has no redirect configuration Folio can check, so change no file: name the page each address should lead to, for people to add to their web server)',
 };
 
 function visitorsLine(p: SuggestedPath): string {

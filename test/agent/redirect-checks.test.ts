@@ -91,10 +91,14 @@ const mkdocsWith = (maps: Record<string, string>) =>
 describe('MkDocs redirects plugin', () => {
   const base = { ...MKDOCS.files, 'mkdocs.yml': mkdocsWith({ 'old.md': 'index.md' }) };
 
-  it('a redirect_maps entry must lead to a page under docs_dir (URLs are not judged)', async () => {
-    const ok = await checkEdit(base, (w) => w.writeText('mkdocs.yml', mkdocsWith({ 'old.md': 'index.md', 'hooks.md': 'guides/webhooks.md', 'ext.md': 'https://example.org/x' })));
+  it('a redirect_maps entry must lead to a page under docs_dir (another site only when the project lists its host)', async () => {
+    const ok = await checkEdit(base, (w) => w.writeText('mkdocs.yml', mkdocsWith({ 'old.md': 'index.md', 'hooks.md': 'guides/webhooks.md' })));
     expect(ok.ran).toContain('redirects');
     expect(redirectProblems(ok)).toEqual([]);
+    const external = mkdocsWith({ 'old.md': 'index.md', 'ext.md': 'https://example.org/x' });
+    expect(redirectProblems(await checkEdit(base, (w) => w.writeText('mkdocs.yml', external)))).toEqual(['mkdocs.yml https://example.org/x']);
+    const listed = await editAndCheck(base, (w) => w.writeText('mkdocs.yml', external), [], { policy: { redirectHosts: ['example.org'], suggestion: null } });
+    expect(redirectProblems(listed.report)).toEqual([]);
     const bad = await checkEdit(base, (w) => w.writeText('mkdocs.yml', mkdocsWith({ 'old.md': 'index.md', 'hooks.md': 'guides/hooks.md' })));
     expect(redirectProblems(bad)).toEqual(['mkdocs.yml guides/hooks.md']);
   });

@@ -49,6 +49,9 @@ describe('folio project / key', () => {
     // The weekly automatic broken-paths job: a threshold turns it on, "off" off again.
     expect(JSON.parse((await runCli(['project', 'update', projectId, '--auto-fix', '10', '--json'], env)).stdout).autoFixMinVisitors).toBe(10);
     expect(JSON.parse((await runCli(['project', 'update', projectId, '--auto-fix', 'off', '--json'], env)).stdout).autoFixMinVisitors).toBeNull();
+    const hosts = JSON.parse((await runCli(['project', 'update', projectId, '--redirect-host', 'Status.Example.com', '--redirect-host', 'partner.example', '--json'], env)).stdout);
+    expect(hosts.redirectHosts).toEqual(['status.example.com', 'partner.example']);
+    expect(JSON.parse((await runCli(['project', 'update', projectId, '--redirect-host', '', '--json'], env)).stdout).redirectHosts).toEqual([]);
   });
 
   it('creates a key once, lists prefixes only, revokes', async () => {
@@ -85,6 +88,7 @@ describe('folio project / key', () => {
     [['project', 'update', 'prj_x', '--checks', 'sometimes'], /Allowed choices are strict, warn, off/],
     [['project', 'update', 'prj_x', '--auto-fix', '0'], /Give a number of visitors from 1 to 1,000,000, or "off"/],
     [['project', 'update', 'prj_x', '--auto-fix', 'weekly'], /Give a number of visitors/],
+    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--redirect-host', 'https://evil.example/x'], /Redirect host "https:\/\/evil\.example\/x" must be a host name/],
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],
     [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
     [['key', 'revoke', 'key_missing'], /does not exist/],

@@ -52,6 +52,7 @@ describe('projects', () => {
       hasWebhookSecret: false,
       siteOrigins: [],
       checks: 'warn',
+      redirectHosts: [],
     });
     expect(res.body.id).toMatch(/^prj_/);
     expect(res.body.scriptTag).toBe(`<script defer src="${server.url}/v1/analytics/script.js" data-project="${res.body.id}"></script>`);
@@ -117,6 +118,24 @@ describe('projects', () => {
     // Empty strings remove optional settings.
     const cleared = await b.req('PATCH', `/api/projects/${created.id}`, { body: { webhookUrl: '', webhookSecret: '', defaultModel: '' } });
     expect(cleared.body).toMatchObject({ webhookUrl: null, hasWebhookSecret: false, defaultModel: null });
+  });
+
+  it('redirect hosts: host names, normalised and without repeats; anything else is refused with one clear sentence', async () => {
+    const created = (await b.req('POST', '/api/projects', { body: { ...PROJECT, redirectHosts: ['Status.Example.COM.', 'bücher.example', 'status.example.com'] } })).body;
+    expect(created.redirectHosts).toEqual(['status.example.com', 'xn--bcher-kva.example']);
+    const cleared = await b.req('PATCH', `/api/projects/${created.id}`, { body: { redirectHosts: [] } });
+    expect(cleared.body.redirectHosts).toEqual([]);
+    for (const bad of ['https://evil.example', 'evil.example/phish', 'evil.example:443', '*.example.com', '10.0.0.1', '[::1]', '', 'a b', 'user@evil.example']) {
+      const res = await b.req('PATCH', `/api/projects/${created.id}`, { body: { redirectHosts: ['ok.example', bad] } });
+      expectError(res, 400, 'invalid_project');
+      expect(res.body.error).toMatch(/^Redirect host ".*" must be a host name such as status\.example\.com: no scheme, port, path, wildcard or IP address\.$/);
+      expect(res.body.details).toEqual([{ message: res.body.error, path: '/body/redirectHosts' }]);
+    }
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { redirectHosts: 'evil.example' } }), 400, 'invalid_request');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { redirectHosts: Array.from({ length: 51 }, (_, i) => `h${i}.example`) } }), 400, 'invalid_request');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { redirectHosts: ['x'.repeat(301)] } }), 400, 'invalid_request');
+    // Nothing half-written: the list is as the last good change left it.
+    expect((await b.req('GET', `/api/projects/${created.id}`)).body.redirectHosts).toEqual([]);
   });
 
   it('refuses bad updates and unknown projects', async () => {

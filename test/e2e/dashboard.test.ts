@@ -313,10 +313,22 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Webhook secret').fill('webhook-secret-value');
     await page.getByLabel('Site origins').fill('https://docs.example.com');
     await page.getByLabel('Docs checks').selectOption('strict');
+    // A redirect host that is not a host name is refused with the server's sentence; nothing is saved.
+    await page.getByLabel('Redirect hosts').fill('https://status.example.com/');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Redirect host "https://status.example.com/" must be a host name').waitFor();
+    expect((await e.server.services.projects.get(projectId))!.checks).not.toBe('strict');
+    await page.getByLabel('Redirect hosts').fill('Status.Example.com\npartner.example');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
     const project = await e.server.services.projects.get(projectId);
-    expect(project).toMatchObject({ checks: 'strict', draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', site_origins: '["https://docs.example.com"]' });
+    expect(project).toMatchObject({
+      checks: 'strict',
+      draft_prs: 1,
+      webhook_url: 'https://hooks.example.com/folio',
+      site_origins: '["https://docs.example.com"]',
+      redirect_hosts: '["status.example.com","partner.example"]',
+    });
     // Stored sealed, opened only for the webhook sender.
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
     expect(e.server.services.projects.store.secrets(project!).webhookSecret).toBe('webhook-secret-value');

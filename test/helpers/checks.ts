@@ -4,7 +4,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { createDocsChecks, type ChecksReport } from '../../src/agent/checks/index.ts';
+import { createDocsChecks, type ChecksReport, type DocsChecksOptions } from '../../src/agent/checks/index.ts';
 import { detectDocs, type DocsSource } from '../../src/agent/prompts.ts';
 import { openWorkspace, type Workspace } from '../../src/agent/workspace.ts';
 
@@ -22,11 +22,12 @@ export function memorySource(files: Record<string, string>): DocsSource {
   };
 }
 
-/** Checks `edit` applied to `files` (the base), as the agent loop would. */
+/** Checks `edit` applied to `files` (the base), as the agent loop would; `opts`: the job's policy. */
 export async function checkEdit(
   files: Record<string, string>,
   edit: (ws: Workspace) => Promise<unknown>,
   prior: string[] = [],
+  opts: Pick<DocsChecksOptions, 'policy' | 'enforcedOnly'> = {},
 ): Promise<{ report: ChecksReport; ws: Workspace; again: () => Promise<ChecksReport> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-checks-'));
   dirs.push(dir);
@@ -37,6 +38,6 @@ export async function checkEdit(
   const ws = await openWorkspace(dir);
   const profile = await detectDocs(ws);
   await edit(ws);
-  const checks = createDocsChecks({ profile, base: async () => memorySource(files), priorChanges: async () => prior });
+  const checks = createDocsChecks({ profile, base: async () => memorySource(files), priorChanges: async () => prior, ...opts });
   return { report: await checks.run(ws), ws, again: () => checks.run(ws) };
 }

@@ -42,6 +42,11 @@ describe('pull request description', () => {
     expect(body).toContain('[Open job `job_1` in Folio](https://folio.example.com/projects/prj_1/jobs/job_1)');
     expect(pullRequestBody({ ...base, jobUrl: null })).toContain('Folio job `job_1`');
     expect(pullRequestBody({ ...base, checksMode: 'off', checks: null })).toContain('## Docs checks\n\nOff for this project.');
+    // With the checks off, a suggestion job still runs what it must pass, and says so.
+    const scoped = { ...base.checks!, mode: 'off' as const, ran: ['redirects', 'scope'], problems: [], preExisting: [] };
+    const off = pullRequestBody({ ...base, checksMode: 'off', checks: scoped });
+    expect(off).toContain('Mode **off** (only what a suggestion job must pass) · mintlify · ran: redirects, scope');
+    expect(off).toContain('✅ No problems introduced by this job.');
   });
 
   it('escapes what prompts, the model and file names could use to hide or break content', () => {

@@ -1,18 +1,19 @@
 // Docs-aware checks before every push: internal links and anchors resolve, images and assets exist,
 // new pages are in the navigation (where the framework has an explicit one), removed pages are out of
-// it and nothing links to them, redirects lead to pages (and moved pages keep one), llms.txt follows
-// the pages added and removed. Only what the job did is blamed:
-// each checked file is checked again as it is on the base commit, and problems found there too are
-// reported as pre-existing, never blocking.
+// it and nothing links to them, redirects lead to pages of this site (and moved pages keep one),
+// llms.txt follows the pages added and removed, and a suggestion job changed only what it is for
+// (scope.ts). Only what the job did is blamed: each checked file is checked again as it is on the
+// base commit, and problems found there too are reported as pre-existing, never blocking.
 import type { DocsProfile, DocsSource } from '../prompts.ts';
 import type { Workspace } from '../workspace.ts';
 import { buildSite } from './frameworks.ts';
-import { isAssetPath } from './paths.ts';
-import { PageCache, type ParseMemo, type Site } from './site.ts';
+import { isAssetPath, offSiteTarget, type OffSite } from './paths.ts';
+import { PageCache, type ParseMemo, type Redirect, type Site } from './site.ts';
 import { hasAnchor } from './slugs.ts';
 import { llmsTxtFile, llmsTxtProblems } from './llms-txt.ts';
+import { scopeProblems } from './scope.ts';
 import { sourceTree, workspaceTree, type DocsTree } from './tree.ts';
-import { problemWhere, type CheckName, type ChecksReport, type DocsProblem } from './types.ts';
+import { problemWhere, type CheckName, type ChecksReport, type DocsProblem, type JobPolicy } from './types.ts';
 
 export * from './types.ts';
 
@@ -22,13 +23,17 @@ const MAX_INBOUND_PAGES = 5000;
 const MAX_PROBLEMS = 500;
 
 export interface ChecksInput {
-  profile: DocsProfile;
-  current: DocsTree;
-  base: DocsTree;
   /** Paths the job changed relative to the base: earlier turns and this one (added, modified, deleted). */
   changed: Iterable<string>;
   /** Files the agent moved in this turn, [from, to] in order. */
   moves?: Iterable<[string, string]>;
+}
+
+/** What one run of the checks covers: the job's policy, and whether only the enforced checks run. */
+interface Coverage {
+  policy: JobPolicy;
+  /** The project turned its checks off: only what a suggestion job must pass runs (scope, redirects off the site). */
+  enforcedOnly: boolean;
 }
 
 interface Side {
@@ -49,11 +54,16 @@ interface PageChanges {
   moves: Map<string, string>;
 }
 
-async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Side, base: Side): Promise<ChecksReport> {
-  const findings = new Findings(cur, base);
+async function checkSides(input: ChecksInput, cur: Side, base: Side, coverage: Coverage): Promise<ChecksReport> {
+  const { policy, enforcedOnly } = coverage;
+  const findings = new Findings(cur, base, coverage);
+  const changed = [...new Set(input.changed)].sort();
+  if (cur.site.redirects) checkOffSiteRedirects(findings, cur, base, policy);
+  if (policy.suggestion) for (const p of await scopeProblems(policy.suggestion, cur.site, base.site, changed)) findings.add(p);
+  if (enforcedOnly) return findings.report;
+
   const curFiles = cur.site.tree.files;
   const baseFiles = base.site.tree.files;
-  const changed = [...new Set(input.changed)].sort();
   const addedPages = changed.filter((p) => cur.site.pages.has(p) && !baseFiles.has(p));
   const removedPages = changed.filter((p) => base.site.pages.has(p) && !curFiles.has(p));
   const moves = await detectMoves(input.moves ?? [], addedPages, removedPages, cur, base);
@@ -70,17 +80,18 @@ async function checkSides(input: Pick<ChecksInput, 'changed' | 'moves'>, cur: Si
 class Findings {
   readonly report: ChecksReport;
 
-  constructor(cur: Side, base: Side) {
+  constructor(cur: Side, base: Side, { policy, enforcedOnly }: Coverage) {
     this.report = {
       framework: cur.site.framework,
-      ran: ['links', 'anchors', 'assets'],
+      ran: enforcedOnly ? [] : ['links', 'anchors', 'assets'],
       pagesChecked: 0,
       problems: [],
       preExisting: [],
       truncated: cur.site.tree.truncated || base.site.tree.truncated,
     };
-    if (cur.site.nav || base.site.nav) this.report.ran.push('navigation');
+    if (!enforcedOnly && (cur.site.nav || base.site.nav)) this.report.ran.push('navigation');
     if (cur.site.redirects) this.report.ran.push('redirects');
+    if (policy.suggestion) this.report.ran.push('scope');
   }
 
   /** A problem the job introduced. */
@@ -195,8 +206,8 @@ function checkRedirects(findings: Findings, cur: Side, base: Side, moves: Map<st
   }
   const broken = (s: Side): DocsProblem[] =>
     (s.site.redirects ?? [])
-      // Patterns (:slug, *) and other sites are not one page to look for.
-      .filter((r) => !/[:*]/.test(r.destination) && !/^[a-z][a-z0-9+.-]*:|^\/\//i.test(r.destination))
+      // Patterns (:slug, *) and other sites (checkOffSiteRedirects) are not one page to look for.
+      .filter((r) => !/[:*]/.test(r.destination) && offSiteTarget(r.destination) === null)
       .flatMap((r) => {
         const t = s.site.resolveRedirect(r.destination);
         if (t.kind !== 'missing' && t.kind !== 'outside') return [];
@@ -212,6 +223,33 @@ function checkRedirects(findings: Findings, cur: Side, base: Side, moves: Map<st
       message: `The redirects ${cycle.map((c) => `"${c}"`).join(' → ')} → "${cycle[0]}" lead in a circle and never reach a page: point one of them at a page.`,
     }));
   findings.blame(loops(cur), loops(base));
+}
+
+/**
+ * Redirects that leave the site, on every framework: to another host (absolute, `//host`, `/\host`),
+ * unless the project lists that host in its redirect hosts, or to another scheme (`javascript:`…).
+ * In a suggestion job the allow-list does not apply and the problem is enforced.
+ */
+function checkOffSiteRedirects(findings: Findings, cur: Side, base: Side, policy: JobPolicy): void {
+  const config = cur.site.configFile ?? 'docs.json';
+  const allowed = new Set(policy.suggestion ? [] : policy.redirectHosts);
+  const offSite = (s: Side): DocsProblem[] =>
+    (s.site.redirects ?? []).flatMap((r) => {
+      const off = offSiteTarget(r.destination);
+      if (!off || (off.kind === 'host' && off.host !== null && allowed.has(off.host))) return [];
+      const problem: DocsProblem = { check: 'redirects', path: config, line: null, target: r.destination, message: offSiteMessage(r, off, policy) };
+      return [policy.suggestion ? { ...problem, enforced: true as const } : problem];
+    });
+  findings.blame(offSite(cur), offSite(base));
+}
+
+function offSiteMessage(r: Redirect, off: OffSite, policy: JobPolicy): string {
+  const clipped = (t: string) => (t.length > 200 ? `${t.slice(0, 200)}…` : t);
+  const from = `The redirect from "${clipped(r.source)}" leads to "${clipped(r.destination)}"`;
+  if (off.kind === 'scheme') return `${from}, which is not a web address: a redirect must lead to a page of this site.`;
+  const where = off.host ? `another site (${off.host})` : 'another site';
+  if (policy.suggestion) return `${from}, on ${where}: a suggestion job may redirect only to pages of this site.`;
+  return `${from}, on ${where}: redirect to a page of this site${off.host ? `, or list ${off.host} in the project's redirect hosts if the redirect is meant` : ''}.`;
 }
 
 /** A redirect's address as one key: no leading or trailing slash, anchor, `.md`/`.mdx` or `/index`. */
@@ -383,6 +421,10 @@ export function describeForModel(report: ChecksReport, max = 50): string {
 
 export interface DocsChecksOptions {
   profile: DocsProfile;
+  /** What the job may do (from its stored trigger and the project); an ordinary job with no redirect hosts when absent. */
+  policy?: JobPolicy;
+  /** Run only the checks a suggestion job must pass (the project's checks are off). */
+  enforcedOnly?: boolean;
   /** The job's base commit (where its branch forked from the base branch). */
   base: () => Promise<DocsSource>;
   /** Paths changed by the job's earlier turns, relative to the base. */
@@ -394,13 +436,14 @@ export function createDocsChecks(opts: DocsChecksOptions): { run(ws: Workspace):
   let base: Promise<Side> | undefined;
   let prior: Promise<string[]> | undefined;
   const memo: ParseMemo = new Map();
+  const coverage: Coverage = { policy: opts.policy ?? { redirectHosts: [], suggestion: null }, enforcedOnly: opts.enforcedOnly ?? false };
   return {
     async run(ws) {
       base ??= opts.base().then((src) => side(opts.profile, sourceTree(src)));
       prior ??= opts.priorChanges();
       const [b, p] = await Promise.all([base, prior]);
       const cur = await side(opts.profile, await workspaceTree(ws), memo);
-      return checkSides({ changed: [...p, ...ws.touched], moves: ws.moves }, cur, b);
+      return checkSides({ changed: [...p, ...ws.touched], moves: ws.moves }, cur, b, coverage);
     },
   };
 }

@@ -1,6 +1,7 @@
 // Link targets as paths: splitting off anchors and queries, and joining relative paths without ever
 // leaving the repository (a `..` past the root is reported, not followed).
 import path from 'node:path';
+import { hostNameOf } from '../../util/host-name.ts';
 
 export interface SplitHref {
   /** The path part, percent-decoded ('' for an anchor on the same page). */
@@ -22,6 +23,27 @@ export function splitHref(raw: string): SplitHref | null {
   const q = href.indexOf('?');
   if (q !== -1) href = href.slice(0, q);
   return { path: decode(href), anchor: anchor === '' ? null : anchor };
+}
+
+/** Where a redirect leads when it leaves the site: another host (null when no host can be read), or another scheme. */
+export type OffSite = { kind: 'host'; host: string | null } | { kind: 'scheme'; scheme: string };
+
+/**
+ * Where a redirect's destination takes a browser when it is not a path of this site: another host (an
+ * absolute URL, `//host/…`, or `/\host`, which browsers read as `//host`) or another scheme
+ * (`javascript:`, `data:`…); null for a path of this site. Read as a browser reads a Location: tabs and
+ * line breaks dropped, C0 controls and spaces trimmed, backslashes taken for slashes.
+ */
+export function offSiteTarget(destination: string): OffSite | null {
+  const d = destination
+    .replace(/[\t\n\r]/g, '')
+    .replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '')
+    .replace(/\\/g, '/');
+  if (d.startsWith('//')) return { kind: 'host', host: hostNameOf(`https:${d}`) };
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(d);
+  if (!scheme) return null;
+  const name = scheme[1].toLowerCase();
+  return name === 'http' || name === 'https' ? { kind: 'host', host: hostNameOf(d) } : { kind: 'scheme', scheme: name };
 }
 
 function decode(s: string): string {

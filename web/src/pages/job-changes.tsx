@@ -16,6 +16,8 @@ const CHECK_LABELS: Record<string, string> = {
   assets: 'Images and files',
   navigation: 'Navigation',
   redirects: 'Redirects',
+  'llms-txt': 'llms.txt',
+  scope: 'Suggestion scope',
 };
 
 /** Why a job has no checks report: what happened, by the job's state. */
@@ -85,6 +87,7 @@ function ProblemList({ problems, label }: { problems: ChecksReport['problems']; 
       {problems.map((p, i) => (
         <li key={i}>
           <span className="badge">{CHECK_LABELS[p.check] ?? p.check}</span> <code>{p.line ? `${p.path}:${p.line}` : p.path}</code> {p.message}
+          {p.enforced && <span className="small muted"> (fails the job in every checks mode)</span>}
         </li>
       ))}
     </ul>

@@ -1,4 +1,4 @@
-// Project settings: repository, branch, code host, model, draft PRs, webhook, analytics origins, script tag.
+// Project settings: repository, branch, code host, model, draft PRs, checks, redirect hosts, webhook, analytics origins, script tag.
 import { useState } from 'react';
 import { api, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
 import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
@@ -44,6 +44,8 @@ interface Draft {
   checks: ChecksMode;
   /** The weekly automatic broken-paths job's threshold as typed; empty: off. */
   autoFix: string;
+  /** Hosts redirects may lead to besides the site, one per line. */
+  redirectHosts: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -63,6 +65,7 @@ const draftOf = (p: Project): Draft => ({
   draftPrs: p.draftPrs,
   checks: p.checks,
   autoFix: p.autoFixMinVisitors === null ? '' : String(p.autoFixMinVisitors),
+  redirectHosts: p.redirectHosts.join('\n'),
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -81,6 +84,13 @@ function autoFixOf(text: string): number | null {
   return Number(t);
 }
 
+/** A list typed one per line (or separated by spaces or commas). */
+const listOf = (text: string): string[] =>
+  text
+    .split(/[\s,]+/)
+    .map((o) => o.trim())
+    .filter(Boolean);
+
 /** What the server is sent: a secret only when typed (or removed), so an empty field keeps it. */
 function inputOf(d: Draft): ProjectInput {
   const input: ProjectInput = {
@@ -92,11 +102,9 @@ function inputOf(d: Draft): ProjectInput {
     draftPrs: d.draftPrs,
     checks: d.checks,
     autoFixMinVisitors: autoFixOf(d.autoFix),
+    redirectHosts: listOf(d.redirectHosts),
     webhookUrl: d.webhookUrl.trim() || null,
-    siteOrigins: d.origins
-      .split(/[\s,]+/)
-      .map((o) => o.trim())
-      .filter(Boolean),
+    siteOrigins: listOf(d.origins),
   };
   if (d.webhookSecret) input.webhookSecret = d.webhookSecret;
   else if (d.removeSecret) input.webhookSecret = null;
@@ -177,6 +185,14 @@ function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }
           {...bind('autoFix')}
           placeholder="off"
           hint="Visitors a not-found path needs for Folio to start the broken-paths job by itself, once a week, counted by address and browser (a visitor cannot count twice by naming new ids). Empty: off (the default); Insights has the same job on demand."
+        />
+        <TextField
+          id="s-redirect-hosts"
+          label="Redirect hosts"
+          rows={3}
+          {...bind('redirectHosts')}
+          placeholder="status.example.com"
+          hint="One host name per line. A redirect a job writes may lead to these hosts besides the docs site; any other host is a problem of the redirect check. Suggestion jobs never redirect off the site."
         />
       </div>
     </Fieldset>

@@ -70,6 +70,7 @@ export async function docusaurusSite(profile: DocsProfile, tree: DocsTree): Prom
     framework: 'docusaurus',
     tree,
     configFile: profile.configFile,
+    staticDir: layout.staticDir,
     pages,
     slugStyle: 'github',
     nav,

@@ -24,6 +24,7 @@ export async function mintlifySite(profile: DocsProfile, tree: DocsTree): Promis
     framework: 'mintlify',
     tree,
     configFile: profile.configFile,
+    staticDir: null,
     pages,
     slugStyle: 'mintlify',
     nav,

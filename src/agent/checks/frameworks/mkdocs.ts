@@ -36,6 +36,7 @@ export async function mkdocsSite(profile: DocsProfile, tree: DocsTree): Promise<
     framework: 'mkdocs',
     tree,
     configFile: profile.configFile,
+    staticDir: null,
     pages,
     slugStyle: 'python-markdown',
     nav,

@@ -12,6 +12,7 @@ export function plainSite(tree: DocsTree): Site {
     framework: 'markdown',
     tree,
     configFile: null,
+    staticDir: null,
     pages,
     slugStyle: 'github',
     nav: null,
