@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { NotFoundRow } from '../analytics/engine.ts';
 import type { DocsFramework } from '../agent/prompts.ts';
-import { candidatesFor, type Candidate } from './candidates.ts';
+import type { Candidate } from './candidates.ts';
 import type { SiteIndex } from './site-index.ts';
 
 export type SuggestionKind = 'broken_paths' | 'agent_markdown';
@@ -102,13 +102,13 @@ function agentMarkdownPrompt(paths: SuggestedPath[], hasLlmsTxt: boolean, days: 
   ].join('\n');
 }
 
-function suggestedPath(row: NotFoundRow, index: SiteIndex | null): SuggestedPath {
+function suggestedPath(row: NotFoundRow, candidates: ReadonlyMap<string, Candidate[]> | undefined): SuggestedPath {
   return {
     path: row.path,
     visitors: { human: row.human, ai: row.ai, total: row.total },
     views: row.views,
     referrers: row.referrers,
-    candidates: index ? candidatesFor(row.path, index.pages) : [],
+    candidates: candidates?.get(row.path) ?? [],
   };
 }
 
@@ -118,6 +118,8 @@ export interface ProposalInput {
   rows: NotFoundRow[];
   /** The site as the base branch has it; null when it could not be read. */
   index: SiteIndex | null;
+  /** The likely pages of each broken path, scored off the event loop (candidate-scoring.ts); none when absent. */
+  candidates?: ReadonlyMap<string, Candidate[]>;
   minVisitors: number;
   /** Paths a started suggestion's job is still working on (not proposed again). */
   inProgress: ReadonlySet<string>;
@@ -139,7 +141,7 @@ export function proposals(input: ProposalInput): Proposal[] {
   const markdown = open.filter((r) => isAgentMarkdownPath(r.path) && r.ai > 0).slice(0, MAX_SUGGESTED_PATHS);
   const out: Proposal[] = [];
   if (broken.length > 0) {
-    const paths = broken.map((r) => suggestedPath(r, input.index));
+    const paths = broken.map((r) => suggestedPath(r, input.candidates));
     out.push({
       id: suggestionId(input.projectId, 'broken_paths', paths.map((p) => p.path)),
       kind: 'broken_paths',
@@ -149,7 +151,7 @@ export function proposals(input: ProposalInput): Proposal[] {
     });
   }
   if (markdown.length > 0) {
-    const paths = markdown.map((r) => suggestedPath(r, null));
+    const paths = markdown.map((r) => suggestedPath(r, undefined));
     out.push({
       id: suggestionId(input.projectId, 'agent_markdown', paths.map((p) => p.path)),
       kind: 'agent_markdown',

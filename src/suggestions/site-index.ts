@@ -9,14 +9,19 @@ import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import { detectDocs, type DocsFramework } from '../agent/prompts.ts';
 import { buildSite } from '../agent/checks/frameworks.ts';
-import { PageCache, redirectMatcher, type Redirect } from '../agent/checks/site.ts';
-import { sourceTree } from '../agent/checks/tree.ts';
+import { redirectMatcher, type Redirect } from '../agent/checks/site.ts';
+import { parsePageOffLoop } from '../agent/parsing.ts';
+import { MAX_PAGE_BYTES, sourceTree } from '../agent/checks/tree.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
 import { CodedError } from '../errors.ts';
 import { accessFor, openRepository, type RepositoryProject } from '../jobs/repository.ts';
 
 /** Pages whose titles are read, at most (the rest are matched by their paths only). */
 const MAX_TITLED_PAGES = 3000;
+/** Pages read at a time for their titles: at most this many × MAX_PAGE_BYTES of text held at once. */
+const TITLE_CHUNK = 50;
+/** Skipped files named in the site's note, at most. */
+const NAMED_SKIPPED = 10;
 const FRESH_MS = 60_000;
 const WAIT_MS = 20_000;
 
@@ -38,6 +43,8 @@ export interface SiteIndex {
   redirectFor(sitePath: string): Redirect | null;
   /** Whether the repository keeps an llms.txt (at its root or the docs root). */
   hasLlmsTxt: boolean;
+  /** What the read left out, in sentences for people: files over the size limit, named with their sizes. */
+  notes: string[];
 }
 
 export type SiteIndexProject = RepositoryProject & { id: string; baseBranch: string };
@@ -59,6 +66,17 @@ function titleOf(file: string, frontMatter: Record<string, unknown> | undefined,
   if (firstHeading?.trim()) return firstHeading.trim().slice(0, 200);
   const base = file.split('/').pop()!.replace(/\.(mdx?|markdown)$/i, '');
   return base.replace(/[-_]+/g, ' ');
+}
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+
+/** The note on files left unread for their size: how many, and the first few by name with their sizes. */
+function skippedNote(skipped: ReadonlyMap<string, number>): string[] {
+  if (skipped.size === 0) return [];
+  const named = [...skipped].slice(0, NAMED_SKIPPED).map(([file, bytes]) => `${file.slice(0, 200)} (${megabytes(bytes)})`);
+  const more = skipped.size > NAMED_SKIPPED ? ` and ${skipped.size - NAMED_SKIPPED} more` : '';
+  const files = skipped.size === 1 ? 'file is' : 'files are';
+  return [`${skipped.size} ${files} over the ${megabytes(MAX_PAGE_BYTES)} read limit and ${skipped.size === 1 ? 'was' : 'were'} not read (titles come from file names): ${named.join(', ')}${more}.`];
 }
 
 export class SiteIndexReader {
@@ -93,16 +111,20 @@ export class SiteIndexReader {
     await repo.fetch();
     const commit = await repo.revParse(`refs/remotes/origin/${project.baseBranch}`);
     if (!commit) throw new Error(`The repository has no branch "${project.baseBranch}".`);
-    const source = await repo.treeSource(commit);
+    const source = await repo.treeSource(commit, MAX_PAGE_BYTES);
     const profile = await detectDocs(source);
     const site = await buildSite(profile, sourceTree(source));
     const files = [...site.pages].filter((p) => site.urlOf(p) !== null).sort();
-    const cache = new PageCache(site);
-    await cache.load(files.slice(0, MAX_TITLED_PAGES));
     const pages: IndexedPage[] = [];
-    for (const [i, file] of files.entries()) {
-      const parsed = i < MAX_TITLED_PAGES ? await cache.parsed(file) : null;
-      pages.push({ file, url: site.urlOf(file)!, title: titleOf(file, parsed?.frontMatter, parsed?.headings[0]?.text) });
+    // Read a chunk at a time, straight from git (not the checks' tree, which keeps every text it read).
+    for (let i = 0; i < files.length; i += TITLE_CHUNK) {
+      const chunk = files.slice(i, i + TITLE_CHUNK);
+      const texts = i < MAX_TITLED_PAGES ? await source.readMany(chunk) : new Map<string, string>();
+      for (const file of chunk) {
+        const text = texts.get(file);
+        const parsed = text === undefined || text.includes('\0') ? null : await parsePageOffLoop(text, site.format(file));
+        pages.push({ file, url: site.urlOf(file)!, title: titleOf(file, parsed?.frontMatter, parsed?.headings[0]?.text) });
+      }
     }
     const redirects = site.redirects ?? [];
     const root = profile.docsRoot ? `${profile.docsRoot}/` : '';
@@ -113,6 +135,7 @@ export class SiteIndexReader {
       redirects,
       redirectFor: redirectMatcher(redirects),
       hasLlmsTxt: source.files.includes('llms.txt') || source.files.includes(`${root}llms.txt`),
+      notes: skippedNote(source.skipped),
     };
   }
 }
