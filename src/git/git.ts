@@ -216,18 +216,31 @@ export class Repo {
     const files = list.split('\0').filter(Boolean);
     const mirror = this.mirror;
     const skipped = new Map<string, number>();
+    const blobs = new Map<string, { id: string; size: number } | null>();
+    const sizes = async (paths: string[]) => {
+      // git's batch protocol is line-based: a name holding a line break cannot be asked for.
+      const unknown = [...new Set(paths)].filter((p) => !blobs.has(p) && !/[\n\r]/.test(p));
+      if (unknown.length > 0) {
+        const found = await blobSizes(mirror, commit, unknown);
+        for (const p of unknown) blobs.set(p, found.get(p) ?? null);
+      }
+      const out = new Map<string, number>();
+      for (const p of paths) {
+        const blob = blobs.get(p);
+        if (blob) out.set(p, blob.size);
+      }
+      return out;
+    };
     return {
       files,
       skipped,
+      sizes,
       async readMany(paths) {
         const out = new Map<string, string>();
-        // git's batch protocol is line-based: a name holding a line break cannot be asked for.
-        const named = paths.filter((p) => !/[\n\r]/.test(p));
-        if (named.length === 0) return out;
         const wanted = new Map<string, string>();
-        for (const [p, blob] of await blobSizes(mirror, commit, named)) {
-          if (blob.size > maxBytes) skipped.set(p, blob.size);
-          else wanted.set(p, blob.id);
+        for (const [p, size] of await sizes(paths)) {
+          if (size > maxBytes) skipped.set(p, size);
+          else wanted.set(p, blobs.get(p)!.id);
         }
         if (wanted.size === 0) return out;
         const raw = await gitBuffer(['cat-file', '--batch'], mirror, [...wanted.values()].join('\n') + '\n');
@@ -444,6 +457,8 @@ export interface TreeSource {
   files: string[];
   /** Files a read left out because they are larger than its limit, with their sizes in bytes. */
   skipped: Map<string, number>;
+  /** Sizes in bytes of the given paths that name blobs (asked of git once per path). */
+  sizes(paths: string[]): Promise<Map<string, number>>;
   /** Contents of the given files that exist, are blobs and are within the limit. */
   readMany(paths: string[]): Promise<Map<string, string>>;
 }

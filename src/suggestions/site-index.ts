@@ -12,14 +12,15 @@ import { buildSite } from '../agent/checks/frameworks.ts';
 import { redirectMatcher, type Redirect } from '../agent/checks/site.ts';
 import { parsePageOffLoop } from '../agent/parsing.ts';
 import { MAX_PAGE_BYTES, sourceTree } from '../agent/checks/tree.ts';
+import type { TreeSource } from '../git/git.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
 import { CodedError } from '../errors.ts';
 import { accessFor, openRepository, type RepositoryProject } from '../jobs/repository.ts';
 
 /** Pages whose titles are read, at most (the rest are matched by their paths only). */
 const MAX_TITLED_PAGES = 3000;
-/** Pages read at a time for their titles: at most this many × MAX_PAGE_BYTES of text held at once. */
-const TITLE_CHUNK = 50;
+/** Page text read at a time for titles, at most (one git process per chunk). */
+const TITLE_CHUNK_BYTES = 32 * 1024 * 1024;
 /** Skipped files named in the site's note, at most. */
 const NAMED_SKIPPED = 10;
 const FRESH_MS = 60_000;
@@ -66,6 +67,38 @@ function titleOf(file: string, frontMatter: Record<string, unknown> | undefined,
   if (firstHeading?.trim()) return firstHeading.trim().slice(0, 200);
   const base = file.split('/').pop()!.replace(/\.(mdx?|markdown)$/i, '');
   return base.replace(/[-_]+/g, ' ');
+}
+
+/**
+ * The titles of `files`, read a chunk of at most TITLE_CHUNK_BYTES at a time straight from git (not
+ * through the checks' tree, which keeps every text it read), so the texts held at once stay bounded.
+ */
+async function readTitles(source: TreeSource, files: string[], format: (file: string) => 'mdx' | 'md'): Promise<Map<string, string>> {
+  const sizes = await source.sizes(files);
+  const titles = new Map<string, string>();
+  let chunk: string[] = [];
+  let bytes = 0;
+  const flush = async () => {
+    const texts = await source.readMany(chunk);
+    for (const [file, text] of texts) {
+      if (text.includes('\0')) continue;
+      const parsed = await parsePageOffLoop(text, format(file));
+      titles.set(file, titleOf(file, parsed.frontMatter, parsed.headings[0]?.text));
+    }
+    chunk = [];
+    bytes = 0;
+  };
+  for (const file of files) {
+    const size = sizes.get(file);
+    if (size === undefined) continue;
+    // A file over the limit is not read (readMany notes it), so it takes no room in the chunk.
+    const read = size > MAX_PAGE_BYTES ? 0 : size;
+    if (bytes + read > TITLE_CHUNK_BYTES && chunk.length > 0) await flush();
+    chunk.push(file);
+    bytes += read;
+  }
+  if (chunk.length > 0) await flush();
+  return titles;
 }
 
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
@@ -115,17 +148,8 @@ export class SiteIndexReader {
     const profile = await detectDocs(source);
     const site = await buildSite(profile, sourceTree(source));
     const files = [...site.pages].filter((p) => site.urlOf(p) !== null).sort();
-    const pages: IndexedPage[] = [];
-    // Read a chunk at a time, straight from git (not the checks' tree, which keeps every text it read).
-    for (let i = 0; i < files.length; i += TITLE_CHUNK) {
-      const chunk = files.slice(i, i + TITLE_CHUNK);
-      const texts = i < MAX_TITLED_PAGES ? await source.readMany(chunk) : new Map<string, string>();
-      for (const file of chunk) {
-        const text = texts.get(file);
-        const parsed = text === undefined || text.includes('\0') ? null : await parsePageOffLoop(text, site.format(file));
-        pages.push({ file, url: site.urlOf(file)!, title: titleOf(file, parsed?.frontMatter, parsed?.headings[0]?.text) });
-      }
-    }
+    const titles = await readTitles(source, files.slice(0, MAX_TITLED_PAGES), (file) => site.format(file));
+    const pages = files.map((file) => ({ file, url: site.urlOf(file)!, title: titles.get(file) ?? titleOf(file, undefined, undefined) }));
     const redirects = site.redirects ?? [];
     const root = profile.docsRoot ? `${profile.docsRoot}/` : '';
     return {
