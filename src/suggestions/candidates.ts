@@ -191,9 +191,6 @@ export class Budget {
   get spent(): boolean {
     return this.#left <= 0;
   }
-  get left(): number {
-    return this.#left;
-  }
   /** Takes `n` entries; false (taking none) when fewer are left. */
   spend(n: number): boolean {
     if (n > this.#left) {
@@ -205,7 +202,10 @@ export class Budget {
   }
 }
 
-/** A broken path's words as bits: each distinct word one bit, and each group its words' bits in order. */
+/** Distinct words of a path that get a bit (a slug cut at MAX_SLUG_CHARS can add a few); the rest never match. */
+const MAX_BITS = 31;
+
+/** A broken path's words as bits: each distinct word one bit (-1: none left), and each group its words' bits in order. */
 interface BrokenWords {
   /** Distinct words, by bit. */
   distinct: string[];
@@ -218,9 +218,8 @@ interface BrokenWords {
 function brokenWords(slugWords: string[], lastWords: string[], sectionWords: string[]): BrokenWords {
   const distinct: string[] = [];
   const bit = (w: string) => {
-    let i = distinct.indexOf(w);
-    if (i === -1) i = distinct.push(w) - 1;
-    return i;
+    const i = distinct.indexOf(w);
+    return i !== -1 || distinct.length >= MAX_BITS ? i : distinct.push(w) - 1;
   };
   const sections = sectionWords.map(bit);
   return { distinct, slug: slugWords.map(bit), all: [...sections, ...lastWords.map(bit)], sections };
@@ -233,7 +232,7 @@ function brokenWords(slugWords: string[], lastWords: string[], sectionWords: str
 function overlap(group: number[], pageWords: number[], near: Map<number, number>): number {
   if (group.length === 0 || pageWords.length === 0) return 0;
   let groupMask = 0;
-  for (const b of group) groupMask |= 1 << b;
+  for (const b of group) if (b >= 0) groupMask |= 1 << b;
   let found = 0;
   let pageFound = 0;
   for (const w of pageWords) {
@@ -242,7 +241,7 @@ function overlap(group: number[], pageWords: number[], near: Map<number, number>
     if (m & groupMask) pageFound++;
   }
   let groupFound = 0;
-  for (const b of group) if (found & (1 << b)) groupFound++;
+  for (const b of group) if (b >= 0 && found & (1 << b)) groupFound++;
   return (groupFound / group.length + pageFound / pageWords.length) / 2;
 }
 

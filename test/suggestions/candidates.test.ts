@@ -51,6 +51,9 @@ describe('candidates', () => {
     expect(candidatesFor(long, SITE)).toEqual(candidatesFor(long.slice(0, 500), SITE));
     const wordy = '/guides/' + Array.from({ length: 200 }, (_, i) => `w${i}x`).join('-');
     expect(candidatesFor(wordy, SITE)).toEqual(candidatesFor('/guides/' + Array.from({ length: MAX_GROUP_WORDS }, (_, i) => `w${i}x`).join('-'), SITE));
+    // More distinct words than bits (sections, the slug, and slug words cut at its limit): bounded, scores within 0…1.
+    const crowded = '/' + Array.from({ length: 12 }, (_, i) => `sec${i}x`).join('/') + '/' + Array.from({ length: 30 }, (_, i) => `authentication${i}`).join('-');
+    expect(candidatesFor(crowded, SITE).every((c) => c.score >= 0 && c.score <= 1)).toBe(true);
     expect(candidatesFor('/', SITE)).toEqual(expect.any(Array));
     expect(candidatesFor('/%00/<script>/../..', SITE)).toEqual(expect.any(Array));
     expect(words('/Guides/V2/Index.HTML')).toEqual(['guides']);
