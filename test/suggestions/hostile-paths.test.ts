@@ -1,11 +1,13 @@
 // Nothing a visitor sends runs unbounded (issue 30): 50 distinct 299-character not-found paths, each
 // with four visitors, on a 3,000-page Mintlify repository. Listing the suggestions scores every path
 // against the site, and while two lists run (the first reads the repository and indexes the pages) a
-// poller keeps asking /healthz: the server's event loop is never held (event-loop delay and every
-// /healthz answer under 100 ms), and the list answers with every path compared.
+// poller on another thread keeps asking /healthz: the server's event loop is never held (/healthz
+// answers and the event-loop delay under 100 ms at the 95th percentile, never a second), and the
+// list answers with every path compared.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startE2E, type E2E } from '../agent/e2e-helpers.ts';
 import { repoOf } from './repos.ts';
@@ -39,33 +41,48 @@ afterAll(async () => {
   await e?.close();
 });
 
+/** Asks /healthz one request after another on its own thread (so a held server loop shows in its times); `start` clears the times, `stop` answers with them. */
+const POLLER = `
+const { parentPort, workerData } = require('node:worker_threads');
+let times = [];
+let polls = 0;
+let done = false;
+parentPort.on('message', (m) => { if (m === 'start') times = []; else done = true; });
+(async () => {
+  while (!done) {
+    const t = performance.now();
+    const res = await fetch(workerData.url);
+    await res.arrayBuffer();
+    times.push(performance.now() - t);
+    if (++polls === 3) parentPort.postMessage('ready');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  parentPort.postMessage({ times });
+})();
+`;
+
 /**
- * Runs `work` while /healthz is asked one request after another. Returns the answers' 95th percentile
- * and worst time, and the event loop's delay (95th percentile and worst), in ms. As in
- * test/security/event-loop.test.ts the bound is on the 95th percentile: test files run in parallel on
- * two shared cores, so a single answer can wait for a core; a held event loop (seven seconds before
- * this was bounded) would hold every answer, and the worst is bounded separately (under a second).
+ * Runs `work` while /healthz is polled from another thread. Returns the answers' 95th percentile and
+ * worst time, and the server's event-loop delay (95th percentile and worst), in ms. The bound of
+ * 100 ms is on the 95th percentile, as in test/security/event-loop.test.ts: test files run in parallel
+ * on two shared cores, where one answer can wait for a core or a garbage collection (single stalls of
+ * 150–400 ms were seen at load averages of 14–20); the worst is bounded at a second. Scoring on the
+ * event loop, as before, held it for the whole list (66 s for these paths), one stall that only the
+ * worst catches.
  */
 async function whileHealthPolled<T>(work: () => Promise<T>) {
-  let done = false;
-  const times: number[] = [];
+  const poller = new Worker(POLLER, { eval: true, workerData: { url: `${e.server.url}/healthz` } });
+  await new Promise((r) => poller.once('message', r));
+  poller.postMessage('start');
   const delay = monitorEventLoopDelay({ resolution: 10 });
-  const poller = (async () => {
-    while (!done) {
-      const t = performance.now();
-      const res = await fetch(`${e.server.url}/healthz`);
-      await res.arrayBuffer();
-      times.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  await new Promise((r) => setTimeout(r, 50));
-  times.length = 0;
   delay.enable();
   const result = await work();
   delay.disable();
-  done = true;
-  await poller;
+  const { times } = await new Promise<{ times: number[] }>((r) => {
+    poller.once('message', r);
+    poller.postMessage('stop');
+  });
+  await poller.terminate();
   const sorted = [...times].sort((a, b) => a - b);
   const ms = (ns: number) => ns / 1e6;
   return { result, polls: times.length, p95: sorted[Math.floor(sorted.length * 0.95)], worst: sorted.at(-1)!, loopP95: ms(delay.percentile(95)), loopWorst: ms(delay.max) };
@@ -94,6 +111,7 @@ describe('hostile not-found paths on a large site', () => {
       expect(p95).toBeLessThan(100);
       expect(loopP95).toBeLessThan(100);
       expect(worst).toBeLessThan(1000);
+      expect(loopWorst).toBeLessThan(1000);
     }
   });
 });
