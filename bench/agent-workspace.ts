@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Repo } from '../src/git/git.ts';
+import { MAX_PAGE_BYTES } from '../src/agent/checks/tree.ts';
 import { WorktreePool } from '../src/git/worktree-pool.ts';
 import { LOCAL_GIT, startCodeHost } from '../test/fixtures/git-server.ts';
 import { percentile, TOKEN } from './agent-common.ts';
@@ -70,7 +71,7 @@ try {
   // What the first model request waits for on a warm mirror: the docs profile read from the mirror's tree.
   t = performance.now();
   const sha = await pooled.currentStart('folio/none', 'main');
-  const src = await pooled.treeSource(sha!);
+  const src = await pooled.treeSource(sha!, MAX_PAGE_BYTES);
   await src.readMany(['docs.json', ...src.files.slice(0, 20)]);
   const profileMs = performance.now() - t;
   console.log(`workspace preparation, ${FILES} files (each job: prepare, write + edit + commit + push, release):`);

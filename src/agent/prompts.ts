@@ -1,6 +1,5 @@
 // Prompts: what the model is told about its job, the repository's docs framework and conventions,
 // and the conversation so far.
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ModelMessage } from 'ai';
 import type { Workspace } from './workspace.ts';
@@ -33,7 +32,10 @@ export interface DocsSource {
   readMany(paths: string[]): Promise<Map<string, string>>;
 }
 
-/** A DocsSource over a workspace folder. */
+/**
+ * A DocsSource over a workspace folder. Files are read through the workspace: its size limit is
+ * checked before a file is read, and a path never leads out of the folder (symbolic links included).
+ */
 export async function workspaceSource(ws: Workspace): Promise<DocsSource> {
   const { files } = await ws.listFiles('.', { limit: 20_000 });
   return {
@@ -42,9 +44,9 @@ export async function workspaceSource(ws: Workspace): Promise<DocsSource> {
       const out = new Map<string, string>();
       for (const p of paths) {
         try {
-          out.set(p, await fs.readFile(path.join(ws.root, p), 'utf8'));
+          out.set(p, await ws.readText(p));
         } catch {
-          // missing
+          // missing, binary, over the read limit or a link out of the workspace: not read
         }
       }
       return out;

@@ -1,5 +1,6 @@
 // The analytics engine interface, implemented by DuckDB (embedded, the default: engines/duckdb/) and
 // ClickHouse (CLICKHOUSE_URL, for scale-out: engines/clickhouse/). Answers are identical on both.
+import { domainToASCII } from 'node:url';
 import type { Range } from './dates.ts';
 
 import type { ClassCode } from './traffic-class.ts';
@@ -144,11 +145,23 @@ export interface NotFoundReport {
 /** Referrers listed per not-found path, at most. */
 export const NOT_FOUND_REFERRERS = 5;
 
-/** A referrer URL's host, lower case: what is stored of a referrer (null: none, or not a URL). */
+/** One label of a host name in ASCII: letters, digits, `_` and inner `-`, 1–63 characters. */
+const HOST_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+/**
+ * A referrer URL's host as it is stored: a valid host name in its ASCII form (IDNA: `bücher.example`
+ * → `xn--bcher-kva.example`), lower case, without a trailing dot. Null when there is none, when the
+ * referrer is not a URL, or when its host is not a valid host name (spaces, controls, text-direction
+ * marks, empty or overlong labels): such a view counts with no referrer rather than as a host that
+ * could mislead whoever reads the report.
+ */
 export function referrerHost(referrer: string | null): string | null {
   if (referrer === null) return null;
   const m = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?([^:/?#]+)/i.exec(referrer);
-  return m ? m[1].toLowerCase().slice(0, 255) : null;
+  if (!m || m[1].length > 1024) return null;
+  const ascii = domainToASCII(m[1]).replace(/\.$/, '');
+  if (ascii.length === 0 || ascii.length > 253) return null;
+  return ascii.split('.').every((label) => HOST_LABEL.test(label)) ? ascii : null;
 }
 
 /** The host of a stored referrer: events keep the host already (the pipeline cuts it); a whole URL is read for its host. */

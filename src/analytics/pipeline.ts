@@ -19,7 +19,9 @@ export const MAX_FUTURE_MS = 5 * 60_000;
 /** Longest values, in UTF-16 code units. The path limit applies after the query and fragment are removed. */
 export const LIMITS = { path: 2048, userAgent: 1024, referrer: 2048, accept: 1024, visitorId: 256 } as const;
 // No text field may hold a control character (U+0000–U+001F, U+007F): none is meaningful in a page
-// view, and NUL cannot be stored by every engine.
+// view, and NUL cannot be stored by every engine. A path is held to more (PATH_REFUSED): it is shown
+// to people and, as data, to the agent, where a line separator or a text-direction override would make
+// it read as something else. Percent-encoded forms (%E2%80%AE) are plain text and stay as sent.
 
 /** The one rejection: a stable code and one clear sentence naming the field as the caller sent it. */
 export class Rejected extends CodedError {}
@@ -89,6 +91,12 @@ export interface Identities {
 }
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * Refused in a path: C0 and C1 controls and DEL (U+0000–U+001F, U+007F–U+009F), the line and paragraph
+ * separators (U+2028, U+2029), and the marks that change the direction text is shown in (U+061C,
+ * U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+ */
+const PATH_REFUSED = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const KEY = /^[0-9a-f]{16}$/;
 
 /** Paths checked recently (logs and batches repeat a few thousand paths): raw → normalised path or a Rejected. */
@@ -107,7 +115,7 @@ function checkPath(raw: string, name: string): string {
   else {
     const path = normalizePath(raw);
     if (path.length > LIMITS.path) out = new Rejected('field_too_long', `"${name}" is longer than ${LIMITS.path} characters (without its query string).`);
-    else if (CONTROL.test(path)) out = new Rejected('invalid_path', `"${name}" must not contain control characters.`);
+    else if (PATH_REFUSED.test(path)) out = new Rejected('invalid_path', `"${name}" must not contain control characters, line separators or text-direction marks.`);
     else out = path;
   }
   if (raw.length <= 4096) {

@@ -48,6 +48,7 @@ function listText(l: SuggestionList): string {
   const out: string[] = [];
   const site = l.site.read ? `${l.site.framework} site, ${count(l.site.pages, 'page')} at ${l.site.commit?.slice(0, 10)}` : `the repository could not be read (${clean(l.site.error ?? '')}): no likely pages`;
   out.push(`Not-found traffic ${l.dateFrom.slice(0, 10)} – ${l.dateTo.slice(0, 10)}, paths with at least ${count(l.minVisitors, 'visitor')}; ${site}.`);
+  for (const note of l.site.notes) out.push(`Note: ${clean(note)}`);
   if (l.suggestions.length === 0) out.push('\nNothing to propose.');
   for (const s of l.suggestions) out.push('', suggestionText(s));
   if (l.suggestions.length > 0) out.push(`\nStart one: folio suggestions start <id>`);

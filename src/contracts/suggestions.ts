@@ -129,6 +129,9 @@ export const SuggestionsResponse = Type.Object(
         commit: Type.Union([Type.String(), Type.Null()]),
         pages: Type.Integer(),
         error: Type.Union([Type.String(), Type.Null()], { description: 'Why the repository could not be read; suggestions then have no candidates.' }),
+        notes: Type.Array(Type.String(), {
+          description: 'What the read or the scoring left out, in sentences: files over the size limit (named, with their sizes) that were not read, paths not compared with the pages.',
+        }),
       },
       { description: 'The docs site as the base branch has it, which candidate pages come from.' },
     ),

@@ -204,28 +204,55 @@ export class Repo {
     return { pushed: refs.get(`refs/remotes/origin/${branch}`) ?? null, base: refs.get(`refs/remotes/origin/${baseBranch}`) ?? null };
   }
 
-  /** Reads a commit's tree without checking it out: every path, and the contents of chosen files. */
-  async treeSource(sha: string): Promise<{ files: string[]; readMany(paths: string[]): Promise<Map<string, string>> }> {
-    const list = await git(['ls-tree', '-r', '--name-only', '-z', '--end-of-options', sha], { cwd: this.mirror });
+  /**
+   * Reads a commit's tree without checking it out: every path, and the contents of chosen files. A
+   * file's size is asked of git first (`cat-file --batch-check`) and only files of at most `maxBytes`
+   * are read: larger ones are left out of the answer and listed in `skipped` with their sizes, so a
+   * huge blob never reaches this process's memory.
+   */
+  async treeSource(sha: string, maxBytes: number): Promise<TreeSource> {
+    const commit = checkSha(sha);
+    const list = await git(['ls-tree', '-r', '--name-only', '-z', '--end-of-options', commit], { cwd: this.mirror });
     const files = list.split('\0').filter(Boolean);
     const mirror = this.mirror;
+    const skipped = new Map<string, number>();
+    const blobs = new Map<string, { id: string; size: number } | null>();
+    const sizes = async (paths: string[]) => {
+      // git's batch protocol is line-based: a name holding a line break cannot be asked for.
+      const unknown = [...new Set(paths)].filter((p) => !blobs.has(p) && !/[\n\r]/.test(p));
+      if (unknown.length > 0) {
+        const found = await blobSizes(mirror, commit, unknown);
+        for (const p of unknown) blobs.set(p, found.get(p) ?? null);
+      }
+      const out = new Map<string, number>();
+      for (const p of paths) {
+        const blob = blobs.get(p);
+        if (blob) out.set(p, blob.size);
+      }
+      return out;
+    };
     return {
       files,
+      skipped,
+      sizes,
       async readMany(paths) {
         const out = new Map<string, string>();
-        if (paths.length === 0) return out;
-        const raw = await gitBuffer(['cat-file', '--batch'], mirror, paths.map((p) => `${sha}:${p}`).join('\n') + '\n');
+        const wanted = new Map<string, string>();
+        for (const [p, size] of await sizes(paths)) {
+          if (size > maxBytes) skipped.set(p, size);
+          else wanted.set(p, blobs.get(p)!.id);
+        }
+        if (wanted.size === 0) return out;
+        const raw = await gitBuffer(['cat-file', '--batch'], mirror, [...wanted.values()].join('\n') + '\n');
         let pos = 0;
-        for (const p of paths) {
+        for (const p of wanted.keys()) {
           const nl = raw.indexOf(10, pos);
           if (nl === -1) break;
-          const header = raw.subarray(pos, nl).toString('utf8');
-          pos = nl + 1;
-          const m = /^[0-9a-f]+ (\w+) (\d+)$/.exec(header);
-          if (!m) continue; // "<name> missing"
-          const size = Number(m[2]);
-          if (m[1] === 'blob') out.set(p, raw.subarray(pos, pos + size).toString('utf8'));
-          pos += size + 1;
+          const m = /^[0-9a-f]+ blob (\d+)$/.exec(raw.subarray(pos, nl).toString('utf8'));
+          if (!m) break;
+          const size = Number(m[1]);
+          out.set(p, raw.subarray(nl + 1, nl + 1 + size).toString('utf8'));
+          pos = nl + 1 + size + 1;
         }
         return out;
       },
@@ -423,6 +450,29 @@ export class Repo {
     const last = text.lastIndexOf('\ndiff --git ');
     return { text: last === -1 ? '' : text.slice(0, last + 1), truncated: true };
   }
+}
+
+/** A commit's files as treeSource reads them. */
+export interface TreeSource {
+  files: string[];
+  /** Files a read left out because they are larger than its limit, with their sizes in bytes. */
+  skipped: Map<string, number>;
+  /** Sizes in bytes of the given paths that name blobs (asked of git once per path). */
+  sizes(paths: string[]): Promise<Map<string, number>>;
+  /** Contents of the given files that exist, are blobs and are within the limit. */
+  readMany(paths: string[]): Promise<Map<string, string>>;
+}
+
+/** The blob id and size of each path that names a blob in `commit` (missing paths and trees are left out). */
+async function blobSizes(mirror: string, commit: string, paths: string[]): Promise<Map<string, { id: string; size: number }>> {
+  const out = await gitBuffer(['cat-file', '--batch-check'], mirror, paths.map((p) => `${commit}:${p}`).join('\n') + '\n');
+  const lines = out.toString('utf8').split('\n');
+  const sizes = new Map<string, { id: string; size: number }>();
+  paths.forEach((p, i) => {
+    const m = /^([0-9a-f]{40,64}) blob (\d+)$/.exec(lines[i] ?? '');
+    if (m) sizes.set(p, { id: m[1], size: Number(m[2]) });
+  });
+  return sizes;
 }
 
 /** A commit id as git printed it; anything else is refused before it reaches a git command line. */

@@ -9,6 +9,7 @@ import { AgentFailure, runAgent, type AgentChecks, type AgentRunResult } from '.
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace, type Workspace } from '../agent/workspace.ts';
+import { MAX_PAGE_BYTES } from '../agent/checks/tree.ts';
 import { CodeHostError, type CodeHost, type CodeHostAccess } from '../codehost/index.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
 import { GitError, type Repo, type PreparedWorktree, type WorktreeLease } from '../git/git.ts';
@@ -202,7 +203,7 @@ function cachedProfile(repo: Repo, commit: string, profileCache: ProfileCache): 
   let cached = profileCache.get(cacheKey);
   if (!cached) {
     // Concurrent jobs on the same commit share one computation.
-    cached = repo.treeSource(commit).then(detectDocs);
+    cached = repo.treeSource(commit, MAX_PAGE_BYTES).then(detectDocs);
     profileCache.set(cacheKey, cached);
     cached.catch(() => profileCache.delete(cacheKey));
   }
@@ -253,7 +254,7 @@ function docsChecksFor(turn: Turn, profile: DocsProfile, prep: Promise<PreparedW
       profile,
       policy: { redirectHosts: project.redirectHosts, suggestion },
       enforcedOnly: project.checks === 'off',
-      base: async () => repo.treeSource(await forkPoint()),
+      base: async () => repo.treeSource(await forkPoint(), MAX_PAGE_BYTES),
       priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
     }),
   };

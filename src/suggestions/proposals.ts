@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { NotFoundRow } from '../analytics/engine.ts';
 import type { DocsFramework } from '../agent/prompts.ts';
-import { candidatesFor, type Candidate } from './candidates.ts';
+import type { Candidate } from './candidates.ts';
 import type { SiteIndex } from './site-index.ts';
 import { siteShapedPath, type PathShapeProblem } from './path-shape.ts';
 
@@ -126,14 +126,14 @@ function agentMarkdownPrompt(paths: SuggestedPath[], hasLlmsTxt: boolean, days: 
   ].join('\n');
 }
 
-function suggestedPath(row: NotFoundRow, index: SiteIndex | null): SuggestedPath {
+function suggestedPath(row: NotFoundRow, candidates: ReadonlyMap<string, Candidate[]> | undefined): SuggestedPath {
   return {
     path: row.path,
     visitors: { human: row.human, ai: row.ai, total: row.total },
     derivedVisitors: row.derivedVisitors,
     views: row.views,
     referrers: row.referrers,
-    candidates: index ? candidatesFor(row.path, index.pages) : [],
+    candidates: candidates?.get(row.path) ?? [],
   };
 }
 
@@ -143,6 +143,8 @@ export interface ProposalInput {
   rows: NotFoundRow[];
   /** The site as the base branch has it; null when it could not be read. */
   index: SiteIndex | null;
+  /** The likely pages of each broken path, scored off the event loop (candidate-scoring.ts); none when absent. */
+  candidates?: ReadonlyMap<string, Candidate[]>;
   minVisitors: number;
   /** Which visitors count towards minVisitors (default `visitors`). */
   counting?: Counting;
@@ -198,7 +200,7 @@ export function proposals(input: ProposalInput): Proposals {
   }
   const out: Proposal[] = [];
   if (broken.length > 0) {
-    const paths = broken.map((r) => suggestedPath(r, input.index));
+    const paths = broken.map((r) => suggestedPath(r, input.candidates));
     out.push({
       id: suggestionId(input.projectId, 'broken_paths', paths.map((p) => p.path)),
       kind: 'broken_paths',
@@ -208,7 +210,7 @@ export function proposals(input: ProposalInput): Proposals {
     });
   }
   if (markdown.length > 0) {
-    const paths = markdown.map((r) => suggestedPath(r, null));
+    const paths = markdown.map((r) => suggestedPath(r, undefined));
     out.push({
       id: suggestionId(input.projectId, 'agent_markdown', paths.map((p) => p.path)),
       kind: 'agent_markdown',

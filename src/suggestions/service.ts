@@ -13,7 +13,8 @@ import type { Job } from '../contracts/jobs.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { Database } from '../store/schema.ts';
 import { insertSuggestionJob, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
-import { proposals, type Counting, type NotProposedPath, type Proposal, type SuggestedPath } from './proposals.ts';
+import { proposals, type Counting, type NotProposedPath, type Proposal, type ProposalInput, type Proposals, type SuggestedPath } from './proposals.ts';
+import { scoreCandidates } from './candidate-scoring.ts';
 import type { SiteIndex, SiteIndexProject, SiteIndexReader } from './site-index.ts';
 import { PullRequestStates } from './pull-request-states.ts';
 import { startedView, type StartedSuggestion } from './outcomes.ts';
@@ -34,6 +35,8 @@ export interface SiteStatus {
   pages: number;
   /** Why the repository could not be read (the suggestions then offer no candidate pages). */
   error: string | null;
+  /** What the read or the scoring left out, in sentences for people (files over the size limit, paths not compared). */
+  notes: string[];
 }
 
 export interface SuggestionList {
@@ -104,20 +107,29 @@ export class SuggestionsService {
   async #site(projectId: string): Promise<{ index: SiteIndex | null; status: SiteStatus }> {
     try {
       const index = await this.#deps.siteIndex.read(await this.#deps.repositoryOf(projectId));
-      return { index, status: { read: true, framework: index.framework, commit: index.commit, pages: index.pages.length, error: null } };
+      return { index, status: { read: true, framework: index.framework, commit: index.commit, pages: index.pages.length, error: null, notes: [...index.notes] } };
     } catch (err) {
       if (err instanceof CodedError && err.code === 'project_not_found') throw err;
       // Folio's own errors say what went wrong (their messages are written for users); anything else stays in the log.
       const coded = err instanceof CodedError;
       this.#deps.log.warn({ projectId, ...(coded ? { code: err.code } : { err }) }, 'suggestions: the repository could not be read');
       const message = coded ? err.message : 'The docs repository could not be read; the server log says why.';
-      return { index: null, status: { read: false, framework: null, commit: null, pages: 0, error: message.slice(0, 500) } };
+      return { index: null, status: { read: false, framework: null, commit: null, pages: 0, error: message.slice(0, 500), notes: [] } };
     }
   }
 
   async #notFound(projectId: string, range: { from: number; to: number }): Promise<{ rows: NotFoundRow[]; complete: boolean }> {
     const report = await this.#deps.analytics.notFound(projectId, range, { limit: NOT_FOUND_ROWS, offset: 0 });
     return { rows: report.rows, complete: !report.hasMore };
+  }
+
+  /** The proposals again with the likely pages of their broken paths, scored off the event loop; what was left unscored is noted on the site's status. */
+  async #withCandidates(proposed: Proposals, input: ProposalInput, status: SiteStatus): Promise<Proposals> {
+    const broken = proposed.suggestions.find((s) => s.kind === 'broken_paths')?.paths.map((p) => p.path) ?? [];
+    if (!input.index || broken.length === 0) return proposed;
+    const scored = await scoreCandidates({ version: input.index.commit, pages: input.index.pages }, broken);
+    if (scored.note) status.notes.push(scored.note);
+    return proposals({ ...input, candidates: scored.byPath });
   }
 
   /**
@@ -135,7 +147,8 @@ export class SuggestionsService {
     ]);
     const days = Math.max(1, Math.round((range.to - range.from) / DAY_MS));
     const views = await Promise.all(started.map((r) => startedView(r, (from, to) => this.#notFound(projectId, { from, to }), now)));
-    const { suggestions, notProposed } = proposals({ projectId, rows, index, minVisitors, counting, inProgress: settledPaths(started, views), days });
+    const input: ProposalInput = { projectId, rows, index, minVisitors, counting, inProgress: settledPaths(started, views), days };
+    const { suggestions, notProposed } = await this.#withCandidates(proposals(input), input, status);
     return { range, minVisitors, site: status, suggestions, notProposed, started: views };
   }
 

@@ -68,7 +68,7 @@ async function suggestionJob(p: Project, kind: SuggestionKind, automatic = false
   const list: SuggestionList = {
     range: { from: now - 30 * 86_400_000, to: now },
     minVisitors: 3,
-    site: { read: true, framework: null, commit: null, pages: 0, error: null },
+    site: { read: true, framework: null, commit: null, pages: 0, error: null, notes: [] },
     suggestions: [suggestion],
     notProposed: [],
     started: [],

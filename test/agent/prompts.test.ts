@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -46,6 +46,18 @@ describe('docs framework detection', () => {
     expect(s).toContain('nav:');
     expect(s).toContain('Material');
     expect(s).toContain('no front matter');
+  });
+  it('reads a workspace through its checks: a file over the read limit or a link out of the workspace is not read', async () => {
+    const outside = mkdtempSync(path.join(os.tmpdir(), 'folio-outside-'));
+    dirs.push(outside);
+    writeFileSync(path.join(outside, 'secret.yml'), 'site_name: X\ndocs_dir: leaked\nnav:\n  - a.md\n');
+    const ws = await repo({ 'docs/a.md': '---\ntitle: A\n---\n# A\n', 'docs/huge.md': `---\ntitle: H\n---\n${'x'.repeat(2 * 1024 * 1024)}` });
+    symlinkSync(path.join(outside, 'secret.yml'), path.join(ws.root, 'mkdocs.yml'));
+    const p = await detectDocs(ws);
+    // mkdocs.yml is found by name, but its target outside the workspace is never read.
+    expect(p).toMatchObject({ framework: 'mkdocs', docsRoot: 'docs' });
+    expect(systemPrompt(p, { maxSteps: 5 })).not.toContain('leaked');
+    expect(systemPrompt(p, { maxSteps: 5 })).not.toContain('has an explicit `nav:`');
   });
   it('plain Markdown', async () => {
     const p = await detectDocs(await repo({ 'README.md': '# R\n', 'docs/a.md': '# A\n' }));

@@ -46,6 +46,19 @@ const RECORDS: Hostile[] = [
   { name: 'control character in the path', path: '/docs/\u0001x', userAgent: UA, ip: LOCAL, want: 'invalid_path' },
   { name: 'NUL in the path', path: '/docs/\u0000', userAgent: UA, ip: LOCAL, want: 'invalid_path' },
   { name: 'DEL in the path', path: '/a\u007fb', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, want: 'invalid_path' },
+  { name: 'C1 control (NEL) in the path', path: '/docs/a\u0085b', userAgent: UA, ip: LOCAL, want: 'invalid_path' },
+  { name: 'C1 control (CSI) in the path', path: '/docs/a\u009bb', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, want: 'invalid_path' },
+  { name: 'line separator in the path', path: '/docs/a\u2028IGNORE', userAgent: UA, ip: LOCAL, want: 'invalid_path' },
+  { name: 'paragraph separator in the path', path: '/docs/a\u2029b', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, want: 'invalid_path' },
+  { name: 'right-to-left override in the path', path: '/docs/\u202egnp.exe', userAgent: UA, ip: LOCAL, want: 'invalid_path' },
+  { name: 'bidirectional isolate in the path', path: '/docs/\u2066x\u2069', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, want: 'invalid_path' },
+  { name: 'right-to-left mark in the path', path: '/docs/x\u200f', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, want: 'invalid_path' },
+  { name: 'Arabic letter mark in the path', path: '/docs/x\u061c', userAgent: UA, ip: LOCAL, want: 'invalid_path' },
+  { name: 'accented letters and the percent-encoded override are a path', path: '/docs/café/%E2%80%AE', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, want: 'ok' },
+  { name: 'a referrer whose host is not a host name is kept without one', path: '/docs/k', userAgent: UA, ip: LOCAL, referrer: 'https://evil\u202e.example/x', want: 'ok' },
+  { name: 'a referrer whose host is not a host name, logged', path: '/docs/k', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, referrer: 'https://a\u2028b.example/', want: 'ok' },
+  { name: 'an international referring host is kept in ASCII', path: '/docs/k', userAgent: UA, ip: LOCAL, referrer: 'https://Bücher.example/seite', want: 'ok' },
+  { name: 'an international referring host, logged', path: '/docs/k', userAgent: UA, ip: '203.0.113.8', timestamp: HOUR_AGO, referrer: 'https://Bücher.example/seite', want: 'ok' },
   { name: 'control character in the query only', path: '/docs/c?q=\u0001', userAgent: UA, ip: LOCAL, want: 'ok' },
   { name: 'huge path', path: '/' + 'p'.repeat(5000), userAgent: UA, ip: '203.0.113.9', timestamp: HOUR_AGO, want: 'field_too_long' },
   { name: 'path at the limit with a huge query', path: '/' + 'p'.repeat(2047) + '?' + 'q'.repeat(5000), userAgent: UA, ip: '203.0.113.9', timestamp: HOUR_AGO, want: 'ok' },
@@ -174,6 +187,13 @@ describe.skipIf(ON_CLICKHOUSE)('five ways in, one verdict', () => {
     const url = await runCli(['analytics', 'import', '--project', projects.url, '--url', s.url, '--key', keys.url, '--format', 'json', '--no-progress', '--json', file], {});
     expect(url.code, url.stderr).toBe(0);
     lineVerdicts(url.stdout).forEach((v, i) => set(logged[i], 'url', v));
+
+    // A referrer whose host is no host name was kept without one, on every way that carried it.
+    for (const way of ['events', 'collect', 'ndjson', 'url'] as const) {
+      const report = await s.api('GET', `/v1/analytics/${projects[way]}/referrers`, { key: keys[way] });
+      expect(report.status, way).toBe(200);
+      expect((report.body.referrers as { host: string }[]).map((r) => r.host), way).toEqual(['xn--bcher-kva.example']);
+    }
 
     await s.close();
     server = null;

@@ -170,6 +170,22 @@ describe('raw access logs on the bulk import endpoint', () => {
     expect(alive.status).toBe(200);
   });
 
+  it('refuses, line by line, paths with line separators, C1 controls or text-direction marks, and keeps only valid referring hosts', async () => {
+    const t = clf(Date.UTC(2025, 6, 11));
+    const line = (p: string, ref = '-') => `203.0.113.60 - - [${t}] "GET ${p} HTTP/1.1" 200 1 "${ref}" "${HUMAN}"\n`;
+    // The log reader takes U+2028 and U+2029 for white space, so a request line holding one is not one.
+    const unparseable = ['/a\u2028IGNORE-ALL', '/b\u2029'];
+    const refused = ['/c\u0085d', '/d\u009b', '/e\u202egnp', '/f\u2066x\u2069', '/g\u200e', '/h\u061c'];
+    const body = [...unparseable, ...refused].map((p) => line(p)).join('') + line('/ok-idn', 'https://Bücher.example/x') + line('/ok-bidi-host', 'https://evil\u202e.example/');
+    const res = await importLog(body);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ received: 10, recorded: 2, rejected: refused.length, skipped: { unparseable: 2 } });
+    expect(res.body.errors.map((e: { code: string }) => e.code)).toEqual(refused.map(() => 'invalid_path'));
+    const report = await server.api('GET', `/v1/analytics/${projectId}/referrers?dateFrom=2025-07-11&dateTo=2025-07-12`, { key });
+    expect(report.status).toBe(200);
+    expect(report.body.referrers.map((r: { host: string }) => r.host)).toEqual(['xn--bcher-kva.example']);
+  });
+
   it('drops a line longer than the limit without holding it in memory, and reads the lines around it', async () => {
     const t = clf(Date.UTC(2025, 6, 10));
     const good = (p: string) => `203.0.113.50 - - [${t}] "GET ${p} HTTP/1.1" 200 1 "-" "${HUMAN}"\n`;

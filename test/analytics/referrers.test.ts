@@ -20,6 +20,14 @@ const REFERRERS: [string | undefined, string | null, string][] = [
   ['https://news.ycombinator.com/item?id=1', 'news.ycombinator.com', 'social'],
   ['https://Blog.Example.org/post', 'blog.example.org', 'other'],
   ['not a url', null, 'other'],
+  // Only a valid host name is kept, in its ASCII (IDNA) form; anything else counts as no referrer.
+  ['https://Bücher.example/seite', 'xn--bcher-kva.example', 'other'],
+  ['https://www.google.com./search?q=x', 'www.google.com', 'search'],
+  ['https://evil\u202e.example/x', null, 'other'],
+  ['https://chat\u2028gpt.com/', null, 'other'],
+  ['https://exa mple.com/', null, 'other'],
+  ['https://-bad-.example/', null, 'other'],
+  ['https://a..b.example/', null, 'other'],
 ];
 
 interface Ref {

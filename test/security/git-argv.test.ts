@@ -87,7 +87,7 @@ describe('hostile values reaching the git layer unchecked', () => {
       expect(await r.revParse(ref), ref).toBeNull();
       expect(await r.forkPoint(base, ref), ref).toBeNull();
       // ls-tree --end-of-options <sha>
-      await expect(r.treeSource(ref), ref).rejects.toMatchObject({ code: 'git_error' });
+      await expect(r.treeSource(ref, 1024), ref).rejects.toMatchObject({ code: 'git_error' });
       // Commit ids for diffs are refused unless git printed them.
       await expect(r.changedPaths(ref, base), ref).rejects.toThrow('Not a commit id.');
       await expect(r.diffFiles(base, ref), ref).rejects.toThrow('Not a commit id.');

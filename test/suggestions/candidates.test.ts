@@ -1,10 +1,12 @@
 // Which pages likely replace a not-found path: slug, title and navigation, on a site index; and the
 // proposals' rules (threshold, settled paths, ids) without a server.
 import { describe, expect, it } from 'vitest';
-import { candidatesFor, scorePage, words } from '../../src/suggestions/candidates.ts';
+import { Budget, candidatesFor, candidatesOfList, MAX_GROUP_WORDS, PageIndex, words } from '../../src/suggestions/candidates.ts';
 import { isAgentMarkdownPath, promptPath, proposals, suggestionId } from '../../src/suggestions/proposals.ts';
 import type { IndexedPage, SiteIndex } from '../../src/suggestions/site-index.ts';
 import type { NotFoundRow } from '../../src/analytics/engine.ts';
+import { rng } from '../analytics/helpers.ts';
+import { referenceCandidates } from '../fixtures/reference-candidates.ts';
 
 const PAGES: IndexedPage[] = [
   { file: 'guides/auth.mdx', url: '/guides/auth', title: 'Authentication' },
@@ -12,31 +14,60 @@ const PAGES: IndexedPage[] = [
   { file: 'api/rate-limits.mdx', url: '/api/rate-limits', title: 'Rate limits' },
   { file: 'quickstart.mdx', url: '/quickstart', title: 'Quickstart' },
 ];
+const SITE = new PageIndex(PAGES);
 
 describe('candidates', () => {
   it('finds a renamed page by its title, a typo by its slug, a moved page by its section', () => {
-    expect(candidatesFor('/guides/authentication', PAGES)[0]).toMatchObject({ url: '/guides/auth', matchedBy: expect.arrayContaining(['title', 'navigation']) });
-    expect(candidatesFor('/guides/webhook', PAGES)[0]).toMatchObject({ url: '/guides/webhooks', matchedBy: expect.arrayContaining(['slug']) });
-    expect(candidatesFor('/reference/rate-limits.html', PAGES)[0].url).toBe('/api/rate-limits');
-    expect(candidatesFor('/getting-started/quick-start', PAGES)[0].url).toBe('/quickstart');
+    expect(candidatesFor('/guides/authentication', SITE)[0]).toMatchObject({ url: '/guides/auth', matchedBy: expect.arrayContaining(['title', 'navigation']) });
+    expect(candidatesFor('/guides/webhook', SITE)[0]).toMatchObject({ url: '/guides/webhooks', matchedBy: expect.arrayContaining(['slug']) });
+    expect(candidatesFor('/reference/rate-limits.html', SITE)[0].url).toBe('/api/rate-limits');
+    expect(candidatesFor('/getting-started/quick-start', SITE)[0].url).toBe('/quickstart');
   });
 
   it('offers nothing for an unrelated path, at most three pages, best first and stable on ties', () => {
-    expect(candidatesFor('/zzz/qqq', PAGES)).toEqual([]);
+    expect(candidatesFor('/zzz/qqq', SITE)).toEqual([]);
     const many = Array.from({ length: 10 }, (_, i) => ({ file: `guides/auth-${i}.mdx`, url: `/guides/auth-${i}`, title: 'Authentication' }));
-    const got = candidatesFor('/guides/auth', many);
+    const got = candidatesFor('/guides/auth', new PageIndex(many));
     expect(got).toHaveLength(3);
     expect(got.map((c) => c.url)).toEqual([...got.map((c) => c.url)].sort());
   });
 
-  it('hostile paths stay bounded: long, odd characters, empty', () => {
-    // Only the first 500 characters are compared: the work per page is bounded whatever the path.
+  it('gives exactly the scores of comparing every page with the path, on a generated site and paths', () => {
+    const r = rng(7);
+    const vocab = ['auth', 'authentication', 'authorization', 'webhook', 'webhooks', 'rate', 'limits', 'limit', 'api', 'guides', 'guide', 'start', 'quick', 'quickstart', 'sdk', 'sdks', 'python', 'node', 'errors', 'error', 'a', 'b', 'x', 'v2', 'index', 'reference', 'deploy', 'deployment', 'tokens', 'token', 'authentcation', 'webhoks', 'quikstart', 'deploymnt', 'limts'];
+    const pick = (n: number) => Array.from({ length: n }, () => vocab[Math.floor(r() * vocab.length)]);
+    const pathOf = () => '/' + Array.from({ length: 1 + Math.floor(r() * 3) }, () => pick(1 + Math.floor(r() * 3)).join(r() < 0.5 ? '-' : '_')).join('/') + (r() < 0.2 ? '.html' : '');
+    const pages: IndexedPage[] = Array.from({ length: 200 }, (_, i) => ({ file: `p${i}.mdx`, url: pathOf(), title: pick(1 + Math.floor(r() * 4)).join(' ') }));
+    const site = new PageIndex(pages);
+    for (let i = 0; i < 200; i++) {
+      const p = pathOf();
+      expect(candidatesFor(p, site), p).toEqual(referenceCandidates(p, pages));
+    }
+  });
+
+  it('hostile paths stay bounded: long, many words, odd characters, empty', () => {
+    // Only the first 500 characters, 20 segments and a capped number of words per group are compared.
     const long = '/' + 'a-'.repeat(100_000);
-    expect(scorePage(long, PAGES[0]).score).toBeLessThanOrEqual(1);
-    expect(scorePage(long, PAGES[0])).toEqual(scorePage(long.slice(0, 500), PAGES[0]));
-    expect(candidatesFor('/', PAGES)).toEqual(expect.any(Array));
-    expect(candidatesFor('/%00/<script>/../..', PAGES)).toEqual(expect.any(Array));
+    expect(candidatesFor(long, SITE)).toEqual(candidatesFor(long.slice(0, 500), SITE));
+    const wordy = '/guides/' + Array.from({ length: 200 }, (_, i) => `w${i}x`).join('-');
+    expect(candidatesFor(wordy, SITE)).toEqual(candidatesFor('/guides/' + Array.from({ length: MAX_GROUP_WORDS }, (_, i) => `w${i}x`).join('-'), SITE));
+    // More distinct words than bits (sections, the slug, and slug words cut at its limit): bounded, scores within 0…1.
+    const crowded = '/' + Array.from({ length: 12 }, (_, i) => `sec${i}x`).join('/') + '/' + Array.from({ length: 30 }, (_, i) => `authentication${i}`).join('-');
+    expect(candidatesFor(crowded, SITE).every((c) => c.score >= 0 && c.score <= 1)).toBe(true);
+    expect(candidatesFor('/', SITE)).toEqual(expect.any(Array));
+    expect(candidatesFor('/%00/<script>/../..', SITE)).toEqual(expect.any(Array));
     expect(words('/Guides/V2/Index.HTML')).toEqual(['guides']);
+  });
+
+  it("a list's work is capped: paths past the budget get no candidates and are counted", () => {
+    const pages = Array.from({ length: 2000 }, (_, i) => ({ file: `p${i}.mdx`, url: `/section-${i % 7}/page-${i}`, title: `Page ${i} about errors and limits` }));
+    const site = new PageIndex(pages);
+    const paths = Array.from({ length: 50 }, (_, i) => `/section-1/${'errors-limits-page-about-'.repeat(10)}${i}`);
+    const full = candidatesOfList(paths, site);
+    expect(full.unscored).toBe(0);
+    const tight = new Budget(1);
+    expect(candidatesFor(paths[0], site, tight)).toEqual([]);
+    expect(tight.spent).toBe(true);
   });
 });
 
@@ -48,6 +79,7 @@ const index: SiteIndex = {
   redirects: [{ source: '/old-start', destination: '/quickstart' }],
   redirectFor: (p) => (p === '/old-start' ? { source: '/old-start', destination: '/quickstart' } : null),
   hasLlmsTxt: false,
+  notes: [],
 };
 
 describe('proposals', () => {

@@ -25,6 +25,11 @@ export function Suggestions({ list, client, projectId, range }: { list: Suggesti
           {list.site.error}
         </Alert>
       )}
+      {list.site.notes.map((note) => (
+        <Alert key={note} kind="info">
+          {note}
+        </Alert>
+      ))}
       {list.suggestions.length === 0 ? (
         <Empty title="Nothing to propose">No path that answered “not found” reached the threshold, or a job is already fixing it.</Empty>
       ) : (
