@@ -104,7 +104,7 @@ build() {
   base_size=$(podman image inspect --format '{{.Size}}' "$BASE")
   check "image size $((size / 1000000)) MB ≤ 400 MB on the slim base" test "$size" -le 400000000
   echo "what is inside: base $((base_size / 1000000)) MB; the apt step (git, ca-certificates, tini) $(podman history --no-trunc --format '{{.Size}}|{{.CreatedBy}}' "$IMAGE" | awk -F'|' '/apt-get install/ { print $1 }')"
-  "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c 'cd /app && for d in node_modules node_modules/@duckdb src web/dist dist /usr/local/bin/node /usr/local/lib/node_modules/npm /usr/lib/git-core; do printf "  %-36s %6.1f MB\n" "$d" "$(du -sk "$d" | cut -f1 | awk "{ print \$1 / 1000 }")"; done' 2>/dev/null
+  "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c 'cd /app && for d in node_modules node_modules/@duckdb src web/dist dist /usr/local/bin/node /usr/local/lib/node_modules/npm /usr/lib/git-core; do printf "  %-36s %6.1f MB\n" "$d" "$(du -s --apparent-size -B1 "$d" | cut -f1 | awk "{ print \$1 / 1e6 }")"; done' 2>/dev/null
 }
 
 # The image's settings, as the runtime applies them.
