@@ -7,6 +7,7 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import { CodedError } from '../errors.ts';
+import { processAlive } from '../util/process-alive.ts';
 
 export const HEALTH_FILE = 'health.json';
 export const BEAT_MS = 10_000;
@@ -58,20 +59,10 @@ function readRecord(config: Config): HealthRecord {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to another user.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** The one-line verdict for the process of this data directory; throws `unhealthy` otherwise. */
 export async function checkHealth(config: Config, now = Date.now()): Promise<string> {
   const record = readRecord(config);
-  if (!alive(record.pid)) throw unhealthy(`The Folio ${record.role} process (pid ${record.pid}) is not running.`);
+  if (!processAlive(record.pid)) throw unhealthy(`The Folio ${record.role} process (pid ${record.pid}) is not running.`);
   if (record.role === 'worker') {
     const age = now - Date.parse(record.beatAt);
     if (!(age <= STALE_MS)) throw unhealthy(`The Folio worker's last beat was ${Math.round(age / 1000)} s ago (its store did not answer, or it is stuck).`);
