@@ -171,8 +171,13 @@ describe('deploy/compose.yaml and deploy/nginx.conf', () => {
     expect(conf.text).toMatch(/^\s*proxy_pass \$folio_api;/m);
     expect(conf.text).toMatch(/^\s*resolver \$\{NGINX_LOCAL_RESOLVERS\} valid=\d+s/m);
     expect(conf.text).not.toMatch(/^\s*upstream\s/m);
-    // The file is the nginx image's template, with the container's DNS servers filled in.
+    // The file is the nginx image's template, with the container's DNS servers filled in. Its
+    // entry point substitutes every environment variable it has, so each other `$` must be one of
+    // nginx's own (lower case), never a name the environment could hold.
     expect(s.proxy.volumes).toEqual(['./nginx.conf:/etc/nginx/templates/nginx.conf.template:ro']);
+    const dollars = [...conf.text.replace(/^\s*#.*$/gm, '').matchAll(/\$\{?(\w+)/g)].map((m) => m[1]);
+    expect(dollars.filter((name) => name !== 'NGINX_LOCAL_RESOLVERS' && name !== name.toLowerCase())).toEqual([]);
+    expect(dollars).toContain('NGINX_LOCAL_RESOLVERS');
     expect(s.proxy.environment).toEqual({ NGINX_ENTRYPOINT_LOCAL_RESOLVERS: '1', NGINX_ENVSUBST_OUTPUT_DIR: '/etc/nginx' });
     expect(s.proxy.ports).toEqual([`8080:${conf.listen[0]}`]);
   });
