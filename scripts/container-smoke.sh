@@ -1,259 +1,332 @@
 #!/usr/bin/env bash
-# Builds Folio's image with Podman and smoke-tests it on a machine that can build images but not run
-# containers (no registry, no container runtime): the image's root filesystem is mounted and its
-# entry point run with chroot, as the image's user and with the image's environment.
+# Folio's image, proven as real containers (the container leg of .ci/run):
 #
-#   bash scripts/container-smoke.sh        # as root; needs podman, debootstrap, git, curl, npm ci done
+#   bash scripts/container-smoke.sh     # as root; podman, runc, debootstrap, npm ci done, and Docker
+#                                        # Compose v2 ≥ 2.24 at $FOLIO_SMOKE_COMPOSE (or docker-compose on PATH)
 #
-# 1. A local base image (folio-base:local) when missing: Debian minbase from debootstrap (this
-#    machine's release) with the Node 24 binary of the `node` npm package and this machine's npm,
-#    laid out as in the official node images (/usr/local/bin).
-# 2. `podman build --isolation chroot --format docker (HEALTHCHECK is a Docker-format field) --build-arg BASE_IMAGE=folio-base:local -t folio:local`; the
-#    host's CA bundle is a build secret (for a TLS-intercepting proxy), never a layer.
-# 3. The image's settings, then in a chroot of its files: folio migrate, project and key, folio serve
-#    answering /healthz, /readyz and the dashboard, an agent job against a local code host and a fake
-#    model (scripts/container-smoke-fakes.ts, on the host) that pushes a branch and opens a pull
-#    request, analytics events and exact visitors, a graceful SIGTERM.
-# Prints PASS/FAIL lines and the image size; exits 1 if any check failed.
+# 1. The base: scripts/container-base.sh (a local node:24-bookworm-slim; no image registry is needed).
+# 2. `podman --runtime runc build --format docker` (HEALTHCHECK is a Docker-format field) of the
+#    Containerfile; the image must stay ≤ 400 MB on that base. What is inside is measured and printed.
+# 3. The image's settings, and its files seen from a container (user, Node 24, git, no dev packages).
+# 4. `podman --runtime runc run` with explicit limits (crun's and Podman's default rlimits are refused
+#    here): the outside world (a code host and a model, scripts/container-smoke-fakes.ts) in a
+#    container of its own on a private network; Folio in another, its port published on loopback:
+#    healthy, `exec folio …`, a job that opens a pull request, exact visitors, recreated on its volume
+#    with its data, stopped gracefully in under 1.5 s; a `worker` container healthy too; and with
+#    PostgreSQL and ClickHouse on this machine, migrate, serve --no-workers and worker on them.
+# 5. deploy/compose.single.yaml through Docker Compose v2 talking to `podman system service`'s Docker
+#    API: up, healthy, exec, a job and visitors, recreated with its data, stop in under 1.5 s, down -v.
+#    deploy/compose.yaml: Compose itself refuses it without FOLIO_SECRET.
+# Podman runs health checks from systemd timers, which this machine has not: the script runs them
+# (`podman healthcheck run`) as a runtime would. Prints PASS/FAIL lines; exits 1 if any check failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
 IMAGE=${FOLIO_SMOKE_IMAGE:-localhost/folio:local}
-BASE=${FOLIO_SMOKE_BASE:-localhost/folio-base:local}
-MIRROR=${FOLIO_SMOKE_MIRROR:-http://deb.debian.org/debian}
 PORT=${FOLIO_SMOKE_PORT:-18080}
+SUBNET=${FOLIO_SMOKE_SUBNET:-10.89.177.0/24}
+FAKES_IP=${SUBNET%.0/24}.2
+NET=folio-smoke
 TOKEN=smoke-token-0123456789
-NODE=$REPO/node_modules/.bin/node # Node 24 on the host, for the fakes
+NODE=$REPO/node_modules/.bin/node # Node 24 on the host, for reading JSON
 WORK=$(mktemp -d /tmp/folio-smoke.XXXXXX)
+PODMAN=(podman --runtime runc)
+# What a container needs here: runc, limits this machine grants, no registry, no systemd timers.
+RUN=("${PODMAN[@]}" run --pull=never --ulimit nofile=20000:20000 --ulimit nproc=8192:8192 --health-interval disable)
+CONTAINERS=(folio-smoke folio-smoke-worker folio-smoke-api folio-smoke-scale-worker folio-smoke-fakes)
+VOLUMES=(folio-smoke-data folio-smoke-worker-data)
+COMPOSE_PROJECT=folio-smoke-compose
+passes=0
 failures=0
-pids=()
-container=''
+skips=0
+service_pid=''
 scale_cleanup=''
-rootfs=''
 
-pass() { echo "PASS $*"; }
+pass() { echo "PASS $*"; passes=$((passes + 1)); }
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+skip() { echo "SKIP $*"; skips=$((skips + 1)); }
 check() { # check "what" command…: PASS or FAIL by the command's exit code
   local what=$1
   shift
   if "$@" >>"$WORK/checks.log" 2>&1; then pass "$what"; else fail "$what"; fi
 }
 json() { "$NODE" -e "const v = JSON.parse(require('fs').readFileSync(0, 'utf8')); console.log($1)"; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+compose_bin() {
+  local c=${FOLIO_SMOKE_COMPOSE:-$(command -v docker-compose)}
+  [ -n "$c" ] && "$c" version --short 2>/dev/null | grep -Eq '^v?2\.(2[4-9]|[3-9][0-9])' && echo "$c"
+}
+compose() { DOCKER_HOST=unix://$WORK/podman.sock "$COMPOSE" -p "$COMPOSE_PROJECT" --project-directory "$WORK/compose" -f "$WORK/compose/compose.single.yaml" -f "$WORK/compose/smoke.yaml" "$@"; }
+
+remove_all() {
+  local c
+  for c in "${CONTAINERS[@]}"; do podman rm -f -v "$c" >/dev/null 2>&1; done
+  [ -f "$WORK/compose/compose.single.yaml" ] && [ -S "$WORK/podman.sock" ] && compose down -v >/dev/null 2>&1
+  podman ps -a --filter "label=com.docker.compose.project=$COMPOSE_PROJECT" -q | xargs -r podman rm -f -v >/dev/null 2>&1
+  podman volume rm -f "${VOLUMES[@]}" "${COMPOSE_PROJECT}_folio-data" >/dev/null 2>&1
+  podman network rm -f "$NET" >/dev/null 2>&1
+}
 cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  if [ -n "$rootfs" ]; then
-    umount "$rootfs/proc" 2>/dev/null
-    umount "$rootfs/dev" 2>/dev/null
-  fi
-  if [ -n "$container" ]; then
-    podman umount "$container" >/dev/null 2>&1
-    podman rm -f "$container" >/dev/null 2>&1
-  fi
+  remove_all
+  [ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
   [ -n "$scale_cleanup" ] && eval "$scale_cleanup"
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-build_base() {
-  if podman image exists "$BASE"; then
-    pass "base image $BASE present"
-    return
-  fi
-  local dir=$WORK/base suite npm_dir
-  suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
-  if ! debootstrap --variant=minbase "$suite" "$dir" "$MIRROR" >"$WORK/debootstrap.log" 2>&1; then
-    fail "debootstrap $suite (see $WORK/debootstrap.log)"
-    tail -5 "$WORK/debootstrap.log"
-    exit 1
-  fi
-  npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
-  install -m 755 "$REPO/node_modules/node/bin/node" "$dir/usr/local/bin/node"
-  mkdir -p "$dir/usr/local/lib/node_modules"
-  cp -a "$npm_dir" "$dir/usr/local/lib/node_modules/npm"
-  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$dir/usr/local/bin/npm"
-  ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$dir/usr/local/bin/npx"
-  rm -rf "$dir"/var/cache/apt/archives/*.deb
-  tar -C "$dir" -c . | podman import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["node"]' - "$BASE" >/dev/null 2>"$WORK/import.log"
-  rm -rf "$dir"
-  check "base image $BASE built (Debian $suite minbase, node $("$REPO/node_modules/node/bin/node" --version))" podman image exists "$BASE"
+prerequisites() {
+  local missing=()
+  for cmd in podman runc debootstrap curl; do command -v "$cmd" >/dev/null || missing+=("$cmd"); done
+  [ "$(id -u)" = 0 ] || missing+=(root)
+  COMPOSE=$(compose_bin) || missing+=('Docker Compose v2 >= 2.24 (FOLIO_SMOKE_COMPOSE)')
+  [ ${#missing[@]} -eq 0 ] || { fail "prerequisites missing: ${missing[*]}"; exit 1; }
+  echo "podman $(podman version --format '{{.Client.Version}}'), runc $(runc --version | awk 'NR == 1 { print $3 }'), Docker Compose $("$COMPOSE" version --short)"
+  remove_all # what an interrupted earlier run left
 }
 
-build_image() {
-  local secret=() ca=${NODE_EXTRA_CA_CERTS:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}} start
-  [ -n "$ca" ] && [ -f "$ca" ] && secret=(--secret "id=npm_ca,src=$ca")
+build() {
+  local start secret=() ca=${NODE_EXTRA_CA_CERTS:-${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}}
   start=$(date +%s)
-  if podman build --isolation chroot --format docker --build-arg "BASE_IMAGE=$BASE" "${secret[@]}" -t "$IMAGE" -f Containerfile . >"$WORK/build.log" 2>&1; then
-    pass "podman build --isolation chroot --format docker -t $IMAGE ($(($(date +%s) - start)) s)"
+  BASE=$(bash scripts/container-base.sh 2>"$WORK/base.log") || { fail "base image (see below)"; tail -20 "$WORK/base.log"; exit 1; }
+  pass "base image $BASE ($(($(date +%s) - start)) s; $(podman image inspect --format '{{.Size}}' "$BASE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
+  [ -f "$ca" ] && secret=(--secret "id=npm_ca,src=$ca")
+  start=$(date +%s)
+  if "${PODMAN[@]}" build --format docker --build-arg "BASE_IMAGE=$BASE" "${secret[@]}" -t "$IMAGE" -f Containerfile . >"$WORK/build.log" 2>&1; then
+    pass "podman --runtime runc build --format docker -t $IMAGE ($(($(date +%s) - start)) s)"
   else
     fail "podman build (last lines below)"
     tail -20 "$WORK/build.log"
     exit 1
   fi
-  echo "image size: $(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB (%d bytes)", $1 / 1e6, $1}')"
+  local size base_size
+  size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
+  base_size=$(podman image inspect --format '{{.Size}}' "$BASE")
+  check "image size $((size / 1000000)) MB ≤ 400 MB on the slim base" test "$size" -le 400000000
+  echo "what is inside: base $((base_size / 1000000)) MB; the apt step (git, ca-certificates, tini) $(podman history --no-trunc --format '{{.Size}}|{{.CreatedBy}}' "$IMAGE" | awk -F'|' '/apt-get install/ { print $1 }')"
+  "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c 'cd /app && for d in node_modules node_modules/@duckdb src web/dist dist /usr/local/bin/node /usr/local/lib/node_modules/npm /usr/lib/git-core; do printf "  %-36s %6.1f MB\n" "$d" "$(du -s --apparent-size -B1 "$d" | cut -f1 | awk "{ print \$1 / 1e6 }")"; done' 2>/dev/null
 }
 
-# The image's settings, as the runtime would apply them.
-read_config() {
-  # Podman shows the Docker-format HEALTHCHECK beside Config, not in it: merge the two.
+# The image's settings, as the runtime applies them.
+image_settings() {
   podman image inspect "$IMAGE" | "$NODE" -e 'const [i] = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(JSON.stringify({ ...i.Config, Healthcheck: i.Healthcheck ?? i.Config.Healthcheck }))' >"$WORK/config.json"
   check 'image runs as the non-root user folio' test "$(json 'v.User' <"$WORK/config.json")" = folio
-  check 'image env FOLIO_DATA_DIR=/data, HOST=0.0.0.0, NODE_ENV=production' json '["FOLIO_DATA_DIR=/data", "HOST=0.0.0.0", "NODE_ENV=production"].every((e) => v.Env.includes(e)) || process.exit(1)' <"$WORK/config.json"
+  check 'image env FOLIO_DATA_DIR=/data, HOST=0.0.0.0, PORT=8080, NODE_ENV=production' json '["FOLIO_DATA_DIR=/data", "HOST=0.0.0.0", "PORT=8080", "NODE_ENV=production"].every((e) => v.Env.includes(e)) || process.exit(1)' <"$WORK/config.json"
   check 'image has /data as its one volume' json 'JSON.stringify(Object.keys(v.Volumes)) === "[\"/data\"]" || process.exit(1)' <"$WORK/config.json"
-  check 'image entry point is folio, default command serve' json 'v.Entrypoint.at(-1) === "/app/bin/folio.mjs" && JSON.stringify(v.Cmd) === "[\"serve\"]" || process.exit(1)' <"$WORK/config.json"
-  check 'image HEALTHCHECK asks /healthz' json 'v.Healthcheck.Test.join(" ").includes("/healthz") || process.exit(1)' <"$WORK/config.json"
-  mapfile -t image_env < <(json 'v.Env.join("\n")' <"$WORK/config.json")
-  mapfile -t entry < <(json 'v.Entrypoint.join("\n")' <"$WORK/config.json")
-  workdir=$(json 'v.WorkingDir' <"$WORK/config.json")
+  check 'image entry point is tini and folio, default command serve' json 'v.Entrypoint.join(" ") === "/usr/bin/tini -- node /app/bin/folio.mjs" && JSON.stringify(v.Cmd) === "[\"serve\"]" || process.exit(1)' <"$WORK/config.json"
+  check 'image HEALTHCHECK is folio healthcheck (every role)' json 'v.Healthcheck.Test.join(" ") === "CMD node /app/bin/folio.mjs healthcheck" || process.exit(1)' <"$WORK/config.json"
+  inside() { "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c "$1" 2>>"$WORK/podman.log"; }
+  check "image node is v24 ($(inside 'node --version'))" inside 'node --version | grep -q "^v24\."'
+  check 'image has git (with its HTTP transport) and CA certificates' inside 'git --version && test -x /usr/lib/git-core/git-remote-https && test -s /etc/ssl/certs/ca-certificates.crt'
+  check 'image has the built dashboard and client' inside 'test -f /app/web/dist/index.html && test -f /app/dist/client/index.js'
+  check 'image has production dependencies only (none of the devDependencies)' inside 'cd /app/node_modules && test -d fastify && node -e "const dev = Object.keys(require(\"/app/package.json\").devDependencies); const here = dev.filter((d) => require(\"fs\").existsSync(d)); if (here.length) { console.log(here); process.exit(1); }"'
+  check 'image node_modules has no source maps, TypeScript files or Markdown' inside 'test -z "$(find /app/node_modules -type f \( -name "*.map" -o -name "*.ts" -o -name "*.md" \) ! -iname "licen*" | head -1)"'
+  check 'image holds no build secret and no npm cache or credentials' inside '! test -e /run/secrets/npm_ca && ! test -e /root/.npm && ! test -e /root/.npmrc && ! test -e /app/.npmrc'
 }
 
-mount_rootfs() {
-  container=$(podman create "$IMAGE") || { fail 'podman create'; exit 1; }
-  rootfs=$(podman mount "$container") || { fail 'podman mount'; exit 1; }
-  mount -t proc proc "$rootfs/proc" && mount --bind /dev "$rootfs/dev"
-  userspec=$(awk -F: '$1 == "folio" { print $3 ":" $4 }' "$rootfs/etc/passwd")
-  check "image node is v24 ($(chroot "$rootfs" node --version))" chroot "$rootfs" sh -c 'node --version | grep -q "^v24\."'
-  check 'image has git and CA certificates' chroot "$rootfs" sh -c 'git --version && test -s /etc/ssl/certs/ca-certificates.crt'
-  check 'image has the built dashboard and client' test -f "$rootfs/app/web/dist/index.html" -a -f "$rootfs/app/dist/client/index.js"
-  check 'image has production dependencies only (no vite, typescript, vitest)' sh -c "test -d '$rootfs/app/node_modules/fastify' && ! test -e '$rootfs/app/node_modules/vite' && ! test -e '$rootfs/app/node_modules/typescript' && ! test -e '$rootfs/app/node_modules/vitest'"
-  echo "node_modules in the image: $(du -sh "$rootfs/app/node_modules" | cut -f1)"
-}
-
-# `folio ARGS…` in the image: its env plus SMOKE_ENV, its user, working directory and entry point.
-# HOST is loopback here (this machine's rule: nothing listens beyond it); TINI_SUBREAPER lets tini
-# run as a child (it is PID 1 only in a real container).
-folio() {
-  env -i "${image_env[@]}" TINI_SUBREAPER=1 "${SMOKE_ENV[@]}" chroot --userspec="$userspec" "$rootfs" env -C "$workdir" "${entry[@]}" "$@"
-}
-# The same in the background, so that $! is the process itself (env, chroot and env exec into tini).
-folio_background() {
-  env -i "${image_env[@]}" TINI_SUBREAPER=1 "${SMOKE_ENV[@]}" chroot --userspec="$userspec" "$rootfs" env -C "$workdir" "${entry[@]}" "$@" &
-}
-
+# The outside world of the containers: a code host (git smart HTTP + the GitHub API) and a model,
+# in a container of the image (it has node and git) on the smoke network at a fixed address.
 start_fakes() {
-  "$NODE" scripts/container-smoke-fakes.ts "$TOKEN" >"$WORK/fakes.out" 2>"$WORK/fakes.err" &
-  pids+=($!)
-  for _ in $(seq 1 100); do [ -s "$WORK/fakes.out" ] && break; sleep 0.1; done
-  origin=$(json 'v.origin' <"$WORK/fakes.out") && repository=$(json 'v.repositoryUrl' <"$WORK/fakes.out") && llm=$(json 'v.llm' <"$WORK/fakes.out") ||
-    { fail "fakes did not start: $(cat "$WORK/fakes.err")"; exit 1; }
-  SMOKE_ENV=(HOST=127.0.0.1 "PORT=$PORT" LOG_LEVEL=warn FOLIO_POLL=200
-    FOLIO_MODEL=openai-compatible/smoke-model "OPENAI_COMPATIBLE_BASE_URL=$llm"
-    "GITHUB_TOKEN=$TOKEN" "GITHUB_API_URL=$origin/api/v3" FOLIO_GIT_PROTOCOLS=https,http FOLIO_OUTBOUND_ALLOW=127.0.0.0/8)
+  podman network create --subnet "$SUBNET" "$NET" >/dev/null || { fail "podman network create $NET ($SUBNET)"; exit 1; }
+  "${RUN[@]}" -d --name folio-smoke-fakes --network "$NET" --ip "$FAKES_IP" -v "$REPO:/src:ro" --entrypoint node "$IMAGE" \
+    /src/scripts/container-smoke-fakes.ts "$TOKEN" "$FAKES_IP" >/dev/null 2>>"$WORK/podman.log" || { fail 'fakes container'; exit 1; }
+  for _ in $(seq 1 100); do podman logs folio-smoke-fakes 2>/dev/null | grep -q '^{' && break; sleep 0.2; done
+  podman logs folio-smoke-fakes >"$WORK/fakes.out" 2>&1
+  origin=$(grep '^{' "$WORK/fakes.out" | json 'v.origin') && repository=$(grep '^{' "$WORK/fakes.out" | json 'v.repositoryUrl') && llm=$(grep '^{' "$WORK/fakes.out" | json 'v.llm') ||
+    { fail "fakes did not start: $(cat "$WORK/fakes.out")"; exit 1; }
+  pass "code host and model in a container at $FAKES_IP ($origin)"
+  FOLIO_ENV=(FOLIO_POLL=200 FOLIO_MODEL=openai-compatible/smoke-model "OPENAI_COMPATIBLE_BASE_URL=$llm"
+    "GITHUB_TOKEN=$TOKEN" "GITHUB_API_URL=$origin/api/v3" FOLIO_GIT_PROTOCOLS=https,http "FOLIO_OUTBOUND_ALLOW=$SUBNET")
 }
 
-api() { # api METHOD PATH [JSON]: prints the body; the status goes to $WORK/status
-  local args=(-sS -o "$WORK/body" -w '%{http_code}' -X "$1" -H "authorization: Bearer $key")
-  [ $# -gt 2 ] && args+=(-H 'content-type: application/json' --data "$3")
-  curl "${args[@]}" "http://127.0.0.1:$PORT$2" >"$WORK/status"
+api() { # api BASE METHOD PATH [JSON]: prints the body; the status goes to $WORK/status
+  local args=(-sS -o "$WORK/body" -w '%{http_code}' -X "$2" -H "authorization: Bearer $key")
+  [ $# -gt 3 ] && args+=(-H 'content-type: application/json' --data "$4")
+  curl "${args[@]}" "$1$3" >"$WORK/status"
   cat "$WORK/body"
 }
-
-run_checks() {
-  check 'folio --help in the image' folio --help
-  check '`folio` on PATH in the image (for docker exec)' chroot --userspec="$userspec" "$rootfs" env -i PATH=/usr/local/bin:/usr/bin:/bin folio --help
-  check 'folio migrate (SQLite and DuckDB in /data)' folio migrate --json
-  check 'the data written by the non-root user (uid 10001)' test "$(stat -c %u "$rootfs/data/folio.db")" = 10001
-  project=$(folio project create --name Smoke --repository "$repository" --code-host github --json | json 'v.id')
-  key=$(folio key create --project "$project" --json | json 'v.key')
-  check "folio project create, key create ($project)" test -n "$key"
-
-  folio_background serve >"$WORK/serve.log" 2>&1
-  serve=$!
-  pids+=("$serve")
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null && break; sleep 0.2; done
-  check 'folio serve answers /readyz' curl -sf "http://127.0.0.1:$PORT/readyz"
-  check 'folio serve answers /healthz (the HEALTHCHECK)' curl -sf "http://127.0.0.1:$PORT/healthz"
-  check 'folio serve runs as uid 10001' sh -c "ps -eo uid=,args= | grep -q '^ *10001 .*node /app/bin/folio.mjs serve'"
-  check 'the dashboard is served from web/dist' sh -c "curl -sf http://127.0.0.1:$PORT/ | grep -qi '<script type=\"module\"'"
-
-  job=$(api POST "/v2/agent/$project/job" '{"prompt":"Document the --dry-run flag"}' | json 'v.id')
+wait_ready() { for _ in $(seq 1 150); do curl -sf "$1/readyz" >/dev/null && return 0; sleep 0.2; done; return 1; }
+wait_healthy() { # wait_healthy CONTAINER: runs the image's HEALTHCHECK until it passes (at most 60 s)
+  for _ in $(seq 1 30); do podman healthcheck run "$1" >/dev/null 2>&1 && return 0; sleep 2; done
+  return 1
+}
+health_status() { podman inspect --format '{{.State.Health.Status}}' "$1"; }
+job_completes() { # job_completes BASE PROMPT: creates a job, waits, sets $job and $pr
+  job=$(api "$1" POST "/v2/agent/$project/job" "{\"prompt\":\"$2\"}" | json 'v.id')
   local status=active
-  for _ in $(seq 1 150); do
-    status=$(api GET "/v2/agent/$project/job/$job" | json 'v.status')
+  for _ in $(seq 1 200); do
+    status=$(api "$1" GET "/v2/agent/$project/job/$job" | json 'v.status')
     [ "$status" != active ] && break
     sleep 0.2
   done
-  check "agent job $job completed (fake model, local code host)" test "$status" = completed
-  local pr
   pr=$(json 'v.prLink' <"$WORK/body")
-  check "the job opened a pull request ($pr)" test "$pr" = "$origin/acme/docs/pull/1"
-  check "the job pushed branch folio/$job" sh -c "git ls-remote '${repository/http:\/\//http://x-access-token:$TOKEN@}' | grep -q 'refs/heads/folio/$job\$'"
-
-  local ua='Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
-  api POST "/v1/analytics/$project/events" "{\"events\":[
-    {\"path\":\"/docs\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.7\"},
-    {\"path\":\"/docs\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.8\"},
-    {\"path\":\"/docs\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.7\"},
-    {\"path\":\"/docs\",\"userAgent\":\"claude-code/2.0.14\",\"ip\":\"198.51.100.4\"}]}" >/dev/null
-  check 'analytics: 4 events accepted (202)' sh -c "test \"\$(cat '$WORK/status')\" = 202 && grep -q '\"accepted\":4' '$WORK/body'"
-  local from to
-  from=$(date -u -d yesterday +%F) to=$(date -u -d tomorrow +%F)
-  api GET "/v1/analytics/$project/visitors?dateFrom=$from&dateTo=$to" >"$WORK/visitors.json"
-  check "analytics: exact visitors {human 2, ai 1, total 3}: $(json 'JSON.stringify(v.totals)' <"$WORK/visitors.json")" \
-    json 'v.totals.human === 2 && v.totals.ai === 1 && v.totals.total === 3 || process.exit(1)' <"$WORK/visitors.json"
-
-  kill -TERM "$serve"
-  local code=''
-  for _ in $(seq 1 75); do kill -0 "$serve" 2>/dev/null || break; sleep 0.2; done
-  wait "$serve"
-  code=$?
-  check "SIGTERM stops folio serve gracefully (exit $code)" test "$code" = 0
+  test "$status" = completed
+}
+UA='Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+visitors() { api "$1" GET "/v1/analytics/$project/visitors?dateFrom=$(date -u -d yesterday +%F)&dateTo=$(date -u -d tomorrow +%F)" | json 'JSON.stringify(v.totals)'; }
+# `docker stop`: the container must exit 0 (graceful) within 1.5 s of its SIGTERM, from the moment
+# Folio logs the signal to the runtime's exit time (the command's own time, which on a loaded machine
+# is mostly the client's, is printed beside it).
+timed_stop() { # timed_stop WHAT CONTAINER COMMAND…
+  local what=$1 container=$2 start wall signalled exited
+  shift 2
+  start=$(now_ms)
+  "$@" >>"$WORK/checks.log" 2>&1
+  wall=$(($(now_ms) - start))
+  signalled=$(podman logs "$container" 2>&1 | grep '"msg":"shutting down"' | tail -1 | json 'v.time')
+  exited=$(date -d "$(podman inspect --format '{{.State.FinishedAt}}' "$container" | sed 's/ UTC$//')" +%s%3N)
+  check "$what: exit code 0, $((exited - signalled)) ms from SIGTERM to exit (< 1500; the command took $wall ms)" \
+    test "$(podman inspect --format '{{.State.ExitCode}}' "$container")" = 0 -a $((exited - signalled)) -lt 1500
 }
 
-# The scale-out commands of the image, when this machine has PostgreSQL and ClickHouse (the test
-# servers of the scale leg): folio migrate, serve --no-workers and worker on one fresh database each.
-run_scale_checks() {
+run_container() {
+  local base=http://127.0.0.1:$PORT env=() e
+  for e in "${FOLIO_ENV[@]}"; do env+=(-e "$e"); done
+  start_folio() { "${RUN[@]}" -d --name folio-smoke --network "$NET" -p "127.0.0.1:$PORT:8080" -v folio-smoke-data:/data "${env[@]}" "$IMAGE" >/dev/null 2>>"$WORK/podman.log"; }
+  check "podman run -d -p 127.0.0.1:$PORT:8080 -v folio-smoke-data:/data $IMAGE" start_folio
+  check 'folio serve answers /readyz through the published port' wait_ready "$base"
+  check 'the HEALTHCHECK passes (folio healthcheck: serve)' wait_healthy folio-smoke
+  check "podman reports the container $(health_status folio-smoke)" test "$(health_status folio-smoke)" = healthy
+  check 'folio serve runs as uid 10001, under tini as PID 1' sh -c "podman top folio-smoke user,pid,args | grep -Eq '^folio +1 +/usr/bin/tini' && podman exec folio-smoke id -u | grep -qx 10001"
+  check 'the dashboard is served from web/dist' sh -c "curl -sf $base/ | grep -qi '<script type=\"module\"'"
+  check 'the API reference answers at /docs and /openapi.json' sh -c "curl -sfL $base/docs | grep -qi '<html' && curl -sf $base/openapi.json | grep -q '\"openapi\"'"
+  project=$(podman exec folio-smoke folio project create --name Smoke --repository "$repository" --code-host github --json 2>>"$WORK/checks.log" | json 'v.id')
+  key=$(podman exec folio-smoke folio key create --project "$project" --json 2>>"$WORK/checks.log" | json 'v.key')
+  check "podman exec folio-smoke folio project create, key create ($project)" test -n "$key"
+  check 'the data in the volume belongs to the non-root user' sh -c "podman exec folio-smoke stat -c '%u %a' /data /data/folio.db | tr '\n' ' ' | grep -q '^10001 700 10001 600 $'"
+  check "agent job completed (fake model, code host in its container)" job_completes "$base" 'Document the --dry-run flag'
+  check "the job opened a pull request ($pr)" test "$pr" = "$origin/acme/docs/pull/1"
+  check "the job pushed branch folio/$job" sh -c "podman exec folio-smoke git -c 'http.extraHeader=Authorization: Basic $(printf 'x-access-token:%s' "$TOKEN" | base64 -w0)' ls-remote '$repository' | grep -q 'refs/heads/folio/$job\$'"
+  api "$base" POST "/v1/analytics/$project/events" "{\"events\":[
+    {\"path\":\"/docs\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},
+    {\"path\":\"/docs\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.8\"},
+    {\"path\":\"/docs\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},
+    {\"path\":\"/docs\",\"userAgent\":\"claude-code/2.0.14\",\"ip\":\"198.51.100.4\"}]}" >/dev/null
+  check 'analytics: 4 events accepted (202)' sh -c "test \"\$(cat '$WORK/status')\" = 202 && grep -q '\"accepted\":4' '$WORK/body'"
+  local totals
+  totals=$(visitors "$base")
+  check "analytics: exact visitors $totals = {human 2, ai 1, total 3}" test "$totals" = '{"human":2,"ai":1,"total":3}'
+
+  timed_stop 'podman stop folio-smoke (SIGTERM through tini)' folio-smoke podman stop folio-smoke
+  # An upgrade: a new container on the same volume.
+  podman rm folio-smoke >/dev/null 2>&1
+  check 'a new container on the same volume starts' start_folio
+  check 'it answers /readyz' wait_ready "$base"
+  local after
+  after=$(api "$base" GET "/v2/agent/$project/job/$job" | json 'v.status')
+  totals=$(visitors "$base")
+  check "its data kept: the key, job $job ($after), visitors $totals" test "$after/$totals" = 'completed/{"human":2,"ai":1,"total":3}'
+  check 'podman exec folio-smoke folio healthcheck' sh -c 'podman exec folio-smoke folio healthcheck | grep -q "^healthy: folio serve"'
+
+  start_worker() { "${RUN[@]}" -d --name folio-smoke-worker -v folio-smoke-worker-data:/data "$IMAGE" worker >/dev/null 2>>"$WORK/podman.log"; }
+  check 'podman run … worker: a worker container starts' start_worker
+  check 'the worker container is healthy (folio healthcheck: worker)' wait_healthy folio-smoke-worker
+  check "podman reports the worker $(health_status folio-smoke-worker)" test "$(health_status folio-smoke-worker)" = healthy
+  timed_stop 'podman stop folio-smoke-worker' folio-smoke-worker podman stop folio-smoke-worker
+  podman rm -f -v folio-smoke folio-smoke-worker >/dev/null 2>&1
+}
+
+# The image's scale-out commands, when this machine has PostgreSQL and ClickHouse (the test servers of
+# the scale leg), in containers on the host's network: folio migrate, serve --no-workers and worker.
+run_scale() {
   local pg_admin=${FOLIO_TEST_PG_URL:-postgres://postgres@127.0.0.1:5432/postgres} ch=${FOLIO_TEST_CLICKHOUSE_URL:-http://127.0.0.1:8123}
   if ! psql "$pg_admin" -qAtc 'select 1' >/dev/null 2>&1 || ! curl -sf "$ch/ping" >/dev/null; then
-    echo "SKIP scale-out commands (no PostgreSQL at $pg_admin or ClickHouse at $ch)"
+    skip "scale-out containers (no PostgreSQL at $pg_admin or ClickHouse at $ch)"
     return
   fi
-  local db
+  local db port=$((PORT + 1)) env=() e
   db=folio_smoke_$(date +%s)
   psql "$pg_admin" -qc "create database $db" || { fail "create database $db"; return; }
   scale_cleanup="psql '$pg_admin' -qc 'drop database if exists $db with (force)'; curl -s '$ch' --data-binary 'DROP DATABASE IF EXISTS $db' >/dev/null"
-  local saved=("${SMOKE_ENV[@]}") port=$((PORT + 1))
-  SMOKE_ENV+=("DATABASE_URL=${pg_admin%/*}/$db" "CLICKHOUSE_URL=$ch/$db" "FOLIO_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" "PORT=$port")
-  migrate_scale() { folio migrate | tee -a "$WORK/checks.log" | grep -q 'Analytics (clickhouse), applied'; }
+  for e in "${FOLIO_ENV[@]}" "DATABASE_URL=${pg_admin%/*}/$db" "CLICKHOUSE_URL=$ch/$db" "FOLIO_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" HOST=127.0.0.1 "PORT=$port"; do env+=(-e "$e"); done
+  local scale=("${RUN[@]}" --network host "${env[@]}")
+  migrate_scale() { "${scale[@]}" --rm "$IMAGE" migrate 2>/dev/null | grep -q 'Analytics (clickhouse), applied'; }
   check 'scale: folio migrate (PostgreSQL and ClickHouse)' migrate_scale
-  project=$(folio project create --name Scale --repository "$repository" --code-host github --json | json 'v.id')
-  key=$(folio key create --project "$project" --json | json 'v.key')
-  folio_background serve --no-workers >"$WORK/serve-api.log" 2>&1
-  pids+=($!)
-  folio_background worker >"$WORK/worker.log" 2>&1
-  pids+=($!)
-  local status=active
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.2; done
-  check 'scale: folio serve --no-workers answers /readyz' curl -sf "http://127.0.0.1:$port/readyz"
-  PORT=$port
-  job=$(api POST "/v2/agent/$project/job" '{"prompt":"Check the docs"}' | json 'v.id')
-  for _ in $(seq 1 150); do
-    status=$(api GET "/v2/agent/$project/job/$job" | json 'v.status')
-    [ "$status" != active ] && break
-    sleep 0.2
-  done
-  check "scale: job $job completed by folio worker (the API runs no workers)" test "$status" = completed
-  local ua='Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
-  api POST "/v1/analytics/$project/events" "{\"events\":[{\"path\":\"/a\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.7\"},{\"path\":\"/a\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.7\"},{\"path\":\"/b\",\"userAgent\":\"$ua\",\"ip\":\"203.0.113.9\"}]}" >/dev/null
-  api GET "/v1/analytics/$project/visitors?dateFrom=$(date -u -d yesterday +%F)&dateTo=$(date -u -d tomorrow +%F)" >"$WORK/visitors.json"
-  check "scale: exact visitors from ClickHouse {human 2, ai 0, total 2}: $(json 'JSON.stringify(v.totals)' <"$WORK/visitors.json")" \
-    json 'v.totals.human === 2 && v.totals.ai === 0 && v.totals.total === 2 || process.exit(1)' <"$WORK/visitors.json"
-  SMOKE_ENV=("${saved[@]}")
+  project=$("${scale[@]}" --rm "$IMAGE" project create --name Scale --repository "$repository" --code-host github --json 2>/dev/null | json 'v.id')
+  key=$("${scale[@]}" --rm "$IMAGE" key create --project "$project" --json 2>/dev/null | json 'v.key')
+  "${scale[@]}" -d --name folio-smoke-api "$IMAGE" serve --no-workers >/dev/null 2>>"$WORK/podman.log"
+  "${scale[@]}" -d --name folio-smoke-scale-worker "$IMAGE" worker >/dev/null 2>>"$WORK/podman.log"
+  check 'scale: folio serve --no-workers answers /readyz' wait_ready "http://127.0.0.1:$port"
+  check 'scale: the worker container is healthy' wait_healthy folio-smoke-scale-worker
+  check "scale: a job completed by the worker container (the API runs no workers)" job_completes "http://127.0.0.1:$port" 'Check the docs'
+  api "http://127.0.0.1:$port" POST "/v1/analytics/$project/events" "{\"events\":[{\"path\":\"/a\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},{\"path\":\"/a\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},{\"path\":\"/b\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.9\"}]}" >/dev/null
+  local totals
+  totals=$(visitors "http://127.0.0.1:$port")
+  check "scale: exact visitors from ClickHouse $totals = {human 2, ai 0, total 2}" test "$totals" = '{"human":2,"ai":0,"total":2}'
+  podman rm -f -v folio-smoke-api folio-smoke-scale-worker >/dev/null 2>&1
 }
 
-build_base
-build_image
-read_config
-mount_rootfs
+run_compose() {
+  local base=http://127.0.0.1:$((PORT + 2)) e name id
+  mkdir -p "$WORK/compose"
+  cp deploy/compose.single.yaml deploy/compose.yaml deploy/nginx.conf "$WORK/compose/"
+  # deploy/.env as a user writes it (here: the fakes as model and code host, a loopback port).
+  { for e in "${FOLIO_ENV[@]}"; do echo "$e"; done; echo "FOLIO_PORT=127.0.0.1:$((PORT + 2))"; } >"$WORK/compose/.env"
+  # The one addition: the service joins the smoke network, where the code host and model are.
+  printf 'networks:\n  default:\n    name: %s\n    external: true\n' "$NET" >"$WORK/compose/smoke.yaml"
+  CONTAINERS_CONF=$WORK/containers.conf
+  printf '[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=8192:8192"]\n[engine]\nruntime = "runc"\n' >"$CONTAINERS_CONF"
+  CONTAINERS_CONF=$CONTAINERS_CONF podman system service --time=0 "unix://$WORK/podman.sock" >"$WORK/service.log" 2>&1 &
+  service_pid=$!
+  for _ in $(seq 1 50); do [ -S "$WORK/podman.sock" ] && break; sleep 0.1; done
+  check "compose -f compose.single.yaml up -d (Docker Compose $("$COMPOSE" version --short) on podman system service)" compose up -d --no-build
+  name=$(compose ps --format '{{.Name}}' folio 2>/dev/null)
+  check 'compose: folio answers /readyz through the published port' wait_ready "$base"
+  check 'compose: the HEALTHCHECK passes' wait_healthy "$name"
+  check "compose ps says $(compose ps --format '{{.Health}}' folio 2>/dev/null)" test "$(compose ps --format '{{.Health}}' folio 2>/dev/null)" = healthy
+  project=$(compose exec -T folio folio project create --name Compose --repository "$repository" --code-host github --json 2>>"$WORK/checks.log" | json 'v.id')
+  key=$(compose exec -T folio folio key create --project "$project" --json 2>>"$WORK/checks.log" | json 'v.key')
+  check "compose exec folio folio project create, key create ($project)" test -n "$key"
+  check 'compose: agent job completed' job_completes "$base" 'Document the --dry-run flag'
+  api "$base" POST "/v1/analytics/$project/events" "{\"events\":[{\"path\":\"/a\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},{\"path\":\"/b\",\"userAgent\":\"claude-code/2.0.14\",\"ip\":\"198.51.100.4\"}]}" >/dev/null
+  local totals after
+  totals=$(visitors "$base")
+  check "compose: exact visitors $totals = {human 1, ai 1, total 2}" test "$totals" = '{"human":1,"ai":1,"total":2}'
+  logs_listening() { compose logs folio >"$WORK/compose-logs.txt" 2>&1 && grep -q 'Folio is listening' "$WORK/compose-logs.txt"; }
+  check 'compose logs folio: its log lines' logs_listening
+  id=$(compose ps -q folio 2>/dev/null)
+  check 'compose up -d --force-recreate: a new container on the volume' compose up -d --no-build --force-recreate
+  check "compose: a new container (${id:0:12} → $(compose ps -q folio 2>/dev/null | cut -c1-12))" test "$(compose ps -q folio 2>/dev/null)" != "$id"
+  check 'compose: the new container answers /readyz' wait_ready "$base"
+  after=$(api "$base" GET "/v2/agent/$project/job/$job" | json 'v.status')
+  totals=$(visitors "$base")
+  check "compose: data kept: the key, job $job ($after), visitors $totals" test "$after/$totals" = 'completed/{"human":1,"ai":1,"total":2}'
+  name=$(compose ps --format '{{.Name}}' folio 2>/dev/null)
+  timed_stop 'compose stop' "$name" compose stop
+  down_removes() { compose down -v && ! podman volume exists "${COMPOSE_PROJECT}_folio-data" && ! podman container exists "$name"; }
+  check 'compose down -v removes the container and the volume' down_removes
+}
+
+# Both compose files as Compose reads them: v2, and Debian bookworm's docker-compose 1.29 when it is
+# installed (compose.single.yaml is written for it too). compose.yaml is refused without FOLIO_SECRET.
+compose_files() {
+  local c version dir=$WORK/compose-files
+  for c in "$COMPOSE" "$(command -v docker-compose)"; do
+    version=$("$c" version --short 2>/dev/null) || continue
+    [ "$c" != "$COMPOSE" ] && [ "${version#1.}" = "$version" ] && continue # another v2: already done
+    rm -rf "$dir" && mkdir -p "$dir" && cp deploy/compose.single.yaml deploy/compose.yaml deploy/nginx.conf "$dir/"
+    printf 'POSTGRES_PASSWORD=p\nCLICKHOUSE_PASSWORD=c\n' >"$dir/.env"
+    check "Compose $version reads compose.single.yaml" "$c" --project-directory "$dir" -f "$dir/compose.single.yaml" config -q
+    refused() { ! "$c" --project-directory "$dir" -f "$dir/compose.yaml" config >/dev/null 2>"$WORK/refused.txt" && grep -q 'set FOLIO_SECRET in deploy/.env' "$WORK/refused.txt"; }
+    check "Compose $version refuses compose.yaml without FOLIO_SECRET, naming it" refused
+    echo 'FOLIO_SECRET=s' >>"$dir/.env"
+    check "Compose $version reads compose.yaml with it" "$c" --project-directory "$dir" -f "$dir/compose.yaml" config -q
+  done
+}
+
+prerequisites
+build
+image_settings
 start_fakes
-run_checks
-run_scale_checks
+run_container
+run_scale
+run_compose
+compose_files
 if [ "$failures" -gt 0 ]; then
-  echo "--- serve log"; tail -30 "$WORK/serve.log" 2>/dev/null
-  echo "--- checks log"; tail -30 "$WORK/checks.log"
-  echo "$failures check(s) failed"
-  exit 1
+  echo "--- checks log"; tail -40 "$WORK/checks.log"
+  echo "--- podman log"; tail -10 "$WORK/podman.log" 2>/dev/null
+  for c in "${CONTAINERS[@]}"; do podman container exists "$c" && { echo "--- $c"; podman logs --tail 20 "$c" 2>&1; }; done
 fi
-echo 'all checks passed'
+# The closing line CI reads.
+echo "container-smoke: $passes passed, $failures failed$([ "$skips" -gt 0 ] && echo ", $skips skipped")"
+[ "$failures" -eq 0 ]

@@ -1,4 +1,5 @@
-// `folio serve`, `folio worker`, `folio migrate`: running Folio and bringing its stores up to date.
+// `folio serve`, `folio worker`, `folio migrate`, `folio healthcheck`: running Folio, bringing its
+// stores up to date, and telling a container runtime whether it is healthy.
 // The server, the services and the stores are imported when a command runs, so that the other
 // commands start fast.
 import type { Command } from 'commander';
@@ -6,6 +7,7 @@ import type { Logger } from 'pino';
 import { loadConfig, type Config } from '../config.ts';
 import { UsageError } from './errors.ts';
 import { printResult } from './output.ts';
+import { checkHealth, recordServe, startWorkerBeat } from './health.ts';
 
 /**
  * After the start: the dashboard, the model and the data, as log lines (next-steps.ts); and, for a
@@ -29,6 +31,7 @@ export function registerServerCommands(program: Command): void {
       const server = await startServer(config, { workers: opts.workers ? undefined : 0, logRequests: config.accessLog });
       const { log, users } = server.services;
       log.info({ url: server.url, workers: opts.workers ? server.services.config.workers : 0 }, 'Folio is listening');
+      recordServe(config, server.url);
       await logNextSteps(log, config, { listenUrl: server.url, setupRequired: await users.setupRequired() });
       closeOnSignals(server);
     });
@@ -42,8 +45,12 @@ export function registerServerCommands(program: Command): void {
       const { exitOnSignals } = await import('../http/server.ts');
       const services = await createServices(config, { workers: Math.max(1, config.workers) });
       services.log.info({ workers: Math.max(1, config.workers) }, 'Folio workers running');
+      const stopBeat = startWorkerBeat(config, () => services.storeReady());
       await logNextSteps(services.log, config, {});
-      exitOnSignals(services, () => services.close());
+      exitOnSignals(services, () => {
+        stopBeat();
+        return services.close();
+      });
     });
 
   program
@@ -75,5 +82,12 @@ export function registerServerCommands(program: Command): void {
           analytics.applied.length ? `Analytics (${analytics.store}), applied: ${analytics.applied.join(', ')}` : `Analytics (${analytics.store}): already up to date.`,
         ].join('\n'),
       );
+    });
+
+  program
+    .command('healthcheck')
+    .description("Exit 0 if this data directory's `folio serve` answers or its `folio worker` beats (the image's HEALTHCHECK).")
+    .action(async () => {
+      process.stdout.write(`${await checkHealth(loadConfig())}\n`);
     });
 }

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Coalescer } from './coalesce.ts';
 import { git } from './run.ts';
 import { KeyedSerial } from '../util/serial.ts';
+import { processAlive } from '../util/process-alive.ts';
 
 export interface WorktreePoolOptions {
   dataDir: string;
@@ -32,15 +33,6 @@ interface Spare {
 /** Where idle worktrees of a mirror wait: `<dataDir>/worktrees/.pool/<mirror id>/<pid>-<instance>-<n>`. */
 export function poolPath(dataDir: string, mirror: string): string {
   return path.join(dataDir, 'worktrees', '.pool', path.basename(mirror, '.git'));
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export class WorktreePool {

@@ -12,7 +12,7 @@ describe('folio', () => {
     const r = await runCli(['--help'], {});
     expect(r.code).toBe(0);
     const names = [...r.stdout.split('Commands:')[1].matchAll(/^ {2}(\w+)/gm)].map((m) => m[1]);
-    expect(names).toEqual(['serve', 'worker', 'migrate', 'project', 'key', 'user', 'jobs', 'analytics', 'suggestions', 'help']);
+    expect(names).toEqual(['serve', 'worker', 'migrate', 'healthcheck', 'project', 'key', 'user', 'jobs', 'analytics', 'suggestions', 'help']);
   });
 
   it('prints its version, the one of package.json', async () => {
