@@ -284,6 +284,8 @@ run_compose() {
   check "compose: exact visitors $totals = {human 1, ai 1, total 2}" test "$totals" = '{"human":1,"ai":1,"total":2}'
   logs_listening() { compose logs folio >"$WORK/compose-logs.txt" 2>&1 && grep -q 'Folio is listening' "$WORK/compose-logs.txt"; }
   check 'compose logs folio: its log lines' logs_listening
+  logs_setup_link() { grep -q 'Create the owner account: http://[^ ]*/setup#token=' "$WORK/compose-logs.txt"; }
+  check 'compose logs folio: the first-run setup link with its token' logs_setup_link
   id=$(compose ps -q folio 2>/dev/null)
   check 'compose up -d --force-recreate: a new container on the volume' compose up -d --no-build --force-recreate
   check "compose: a new container (${id:0:12} → $(compose ps -q folio 2>/dev/null | cut -c1-12))" test "$(compose ps -q folio 2>/dev/null)" != "$id"
