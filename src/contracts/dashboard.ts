@@ -49,6 +49,10 @@ export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
 export type ChecksMode = (typeof CHECKS_MODES)[number];
 
 
+export const BUILD_SWITCH = ['on', 'off'] as const;
+/** The site's own build as a check: `on` (where the site has one) or `off`. */
+export type BuildSwitch = (typeof BUILD_SWITCH)[number];
+
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
 const projectFields = {
@@ -67,6 +71,10 @@ const projectFields = {
   autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
     description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors; null: off (the default).',
   }),
+  build: Type.String({ minLength: 1, maxLength: 20, description: "The site's own build as a check, in a sandbox: on (the default) or off." }),
+  buildSetup: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own setup step (installs the site's dependencies), a shell command line; empty or null: the framework's." }),
+  buildCommand: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own build, a shell command line; empty or null: the framework's (mkdocs build --strict, mint broken-links, docusaurus build)." }),
+  buildTimeoutSeconds: Type.Union([Type.Integer({ minimum: 10, maximum: 3600 }), Type.Null()], { description: "The build's time limit in seconds; null: the server's (FOLIO_BUILD_TIMEOUT)." }),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -94,6 +102,10 @@ export const Project = Type.Object({
   siteOrigins: Type.Array(Type.String()),
   checks: Type.Enum(CHECKS_MODES),
   autoFixMinVisitors: Type.Union([Type.Integer(), Type.Null()], { description: 'The weekly automatic broken-paths job\'s threshold; null: off.' }),
+  build: Type.Enum(BUILD_SWITCH),
+  buildSetup: Type.Union([Type.String(), Type.Null()]),
+  buildCommand: Type.Union([Type.String(), Type.Null()]),
+  buildTimeoutSeconds: Type.Union([Type.Integer(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

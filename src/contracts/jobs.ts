@@ -186,12 +186,33 @@ export const DeliveryParams = Type.Object({
   deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (whd_…).' }),
 });
 export const DocsProblem = Type.Object({
-  check: Type.Union([Type.Literal('links'), Type.Literal('anchors'), Type.Literal('assets'), Type.Literal('navigation'), Type.Literal('redirects'), Type.Literal('llms-txt')]),
+  check: Type.Union([
+    Type.Literal('links'),
+    Type.Literal('anchors'),
+    Type.Literal('assets'),
+    Type.Literal('navigation'),
+    Type.Literal('redirects'),
+    Type.Literal('llms-txt'),
+    Type.Literal('build'),
+  ]),
   path: Type.String({ description: 'The page, or the navigation/configuration file, the problem is in.' }),
   line: Type.Union([Type.Integer(), Type.Null()]),
   target: Type.Union([Type.String(), Type.Null()], { description: 'The link, image, navigation entry or page concerned.' }),
   message: Type.String(),
 });
+
+/** The site's own build, run as a check in a sandbox (docs/agent.md). */
+export const BuildReport = Type.Object(
+  {
+    tool: Type.String({ description: 'mkdocs, mint, docusaurus, or custom (the project\'s own command).' }),
+    command: Type.String({ description: 'The command line that ran, or would have.' }),
+    status: Type.Union([Type.Literal('passed'), Type.Literal('failed'), Type.Literal('skipped')]),
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped, stopped or failed, in one sentence; null when it passed.' }),
+    setup: Type.Union([Type.Literal('none'), Type.Literal('ran'), Type.Literal('cached')], { description: 'The setup step: none, ran now, or reused for the same lockfiles.' }),
+    ms: Type.Integer(),
+  },
+  { description: "The site's own build; its problems are among the report's, as check `build`." },
+);
 
 export const ChecksReport = Type.Object(
   {
@@ -202,6 +223,7 @@ export const ChecksReport = Type.Object(
     problems: Type.Array(DocsProblem, { description: 'Problems the job introduced and left (after its fix rounds).' }),
     preExisting: Type.Array(DocsProblem, { description: 'Problems already on the base branch in the checked files; never blocking.' }),
     truncated: Type.Boolean(),
+    build: Type.Optional(BuildReport),
   },
   { description: "The docs checks of the job's last turn." },
 );

@@ -2,6 +2,7 @@
 // tests supply their own. A handler never touches the store: it gets what it needs here.
 import type { CodeHostKind } from '../store/schema.ts';
 import type { ChecksMode } from '../store/projects.ts';
+import type { BuildSettings } from '../site-build/index.ts';
 import type { BranchDiff, StoredChecks } from './changes.ts';
 import { CodedError } from '../errors.ts';
 
@@ -39,6 +40,8 @@ export interface JobContext {
     repoToken: string | null;
     /** Docs checks before each push: strict, warn or off. */
     checks: ChecksMode;
+    /** The site's own build as a check (src/site-build). */
+    build: BuildSettings;
   };
   /** Every message of the job in order, including `message`. */
   history: TurnMessage[];

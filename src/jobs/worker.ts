@@ -231,6 +231,7 @@ export class WorkerPool {
       draftPrs: p.draft_prs === 1,
       repoToken: projects.secrets(p).repoToken,
       checks: checksMode(p.checks),
+      build: { enabled: p.build !== 'off', setup: p.build_setup, command: p.build_command, timeoutSeconds: p.build_timeout_seconds },
     };
   }
 

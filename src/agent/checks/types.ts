@@ -5,8 +5,8 @@
 export type ChecksMode = 'strict' | 'warn' | 'off';
 export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
 
-/** The checks: internal links, anchors into pages, images and assets, navigation, redirects of moved pages. */
-export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects' | 'llms-txt';
+/** The checks: internal links, anchors into pages, images and assets, navigation, redirects of moved pages, the site's own build. */
+export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects' | 'llms-txt' | 'build';
 
 export interface DocsProblem {
   check: CheckName;
@@ -32,6 +32,22 @@ export interface ChecksReport {
   preExisting: DocsProblem[];
   /** True when a limit cut the checks short (very many pages, links or problems). */
   truncated: boolean;
+  /** The site's own build (src/site-build), when the project has one; its problems are among the others, as `build`. */
+  build?: BuildReport;
+}
+
+/** How the site's own build went: which tool ran what, and why it did not pass or run. */
+export interface BuildReport {
+  /** mkdocs, mint, docusaurus, or custom (the project's own command). */
+  tool: string;
+  /** The command line that ran (or would have). */
+  command: string;
+  status: 'passed' | 'failed' | 'skipped';
+  /** Why it was skipped, stopped or failed, in one sentence; null when it passed. */
+  reason: string | null;
+  /** The setup step: none, ran now, or reused from the cache of the same lockfiles. */
+  setup: 'none' | 'ran' | 'cached';
+  ms: number;
 }
 
 /** `path:line` of a problem, for people and the model. */
