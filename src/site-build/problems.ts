@@ -1,6 +1,7 @@
 // A build's output as problems like the other checks': MkDocs's WARNING and ERROR lines and
 // `mint broken-links`'s list, each with its file and, where the link can be found in it, its line.
 // A failed build whose output says nothing we read becomes one problem with its last lines.
+import path from 'node:path';
 import type { DocsProblem } from '../agent/checks/types.ts';
 
 /** A page's text, to find the line a link is on (null when the file is not there). */
@@ -49,7 +50,9 @@ async function mkdocsProblems(out: BuildOutput): Promise<DocsProblem[]> {
     const page = /\b(?:Documentation|Doc) file '([^']+)'/.exec(message)?.[1];
     const link = /\blink (?:to )?'([^']+)'/.exec(message)?.[1] ?? null;
     const file = page ? join(out.docsRoot, page) : out.configFile;
-    problems.push({ check: 'build', path: file, line: page && link ? await lineOf(out.read, file, link) : null, target: link ?? message, message: `mkdocs: ${message}` });
+    // MkDocs names the link's target from docs_dir; the page has it relative to its own folder.
+    const asWritten = page && link ? [link, path.posix.relative(path.posix.dirname(page), link)] : [];
+    problems.push({ check: 'build', path: file, line: page ? await lineOf(out.read, file, asWritten) : null, target: link ?? message, message: `mkdocs: ${message}` });
   }
   return problems;
 }
@@ -66,7 +69,7 @@ async function mintProblems(out: BuildOutput): Promise<DocsProblem[]> {
     const link = /^\s*⎿\s+(.+)$/.exec(line)?.[1]?.trim();
     if (link && file) {
       const at = join(out.cwd, file);
-      problems.push({ check: 'build', path: at, line: await lineOf(out.read, at, link), target: link, message: `mint broken-links: "${link.slice(0, 200)}" is a broken link.` });
+      problems.push({ check: 'build', path: at, line: await lineOf(out.read, at, [link]), target: link, message: `mint broken-links: "${link.slice(0, 200)}" is a broken link.` });
     } else if (/^\S.*\.(mdx?|json)$/.test(line) && !/^found \d+/.test(line)) {
       file = line;
     }
@@ -86,12 +89,13 @@ function unreadFailure(out: BuildOutput): DocsProblem {
   };
 }
 
-/** The first line of `file` that holds `link` (the link's path, without its anchor, as a fallback). */
-async function lineOf(read: ReadFile, file: string, link: string): Promise<number | null> {
+/** The first line of `file` that holds one of the link's spellings (each without its anchor as a fallback). */
+async function lineOf(read: ReadFile, file: string, spellings: string[]): Promise<number | null> {
+  if (spellings.length === 0) return null;
   const text = await read(file);
   if (text === null) return null;
   const lines = text.split('\n');
-  for (const needle of [link, link.split('#')[0]]) {
+  for (const needle of [...spellings, ...spellings.map((l) => l.split('#')[0])]) {
     if (!needle) continue;
     const i = lines.findIndex((l) => l.includes(needle));
     if (i !== -1) return i + 1;
