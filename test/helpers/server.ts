@@ -46,6 +46,8 @@ export async function startTestServer(
     FOLIO_SECRET: 'test-secret-0123456789abcdef',
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     FOLIO_POLL: '200',
+    // Mintlify's CLI (~15 s a build) runs only in the tests about the site build (test/site-build/).
+    FOLIO_BUILD_TOOLS_DIR: path.join(dataDir, 'no-build-tools'),
     ...opts.env,
   };
   const config = loadConfig(env);
