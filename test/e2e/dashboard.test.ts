@@ -303,10 +303,24 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Webhook secret').fill('webhook-secret-value');
     await page.getByLabel('Site origins').fill('https://docs.example.com');
     await page.getByLabel('Docs checks').selectOption('strict');
+    await page.getByLabel('Build command').fill('make docs');
+    await page.getByLabel('Setup command').fill('make deps');
+    await page.getByLabel('Build time limit (seconds)').fill('120');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
     const project = await e.server.services.projects.get(projectId);
     expect(project).toMatchObject({ checks: 'strict', draft_prs: 1, webhook_url: 'https://hooks.example.com/folio', site_origins: '["https://docs.example.com"]' });
+    expect(project).toMatchObject({ build: 'on', build_command: 'make docs', build_setup: 'make deps', build_timeout_seconds: 120 });
+    // A time limit out of range is refused, and nothing is saved.
+    await page.getByLabel('Build time limit (seconds)').fill('5');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText(/buildTimeoutSeconds/).first().waitFor();
+    expect((await e.server.services.projects.get(projectId))!.build_timeout_seconds).toBe(120);
+    await page.getByLabel('Build time limit (seconds)').fill('');
+    await page.getByLabel('Site build', { exact: true }).selectOption('off');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    expect(await e.server.services.projects.get(projectId)).toMatchObject({ build: 'off', build_timeout_seconds: null });
     // Stored sealed, opened only for the webhook sender.
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
     expect(e.server.services.projects.store.secrets(project!).webhookSecret).toBe('webhook-secret-value');

@@ -1,6 +1,6 @@
 // Project settings: repository, branch, code host, model, draft PRs, webhook, analytics origins, script tag.
 import { useState } from 'react';
-import { api, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
+import { api, type BuildSwitch, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
 import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 import { CODE_HOST_OPTIONS } from './projects.tsx';
@@ -32,6 +32,11 @@ const CHECKS_OPTIONS: readonly Option<ChecksMode>[] = [
   ['off', 'Off'],
 ];
 
+const BUILD_OPTIONS: readonly Option<BuildSwitch>[] = [
+  ['on', 'On: run the site’s build as a check'],
+  ['off', 'Off'],
+];
+
 /** The form's fields as typed; secrets start empty since the server never returns them. */
 interface Draft {
   name: string;
@@ -44,6 +49,11 @@ interface Draft {
   checks: ChecksMode;
   /** The weekly automatic broken-paths job's threshold as typed; empty: off. */
   autoFix: string;
+  build: BuildSwitch;
+  buildSetup: string;
+  buildCommand: string;
+  /** The build's time limit in seconds as typed; empty: the server's. */
+  buildTimeout: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -63,6 +73,10 @@ const draftOf = (p: Project): Draft => ({
   draftPrs: p.draftPrs,
   checks: p.checks,
   autoFix: p.autoFixMinVisitors === null ? '' : String(p.autoFixMinVisitors),
+  build: p.build,
+  buildSetup: p.buildSetup ?? '',
+  buildCommand: p.buildCommand ?? '',
+  buildTimeout: p.buildTimeoutSeconds === null ? '' : String(p.buildTimeoutSeconds),
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -81,6 +95,14 @@ function autoFixOf(text: string): number | null {
   return Number(t);
 }
 
+/** The build's time limit: empty is the server's; a whole number the server checks further (10 to 3600). */
+function buildTimeoutOf(text: string): number | null {
+  const t = text.trim();
+  if (t === '') return null;
+  if (!/^\d+$/.test(t)) throw new Error('"Build time limit" takes a whole number of seconds, or nothing for the server’s.');
+  return Number(t);
+}
+
 /** What the server is sent: a secret only when typed (or removed), so an empty field keeps it. */
 function inputOf(d: Draft): ProjectInput {
   const input: ProjectInput = {
@@ -92,6 +114,10 @@ function inputOf(d: Draft): ProjectInput {
     draftPrs: d.draftPrs,
     checks: d.checks,
     autoFixMinVisitors: autoFixOf(d.autoFix),
+    build: d.build,
+    buildSetup: d.buildSetup.trim() || null,
+    buildCommand: d.buildCommand.trim() || null,
+    buildTimeoutSeconds: buildTimeoutOf(d.buildTimeout),
     webhookUrl: d.webhookUrl.trim() || null,
     siteOrigins: d.origins
       .split(/[\s,]+/)
@@ -124,6 +150,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
         {saved && <Alert kind="success">Settings saved.</Alert>}
         <RepositoryFields bind={bind} project={project} session={session} />
         <AgentFields bind={bind} models={session.models} />
+        <BuildFields bind={bind} />
         <WebhookFields bind={bind} project={project} />
         <AnalyticsFields bind={bind} project={project} />
         <div className="actions">
@@ -178,6 +205,23 @@ function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }
           placeholder="off"
           hint="Visitors a not-found path needs for Folio to start the broken-paths job by itself, once a week. Empty: off (the default); Insights has the same job on demand."
         />
+      </div>
+    </Fieldset>
+  );
+}
+
+function BuildFields({ bind }: { bind: Bind }) {
+  return (
+    <Fieldset legend="Site build">
+      <p className="hint">
+        With the docs checks, the agent runs the site’s own build in a sandbox (mkdocs build --strict, mint broken-links, docusaurus build, or your command) and fixes what it
+        reports. Empty fields use the framework’s commands.
+      </p>
+      <div className="grid-2">
+        <SelectField id="s-build" label="Site build" {...bind('build')} options={BUILD_OPTIONS} />
+        <TextField id="s-build-timeout" label="Build time limit (seconds)" {...bind('buildTimeout')} placeholder="server default" hint="10 to 3600." />
+        <TextField id="s-build-setup" label="Setup command" {...bind('buildSetup')} placeholder="framework default" hint="Installs the site’s dependencies; runs once per lockfile." />
+        <TextField id="s-build-command" label="Build command" {...bind('buildCommand')} placeholder="framework default" />
       </div>
     </Fieldset>
   );
