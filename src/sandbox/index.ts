@@ -12,7 +12,7 @@ import path from 'node:path';
 import { childProcessEnv } from '../child-env.ts';
 import { bwrapArgs, SANDBOX_TOOLS, SANDBOX_WORKDIR } from './bwrap.ts';
 import { BoundedOutput } from './output.ts';
-import { createWorkdir, type Workdir } from './workdirs.ts';
+import { createWorkdir, sweepWorkdirs, type Workdir } from './workdirs.ts';
 
 export type { Workdir };
 
@@ -234,9 +234,9 @@ export class Sandbox {
     return runSandboxed({ ...run, mode: this.mode }, this.user, this.#bwrap);
   }
 
-  /** Null when commands can run here; else the one sentence saying why not. Asked once. */
+  /** Null when commands can run here; else the one sentence saying why not. Asked once (then copies a dead process left a day ago are removed). */
   unavailable(): Promise<string | null> {
-    this.#unavailable ??= this.mode === 'none' ? Promise.resolve(null) : this.#probe();
+    this.#unavailable ??= sweepWorkdirs(this.#root, 24 * 3600_000).then(() => (this.mode === 'none' ? null : this.#probe()));
     return this.#unavailable;
   }
 

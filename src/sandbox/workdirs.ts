@@ -3,7 +3,7 @@
 // Folio runs as root, bwrap runs as another user (index.ts), which must reach its copy but never
 // Folio's data.
 import { randomBytes } from 'node:crypto';
-import { chmod, cp, lchown, mkdir, readdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, lchown, lstat, mkdir, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SandboxUser } from './index.ts';
 
@@ -49,6 +49,16 @@ async function replaceFiles(dir: string, user: SandboxUser | null, paths: string
     if (text === undefined) continue;
     await writeFile(target, text, { flag: 'wx' });
     if (user) await lchown(target, user.uid, user.gid);
+  }
+}
+
+/** Removes copies left by a process that died mid-build: those older than `ageMs`. */
+export async function sweepWorkdirs(root: string, ageMs: number): Promise<void> {
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = path.join(root, e.name);
+    const s = await lstat(p).catch(() => null);
+    if (s && Date.now() - s.mtimeMs > ageMs) await rm(p, { recursive: true, force: true });
   }
 }
 

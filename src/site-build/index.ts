@@ -47,7 +47,7 @@ export class SiteBuilds {
   constructor(config: BuildConfig) {
     this.#config = config;
     this.#sandbox = new Sandbox({ mode: config.sandbox, root: path.join(config.dir, 'work'), uid: config.uid, gid: config.gid });
-    this.#setups = new SetupCache(path.join(config.dir, 'setup'), this.#sandbox, { network: config.setupNetwork, limits: this.limits(config.setupTimeoutMs) });
+    this.#setups = new SetupCache(path.join(config.dir, 'setup'), this.#sandbox, { network: config.setupNetwork, limits: this.#limits(config.setupTimeoutMs) });
   }
 
   /** The build check of one turn; null when the project turned builds off. */
@@ -96,7 +96,7 @@ export class SiteBuilds {
         dir: wd.dir,
         command: plan.cwd ? `cd ${shellQuote(plan.cwd)} && ${plan.command}` : plan.command,
         tools: [...plan.tools, ...setup.tools],
-        limits: this.limits(opts.settings.timeoutSeconds ? opts.settings.timeoutSeconds * 1000 : this.#config.timeoutMs),
+        limits: this.#limits(opts.settings.timeoutSeconds ? opts.settings.timeoutSeconds * 1000 : this.#config.timeoutMs),
         signal: opts.signal,
       });
       return await this.#read(plan, opts, result, cleanOutput(result.output, sandboxWorkdir(mode, wd.dir)), read, setup.state);
@@ -106,7 +106,7 @@ export class SiteBuilds {
   }
 
   /** The sandbox limits of a command that may run `wallMs`. */
-  limits(wallMs: number) {
+  #limits(wallMs: number) {
     const c = this.#config;
     return { wallMs, memoryBytes: c.memoryBytes, processes: c.processes, outputBytes: c.outputBytes, fileBytes: c.memoryBytes };
   }
