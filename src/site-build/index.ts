@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { BuildConfig } from '../config.ts';
-import type { BuildReport, ChecksReport, DocsProblem } from '../agent/checks/types.ts';
+import { sortByBase, type BuildReport, type ChecksReport, type DocsProblem } from '../agent/checks/types.ts';
 import type { DocsProfile, DocsSource } from '../agent/prompts.ts';
 import type { Workspace } from '../agent/workspace.ts';
 import { Sandbox, sandboxWorkdir, type SandboxResult } from '../sandbox/index.ts';
@@ -66,7 +66,8 @@ export class SiteBuilds {
         if (now.problems.length === 0) return { ...now, preExisting: [] };
         base ??= this.#buildBase(plan, opts, ws);
         const before = await base;
-        return { report: now.report, ...blame(now.problems, before.problems) };
+        const { fresh, preExisting } = sortByBase(now.problems, before.problems);
+        return { report: now.report, problems: fresh, preExisting };
       },
     };
   }
@@ -149,21 +150,6 @@ function workspaceReader(ws: Workspace): ReadFile {
       return null;
     }
   };
-}
-
-/** Problems sorted into the job's and pre-existing ones by those the base build found, counted per file and target. */
-export function blame(now: DocsProblem[], before: DocsProblem[]): { problems: DocsProblem[]; preExisting: DocsProblem[] } {
-  const key = (p: DocsProblem) => `${p.path}\0${p.target ?? p.message}`;
-  const seen = new Map<string, number>();
-  for (const p of before) seen.set(key(p), (seen.get(key(p)) ?? 0) + 1);
-  const problems: DocsProblem[] = [];
-  const preExisting: DocsProblem[] = [];
-  for (const p of now) {
-    const n = seen.get(key(p)) ?? 0;
-    if (n > 0) seen.set(key(p), n - 1);
-    (n > 0 ? preExisting : problems).push(p);
-  }
-  return { problems, preExisting };
 }
 
 function abortError(signal: AbortSignal): Error {

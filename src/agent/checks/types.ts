@@ -50,6 +50,25 @@ export interface BuildReport {
   ms: number;
 }
 
+/**
+ * Problems found now, sorted into new and pre-existing by the problems found on the base side,
+ * matched by check, file and target, counted: a second broken link to the same target is new even
+ * when the first one was there before.
+ */
+export function sortByBase(now: DocsProblem[], before: DocsProblem[]): { fresh: DocsProblem[]; preExisting: DocsProblem[] } {
+  const key = (p: DocsProblem) => `${p.check}\0${p.path}\0${p.target ?? ''}`;
+  const seen = new Map<string, number>();
+  for (const p of before) seen.set(key(p), (seen.get(key(p)) ?? 0) + 1);
+  const fresh: DocsProblem[] = [];
+  const preExisting: DocsProblem[] = [];
+  for (const p of now) {
+    const n = seen.get(key(p)) ?? 0;
+    if (n > 0) seen.set(key(p), n - 1);
+    (n > 0 ? preExisting : fresh).push(p);
+  }
+  return { fresh, preExisting };
+}
+
 /** `path:line` of a problem, for people and the model. */
 export function problemWhere(p: DocsProblem): string {
   return p.line ? `${p.path}:${p.line}` : p.path;
