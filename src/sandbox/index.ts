@@ -187,6 +187,7 @@ function supervise(file: string, args: string[], env: Record<string, string>, cw
     });
     child.on('exit', (code) => {
       exitCode = code;
+      clearTimeout(timer);
       // Whatever is left of the group goes too; output still in the pipes is read for a moment.
       stop(outcome);
       const grace = setTimeout(finish, 1000);
