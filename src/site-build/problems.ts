@@ -35,7 +35,7 @@ export function cleanOutput(text: string, workdir: string): string {
 const join = (dir: string, file: string) => (dir ? `${dir}/${file}` : file).replace(/^\.\//, '');
 
 export async function buildProblems(out: BuildOutput): Promise<DocsProblem[]> {
-  const found = out.tool === 'mkdocs' ? await mkdocsProblems(out) : out.tool === 'mint' ? await mintProblems(out) : [];
+  const found = out.tool === 'mkdocs' ? await mkdocsProblems(out) : out.tool === 'mint' ? await mintProblems(out) : out.tool === 'docusaurus' ? docusaurusProblems(out) : [];
   if (found.length === 0 && !out.passed) found.push(unreadFailure(out));
   return found.slice(0, MAX_BUILD_PROBLEMS);
 }
@@ -72,6 +72,25 @@ async function mintProblems(out: BuildOutput): Promise<DocsProblem[]> {
       problems.push({ check: 'build', path: at, line: await lineOf(out.read, at, [link]), target: link, message: `mint broken-links: "${link.slice(0, 200)}" is a broken link.` });
     } else if (/^\S.*\.(mdx?|json)$/.test(line) && !/^found \d+/.test(line)) {
       file = line;
+    }
+  }
+  return problems;
+}
+
+/**
+ * Docusaurus's broken-links report names pages by URL, not file: `- Broken link on source page path
+ * = /docs/guide:` then ` -> linking to /docs/nowhere` lines. Each link is a problem on the config
+ * file (where `onBrokenLinks` is), naming the page.
+ */
+function docusaurusProblems(out: BuildOutput): DocsProblem[] {
+  const problems: DocsProblem[] = [];
+  let page: string | null = null;
+  for (const raw of out.text.split('\n')) {
+    const on = /Broken link on source page path = (.+?):\s*$/.exec(raw);
+    if (on) page = on[1];
+    const to = /^\s*-> linking to (\S+)/.exec(raw)?.[1];
+    if (to && page) {
+      problems.push({ check: 'build', path: out.configFile, line: null, target: `${page} -> ${to}`, message: `docusaurus build: the page ${page.slice(0, 200)} links to ${to.slice(0, 200)}, which is not a page.` });
     }
   }
   return problems;

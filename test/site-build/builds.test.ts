@@ -47,6 +47,15 @@ describe('build output as problems', () => {
     ]);
   });
 
+  it('reads Docusaurus’s broken-links report: each page and the link it has', async () => {
+    const text = '[ERROR] Error: Unable to build website for locale en.\n  [cause]: Error: Docusaurus found broken links!\n\n  - Broken link on source page path = /docs/guide:\n     -> linking to /docs/nowhere\n     -> linking to ../x\n';
+    const problems = await buildProblems({ tool: 'docusaurus', cwd: '', docsRoot: 'docs', configFile: 'docusaurus.config.js', text, passed: false, read });
+    expect(problems.map((p) => p.message)).toEqual([
+      'docusaurus build: the page /docs/guide links to /docs/nowhere, which is not a page.',
+      'docusaurus build: the page /docs/guide links to ../x, which is not a page.',
+    ]);
+  });
+
   it('a failed build whose output says nothing readable is one problem with its last lines; the sandbox’s paths are removed', async () => {
     const text = cleanOutput('step 1\nError: cannot read /work/src/x.md\nexit', '/work');
     const problems = await buildProblems({ tool: 'custom', cwd: '', docsRoot: '', configFile: '.', text, passed: false, read });
