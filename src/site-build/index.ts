@@ -55,19 +55,29 @@ export class SiteBuilds {
     if (!opts.settings.enabled) return null;
     // The base side is built at most once per turn, and only when the workspace's build finds problems.
     let base: Promise<SideBuild> | undefined;
+    const run = async (ws: Workspace, plan: BuildPlan): Promise<SiteBuildResult> => {
+      const unavailable = await this.#sandbox.unavailable();
+      if (unavailable) return { report: skipped(plan.tool, plan.command, unavailable), problems: [], preExisting: [] };
+      const now = await this.#build(plan, opts, ws.root, workspaceReader(ws));
+      if (now.problems.length === 0) return { ...now, preExisting: [] };
+      base ??= this.#buildBase(plan, opts, ws);
+      const before = await base;
+      const { fresh, preExisting } = sortByBase(now.problems, before.problems);
+      return { report: now.report, problems: fresh, preExisting };
+    };
     return {
       run: async (ws) => {
         const plan = await this.#plan(opts, ws);
         if (plan === null) return null;
         if ('skip' in plan) return { report: skipped(plan.tool, plan.command, plan.skip), problems: [], preExisting: [] };
-        const unavailable = await this.#sandbox.unavailable();
-        if (unavailable) return { report: skipped(plan.tool, plan.command, unavailable), problems: [], preExisting: [] };
-        const now = await this.#build(plan, opts, ws.root, workspaceReader(ws));
-        if (now.problems.length === 0) return { ...now, preExisting: [] };
-        base ??= this.#buildBase(plan, opts, ws);
-        const before = await base;
-        const { fresh, preExisting } = sortByBase(now.problems, before.problems);
-        return { report: now.report, problems: fresh, preExisting };
+        try {
+          return await run(ws, plan);
+        } catch (err) {
+          if ((err as Error).name === 'AbortError' || opts.signal.aborted) throw err;
+          // The server's trouble (a full disk, a copy that failed), not the job's: said by its code, no paths.
+          const code = (err as NodeJS.ErrnoException).code ?? 'an unexpected error';
+          return { report: skipped(plan.tool, plan.command, `The site build could not be prepared on this server (${code}), so it did not run.`), problems: [], preExisting: [] };
+        }
       },
     };
   }

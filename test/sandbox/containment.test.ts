@@ -172,6 +172,15 @@ describe('without a sandbox', () => {
     expect(loud.report.reason).toBe('The site build printed more than 16 KiB of output and was stopped.');
   });
 
+  it('a build folder that cannot be made skips the build with a sentence naming the error, not the path', async () => {
+    const notADir = path.join(buildDir, 'a-file');
+    writeFileSync(notADir, 'x');
+    const broken = loadConfig({ FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: SECRET, FOLIO_BUILD_DIR: notADir }).build;
+    const r = await build('true', null, broken);
+    expect(r.report).toMatchObject({ status: 'skipped', reason: 'The site build could not be prepared on this server (ENOTDIR), so it did not run.' });
+    expect(allText(r)).not.toContain(notADir);
+  });
+
   it('FOLIO_BUILD_DIR inside the data directory is refused', () => {
     expect(() => loadConfig({ FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: SECRET, FOLIO_BUILD_DIR: path.join(dataDir, 'b') })).toThrow(/FOLIO_BUILD_DIR must be outside FOLIO_DATA_DIR/);
     mkdirSync(path.join(buildDir, 'x'), { recursive: true });
