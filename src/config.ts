@@ -1,6 +1,7 @@
 // The only reader of process.env. Everything else receives a frozen Config.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { checkBranchName, RepositoryInputError, type RemoteTransport, type RepositoryPolicy } from './git/repository-url.ts';
 import { parseNetwork, type OutboundPolicy } from './net/address-policy.ts';
@@ -137,6 +138,8 @@ export interface Config {
     /** A JSON file of extra agents ({agents: [...]}, the shape of src/analytics/agents.json), checked before the built-in list. */
     readonly agentsFile: string | null;
   };
+  /** The site's own build as a check (src/site-build), run in a sandbox (src/sandbox). */
+  readonly build: BuildConfig;
   /** What traffic proposes to the agent (src/suggestions). */
   readonly suggestions: {
     /** Days of traffic a suggestion looks at, unless the request names a range. */
@@ -144,6 +147,29 @@ export interface Config {
     /** A not-found path is proposed once this many distinct visitors (humans and AI; AI agents for Markdown addresses) asked for it. */
     readonly minVisitors: number;
   };
+}
+
+export interface BuildConfig {
+  /** `bwrap` (the default) or `none`: builds run as Folio itself, only when the operator says so. */
+  readonly sandbox: 'bwrap' | 'none';
+  /** Where the builds' working copies and setup caches live: never inside the data directory. */
+  readonly dir: string;
+  /** Installed build tools, one folder each (scripts/install-build-tools.sh). */
+  readonly toolsDir: string;
+  /** The user and group builds run as when Folio runs as root (the kernel exempts root from process limits). */
+  readonly uid: number;
+  readonly gid: number;
+  /** The setup step (installing a site's dependencies) may use the host's network. */
+  readonly setupNetwork: boolean;
+  /** A build's wall time unless the project sets its own; the setup step's. */
+  readonly timeoutMs: number;
+  readonly setupTimeoutMs: number;
+  /** Writable memory per process, bytes. */
+  readonly memoryBytes: number;
+  /** Processes and threads at once. */
+  readonly processes: number;
+  /** Output kept; more stops the build. */
+  readonly outputBytes: number;
 }
 
 export interface ModelPrice {
@@ -426,6 +452,7 @@ export function loadConfig(env: Env = process.env): Config {
       flushMaxEvents: int(env, 'FOLIO_ANALYTICS_FLUSH_MAX', 50_000, 1),
       agentsFile: optional(env, 'FOLIO_AGENTS_FILE'),
     },
+    build: buildConfig(env, dataDir),
     suggestions: {
       days: int(env, 'FOLIO_SUGGESTIONS_DAYS', 30, 1, 366),
       minVisitors: int(env, 'FOLIO_SUGGESTIONS_MIN_VISITORS', 3, 1),
@@ -531,6 +558,26 @@ function agentConfig(env: Env): Config['agent'] {
     gitAuthorName: str(env, 'FOLIO_GIT_AUTHOR_NAME', 'Folio Agent'),
     gitAuthorEmail: str(env, 'FOLIO_GIT_AUTHOR_EMAIL', 'agent@folio.invalid'),
     worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, int(env, 'FOLIO_WORKERS', 2, 0, 256)), 0, 1024),
+  };
+}
+
+function buildConfig(env: Env, dataDir: string): BuildConfig {
+  const sandbox = str(env, 'FOLIO_BUILD_SANDBOX', 'bwrap');
+  if (sandbox !== 'bwrap' && sandbox !== 'none') throw new ConfigError(`FOLIO_BUILD_SANDBOX must be bwrap or none, got "${sandbox}".`);
+  const dir = path.resolve(str(env, 'FOLIO_BUILD_DIR', path.join(os.tmpdir(), `folio-build-${createHash('sha256').update(dataDir).digest('hex').slice(0, 12)}`)));
+  if (dir === dataDir || dir.startsWith(`${dataDir}${path.sep}`)) throw new ConfigError('FOLIO_BUILD_DIR must be outside FOLIO_DATA_DIR: builds run as another user, who must never reach the data directory.');
+  return {
+    sandbox,
+    dir,
+    toolsDir: path.resolve(str(env, 'FOLIO_BUILD_TOOLS_DIR', '/opt/folio/build-tools')),
+    uid: int(env, 'FOLIO_BUILD_UID', 65534, 1, 2 ** 32 - 2),
+    gid: int(env, 'FOLIO_BUILD_GID', 65534, 1, 2 ** 32 - 2),
+    setupNetwork: bool(env, 'FOLIO_BUILD_SETUP_NETWORK', false),
+    timeoutMs: duration(env, 'FOLIO_BUILD_TIMEOUT', 5 * 60_000, 1_000),
+    setupTimeoutMs: duration(env, 'FOLIO_BUILD_SETUP_TIMEOUT', 15 * 60_000, 1_000),
+    memoryBytes: int(env, 'FOLIO_BUILD_MEMORY_MB', 4096, 64, 1024 * 1024) * 1024 * 1024,
+    processes: int(env, 'FOLIO_BUILD_PROCESSES', 512, 8, 100_000),
+    outputBytes: int(env, 'FOLIO_BUILD_OUTPUT_KB', 1024, 16, 1024 * 1024) * 1024,
   };
 }
 

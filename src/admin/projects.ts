@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../store/schema.ts';
-import { CHECKS_MODES, ProjectStore, projectView, type Project, type ProjectInput, type ProjectRow } from '../store/projects.ts';
+import { BUILD_SWITCH, CHECKS_MODES, ProjectStore, projectView, type Project, type ProjectInput, type ProjectRow } from '../store/projects.ts';
 import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
@@ -77,6 +77,28 @@ function checkRedirectHosts(values: string[]): string[] {
   return [...new Set(hosts)];
 }
 
+/**
+ * The site build's settings: on or off, the project's own commands (one line of shell each, run only
+ * in the build sandbox), and a time limit from 10 s to an hour.
+ */
+function checkBuildSettings(input: Partial<ProjectSettings>): void {
+  if (input.build !== undefined && !(BUILD_SWITCH as readonly string[]).includes(input.build)) {
+    throw new ProjectInputError(`Build must be on or off, got "${String(input.build).slice(0, 50)}".`, 'build');
+  }
+  for (const field of ['buildSetup', 'buildCommand'] as const) {
+    const v = input[field];
+    if (v === undefined || v === null) continue;
+    // eslint-disable-next-line no-control-regex
+    if (v.length > 2000 || /[\x00-\x08\x0a-\x1f\x7f]/.test(v)) {
+      throw new ProjectInputError(`The build's ${field === 'buildSetup' ? 'setup' : 'command'} must be one line of at most 2000 characters, without control characters.`, field);
+    }
+  }
+  const t = input.buildTimeoutSeconds;
+  if (t !== undefined && t !== null && !(Number.isInteger(t) && t >= 10 && t <= 3600)) {
+    throw new ProjectInputError("The build's time limit must be a whole number of seconds from 10 to 3600, or null for the server's.", 'buildTimeoutSeconds');
+  }
+}
+
 export class ProjectsService {
   readonly store: ProjectStore;
   private readonly config: Pick<Config, 'repositories' | 'outbound'>;
@@ -111,6 +133,7 @@ export class ProjectsService {
       }
     }
     for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
+    checkBuildSettings(input);
     const min = input.autoFixMinVisitors;
     if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
       throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');

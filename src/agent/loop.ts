@@ -370,5 +370,6 @@ function checksEvent(report: ChecksReport, round: number, mode: string): Record<
     problems: report.problems.slice(0, 50),
     preExisting: report.preExisting.slice(0, 50),
     truncated: report.truncated,
+    ...(report.build ? { build: report.build } : {}),
   };
 }

@@ -2,7 +2,8 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readNamedSecret } from '../config.ts';
 import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
-import { CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
+import { BUILD_SWITCH, CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
+import type { BuildSwitch } from '../contracts/dashboard.ts';
 import { projectView, type ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
 import { boolOption, repeatable, required } from './options.ts';
@@ -42,6 +43,11 @@ function settingOptions(command: 'create' | 'update'): Option[] {
       create ? 'host a redirect written by a job may lead to besides the docs site (repeatable)' : 'replaces the redirect hosts (repeatable; "" clears them)',
     ).argParser(repeatable),
     new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors (counted by address and user agent); "off" turns it off').argParser(autoFixOption),
+    new Option('--build <on|off>', create ? "the site's own build as a check, in a sandbox (on by default)" : undefined).choices(BUILD_SWITCH),
+    new Option('--build-setup <command>', create ? "the site's setup step (installs its dependencies); the framework's by default" : 'empty string: the framework\'s'),
+    new Option('--build-command <command>', create ? "the site's build; the framework's by default (mkdocs build --strict, mint broken-links, docusaurus build)" : 'empty string: the framework\'s'),
+    new Option('--build-timeout <seconds>', create ? "the build's time limit, 10 to 3600 (FOLIO_BUILD_TIMEOUT by default)" : '"default" for FOLIO_BUILD_TIMEOUT').argParser(buildTimeoutOption),
+    new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors; "off" turns it off').argParser(autoFixOption),
     new Option('--json', 'machine-readable output'),
   ];
 }
@@ -52,6 +58,13 @@ function autoFixOption(value: string): number | 'off' {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > 1_000_000) {
     throw new InvalidArgumentError('Give a number of visitors from 1 to 1,000,000, or "off".');
   }
+  return Number(value);
+}
+
+/** `--build-timeout 120`, or `default` for the server's limit. */
+function buildTimeoutOption(value: string): number | 'default' {
+  if (value.trim().toLowerCase() === 'default') return 'default';
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 10 || Number(value) > 3600) throw new InvalidArgumentError('Give a number of seconds from 10 to 3600, or "default".');
   return Number(value);
 }
 
@@ -73,6 +86,10 @@ interface CreateOptions {
   checks?: ChecksMode;
   autoFix?: number | 'off';
   redirectHost?: string[];
+  build?: BuildSwitch;
+  buildSetup?: string;
+  buildCommand?: string;
+  buildTimeout?: number | 'default';
   json?: boolean;
 }
 
@@ -92,6 +109,10 @@ function registerCreate(project: Command): void {
         checks: o.checks,
         autoFixMinVisitors: typeof o.autoFix === 'number' ? o.autoFix : null,
         redirectHosts: o.redirectHost ?? [],
+        build: o.build,
+        buildSetup: o.buildSetup || null,
+        buildCommand: o.buildCommand || null,
+        buildTimeoutSeconds: typeof o.buildTimeout === 'number' ? o.buildTimeout : null,
       }),
     );
     const view = projectView(row);
@@ -129,6 +150,10 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.autoFix !== undefined) input.autoFixMinVisitors = o.autoFix === 'off' ? null : (o.autoFix as number);
   // `--redirect-host ""` alone clears the list.
   if (o.redirectHost !== undefined) input.redirectHosts = (o.redirectHost as string[]).filter((h) => h !== '');
+  if (o.build !== undefined) input.build = o.build as BuildSwitch;
+  if (o.buildSetup !== undefined) input.buildSetup = (o.buildSetup as string) || null;
+  if (o.buildCommand !== undefined) input.buildCommand = (o.buildCommand as string) || null;
+  if (o.buildTimeout !== undefined) input.buildTimeoutSeconds = o.buildTimeout === 'default' ? null : (o.buildTimeout as number);
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

@@ -63,6 +63,10 @@ export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
 export type ChecksMode = (typeof CHECKS_MODES)[number];
 
 
+export const BUILD_SWITCH = ['on', 'off'] as const;
+/** The site's own build as a check: `on` (where the site has one) or `off`. */
+export type BuildSwitch = (typeof BUILD_SWITCH)[number];
+
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
 const projectFields = {
@@ -86,6 +90,10 @@ const projectFields = {
     maxItems: 50,
     description: 'Host names (e.g. status.example.com) a redirect written by a job may lead to besides the docs site; any other host fails the redirects check. Suggestion jobs never redirect off the site.',
   }),
+  build: Type.String({ minLength: 1, maxLength: 20, description: "The site's own build as a check, in a sandbox: on (the default) or off." }),
+  buildSetup: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own setup step (installs the site's dependencies), a shell command line; empty or null: the framework's." }),
+  buildCommand: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own build, a shell command line; empty or null: the framework's (mkdocs build --strict, mint broken-links, docusaurus build)." }),
+  buildTimeoutSeconds: Type.Union([Type.Integer({ minimum: 10, maximum: 3600 }), Type.Null()], { description: "The build's time limit in seconds; null: the server's (FOLIO_BUILD_TIMEOUT)." }),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -114,6 +122,10 @@ export const Project = Type.Object({
   checks: Type.Enum(CHECKS_MODES),
   autoFixMinVisitors: Type.Union([Type.Integer(), Type.Null()], { description: 'The weekly automatic broken-paths job\'s threshold; null: off.' }),
   redirectHosts: Type.Array(Type.String(), { description: 'Host names a redirect may lead to besides the docs site (normalised: lower case, IDNA).' }),
+  build: Type.Enum(BUILD_SWITCH),
+  buildSetup: Type.Union([Type.String(), Type.Null()]),
+  buildCommand: Type.Union([Type.String(), Type.Null()]),
+  buildTimeoutSeconds: Type.Union([Type.Integer(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

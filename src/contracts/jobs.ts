@@ -194,6 +194,7 @@ export const DocsProblem = Type.Object({
     Type.Literal('redirects'),
     Type.Literal('llms-txt'),
     Type.Literal('scope'),
+    Type.Literal('build'),
   ]),
   path: Type.String({ description: 'The page, or the navigation/configuration file, the problem is in.' }),
   line: Type.Union([Type.Integer(), Type.Null()]),
@@ -203,6 +204,19 @@ export const DocsProblem = Type.Object({
     Type.Literal(true, { description: 'Fails the job whatever the checks mode: a suggestion job changed what it may not, or redirected off the site.' }),
   ),
 });
+
+/** The site's own build, run as a check in a sandbox (docs/agent.md). */
+export const BuildReport = Type.Object(
+  {
+    tool: Type.String({ description: 'mkdocs, mint, docusaurus, or custom (the project\'s own command).' }),
+    command: Type.String({ description: 'The command line that ran, or would have.' }),
+    status: Type.Union([Type.Literal('passed'), Type.Literal('failed'), Type.Literal('skipped')]),
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'Why it was skipped, stopped or failed, in one sentence; null when it passed.' }),
+    setup: Type.Union([Type.Literal('none'), Type.Literal('ran'), Type.Literal('cached')], { description: 'The setup step: none, ran now, or reused for the same lockfiles.' }),
+    ms: Type.Integer(),
+  },
+  { description: "The site's own build; its problems are among the report's, as check `build`." },
+);
 
 export const ChecksReport = Type.Object(
   {
@@ -215,6 +229,7 @@ export const ChecksReport = Type.Object(
     problems: Type.Array(DocsProblem, { description: 'Problems the job introduced and left (after its fix rounds).' }),
     preExisting: Type.Array(DocsProblem, { description: 'Problems already on the base branch in the checked files; never blocking.' }),
     truncated: Type.Boolean(),
+    build: Type.Optional(BuildReport),
   },
   { description: "The docs checks of the job's last turn." },
 );

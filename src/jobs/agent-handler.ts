@@ -17,6 +17,7 @@ import { accessFor, openRepository } from './repository.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
 import { MAX_STORED_DIFF_BYTES } from './changes.ts';
 import { pullRequestBody } from './pr-description.ts';
+import { SiteBuilds, withBuild } from '../site-build/index.ts';
 
 export interface AgentHandlerOptions {
   /** The process's mirror locks, shared fetches and idle worktrees (the services own it). */
@@ -61,8 +62,9 @@ type ProfileCache = LRUCache<string, Promise<DocsProfile>>;
 export function createAgentHandler(config: Config, log: Logger, opts: AgentHandlerOptions): JobHandler {
   // Docs profiles by mirror and commit: a tree never changes, so jobs on the same base reuse it.
   const profileCache: ProfileCache = new LRUCache<string, Promise<DocsProfile>>({ max: 500 });
+  const builds = new SiteBuilds(config.build);
   return {
-    runTurn: (ctx: JobContext): Promise<TurnResult> => runTurn(ctx, { config, log, opts, profileCache }),
+    runTurn: (ctx: JobContext): Promise<TurnResult> => runTurn(ctx, { config, log, opts, profileCache, builds }),
   };
 }
 
@@ -72,6 +74,8 @@ interface HandlerDeps {
   log: Logger;
   opts: AgentHandlerOptions;
   profileCache: ProfileCache;
+  /** The site's own build as a check, in the sandbox. */
+  builds: SiteBuilds;
 }
 
 /** What every step of one turn works with: the job, its repository and code host, its redacted events. */
@@ -84,6 +88,7 @@ interface Turn {
   dir: string;
   emit: (type: string, data: Record<string, unknown>) => Promise<void>;
   log: Logger;
+  builds: SiteBuilds;
 }
 
 /** The job's worktree while the agent works: open for reading now, on the job branch once `prep` settles. */
@@ -107,7 +112,7 @@ async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> 
   const failure = (err: unknown) => tokenRequired(access, err) ?? asJobFailure(err, secrets, jobLog);
   const { repo, host } = openRepositoryOrFail(deps, access, project.repositoryUrl, failure);
   const dir = path.join(config.dataDir, 'worktrees', job.id);
-  const turn: Turn = { ctx, config, repo, host, dir, emit, log: jobLog };
+  const turn: Turn = { ctx, config, repo, host, dir, emit, log: jobLog, builds: deps.builds };
   let lease: WorktreeLease | undefined;
 
   try {
@@ -248,16 +253,14 @@ function docsChecksFor(turn: Turn, profile: DocsProfile, prep: Promise<PreparedW
   const { repo } = turn;
   let fork: Promise<string> | undefined;
   const forkPoint = () => (fork ??= prep.then(async (w) => (await repo.forkPoint(w.startSha, job.baseRef)) ?? w.startSha));
-  return {
-    mode: project.checks,
-    ...createDocsChecks({
-      profile,
-      policy: { redirectHosts: project.redirectHosts, suggestion },
-      enforcedOnly: project.checks === 'off',
-      base: async () => repo.treeSource(await forkPoint(), MAX_PAGE_BYTES),
-      priorChanges: async () => repo.changedPaths(await forkPoint(), (await prep).startSha),
-    }),
-  };
+  const base = async () => repo.treeSource(await forkPoint(), MAX_PAGE_BYTES);
+  const priorChanges = async () => repo.changedPaths(await forkPoint(), (await prep).startSha);
+  const enforcedOnly = project.checks === 'off';
+  const docs = createDocsChecks({ profile, policy: { redirectHosts: project.redirectHosts, suggestion }, enforcedOnly, base, priorChanges });
+  // The site's build belongs to the project's checks: not run when they are off (a suggestion job's enforced checks only).
+  const build = enforcedOnly ? undefined : turn.builds.forTurn({ profile, settings: project.build, base, priorChanges, signal: turn.ctx.signal });
+  if (!build) return { mode: project.checks, ...docs };
+  return { mode: project.checks, run: async (ws) => withBuild(...(await Promise.all([docs.run(ws), build.run(ws)]))) };
 }
 
 /** The agent's tool loop on the job's workspace; stops when the worktree's preparation fails. */

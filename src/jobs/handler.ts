@@ -3,6 +3,7 @@
 import type { JobTrigger } from '../contracts/jobs.ts';
 import type { CodeHostKind } from '../store/schema.ts';
 import type { ChecksMode } from '../store/projects.ts';
+import type { BuildSettings } from '../site-build/index.ts';
 import type { BranchDiff, StoredChecks } from './changes.ts';
 import { CodedError } from '../errors.ts';
 
@@ -44,6 +45,8 @@ export interface JobContext {
     checks: ChecksMode;
     /** Hosts besides the site a redirect may lead to (normalised host names). */
     redirectHosts: string[];
+    /** The site's own build as a check (src/site-build). */
+    build: BuildSettings;
   };
   /** Every message of the job in order, including `message`. */
   history: TurnMessage[];

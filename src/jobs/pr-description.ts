@@ -94,6 +94,7 @@ function checksSection(input: DescriptionInput): string {
   const mode = input.checksMode === 'off' ? '**off** (only what a suggestion job must pass)' : `**${input.checksMode}**`;
   const head = `Mode ${mode} · ${c.framework} · ran: ${c.ran.join(', ')} · ${c.pagesChecked} page${c.pagesChecked === 1 ? '' : 's'} checked${c.truncated ? ' (partially: limits reached)' : ''}`;
   const parts = ['## Docs checks', '', head, ''];
+  if (c.build) parts.push(buildLine(c.build), '');
   if (c.problems.length === 0) parts.push('✅ No problems introduced by this job.');
   else {
     parts.push(`⚠️ ${c.problems.length} problem${c.problems.length === 1 ? '' : 's'} introduced by this job ${c.problems.length === 1 ? 'is' : 'are'} left for review:`, '');
@@ -110,6 +111,14 @@ function checksSection(input: DescriptionInput): string {
     );
   }
   return parts.join('\n');
+}
+
+/** The site's own build in one line: what ran and how it went, or why it did not run. */
+function buildLine(b: NonNullable<StoredChecks['build']>): string {
+  const what = `Site build (${plain(b.tool)}): ${code(b.command)}`;
+  if (b.status === 'passed') return `✅ ${what} passed in ${(b.ms / 1000).toFixed(1)} s${b.setup === 'cached' ? ' (setup reused)' : ''}.`;
+  if (b.status === 'skipped') return `⏭️ ${what} did not run: ${plain(b.reason ?? '')}`;
+  return `❌ ${what} failed: ${plain(b.reason ?? '')}`;
 }
 
 export function pullRequestBody(input: DescriptionInput): string {

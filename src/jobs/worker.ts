@@ -232,6 +232,7 @@ export class WorkerPool {
       repoToken: projects.secrets(p).repoToken,
       checks: checksMode(p.checks),
       redirectHosts: redirectHostsOf(p),
+      build: { enabled: p.build !== 'off', setup: p.build_setup, command: p.build_command, timeoutSeconds: p.build_timeout_seconds },
     };
   }
 

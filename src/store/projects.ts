@@ -7,12 +7,12 @@ import type { Config } from '../config.ts';
 import type { Database, ProjectsTable } from './schema.ts';
 import type { CodeHostKind } from '../contracts/common.ts';
 import { newId } from './ids.ts';
-import { CHECKS_MODES, type ChecksMode, type Project } from '../contracts/dashboard.ts';
+import { BUILD_SWITCH, CHECKS_MODES, type BuildSwitch, type ChecksMode, type Project } from '../contracts/dashboard.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
-export { CHECKS_MODES, type ChecksMode, type Project };
+export { BUILD_SWITCH, CHECKS_MODES, type ChecksMode, type Project };
 
 /** A project's settings, checked (src/admin/projects.ts); the code host is known by now. */
 export interface ProjectInput {
@@ -31,6 +31,11 @@ export interface ProjectInput {
   autoFixMinVisitors?: number | null;
   /** Host names (normalised) a redirect may lead to besides the site. */
   redirectHosts?: string[];
+  /** The site's own build as a check, and the project's own commands for it (null: the framework's). */
+  build?: BuildSwitch;
+  buildSetup?: string | null;
+  buildCommand?: string | null;
+  buildTimeoutSeconds?: number | null;
 }
 
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
@@ -66,6 +71,10 @@ export function projectView(row: ProjectRow): Project {
     checks: checksMode(row.checks),
     autoFixMinVisitors: row.auto_fix_min_visitors ?? null,
     redirectHosts: redirectHostsOf(row),
+    build: row.build === 'off' ? 'off' : 'on',
+    buildSetup: row.build_setup ?? null,
+    buildCommand: row.build_command ?? null,
+    buildTimeoutSeconds: row.build_timeout_seconds ?? null,
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -107,6 +116,10 @@ export class ProjectStore {
       checks: input.checks ?? 'warn',
       auto_fix_min_visitors: input.autoFixMinVisitors ?? null,
       redirect_hosts: JSON.stringify(input.redirectHosts ?? []),
+      build: input.build ?? 'on',
+      build_setup: input.buildSetup || null,
+      build_command: input.buildCommand || null,
+      build_timeout_seconds: input.buildTimeoutSeconds ?? null,
       created_at: now,
       updated_at: now,
     };
@@ -129,6 +142,10 @@ export class ProjectStore {
     if (input.checks !== undefined) set.checks = input.checks;
     if (input.autoFixMinVisitors !== undefined) set.auto_fix_min_visitors = input.autoFixMinVisitors;
     if (input.redirectHosts !== undefined) set.redirect_hosts = JSON.stringify(input.redirectHosts);
+    if (input.build !== undefined) set.build = input.build;
+    if (input.buildSetup !== undefined) set.build_setup = input.buildSetup || null;
+    if (input.buildCommand !== undefined) set.build_command = input.buildCommand || null;
+    if (input.buildTimeoutSeconds !== undefined) set.build_timeout_seconds = input.buildTimeoutSeconds;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

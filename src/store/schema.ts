@@ -33,6 +33,13 @@ export interface ProjectsTable {
   auto_fix_min_visitors: Generated<number | null>;
   /** JSON array of host names a redirect may lead to besides the site (never in suggestion jobs). */
   redirect_hosts: Generated<string>;
+  /** The site's own build as a check: on or off. */
+  build: Generated<string>;
+  /** The project's own setup and build commands; null: the framework's. */
+  build_setup: Generated<string | null>;
+  build_command: Generated<string | null>;
+  /** The build's time limit; null: FOLIO_BUILD_TIMEOUT. */
+  build_timeout_seconds: Generated<number | null>;
   created_at: number;
   updated_at: number;
 }

@@ -48,7 +48,8 @@ function toldToModel(): string {
 
 async function project(repo: string, files: Record<string, string>, opts: { codeHost?: 'github' | 'gitlab' | 'none'; checks?: 'strict' | 'warn' | 'off' } = {}) {
   const url = e.host.createRepo(repo, files);
-  const projectId = await e.server.createProject({ repositoryUrl: url, codeHost: opts.codeHost ?? 'github', checks: opts.checks });
+  // Folio's own checks only: the site's build has its own suite (test/site-build/).
+  const projectId = await e.server.createProject({ repositoryUrl: url, codeHost: opts.codeHost ?? 'github', checks: opts.checks, build: 'off' });
   const key = await e.server.createKey(projectId);
   return { projectId, key };
 }

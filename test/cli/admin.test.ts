@@ -54,6 +54,14 @@ describe('folio project / key', () => {
     expect(JSON.parse((await runCli(['project', 'update', projectId, '--redirect-host', '', '--json'], env)).stdout).redirectHosts).toEqual([]);
   });
 
+  it('sets the site build: its commands, its time limit, off and back to the defaults', async () => {
+    const args = ['project', 'update', projectId, '--build-setup', 'npm ci --ignore-scripts', '--build-command', "npx docusaurus build --out-dir '/tmp/site'", '--build-timeout', '120', '--json'];
+    expect(JSON.parse((await runCli(args, env)).stdout)).toMatchObject({ build: 'on', buildSetup: 'npm ci --ignore-scripts', buildCommand: "npx docusaurus build --out-dir '/tmp/site'", buildTimeoutSeconds: 120 });
+    expect(JSON.parse((await runCli(['project', 'update', projectId, '--build', 'off', '--json'], env)).stdout).build).toBe('off');
+    const back = JSON.parse((await runCli(['project', 'update', projectId, '--build', 'on', '--build-setup', '', '--build-command', '', '--build-timeout', 'default', '--json'], env)).stdout);
+    expect(back).toMatchObject({ build: 'on', buildSetup: null, buildCommand: null, buildTimeoutSeconds: null });
+  });
+
   it('creates a key once, lists prefixes only, revokes', async () => {
     const r = await runCli(['key', 'create', '--project', projectId, '--name', 'CI', '--scope', 'read', '--expires-in', '90d', '--json'], env);
     expect(r.code).toBe(0);
@@ -89,6 +97,9 @@ describe('folio project / key', () => {
     [['project', 'update', 'prj_x', '--auto-fix', '0'], /Give a number of visitors from 1 to 1,000,000, or "off"/],
     [['project', 'update', 'prj_x', '--auto-fix', 'weekly'], /Give a number of visitors/],
     [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--redirect-host', 'https://evil.example/x'], /Redirect host "https:\/\/evil\.example\/x" must be a host name/],
+    [['project', 'update', 'prj_x', '--build', 'sometimes'], /Allowed choices are on, off/],
+    [['project', 'update', 'prj_x', '--build-timeout', '5'], /Give a number of seconds from 10 to 3600, or "default"/],
+    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--build-command', 'make\ndocs'], /The build's command must be one line of at most 2000 characters, without control characters/],
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],
     [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
     [['key', 'revoke', 'key_missing'], /does not exist/],

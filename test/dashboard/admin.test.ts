@@ -144,6 +144,20 @@ describe('projects', () => {
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { repositoryUrl: 'nope' } }), 400, 'invalid_project');
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { checks: 'STRICT' } }), 400, 'invalid_project');
     expect((await b.req('PATCH', `/api/projects/${created.id}`, { body: { checks: 'off' } })).body.checks).toBe('off');
+    // The site build's settings: on/off, one line of shell each, 10 to 3600 seconds.
+    const build = await b.req('PATCH', `/api/projects/${created.id}`, { body: { build: 'sometimes' } });
+    expectError(build, 400, 'invalid_project');
+    expect(build.body.error).toBe('Build must be on or off, got "sometimes".');
+    const twoLines = await b.req('PATCH', `/api/projects/${created.id}`, { body: { buildCommand: 'make docs\nrm -rf /' } });
+    expectError(twoLines, 400, 'invalid_project');
+    expect(twoLines.body.details).toEqual([{ message: "The build's command must be one line of at most 2000 characters, without control characters.", path: '/body/buildCommand' }]);
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { buildSetup: 'x'.repeat(2001) } }), 400, 'invalid_request');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { buildTimeoutSeconds: 5 } }), 400, 'invalid_request');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { buildTimeoutSeconds: '60' } }), 400, 'invalid_request');
+    const set = await b.req('PATCH', `/api/projects/${created.id}`, { body: { build: 'off', buildSetup: 'pip install -r requirements.txt', buildCommand: 'mkdocs build --strict', buildTimeoutSeconds: 600 } });
+    expect(set.body).toMatchObject({ build: 'off', buildSetup: 'pip install -r requirements.txt', buildCommand: 'mkdocs build --strict', buildTimeoutSeconds: 600 });
+    const cleared = await b.req('PATCH', `/api/projects/${created.id}`, { body: { build: 'on', buildSetup: '', buildCommand: null, buildTimeoutSeconds: null } });
+    expect(cleared.body).toMatchObject({ build: 'on', buildSetup: null, buildCommand: null, buildTimeoutSeconds: null });
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { color: 'red' } }), 400, 'invalid_request');
     expectError(await b.req('PATCH', '/api/projects/prj_unknown', { body: { name: 'x' } }), 404, 'project_not_found');
     expectError(await b.req('GET', '/api/projects/prj_unknown'), 404, 'project_not_found');

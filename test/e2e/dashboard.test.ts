@@ -329,6 +329,23 @@ describe('dashboard in the browser', () => {
       site_origins: '["https://docs.example.com"]',
       redirect_hosts: '["status.example.com","partner.example"]',
     });
+    await page.getByLabel('Build command').fill('make docs');
+    await page.getByLabel('Setup command').fill('make deps');
+    await page.getByLabel('Build time limit (seconds)').fill('120');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    const built = await e.server.services.projects.get(projectId);
+    expect(built).toMatchObject({ build: 'on', build_command: 'make docs', build_setup: 'make deps', build_timeout_seconds: 120 });
+    // A time limit out of range is refused, and nothing is saved.
+    await page.getByLabel('Build time limit (seconds)').fill('5');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText(/buildTimeoutSeconds/).first().waitFor();
+    expect((await e.server.services.projects.get(projectId))!.build_timeout_seconds).toBe(120);
+    await page.getByLabel('Build time limit (seconds)').fill('');
+    await page.getByLabel('Site build', { exact: true }).selectOption('off');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor();
+    expect(await e.server.services.projects.get(projectId)).toMatchObject({ build: 'off', build_timeout_seconds: null });
     // Stored sealed, opened only for the webhook sender.
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
     expect(e.server.services.projects.store.secrets(project!).webhookSecret).toBe('webhook-secret-value');

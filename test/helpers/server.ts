@@ -46,6 +46,10 @@ export async function startTestServer(
     FOLIO_SECRET: 'test-secret-0123456789abcdef',
     ANTHROPIC_API_KEY: 'test-anthropic-key',
     FOLIO_POLL: '200',
+    // Mintlify's CLI (~15 s a build) runs only in the tests about the site build (test/site-build/).
+    FOLIO_BUILD_TOOLS_DIR: path.join(dataDir, 'no-build-tools'),
+    // Beside the data directory (never inside it), removed with it.
+    FOLIO_BUILD_DIR: `${dataDir}-build`,
     ...opts.env,
   };
   const config = loadConfig(env);
@@ -59,6 +63,7 @@ export async function startTestServer(
       await server.close();
       if (ownsDatabases) await databases.drop();
       if (ownsDir) rmSync(dataDir, { recursive: true, force: true });
+      rmSync(`${dataDir}-build`, { recursive: true, force: true });
     },
     async createProject(input = {}) {
       const row = await server.services.projects.create({ name: 'Docs', repositoryUrl: 'https://github.com/acme/docs', ...input });

@@ -49,6 +49,19 @@ describe('pull request description', () => {
     expect(off).toContain('✅ No problems introduced by this job.');
   });
 
+  it('says how the site build went: passed, failed with its reason, or why it did not run', () => {
+    const build = { tool: 'mkdocs', command: "mkdocs build --strict --config-file 'mkdocs.yml'", status: 'passed' as const, reason: null, setup: 'none' as const, ms: 1234 };
+    const withBuild = (b: typeof build | Record<string, unknown>) => pullRequestBody({ ...base, checks: { ...base.checks!, build: { ...build, ...b } } });
+    expect(withBuild({})).toContain("✅ Site build (mkdocs): `mkdocs build --strict --config-file 'mkdocs.yml'` passed in 1.2 s.");
+    expect(withBuild({ status: 'failed', reason: 'The site build (mkdocs) exited with code 1 and reported <2> problems.' })).toContain(
+      "❌ Site build (mkdocs): `mkdocs build --strict --config-file 'mkdocs.yml'` failed: The site build (mkdocs) exited with code 1 and reported &lt;2&gt; problems.",
+    );
+    expect(withBuild({ tool: 'mint', command: 'mint broken-links', status: 'skipped', reason: 'The Mintlify CLI is not in the build tool cache.' })).toContain(
+      '⏭️ Site build (mint): `mint broken-links` did not run: The Mintlify CLI is not in the build tool cache.',
+    );
+    expect(pullRequestBody(base)).not.toContain('Site build');
+  });
+
   it('escapes what prompts, the model and file names could use to hide or break content', () => {
     const body = pullRequestBody({
       ...base,

@@ -9,7 +9,7 @@ import { CodedError } from '../../src/errors.ts';
 import { RateLimitedError } from '../../src/store/rate-limits.ts';
 
 const SRC = path.resolve(import.meta.dirname, '../../src');
-const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts', 'admin', 'suggestions'];
+const DOMAIN = ['jobs', 'analytics', 'store', 'git', 'codehost', 'agent', 'net', 'util', 'contracts', 'admin', 'suggestions', 'sandbox', 'site-build'];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -51,6 +51,14 @@ describe('layers', () => {
 
   it('git does not import config (the config → git → config loop stays cut)', () => {
     const offenders = sources(path.join(SRC, 'git')).filter((f) => /from '\.\.\/config\.ts'/.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
+  it('the sandbox builds its commands\' environment from nothing: it never reads process.env nor imports config', () => {
+    const offenders = sources(path.join(SRC, 'sandbox')).filter((f) => {
+      const text = readFileSync(f, 'utf8');
+      return /process\.env/.test(text) || /from '\.\.\/config\.ts'/.test(text);
+    });
     expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 

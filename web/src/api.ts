@@ -9,6 +9,7 @@ import type { ErrorBody } from '../../src/contracts/common.ts';
 import type {
   ApiKey,
   ApiKeyList,
+  BuildSwitch,
   ChecksMode,
   CreateAdminKeyBody,
   CreatedKey,
@@ -32,14 +33,14 @@ import type {
 } from '../../src/contracts/triggers.ts';
 
 export type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery };
-export type { ApiKey, ChecksMode, CreatedKey, JobMessage, Session, User };
+export type { ApiKey, BuildSwitch, ChecksMode, CreatedKey, JobMessage, Session, User };
 export type { FolioClient };
 export type { NotFoundPage, NotFoundPath, ReferrersPage, StartedSuggestion, Suggestion, SuggestionList } from '../../src/client/index.ts';
 export type { TriggerDelivery, TriggerSettings, WatchedRepository };
 /** A project as the dashboard API answers it (with its script tag). */
 export type Project = DashboardProject;
 /** What a project form sends: any of the settings; an empty string clears an optional one. */
-export type ProjectInput = Omit<UpdateProjectBody, 'checks'> & { checks?: ChecksMode };
+export type ProjectInput = Omit<UpdateProjectBody, 'checks' | 'build'> & { checks?: ChecksMode; build?: BuildSwitch };
 export type TriggerEvent = WatchedRepository['events'][number];
 /** A watched repository as the settings form sends it. */
 export type RepositoryInput = RepositorySettings;

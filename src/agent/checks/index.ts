@@ -13,7 +13,7 @@ import { hasAnchor } from './slugs.ts';
 import { llmsTxtFile, llmsTxtProblems } from './llms-txt.ts';
 import { scopeProblems } from './scope.ts';
 import { sourceTree, workspaceTree, type DocsTree } from './tree.ts';
-import { problemWhere, type CheckName, type ChecksReport, type DocsProblem, type JobPolicy } from './types.ts';
+import { problemWhere, sortByBase, type CheckName, type ChecksReport, type DocsProblem, type JobPolicy } from './types.ts';
 
 export * from './types.ts';
 
@@ -99,22 +99,11 @@ class Findings {
     this.push(this.report.problems, p);
   }
 
-  /**
-   * Problems found now, sorted into new and pre-existing by the problems found on the base side.
-   * Problems are matched by check, file and target, counted: a second broken link to the same
-   * target is new even when the first one was there before.
-   */
+  /** Problems found now, sorted into new and pre-existing by the problems found on the base side (sortByBase). */
   blame(now: DocsProblem[], before: DocsProblem[]): void {
-    const seen = new Map<string, number>();
-    for (const p of before) seen.set(keyOf(p), (seen.get(keyOf(p)) ?? 0) + 1);
-    for (const p of now) {
-      const k = keyOf(p);
-      const n = seen.get(k) ?? 0;
-      if (n > 0) {
-        seen.set(k, n - 1);
-        this.push(this.report.preExisting, p);
-      } else this.push(this.report.problems, p);
-    }
+    const { fresh, preExisting } = sortByBase(now, before);
+    for (const p of preExisting) this.push(this.report.preExisting, p);
+    for (const p of fresh) this.push(this.report.problems, p);
   }
 
   private push(list: DocsProblem[], p: DocsProblem): void {
@@ -301,10 +290,6 @@ export function mentions(text: string, key: string): boolean {
     if (!WORD.test(before) && !WORD.test(after)) return true;
   }
   return false;
-}
-
-function keyOf(p: DocsProblem): string {
-  return `${p.check}\0${p.path}\0${p.target ?? ''}`;
 }
 
 /** Moved pages as new path → old path: moves the agent made, then identical content, then a unique file name. */

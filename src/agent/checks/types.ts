@@ -8,9 +8,10 @@ export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
 
 /**
  * The checks: internal links, anchors into pages, images and assets, navigation, redirects (moved
- * pages, redirects to pages, none off the site), llms.txt, and the scope of a suggestion job.
+ * pages, redirects to pages, none off the site), llms.txt, the scope of a suggestion job, and the
+ * site's own build.
  */
-export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects' | 'llms-txt' | 'scope';
+export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects' | 'llms-txt' | 'scope' | 'build';
 
 /** The kinds of suggestion a job can be started from (contracts/jobs.ts declares them). */
 export type SuggestionKind = Extract<JobTrigger, { kind: 'suggestion' }>['suggestionKind'];
@@ -55,6 +56,41 @@ export interface ChecksReport {
   preExisting: DocsProblem[];
   /** True when a limit cut the checks short (very many pages, links or problems). */
   truncated: boolean;
+  /** The site's own build (src/site-build), when the project has one; its problems are among the others, as `build`. */
+  build?: BuildReport;
+}
+
+/** How the site's own build went: which tool ran what, and why it did not pass or run. */
+export interface BuildReport {
+  /** mkdocs, mint, docusaurus, or custom (the project's own command). */
+  tool: string;
+  /** The command line that ran (or would have). */
+  command: string;
+  status: 'passed' | 'failed' | 'skipped';
+  /** Why it was skipped, stopped or failed, in one sentence; null when it passed. */
+  reason: string | null;
+  /** The setup step: none, ran now, or reused from the cache of the same lockfiles. */
+  setup: 'none' | 'ran' | 'cached';
+  ms: number;
+}
+
+/**
+ * Problems found now, sorted into new and pre-existing by the problems found on the base side,
+ * matched by check, file and target, counted: a second broken link to the same target is new even
+ * when the first one was there before.
+ */
+export function sortByBase(now: DocsProblem[], before: DocsProblem[]): { fresh: DocsProblem[]; preExisting: DocsProblem[] } {
+  const key = (p: DocsProblem) => `${p.check}\0${p.path}\0${p.target ?? ''}`;
+  const seen = new Map<string, number>();
+  for (const p of before) seen.set(key(p), (seen.get(key(p)) ?? 0) + 1);
+  const fresh: DocsProblem[] = [];
+  const preExisting: DocsProblem[] = [];
+  for (const p of now) {
+    const n = seen.get(key(p)) ?? 0;
+    if (n > 0) seen.set(key(p), n - 1);
+    (n > 0 ? preExisting : fresh).push(p);
+  }
+  return { fresh, preExisting };
 }
 
 /** `path:line` of a problem, for people and the model. */

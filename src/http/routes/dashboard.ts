@@ -24,6 +24,7 @@ import {
   SetupBody,
   SetupState,
   UpdateProjectBody,
+  type BuildSwitch,
   type ChecksMode,
 } from '../../contracts/dashboard.ts';
 import { projectView, type ProjectRow } from '../../admin/projects.ts';
@@ -47,13 +48,13 @@ function projectBody(request: FastifyRequest, row: ProjectRow): DashboardProject
  * A project body as the store's input: an empty string of an optional field (a cleared form field)
  * means "none", origins lose a trailing slash. `checks` is checked by the store, with its sentence.
  */
-function projectInput<T extends UpdateProjectBody>(body: T): T & { checks?: ChecksMode } {
+function projectInput<T extends UpdateProjectBody>(body: T): T & { checks?: ChecksMode; build?: BuildSwitch } {
   const out = { ...body };
-  for (const k of ['defaultModel', 'repoToken', 'webhookUrl', 'webhookSecret'] as const) {
+  for (const k of ['defaultModel', 'repoToken', 'webhookUrl', 'webhookSecret', 'buildSetup', 'buildCommand'] as const) {
     if (out[k] === '') out[k] = null;
   }
   if (out.siteOrigins) out.siteOrigins = out.siteOrigins.map((o) => o.trim().replace(/\/+$/, ''));
-  return out as T & { checks?: ChecksMode };
+  return out as T & { checks?: ChecksMode; build?: BuildSwitch };
 }
 
 /** A new key: the one answer that holds the key itself, never cached. */

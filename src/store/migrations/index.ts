@@ -14,6 +14,7 @@ import * as m009 from './009_trigger_meaning_dedupe.ts';
 import * as m010 from './010_suggestions.ts';
 import * as m011 from './011_job_titles.ts';
 import * as m012 from './012_redirect_hosts.ts';
+import * as m013 from './013_site_build.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -32,4 +33,5 @@ export const migrations: Record<string, FolioMigration> = {
   '010_suggestions': m010,
   '011_job_titles': m011,
   '012_redirect_hosts': m012,
+  '013_site_build': m013,
 };

@@ -18,6 +18,7 @@ const CHECK_LABELS: Record<string, string> = {
   redirects: 'Redirects',
   'llms-txt': 'llms.txt',
   scope: 'Suggestion scope',
+  build: 'Site build',
 };
 
 /** Why a job has no checks report: what happened, by the job's state. */
@@ -57,6 +58,13 @@ export function ChecksCard({ checks, mode, status }: { checks: ChecksReport | nu
         Mode <strong>{checks.mode}</strong> · {checks.framework} · {checks.pagesChecked} page{checks.pagesChecked === 1 ? '' : 's'} checked
         {checks.truncated ? ' (partially: limits reached)' : ''}
       </p>
+      {checks.build && (
+        <p className="small" data-testid="site-build">
+          Site build ({checks.build.tool}): <code>{checks.build.command}</code> — {checks.build.status}
+          {checks.build.status === 'passed' ? ` in ${(checks.build.ms / 1000).toFixed(1)} s` : ''}
+          {checks.build.reason ? `: ${checks.build.reason}` : ''}
+        </p>
+      )}
       <ul className="check-list" aria-label="Checks that ran">
         {checks.ran.map((name) => {
           const count = checks.problems.filter((p) => p.check === name).length;

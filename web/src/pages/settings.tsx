@@ -1,6 +1,6 @@
 // Project settings: repository, branch, code host, model, draft PRs, checks, redirect hosts, webhook, analytics origins, script tag.
 import { useState } from 'react';
-import { api, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
+import { api, type BuildSwitch, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
 import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 import { CODE_HOST_OPTIONS } from './projects.tsx';
@@ -32,6 +32,11 @@ const CHECKS_OPTIONS: readonly Option<ChecksMode>[] = [
   ['off', 'Off'],
 ];
 
+const BUILD_OPTIONS: readonly Option<BuildSwitch>[] = [
+  ['on', 'On: run the site’s build as a check'],
+  ['off', 'Off'],
+];
+
 /** The form's fields as typed; secrets start empty since the server never returns them. */
 interface Draft {
   name: string;
@@ -46,6 +51,11 @@ interface Draft {
   autoFix: string;
   /** Hosts redirects may lead to besides the site, one per line. */
   redirectHosts: string;
+  build: BuildSwitch;
+  buildSetup: string;
+  buildCommand: string;
+  /** The build's time limit in seconds as typed; empty: the server's. */
+  buildTimeout: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -66,6 +76,10 @@ const draftOf = (p: Project): Draft => ({
   checks: p.checks,
   autoFix: p.autoFixMinVisitors === null ? '' : String(p.autoFixMinVisitors),
   redirectHosts: p.redirectHosts.join('\n'),
+  build: p.build,
+  buildSetup: p.buildSetup ?? '',
+  buildCommand: p.buildCommand ?? '',
+  buildTimeout: p.buildTimeoutSeconds === null ? '' : String(p.buildTimeoutSeconds),
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -90,6 +104,13 @@ const listOf = (text: string): string[] =>
     .split(/[\s,]+/)
     .map((o) => o.trim())
     .filter(Boolean);
+/** The build's time limit: empty is the server's; a whole number the server checks further (10 to 3600). */
+function buildTimeoutOf(text: string): number | null {
+  const t = text.trim();
+  if (t === '') return null;
+  if (!/^\d+$/.test(t)) throw new Error('"Build time limit" takes a whole number of seconds, or nothing for the server’s.');
+  return Number(t);
+}
 
 /** What the server is sent: a secret only when typed (or removed), so an empty field keeps it. */
 function inputOf(d: Draft): ProjectInput {
@@ -103,6 +124,10 @@ function inputOf(d: Draft): ProjectInput {
     checks: d.checks,
     autoFixMinVisitors: autoFixOf(d.autoFix),
     redirectHosts: listOf(d.redirectHosts),
+    build: d.build,
+    buildSetup: d.buildSetup.trim() || null,
+    buildCommand: d.buildCommand.trim() || null,
+    buildTimeoutSeconds: buildTimeoutOf(d.buildTimeout),
     webhookUrl: d.webhookUrl.trim() || null,
     siteOrigins: listOf(d.origins),
   };
@@ -132,6 +157,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
         {saved && <Alert kind="success">Settings saved.</Alert>}
         <RepositoryFields bind={bind} project={project} session={session} />
         <AgentFields bind={bind} models={session.models} />
+        <BuildFields bind={bind} />
         <WebhookFields bind={bind} project={project} />
         <AnalyticsFields bind={bind} project={project} />
         <div className="actions">
@@ -194,6 +220,23 @@ function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }
           placeholder="status.example.com"
           hint="One host name per line. A redirect a job writes may lead to these hosts besides the docs site; any other host is a problem of the redirect check. Suggestion jobs never redirect off the site."
         />
+      </div>
+    </Fieldset>
+  );
+}
+
+function BuildFields({ bind }: { bind: Bind }) {
+  return (
+    <Fieldset legend="Site build">
+      <p className="hint">
+        With the docs checks, the agent runs the site’s own build in a sandbox (mkdocs build --strict, mint broken-links, docusaurus build, or your command) and fixes what it
+        reports. Empty fields use the framework’s commands.
+      </p>
+      <div className="grid-2">
+        <SelectField id="s-build" label="Site build" {...bind('build')} options={BUILD_OPTIONS} />
+        <TextField id="s-build-timeout" label="Build time limit (seconds)" {...bind('buildTimeout')} placeholder="server default" hint="10 to 3600." />
+        <TextField id="s-build-setup" label="Setup command" {...bind('buildSetup')} placeholder="framework default" hint="Installs the site’s dependencies; runs once per lockfile." />
+        <TextField id="s-build-command" label="Build command" {...bind('buildCommand')} placeholder="framework default" />
       </div>
     </Fieldset>
   );
