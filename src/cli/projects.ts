@@ -47,7 +47,6 @@ function settingOptions(command: 'create' | 'update'): Option[] {
     new Option('--build-setup <command>', create ? "the site's setup step (installs its dependencies); the framework's by default" : 'empty string: the framework\'s'),
     new Option('--build-command <command>', create ? "the site's build; the framework's by default (mkdocs build --strict, mint broken-links, docusaurus build)" : 'empty string: the framework\'s'),
     new Option('--build-timeout <seconds>', create ? "the build's time limit, 10 to 3600 (FOLIO_BUILD_TIMEOUT by default)" : '"default" for FOLIO_BUILD_TIMEOUT').argParser(buildTimeoutOption),
-    new Option('--auto-fix <visitors>', 'start the broken-paths suggestion\'s job once a week when a not-found path has this many visitors; "off" turns it off').argParser(autoFixOption),
     new Option('--json', 'machine-readable output'),
   ];
 }
