@@ -3,6 +3,7 @@
 // backoff on provider rate limits and transient errors, and validation rounds before finishing.
 import { APICallError, generateText, stepCountIs, type LanguageModel, type ModelMessage } from 'ai';
 import { describeForModel, type ChecksReport } from './checks/index.ts';
+import type { ChecksMode } from './checks/types.ts';
 import { createTools, type FinishState } from './tools.ts';
 import { validateChanged, type ValidationIssue } from './validate.ts';
 import { clip, type Workspace } from './workspace.ts';
@@ -27,7 +28,7 @@ export interface AgentChecks {
    * returned; `off`: only enforced checks run. Enforced problems (a suggestion job's scope, redirects
    * off the site) fail the run in every mode.
    */
-  mode: 'strict' | 'warn' | 'off';
+  mode: ChecksMode;
   run(workspace: Workspace): Promise<ChecksReport>;
 }
 
