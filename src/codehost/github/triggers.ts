@@ -18,11 +18,6 @@ export function verifyGitHub(secret: string, rawBody: Buffer, header: string | u
   return timingSafeEqual(expected, Buffer.from(m[1], 'hex'));
 }
 
-/** What a sender puts in X-Hub-Signature-256 (tests, docs). */
-export function signGitHub(secret: string, rawBody: string | Buffer): string {
-  return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
-}
-
 /** The `X-GitHub-Event` header and the parsed body. */
 function parseGitHub(event: string, body: unknown): ParsedDelivery {
   if (event === 'ping') return { type: 'ping' };
