@@ -401,6 +401,7 @@ export function loadConfig(env: Env = process.env): Config {
   const clickhouseUrl = urlOf(env, 'CLICKHOUSE_URL', /^https?:\/\//, 'http:// or https://');
   const modelChoice = modelChoiceOf(env);
   const secret = loadSecret(env, dataDir);
+  const workers = int(env, 'FOLIO_WORKERS', 2, 0, 256);
 
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -411,7 +412,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: operatorToken(env, 'FOLIO_METRICS_TOKEN'),
     logLevel,
     accessLog: bool(env, 'FOLIO_ACCESS_LOG', true),
-    workers: int(env, 'FOLIO_WORKERS', 2, 0, 256),
+    workers,
     bodyLimitBytes: int(env, 'FOLIO_BODY_LIMIT', 1024 * 1024, 1024),
     timeouts: timeoutsConfig(env),
     streams: {
@@ -439,7 +440,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     models: modelsConfig(env, modelChoice),
     codeHosts: codeHostsConfig(env),
-    agent: agentConfig(env),
+    agent: agentConfig(env, workers),
     webhooks: {
       maxAttempts: int(env, 'FOLIO_WEBHOOK_ATTEMPTS', 5, 1, 50),
       timeoutMs: duration(env, 'FOLIO_WEBHOOK_TIMEOUT', 10_000, 1),
@@ -547,7 +548,7 @@ function codeHostsConfig(env: Env): Config['codeHosts'] {
   ) as Config['codeHosts'];
 }
 
-function agentConfig(env: Env): Config['agent'] {
+function agentConfig(env: Env, workers: number): Config['agent'] {
   return {
     branchPrefix: branchPrefix(env),
     maxSteps: int(env, 'FOLIO_AGENT_MAX_STEPS', 50, 1, 10_000),
@@ -557,7 +558,7 @@ function agentConfig(env: Env): Config['agent'] {
     maxValidationRounds: int(env, 'FOLIO_AGENT_VALIDATION_ROUNDS', 3, 0, 20),
     gitAuthorName: str(env, 'FOLIO_GIT_AUTHOR_NAME', 'Folio Agent'),
     gitAuthorEmail: str(env, 'FOLIO_GIT_AUTHOR_EMAIL', 'agent@folio.invalid'),
-    worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, int(env, 'FOLIO_WORKERS', 2, 0, 256)), 0, 1024),
+    worktreePool: int(env, 'FOLIO_WORKTREE_POOL', Math.max(4, workers), 0, 1024),
   };
 }
 
