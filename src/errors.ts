@@ -16,10 +16,30 @@ export interface ErrorHints {
 }
 
 /**
+ * The codes a domain error may answer a client with (docs/errors.md). src/http/error-status.ts gives
+ * each its status, and a code here without one does not compile; an error with any other code is a
+ * 500 that reveals nothing.
+ */
+export type ApiErrorCode =
+  | 'invalid_request' | 'invalid_cursor' | 'invalid_date' | 'invalid_date_range' | 'invalid_log' | 'invalid_project'
+  | 'invalid_status' | 'invalid_trigger_settings' | 'invalid_user' | 'model_not_allowed' | 'model_not_configured'
+  | 'invalid_payload'
+  // a rejected analytics record (analytics/pipeline.ts, Rejected)
+  | 'field_too_long' | 'future_timestamp' | 'invalid_event' | 'invalid_field' | 'invalid_ip' | 'invalid_json' | 'invalid_key'
+  | 'invalid_path' | 'invalid_timestamp' | 'invalid_user_agent' | 'invalid_visitor_id' | 'missing_field' | 'missing_identity' | 'unknown_field'
+  | 'invalid_signature' | 'invalid_setup_token'
+  | 'project_not_found' | 'job_not_found' | 'key_not_found' | 'suggestion_not_found' | 'triggers_not_configured'
+  | 'job_archived' | 'already_set_up' | 'suggestion_in_progress'
+  | 'line_too_long' | 'payload_too_large'
+  | 'idempotency_key_reused'
+  | 'rate_limited' | 'too_many_imports' | 'too_many_streams'
+  | 'code_host_error' | 'trigger_secret_unavailable';
+
+/**
  * The base of Folio's own errors: a stable machine `code` (docs/errors.md), one clear sentence and
  * optional hints. Domain code throws these (GitError, ProjectInputError, JobFailure…, or a plain
  * CodedError) and never an HTTP error: the HTTP layer maps codes to statuses in one table
- * (src/http/error-status.ts). (src/agent/ has its own errors: it imports nothing of Folio.)
+ * (src/http/error-status.ts). The agent's own errors (src/agent/) are plain Errors with a `code`.
  */
 export class CodedError extends Error {
   readonly code: string;

@@ -3,9 +3,11 @@
 // backoff on provider rate limits and transient errors, and validation rounds before finishing.
 import { APICallError, generateText, stepCountIs, type LanguageModel, type ModelMessage } from 'ai';
 import { describeForModel, type ChecksReport } from './checks/index.ts';
+import type { ChecksMode } from './checks/types.ts';
 import { createTools, type FinishState } from './tools.ts';
 import { validateChanged, type ValidationIssue } from './validate.ts';
 import { clip, type Workspace } from './workspace.ts';
+import { retrying } from '../util/retry.ts';
 
 /** Ends the run with a machine code: step_limit, time_limit, token_budget, no_progress, model_error, validation_failed, checks_failed. */
 export class AgentFailure extends Error {
@@ -27,7 +29,7 @@ export interface AgentChecks {
    * returned; `off`: only enforced checks run. Enforced problems (a suggestion job's scope, redirects
    * off the site) fail the run in every mode.
    */
-  mode: 'strict' | 'warn' | 'off';
+  mode: ChecksMode;
   run(workspace: Workspace): Promise<ChecksReport>;
 }
 
@@ -89,21 +91,6 @@ function abortError(signal: AbortSignal): Error {
   const err = new Error(`Run aborted: ${typeof reason === 'string' ? reason : 'aborted'}`);
   err.name = 'AbortError';
   return err;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(signal));
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(abortError(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 function retryAfterMs(err: APICallError): number | null {
@@ -195,46 +182,37 @@ function timeLimit(limits: AgentLimits): AgentFailure {
   return new AgentFailure('time_limit', `The agent ran out of time: the wall-clock limit is ${Math.round(limits.maxWallClockMs / 1000)} s.`);
 }
 
-/** One model call (with its tool executions), retried with backoff on transient provider errors. */
+/** One model call (with its tool executions), retried on transient provider errors (util/retry.ts), never past the deadline. */
 async function callModel(input: AgentRunInput, messages: ModelMessage[], tools: ReturnType<typeof createTools>, deadline: number): Promise<StepResult> {
   const { limits, signal } = input;
-  for (let attempt = 0; ; attempt++) {
+  let tries = 0;
+  const once = async () => {
+    tries++;
     const timeout = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-    const callSignal = AbortSignal.any([signal, timeout]);
     try {
-      return await generateText({
-        model: input.model,
-        system: input.system,
-        messages,
-        tools,
-        stopWhen: stepCountIs(1),
-        maxRetries: 0,
-        abortSignal: callSignal,
-      });
+      return await generateText({ model: input.model, system: input.system, messages, tools, stopWhen: stepCountIs(1), maxRetries: 0, abortSignal: AbortSignal.any([signal, timeout]) });
     } catch (err) {
-      if (signal.aborted) throw abortError(signal);
-      if (timeout.aborted || Date.now() >= deadline) throw timeLimit(limits);
-      if (attempt < limits.maxRetries && isRetryable(err)) {
-        await waitBeforeRetry(input, err, attempt, deadline);
-        continue;
-      }
-      const tries = attempt + 1;
-      throw new AgentFailure(
-        'model_error',
-        `The model provider failed${tries > 1 ? ` after ${tries} attempts` : ''}: ${clip(providerMessage(err), 1000)}`,
-      );
+      // An AgentFailure is never retried.
+      if (!signal.aborted && (timeout.aborted || Date.now() >= deadline)) throw timeLimit(limits);
+      throw err;
     }
+  };
+  try {
+    return await retrying(once, {
+      attempts: limits.maxRetries + 1,
+      retryable: isRetryable,
+      delay: { baseMs: limits.retryBaseMs ?? 1000, maxMs: 30_000, jitter: true },
+      asked: (err) => (APICallError.isInstance(err) ? retryAfterMs(err) : null),
+      deadline,
+      signal,
+      onRetry: ({ attempt, delayMs, error }) => input.emit('model_retry', { attempt, delayMs: Math.round(delayMs), error: clip(providerMessage(error), 500) }),
+    });
+  } catch (err) {
+    if (signal.aborted) throw abortError(signal);
+    if (err instanceof AgentFailure) throw err;
+    if (Date.now() >= deadline) throw timeLimit(limits);
+    throw new AgentFailure('model_error', `The model provider failed${tries > 1 ? ` after ${tries} attempts` : ''}: ${clip(providerMessage(err), 1000)}`);
   }
-}
-
-/** Backs off (exponential with jitter, or the provider's Retry-After when longer) without passing the deadline. */
-async function waitBeforeRetry(input: AgentRunInput, err: unknown, attempt: number, deadline: number): Promise<void> {
-  const baseDelay = input.limits.retryBaseMs ?? 1000;
-  const hinted = APICallError.isInstance(err) ? retryAfterMs(err) : null;
-  const backoff = Math.min(30_000, baseDelay * 2 ** attempt) * (0.75 + Math.random() * 0.5);
-  const delay = Math.min(Math.max(hinted ?? 0, backoff), Math.max(0, deadline - Date.now()));
-  await input.emit('model_retry', { attempt: attempt + 1, delayMs: Math.round(delay), error: clip(providerMessage(err), 500) });
-  await sleep(delay, input.signal);
 }
 
 /** Adds the step's tokens to the run's usage and emits the step: usage, model text, tool calls and results. */

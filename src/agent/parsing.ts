@@ -1,7 +1,7 @@
 // The Markdown/MDX parsing that the checks and the validation step do on text from the repository
 // and the model, run off the server's thread with a time limit (util/off-loop.ts): micromark's
 // emphasis and bracket handling is quadratic (50,000 `*a` pairs take ~26 s), so a hostile page must
-// cost a worker at most PARSE_TIMEOUT_MS, never the event loop. The worker runs parse-tasks.ts.
+// cost a pool thread at most PARSE_TIMEOUT_MS, never the event loop. The worker runs parse-tasks.ts.
 import { OffLoop, OffLoopTimeoutError } from '../util/off-loop.ts';
 import type { ParsedPage } from './checks/markdown.ts';
 import type { tasks } from './parse-tasks.ts';

@@ -7,17 +7,6 @@ import { z } from 'zod';
 import { clip, WorkspaceError, type Workspace } from './workspace.ts';
 import { compileUntrusted, PatternError, type UntrustedPattern } from '../util/untrusted-pattern.ts';
 
-export const TOOL_NAMES = [
-  'list_files',
-  'read_file',
-  'search',
-  'write_file',
-  'edit_file',
-  'delete_file',
-  'move_file',
-  'finish',
-] as const;
-
 export interface FinishState {
   finished: { title: string; summary: string } | null;
 }

@@ -40,10 +40,3 @@ export function sourceRules(): readonly SourceRule[] {
 export function useExtraSources(extra: readonly SourceRule[]): void {
   rules = [...extra, ...BUILT_IN];
 }
-
-/** The class of a referring host (null: no referrer, which is "other" too). */
-export function sourceClass(host: string | null): SourceClass {
-  if (host === null) return 'other';
-  for (const r of rules) if (host === r.host || host.endsWith(`.${r.host}`)) return r.category;
-  return 'other';
-}

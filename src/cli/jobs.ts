@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
 import type { Job, JobEvent, JobStatus } from '../client/types.ts';
 import { startedBy } from '../jobs/started-by.ts';
+import { JOB_STATUSES } from '../contracts/jobs.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
 import { clean, count, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
@@ -228,7 +229,7 @@ type ListOptions = ConnectionOptions & { status?: JobStatus; limit: number; curs
 function registerList(jobs: Command): void {
   withConnection(jobs.command('list'))
     .description('List jobs, newest first.')
-    .addOption(new Option('--status <status>', 'only jobs in this status').choices(['active', 'completed', 'failed', 'archived']))
+    .addOption(new Option('--status <status>', 'only jobs in this status').choices(JOB_STATUSES))
     .option('--limit <n>', 'jobs per page (1-100)', intOption(1, 100), 20)
     .option('--cursor <cursor>', 'continue from a previous page\'s nextCursor')
     .option('--all', 'every page')

@@ -24,6 +24,7 @@ import {
   type VisitorsPage,
   type WebhookDelivery,
 } from './types.ts';
+import pRetry from 'p-retry';
 import { backoffDelay, isAbortError, linkedSignal, parseRetryAfter, randomId, sleep, type LinkedSignal } from './util.ts';
 
 export const CLIENT_VERSION = '0.1.0';
@@ -628,51 +629,57 @@ export class FolioClient {
     if (o.idempotencyKey !== undefined) extra['idempotency-key'] = o.idempotencyKey;
     const headers = this.headers(extra);
     const safe = method === 'GET' || o.idempotencyKey !== undefined;
-
-    for (let attempt = 0; ; attempt++) {
-      o.signal?.throwIfAborted();
-      const canRetry = safe && attempt < this.retries;
+    // Failures worth another attempt: the network's, and the statuses of RETRYABLE_STATUS.
+    const transient = new WeakSet<FolioError>();
+    const attempt = async (attemptNumber: number): Promise<T> => {
       const conn = linkedSignal(o.signal, this.timeoutMs);
       let res: Response;
       let text: string;
       try {
         res = await this.fetchImpl(url, { method, headers, body, signal: conn.signal });
-        this.onResponse?.({ method, url, status: res.status, headers: res.headers, attempt });
+        this.onResponse?.({ method, url, status: res.status, headers: res.headers, attempt: attemptNumber - 1 });
         text = await res.text();
       } catch (err) {
-        if (o.signal?.aborted) throw o.signal.reason;
-        if (err instanceof FolioError) throw err;
+        if (o.signal?.aborted || err instanceof FolioError) throw err;
         const error = networkError(err, url, conn.timedOut, this.timeoutMs);
-        if (!canRetry) throw error;
-        await sleep(backoffDelay(attempt, this.retryBaseMs, this.retryMaxMs), o.signal);
-        continue;
+        transient.add(error);
+        throw error;
       } finally {
         conn.dispose();
       }
-
-      if (res.ok) {
-        if (text === '') return undefined as T;
-        try {
-          return JSON.parse(text) as T;
-        } catch (err) {
-          throw new FolioError(res.status, 'invalid_response', `${method} ${url} answered ${res.status} with a body that is not JSON.`, {
-            cause: err,
-            requestId: res.headers.get('x-request-id') ?? undefined,
-          });
+      if (!res.ok) {
+        const error = errorFromResponse(res, text);
+        if (RETRYABLE_STATUS.has(res.status)) transient.add(error);
+        throw error;
+      }
+      if (text === '') return undefined as T;
+      try {
+        return JSON.parse(text) as T;
+      } catch (err) {
+        throw new FolioError(res.status, 'invalid_response', `${method} ${url} answered ${res.status} with a body that is not JSON.`, {
+          cause: err,
+          requestId: res.headers.get('x-request-id') ?? undefined,
+        });
+      }
+    };
+    return pRetry(attempt, {
+      retries: safe ? this.retries : 0,
+      // The wait is decided below: the server's Retry-After when it sent one, else backoff.
+      minTimeout: 0,
+      signal: o.signal,
+      shouldRetry: async ({ error, attemptNumber }) => {
+        if (!(error instanceof FolioError) || !transient.has(error)) return false;
+        let wait = backoffDelay(attemptNumber - 1, this.retryBaseMs, this.retryMaxMs);
+        if (error.retryAfter !== undefined) {
+          const asked = error.retryAfter * 1000;
+          if (asked > this.maxRetryAfterMs) return false;
+          // What the server asked for, plus a little jitter so many clients do not return together.
+          wait = asked + Math.random() * Math.min(1_000, this.retryBaseMs);
         }
-      }
-
-      const error = errorFromResponse(res, text);
-      if (!canRetry || !RETRYABLE_STATUS.has(res.status)) throw error;
-      let wait = backoffDelay(attempt, this.retryBaseMs, this.retryMaxMs);
-      if (error.retryAfter !== undefined) {
-        const asked = error.retryAfter * 1000;
-        if (asked > this.maxRetryAfterMs) throw error;
-        // What the server asked for, plus a little jitter so many clients do not return together.
-        wait = asked + Math.random() * Math.min(1_000, this.retryBaseMs);
-      }
-      await sleep(wait, o.signal);
-    }
+        await sleep(wait, o.signal);
+        return true;
+      },
+    });
   }
 }
 

@@ -2,8 +2,8 @@
 // store validates against it, the schemas and the CLI offer it, the dashboard labels it, config reads
 // each host's token and API URL from the variables named here, git authenticates with its user name,
 // and a project's host is inferred from its repository URL with it. Pure (no I/O), so every layer can
-// import it. To add a code host: add it to CodeHost, declare it here, write `<host>.ts` behind the
-// CodeHost interface (types.ts), create it in index.ts, test it.
+// import it. To add a code host: docs/ARCHITECTURE.md's "Add a code host" (its client, its
+// PullRequestApi and TriggerAdapter on it, one registry line in index.ts).
 import { CODE_HOST_KINDS, type CodeHostKind } from '../contracts/common.ts';
 
 export interface CodeHostDeclaration {

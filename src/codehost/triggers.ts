@@ -4,6 +4,7 @@
 // and is registered in index.ts; jobs/triggers/receiver.ts has no host branches.
 import type { TriggerHost } from '../contracts/common.ts';
 import { CodedError } from '../errors.ts';
+import type { ApiConnection } from './types.ts';
 
 export type { TriggerHost };
 
@@ -50,15 +51,7 @@ export interface ChangedFile {
 }
 
 /** Where a change is read from: which token and API to use are access.ts's to decide (pass a CodeHostAccess). */
-export interface ChangeSource {
-  /** The watched code repository (https://github.com/acme/api, a GHES or GitLab URL). */
-  repositoryUrl: string;
-  token: string | null;
-  /** API base override (GITHUB_API_URL / GITLAB_API_URL); derived from the repository URL otherwise. */
-  apiUrl: string | null;
-  /** How to call the API (the outbound address check unless the operator set apiUrl). */
-  fetch: typeof globalThis.fetch;
-}
+export type ChangeSource = ApiConnection;
 
 /** A pull request, or a range of commits. */
 export type ChangeRef = { pull: number } | { base: string; head: string };

@@ -1,5 +1,6 @@
 // One small interface over code hosts: find or open the pull request of a job branch, and keep its
-// description up to date.
+// description up to date. Each host implements the few calls of PullRequestApi on its one API client
+// (github/client.ts, gitlab/client.ts); index.ts builds the CodeHost on it, the upsert once for all.
 import type { CodeHostKind } from './kinds.ts';
 import { CodedError } from '../errors.ts';
 
@@ -31,6 +32,34 @@ export interface CodeHost {
   upsert(input: PullRequestInput, signal?: AbortSignal): Promise<PullRequestRef | null>;
   /** The newest pull request from `branch` in any state; null when there is none (or the host has none). */
   pullRequestState(branch: string, baseBranch: string, signal?: AbortSignal): Promise<PullRequestState | null>;
+}
+
+/** How a host's API is reached for a repository: the token, API URL and fetch access.ts chose. */
+export interface ApiConnection {
+  repositoryUrl: string;
+  token: string | null;
+  /** The operator's API URL; null derives it from the repository URL. */
+  apiUrl: string | null;
+  /** How to call the API (the outbound address check unless the operator set apiUrl). */
+  fetch: typeof globalThis.fetch;
+}
+
+/** A pull request found on the host, with its state. */
+export interface FoundPullRequest extends PullRequestState {
+  url: string;
+  number: number;
+}
+
+/** What each host with pull requests does on its API; the CodeHost (its upsert too) is built on it. */
+export interface PullRequestApi {
+  /** The newest pull request from `branch` into `baseBranch`: open ones only, or in any state. */
+  find(branch: string, baseBranch: string, which: 'open' | 'any', signal?: AbortSignal): Promise<FoundPullRequest | null>;
+  /** Replaces its description. */
+  describe(number: number, body: string, signal?: AbortSignal): Promise<void>;
+  /** Opens one (a draft when asked). */
+  open(input: PullRequestInput, signal?: AbortSignal): Promise<{ url: string; number: number }>;
+  /** Whether opening failed because one from the branch is open already (another run got there first). */
+  alreadyOpen(err: unknown): boolean;
 }
 
 export interface PullRequestState {

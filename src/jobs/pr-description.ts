@@ -3,6 +3,7 @@
 // a link back to the job in the dashboard. Text from prompts, the model and file names is escaped so
 // it cannot break the layout or hide content.
 import type { JobFile } from '../contracts/jobs.ts';
+import type { ChecksMode } from '../contracts/dashboard.ts';
 import type { StoredChecks } from './changes.ts';
 
 /** GitHub refuses bodies over 65,536 characters; stay well below. */
@@ -27,7 +28,7 @@ export interface DescriptionInput {
   files: JobFile[];
   /** The latest checks report; null when checks are off or did not run. */
   checks: StoredChecks | null;
-  checksMode: 'strict' | 'warn' | 'off';
+  checksMode: ChecksMode;
   baseBranch: string;
 }
 

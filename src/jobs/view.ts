@@ -19,11 +19,10 @@ function filesOf(json: string | null | undefined): JobFile[] {
 }
 
 /**
- * A stored pull request link as clients see it. New links are checked against the code host's web
- * origin before they are stored (codehost/access.ts); this keeps any older row's non-web link
- * (`javascript:`…) from reaching a client.
+ * A stored pull request link as clients see it: only a web (http or https) link. New links are
+ * checked against the code host's web origin before they are stored (codehost/index.ts, checkedLink
+ * of access.ts); this keeps an older row's non-web link (`javascript:`…) from reaching a client.
  */
-/** A stored pull request link, shown only when it is a web (http or https) link. */
 export const webLink = (link: string | null): string | null => (link !== null && /^https?:\/\//i.test(link) ? link : null);
 
 /** What started a job, as its row stores it (JSON written by jobs/service.ts); null for jobs created through the API. */

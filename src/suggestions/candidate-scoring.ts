@@ -1,7 +1,7 @@
 // Candidate scoring (candidates.ts) off the server's thread, with a time limit (util/off-loop.ts): a
 // list's work is bounded by design, and the limit is the backstop, so no list of visitors' paths can
-// hold the event loop. The worker keeps each site version's index; a site's pages are sent to it only
-// when it has not indexed that version yet.
+// hold the event loop. Each of the pool's threads keeps the site versions' indexes it built; a site's
+// pages are sent to a thread only when it has not indexed that version yet.
 import { OffLoop, OffLoopTimeoutError } from '../util/off-loop.ts';
 import type { Candidate, ScoredPage } from './candidates.ts';
 import type { tasks } from './candidate-tasks.ts';
@@ -9,7 +9,7 @@ import type { tasks } from './candidate-tasks.ts';
 /** Time one list's scoring may take; a list within WORK_PER_LIST takes well under a second. */
 export const SCORING_TIMEOUT_MS = 10_000;
 
-const offLoop = new OffLoop<typeof tasks>(new URL('./candidate-tasks.ts', import.meta.url), { timeoutMs: SCORING_TIMEOUT_MS, maxHeapMb: 256 });
+const offLoop = new OffLoop<typeof tasks>(new URL('./candidate-tasks.ts', import.meta.url), { timeoutMs: SCORING_TIMEOUT_MS });
 
 export interface ListCandidates {
   byPath: Map<string, Candidate[]>;

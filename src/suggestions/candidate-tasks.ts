@@ -1,6 +1,6 @@
-// What the candidate-scoring worker runs (util/off-loop.ts loads this module on a worker thread; the
-// main thread calls it through candidate-scoring.ts). Each site version's PageIndex is built here
-// once and kept for the next lists.
+// What candidate scoring runs on the off-loop pool's threads (util/off-loop.ts loads this module; the
+// main thread calls it through candidate-scoring.ts). Each thread builds a site version's PageIndex
+// once and keeps it for the next lists.
 import { LRUCache } from 'lru-cache';
 import { candidatesOfList, PageIndex, type Candidate, type ScoredPage } from './candidates.ts';
 

@@ -1,10 +1,12 @@
-// CPU-bound work on untrusted input (parsing Markdown/MDX that the model or a repository wrote) runs
-// here: on a worker thread, one task at a time, with a hard time limit. A task over its limit has its
-// worker terminated (the next task gets a fresh one), so no input can hold the server's only thread
-// or a worker for longer than the limit. The worker runs `tasks` exported by the module at `module`.
-import { Worker } from 'node:worker_threads';
+// CPU-bound work on untrusted input (Markdown/MDX the model or a repository wrote, visitors' paths
+// scored against a site's pages) runs here, on the process's one small pool of worker threads
+// (piscina), each task with a hard time limit: a task over its limit has its thread terminated (the
+// pool starts another), so no input holds the server's thread, or a worker, for longer than that.
+// A task's limit starts when a thread takes it: tasks wait their turn first. Each OffLoop names the
+// module whose exported `tasks` it runs there (off-loop-worker.ts loads it).
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
 import { CodedError } from '../errors.ts';
-import { Serial } from './serial.ts';
 
 export class OffLoopTimeoutError extends CodedError {
   constructor(task: string, ms: number) {
@@ -12,91 +14,53 @@ export class OffLoopTimeoutError extends CodedError {
   }
 }
 
-export interface OffLoopOptions {
-  /** Time one task may take. */
-  timeoutMs: number;
-  /** Heap of the worker, in MB. */
-  maxHeapMb?: number;
+/** Threads of the pool: parsing and scoring are short; two keep one slow input from stalling the rest. */
+const THREADS = 2;
+
+const pool = new Piscina({
+  filename: fileURLToPath(new URL('./off-loop-worker.ts', import.meta.url)),
+  minThreads: 0,
+  maxThreads: THREADS,
+  idleTimeout: 30_000,
+  resourceLimits: { maxOldGenerationSizeMb: 512 },
+});
+
+/** Tasks running, and those waiting for a thread (so a queued task's limit does not run down while it waits). */
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function turn(): Promise<void> {
+  if (running < THREADS) running++;
+  else await new Promise<void>((resolve) => waiting.push(resolve));
 }
 
-interface Reply {
-  id: number;
-  ok: boolean;
-  value?: unknown;
-  error?: string;
+function done(): void {
+  const next = waiting.shift();
+  if (next) next();
+  else running--;
 }
 
 export class OffLoop<Tasks extends Record<string, (...args: never[]) => unknown>> {
-  readonly #module: URL;
-  readonly #opts: OffLoopOptions;
-  readonly #serial = new Serial();
-  #worker: Worker | null = null;
-  #next = 0;
+  readonly #module: string;
+  readonly #timeoutMs: number;
 
-  constructor(module: URL, opts: OffLoopOptions) {
-    this.#module = module;
-    this.#opts = opts;
+  /** `module` exports `tasks`; each task may take `timeoutMs`. */
+  constructor(module: URL, opts: { timeoutMs: number }) {
+    this.#module = module.href;
+    this.#timeoutMs = opts.timeoutMs;
   }
 
-  /** Runs `tasks[name](...args)` on the worker; rejects with OffLoopTimeoutError past the limit. */
-  run<K extends keyof Tasks & string>(name: K, ...args: Parameters<Tasks[K]>): Promise<Awaited<ReturnType<Tasks[K]>>> {
-    return this.#serial.run(() => this.#runNow(name, args)) as Promise<Awaited<ReturnType<Tasks[K]>>>;
-  }
-
-  /** Stops the worker (a later task starts a new one). */
-  async close(): Promise<void> {
-    const w = this.#worker;
-    this.#worker = null;
-    if (w) await w.terminate();
-  }
-
-  #spawn(): Worker {
-    const w = new Worker(new URL('./off-loop-worker.ts', import.meta.url), {
-      workerData: { module: this.#module.href },
-      resourceLimits: { maxOldGenerationSizeMb: this.#opts.maxHeapMb ?? 512 },
-    });
-    w.unref(); // an idle worker never keeps the process alive
-    w.on('error', () => {
-      if (this.#worker === w) this.#worker = null;
-    });
-    return w;
-  }
-
-  #runNow(name: string, args: unknown[]): Promise<unknown> {
-    const worker = (this.#worker ??= this.#spawn());
-    const id = ++this.#next;
-    return new Promise((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-      };
-      const onMessage = (r: Reply) => {
-        if (r.id !== id) return;
-        done();
-        if (r.ok) resolve(r.value);
-        else reject(new Error(r.error));
-      };
-      const onError = (err: Error) => {
-        done();
-        reject(err);
-      };
-      const onExit = () => {
-        done();
-        if (this.#worker === worker) this.#worker = null;
-        reject(new Error(`The worker running ${name} stopped.`));
-      };
-      const timer = setTimeout(() => {
-        done();
-        if (this.#worker === worker) this.#worker = null;
-        void worker.terminate();
-        reject(new OffLoopTimeoutError(name, this.#opts.timeoutMs));
-      }, this.#opts.timeoutMs);
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      worker.postMessage({ id, name, args });
-    });
+  /** Runs `tasks[name](...args)` on the pool; rejects with OffLoopTimeoutError past the limit. */
+  async run<K extends keyof Tasks & string>(name: K, ...args: Parameters<Tasks[K]>): Promise<Awaited<ReturnType<Tasks[K]>>> {
+    await turn();
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    try {
+      return await pool.run({ module: this.#module, name, args }, { signal });
+    } catch (err) {
+      if (signal.aborted) throw new OffLoopTimeoutError(name, this.#timeoutMs);
+      throw err;
+    } finally {
+      done();
+    }
   }
 }

@@ -48,6 +48,16 @@ describe('Docusaurus client-redirects', () => {
     expect(clientRedirectsOf(DOCUSAURUS.files['docusaurus.config.js'])).toBeNull();
   });
 
+  it('reads a TypeScript docusaurus.config.ts and the require.resolve form', () => {
+    const ts = `import type {Config} from '@docusaurus/types';
+      const config: Config = {
+        title: 'Acme',
+        plugins: [[require.resolve('@docusaurus/plugin-client-redirects'), { redirects: [{ from: '/docs/a' as string, to: '/docs/b' }] }]],
+      } satisfies Config;
+      export default config;`;
+    expect(clientRedirectsOf(ts)).toEqual([{ source: '/docs/a', destination: '/docs/b' }]);
+  });
+
   it('a redirect the job adds must lead to a doc; one to an existing doc passes', async () => {
     const ok = await checkEdit(withClientRedirects, (w) =>
       w.writeText('docusaurus.config.js', docusaurusConfig(`{ from: '/docs/old-intro', to: '/' }, { from: '/docs/hooks', to: '/docs/guides/webhooks' }`)),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeHostAccess, createCodeHost, CodeHostError, parseRepositoryUrl } from '../../src/codehost/index.ts';
-import { githubApiBase } from '../../src/codehost/github/pull-requests.ts';
-import { gitlabApiBase } from '../../src/codehost/gitlab/pull-requests.ts';
+import { githubApiBase } from '../../src/codehost/github/client.ts';
+import { gitlabApiBase } from '../../src/codehost/gitlab/client.ts';
 import { triggerLabel } from '../../src/codehost/kinds.ts';
 import { LOCAL_GIT, operatorApi, startCodeHost, gitSync, type CodeHostServer } from '../fixtures/git-server.ts';
 import path from 'node:path';

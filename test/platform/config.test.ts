@@ -55,7 +55,10 @@ describe('config', () => {
   });
 
   it.each([
-    [{ PORT: '-1' }, /PORT must be a whole number/],
+    [{ PORT: '-1' }, /^PORT must be between 0 and 65535, got -1\.$/],
+    [{ PORT: '80.5' }, /^PORT must be a whole number, got "80\.5"\.$/],
+    [{ FOLIO_ACCESS_LOG: 'maybe' }, /^FOLIO_ACCESS_LOG must be true or false, got "maybe"\.$/],
+    [{ FOLIO_BODY_LIMIT: '10' }, /^FOLIO_BODY_LIMIT must be at least 1024, got 10\.$/],
     [{ PORT: '70000' }, /PORT must be between/],
     [{ FOLIO_WORKERS: 'two' }, /FOLIO_WORKERS/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],

@@ -69,6 +69,10 @@ describe('layers', () => {
 
   it('one table maps domain codes to statuses, with the hints as headers and details', () => {
     expect(HTTP_STATUS.job_archived).toBe(409);
+    // The table is typed by the codes (src/errors.ts, ApiErrorCode): one left without a status does not compile.
+    // @ts-expect-error invalid_cursor and the others have no status here
+    const partial: typeof HTTP_STATUS = { invalid_request: 400 };
+    expect(Object.keys(partial)).toEqual(['invalid_request']);
     const limited = httpErrorOf(new RateLimitedError('Too many.', { limit: 100, remaining: 0, resetSeconds: 42 }))!;
     expect(limited.status).toBe(429);
     expect(limited.headers).toEqual({ 'retry-after': '42', 'ratelimit-limit': '100', 'ratelimit-remaining': '0', 'ratelimit-reset': '42' });

@@ -69,6 +69,29 @@ describe('retry', () => {
     calls = 0;
     await expect(retrying(async () => Promise.reject(new Error(`fatal ${++calls}`)), { attempts: 4, retryable: (e) => !String(e).includes('fatal') })).rejects.toThrow('fatal 1');
   });
+
+  it('waits the longer of the backoff and what the failure asks for, never past the deadline, and says so first', async () => {
+    const told: { attempt: number; delayMs: number }[] = [];
+    let calls = 0;
+    const policy = {
+      attempts: 3,
+      retryable: () => true,
+      delay: { baseMs: 1, maxMs: 5 },
+      onRetry: ({ attempt, delayMs }: { attempt: number; delayMs: number }) => void told.push({ attempt, delayMs }),
+    };
+    await expect(retrying(async () => Promise.reject(new Error(`busy ${++calls}`)), { ...policy, asked: () => 20 })).rejects.toThrow('busy 3');
+    expect(told).toEqual([{ attempt: 1, delayMs: 20 }, { attempt: 2, delayMs: 20 }]);
+    told.length = 0;
+    await expect(retrying(async () => Promise.reject(new Error('busy')), { ...policy, asked: () => 60_000, deadline: Date.now() - 1 })).rejects.toThrow('busy');
+    expect(told.map((t) => t.delayMs)).toEqual([0, 0]);
+  });
+
+  it('stops waiting when its signal aborts', async () => {
+    const controller = new AbortController();
+    const run = retrying(async () => Promise.reject(new Error('busy')), { attempts: 5, retryable: () => true, delay: { baseMs: 60_000, maxMs: 60_000 }, signal: controller.signal, onRetry: () => controller.abort(new Error('stopped')) });
+    await expect(run).rejects.toThrow();
+    expect(controller.signal.aborted).toBe(true);
+  });
 });
 
 describe('Memo and PairMemo', () => {

@@ -106,7 +106,7 @@ describe('jobs started by GitHub webhooks', () => {
     const garbage = await sendGitHub(url, secret, 'pull_request', payload, { signature: 'sha256=zz' });
     expect(garbage.status).toBe(401);
     // Signed over other bytes than those sent.
-    const tampered = await sendGitHub(url, secret, 'pull_request', payload, { raw: JSON.stringify({ ...payload, number: 2 }), signature: (await import('../../src/codehost/github/triggers.ts')).signGitHub(secret, JSON.stringify(payload)) });
+    const tampered = await sendGitHub(url, secret, 'pull_request', payload, { raw: JSON.stringify({ ...payload, number: 2 }), signature: (await import('../fixtures/code-host-sender.ts')).signGitHub(secret, JSON.stringify(payload)) });
     expect(tampered.status).toBe(401);
     expect((await jobsOf(e.server, projectId, key)).length).toBe(before);
     // Anyone can send these: no row with the sender's text, only the count.

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { DEFAULT_TEMPLATE, fillTemplate, PROMPT_LIMIT, unknownPlaceholders, type TemplateValues } from '../../src/jobs/triggers/template.ts';
 import { pathsMatch, summarizeChange, SUMMARY_LIMIT } from '../../src/jobs/triggers/summary.ts';
-import { githubTriggers, signGitHub, verifyGitHub } from '../../src/codehost/github/triggers.ts';
+import { githubTriggers, verifyGitHub } from '../../src/codehost/github/triggers.ts';
+import { signGitHub } from '../fixtures/code-host-sender.ts';
 import { gitlabTriggers, verifyGitLab } from '../../src/codehost/gitlab/triggers.ts';
 import { MalformedPayload } from '../../src/codehost/triggers.ts';
 

@@ -2,7 +2,7 @@
 // job only the framework's redirect configuration, a Markdown-for-agents job only llms.txt,
 // llms-full.txt and Markdown files the site serves as they are. Configuration files are compared
 // structurally where their format allows (JSON and YAML parsed, the redirects taken out, the rest
-// must be equal; docusaurus.config.* as text with the plugin's redirects taken out); any other file
+// must be equal; docusaurus.config.* as a syntax tree with the plugin's redirects taken out); any other file
 // the job added, changed or deleted is outside its scope. Every problem here is enforced: it fails the
 // job whatever the project's checks mode.
 import path from 'node:path';
@@ -165,7 +165,9 @@ function withoutPluginDependency(pkg: Record<string, unknown>): void {
 }
 
 function docusaurusRest(text: string): Rest {
-  const { rest, notLiteral } = clientRedirectsRest(text);
+  const parsed = clientRedirectsRest(text);
+  if (!parsed) return { unreadable: 'does not parse as JavaScript or TypeScript' };
+  const { rest, notLiteral } = parsed;
   // Only literal redirects are taken out: a list with code in it stays, and says why when it changed.
   return notLiteral ? { value: rest, note: 'its redirects must be literal { from, to } objects of strings: no code, variables or template strings' } : { value: rest };
 }

@@ -1,17 +1,17 @@
 // What the docs-aware checks find and report. Plain data: it goes into job events, the pull request
 // description and the dashboard.
-import type { JobTrigger } from '../../contracts/jobs.ts';
+import type { Static } from 'typebox';
+import type { DocsProblem as DocsProblemSchema, JobTrigger } from '../../contracts/jobs.ts';
 
-/** Per project: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips the checks. */
-export type ChecksMode = 'strict' | 'warn' | 'off';
-export const CHECKS_MODES: readonly ChecksMode[] = ['strict', 'warn', 'off'];
+/** Per project (contracts/dashboard.ts declares them): `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips the checks. */
+export type { ChecksMode } from '../../contracts/dashboard.ts';
 
 /**
- * The checks: internal links, anchors into pages, images and assets, navigation, redirects (moved
- * pages, redirects to pages, none off the site), llms.txt, the scope of a suggestion job, and the
- * site's own build.
+ * The checks, as the contract declares them: internal links, anchors into pages, images and assets,
+ * navigation, redirects (moved pages, redirects to pages, none off the site), llms.txt, the scope of
+ * a suggestion job, and the site's own build.
  */
-export type CheckName = 'links' | 'anchors' | 'assets' | 'navigation' | 'redirects' | 'llms-txt' | 'scope' | 'build';
+export type CheckName = Static<typeof DocsProblemSchema>['check'];
 
 /** The kinds of suggestion a job can be started from (contracts/jobs.ts declares them). */
 export type SuggestionKind = Extract<JobTrigger, { kind: 'suggestion' }>['suggestionKind'];

@@ -2,11 +2,9 @@
 // X-Hub-Signature-256 (an HMAC of the whole body), pull_request and push events, pull requests by
 // number, and the files of a change from the REST API (pulls/{n}/files, compare).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { Octokit } from '@octokit/rest';
-import { githubApiBase } from './pull-requests.ts';
-import { CodeHostError, parseRepositoryUrl, refusedCall } from '../types.ts';
-import { refusalOf } from '../../net/guarded-fetch.ts';
-import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ChangeSource, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
+import { githubClient } from './client.ts';
+import { CodeHostError, type ApiConnection } from '../types.ts';
+import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
 import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, type Obj } from '../payload.ts';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
@@ -18,11 +16,6 @@ export function verifyGitHub(secret: string, rawBody: Buffer, header: string | u
   if (!m) return false;
   const expected = createHmac('sha256', secret).update(rawBody).digest();
   return timingSafeEqual(expected, Buffer.from(m[1], 'hex'));
-}
-
-/** What a sender puts in X-Hub-Signature-256 (tests, docs). */
-export function signGitHub(secret: string, rawBody: string | Buffer): string {
-  return `sha256=${createHmac('sha256', secret).update(rawBody).digest('hex')}`;
 }
 
 /** The `X-GitHub-Event` header and the parsed body. */
@@ -86,21 +79,13 @@ function githubFile(f: unknown): ChangedFile | null {
   return { path, previousPath: text(o.previous_filename, 4096), status, patch: text(o.patch, MAX_PATCH) };
 }
 
-async function readChanges(src: ChangeSource, ref: ChangeRef, signal: AbortSignal): Promise<ChangedFile[]> {
-  const { fullPath } = parseRepositoryUrl(src.repositoryUrl);
-  const [owner, repo] = [fullPath.split('/').at(-2)!, fullPath.split('/').at(-1)!];
-  const octokit = new Octokit({
-    baseUrl: githubApiBase(src.repositoryUrl, src.apiUrl),
-    ...(src.token ? { auth: src.token } : {}),
-    userAgent: 'folio-triggers',
-    request: { fetch: src.fetch },
-    log: { debug() {}, info() {}, warn() {}, error() {} },
-  });
-  try {
+async function readChanges(conn: ApiConnection, ref: ChangeRef, signal: AbortSignal): Promise<ChangedFile[]> {
+  const { call, repository } = githubClient(conn);
+  return call('reading the change', async (octokit) => {
     if ('pull' in ref) {
       const files: ChangedFile[] = [];
       for (let page = 1; page <= MAX_FILES / 100; page++) {
-        const { data } = await octokit.rest.pulls.listFiles({ owner, repo, pull_number: ref.pull, per_page: 100, page, request: { signal } });
+        const { data } = await octokit.rest.pulls.listFiles({ ...repository, pull_number: ref.pull, per_page: 100, page, request: { signal } });
         if (!Array.isArray(data)) throw new CodeHostError('GitHub answered the pull request files with something that is not a list.');
         for (const f of data) {
           const file = githubFile(f);
@@ -110,17 +95,11 @@ async function readChanges(src: ChangeSource, ref: ChangeRef, signal: AbortSigna
       }
       return files;
     }
-    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ owner, repo, basehead: `${ref.base}...${ref.head}`, request: { signal } });
+    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ ...repository, basehead: `${ref.base}...${ref.head}`, request: { signal } });
     const list = (data as { files?: unknown }).files;
     if (list !== undefined && !Array.isArray(list)) throw new CodeHostError('GitHub answered the comparison with files that are not a list.');
     return (list ?? []).map(githubFile).filter((f): f is ChangedFile => f !== null);
-  } catch (err) {
-    if (err instanceof CodeHostError) throw err;
-    const refused = refusalOf(err);
-    if (refused) throw refusedCall(refused);
-    const e = err as { status?: number; message?: string };
-    throw new CodeHostError(`GitHub reading the change failed${e.status ? ` (HTTP ${e.status})` : ''}: ${(e.message ?? String(err)).slice(0, 300)}`, e.status ?? null);
-  }
+  });
 }
 
 export const githubTriggers: TriggerAdapter = {

@@ -1,14 +1,11 @@
 // GitLab (gitlab.com and self-managed) as a source of triggers: deliveries carrying the secret itself
 // in X-Gitlab-Token, Merge Request and Push hooks, merge requests by iid (!12), and the files of a
 // change from the REST API v4 (merge_requests/{iid}/changes, repository/compare).
-import { gitlabApiBase } from './pull-requests.ts';
-import { CodeHostError, hostSaid, parseRepositoryUrl, refusedCall } from '../types.ts';
-import { refusalOf } from '../../net/guarded-fetch.ts';
+import { gitlabClient } from './client.ts';
+import { CodeHostError, type ApiConnection } from '../types.ts';
 import { sameSecret } from '../../util/same-secret.ts';
-import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ChangeSource, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
+import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
 import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
-
-const MAX_RESPONSE_BYTES = 20 * 1024 * 1024;
 
 /** `X-Gitlab-Token` carries the secret itself. */
 export function verifyGitLab(secret: string, header: string | undefined): boolean {
@@ -77,29 +74,12 @@ function gitlabFile(f: unknown): ChangedFile | null {
   return { path, previousPath: status === 'renamed' ? text(o.old_path, 4096) : null, status, patch: diff || null };
 }
 
-async function readChanges(src: ChangeSource, ref: ChangeRef, signal: AbortSignal): Promise<ChangedFile[]> {
-  const { fullPath } = parseRepositoryUrl(src.repositoryUrl);
-  const base = `${gitlabApiBase(src.repositoryUrl, src.apiUrl)}/projects/${encodeURIComponent(fullPath)}`;
-  const url = 'pull' in ref ? `${base}/merge_requests/${ref.pull}/changes` : `${base}/repository/compare?${new URLSearchParams({ from: ref.base, to: ref.head })}`;
-  let res: Response;
-  try {
-    res = await src.fetch(url, { headers: { accept: 'application/json', 'user-agent': 'folio-triggers', ...(src.token ? { 'PRIVATE-TOKEN': src.token } : {}) }, signal, redirect: 'error' });
-  } catch (err) {
-    const refused = refusalOf(err);
-    if (refused) throw refusedCall(refused);
-    throw new CodeHostError(`GitLab reading the change failed: ${hostSaid((err as Error).message)}`);
-  }
-  const length = Number(res.headers.get('content-length') ?? 0);
-  if (length > MAX_RESPONSE_BYTES) throw new CodeHostError('GitLab answered with a change too large to read.');
-  const body = await res.text();
-  if (!res.ok) throw new CodeHostError(`GitLab reading the change failed (HTTP ${res.status}).`, res.status);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch {
-    throw new CodeHostError('GitLab answered the change with something that is not JSON.');
-  }
-  const list = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>)['pull' in ref ? 'changes' : 'diffs'] : undefined;
+async function readChanges(conn: ApiConnection, ref: ChangeRef, signal: AbortSignal): Promise<ChangedFile[]> {
+  const api = gitlabClient(conn);
+  const answer = 'pull' in ref
+    ? await api.request<Record<string, unknown>>(`/merge_requests/${ref.pull}/changes`, 'reading the change', { signal })
+    : await api.request<Record<string, unknown>>('/repository/compare', 'reading the change', { query: { from: ref.base, to: ref.head }, signal });
+  const list = answer && typeof answer === 'object' ? answer['pull' in ref ? 'changes' : 'diffs'] : undefined;
   if (!Array.isArray(list)) throw new CodeHostError('GitLab answered the change without a list of files.');
   return list.map(gitlabFile).filter((f): f is ChangedFile => f !== null);
 }

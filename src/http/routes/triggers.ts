@@ -13,6 +13,7 @@ import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams 
 import { TRIGGER_HOSTS, type TriggerHost } from '../../contracts/common.ts';
 import { ACCESS } from '../auth.ts';
 import { triggerAdapter } from '../../codehost/index.ts';
+import { HTTP_STATUS } from '../error-status.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,8 +34,8 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   };
   /** Deliveries refused while their body was read, before the handler ran. */
   const refusalOf = (code: string | undefined, host: TriggerHost): Refusal | undefined => {
-    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { statusCode: 413, code: 'payload_too_large', reason: bodyLimitOf(host).reason };
-    if (code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return { statusCode: 400, code: 'invalid_request', reason: 'The Content-Length header does not match the body.' };
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { code: 'payload_too_large', reason: bodyLimitOf(host).reason };
+    if (code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return { code: 'invalid_request', reason: 'The Content-Length header does not match the body.' };
     return undefined;
   };
 
@@ -50,7 +51,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const refusal = refusalOf(error.code, hostOf(request));
     if (!refusal) throw error;
-    const answer = receiver.refused(projectIdOf(request), hostOf(request), request.headers, refusal);
+    const answer = receiver.refused(projectIdOf(request), hostOf(request), request.headers, refusal, HTTP_STATUS);
     // The rest of the body is not read: the connection ends with the answer.
     return reply.code(answer.statusCode).header('connection', 'close').send(answer.body);
   });
@@ -58,7 +59,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
   // Before the body is read: the project, its secret and the signature header must check out, so an
   // unknown project's or an unsigned delivery's body is never read.
   app.addHook('onRequest', async (request, reply) => {
-    const refusal = await receiver.admit(projectIdOf(request), hostOf(request), request.headers);
+    const refusal = await receiver.admit(projectIdOf(request), hostOf(request), request.headers, HTTP_STATUS);
     if (refusal) return reply.code(refusal.statusCode).header('connection', 'close').send(refusal.body);
   });
 
@@ -80,7 +81,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
             200: DeliveryAnswerSchema,
             201: DeliveryAnswerSchema,
             202: DeliveryAnswerSchema,
-            ...Object.fromEntries([400, 401, 404, 409, 413, 415, 429, 502, 503].map((s) => [s, DeliveryRefusal])),
+            ...Object.fromEntries([400, 401, 404, 413, 429, 502, 503].map((s) => [s, DeliveryRefusal])),
           },
         },
       },
@@ -91,9 +92,9 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
           headers: request.headers,
           contentType: request.headers['content-type'],
           body: Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
-        });
+        }, HTTP_STATUS);
         if (answer.headers) reply.headers(answer.headers);
-        // The receiver decides the status (each is documented above); its body fits the schema of that status.
+        // The status is HTTP_STATUS's for a refusal, the receiver's for what it did; its body fits the schema of that status.
         return (reply as FastifyReply).code(answer.statusCode).send(answer.body);
       },
     );

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
-import { CodedError, rateLimitHeaders } from '../../errors.ts';
+import { CodedError, rateLimitHeaders, type ApiErrorCode } from '../../errors.ts';
 import type { JobTrigger } from '../../contracts/jobs.ts';
 import { codeHostAccess, CodeHostError, readChange, triggerAdapter, type ChangedFile, type ChangeRef } from '../../codehost/index.ts';
 import { headerOf as header, MalformedPayload, type ChangeEvent, type ParsedDelivery } from '../../codehost/triggers.ts';
@@ -64,10 +64,18 @@ function deliveryIdOf(d: IncomingDelivery): string {
 
 /** A delivery refused before it was verified: answered and counted, never recorded. */
 export interface Refusal {
-  statusCode: number;
-  code: string;
+  code: ApiErrorCode;
   reason: string;
 }
+
+/**
+ * The status of each error code: the API's one table (http/error-status.ts, HTTP_STATUS), which the
+ * route hands to each call, so the receiver never picks an error status itself.
+ */
+export type ErrorStatuses = { readonly [C in ApiErrorCode]: number };
+
+/** What a sender gets for a delivery that was not refused: 201 a job started, 202 nothing to do, 200 the rest. */
+const DONE = { started: 201, followed_up: 200, duplicate: 200, ignored: 202, ping: 200 } as const;
 
 /** The keys a delivery is deduplicated on, per project: `host:delivery id`, and what it means (null when its payload cannot say). */
 interface DedupeKeys {
@@ -83,11 +91,14 @@ interface HandledBefore {
 
 type Answered = Pick<DeliveryRecord, 'outcome' | 'statusCode' | 'reason' | 'jobId'>;
 
+/** An error answer's code, and the headers it carries (a rate limit's). */
+type Failure = { code: ApiErrorCode; headers?: Record<string, string> };
+
 /** The answer's body: what was done and why; refusals carry the API's error body too, so every 4xx/5xx reads like the rest of the API. */
-function answerOf(r: Answered, deliveryId: string | null, extra: { code?: string; headers?: Record<string, string> } = {}): DeliveryAnswer {
+function answerOf(r: Answered, deliveryId: string | null, failure?: Failure): DeliveryAnswer {
   const body: DeliveryAnswer['body'] = { outcome: r.outcome, reason: r.reason, deliveryId, ...(r.jobId ? { jobId: r.jobId } : {}) };
-  if (r.statusCode >= 400) Object.assign(body, { error: r.reason, code: extra.code ?? 'delivery_rejected' });
-  return { statusCode: r.statusCode, body, headers: extra.headers };
+  if (failure) Object.assign(body, { error: r.reason, code: failure.code });
+  return { statusCode: r.statusCode, body, headers: failure?.headers };
 }
 
 /** The JSON payload of a delivery: a JSON body, or a form with the JSON in its `payload` field (GitHub can send that). */
@@ -142,7 +153,8 @@ const NEEDS: Record<ChangeEvent['kind'], 'merged' | 'opened' | 'push'> = {
 type Seen = { repository: string; changeUrl: string };
 /** A watched repository with its token for the code host's API. */
 type Watched = WatchedRepository & { token: string | null };
-type Answer = (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'>, extra?: { code?: string; headers?: Record<string, string> }) => Promise<DeliveryAnswer>;
+/** Records (unless a job was started or followed up) and answers: with `failure`, its code's status; otherwise `statusCode`. */
+type Answer = (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event' | 'statusCode'> & { statusCode?: number }, failure?: Failure) => Promise<DeliveryAnswer>;
 
 /** What a change starts or follows up, once it is wanted. */
 interface JobRun {
@@ -184,14 +196,14 @@ async function followUpUnlessGone(followUp: () => Promise<{ id: string }>): Prom
 }
 
 /** A refusal by the jobs service (the project's rate limit, an unconfigured model) as the delivery's answer. */
-function refusedByJobs(err: unknown): { record: Pick<DeliveryRecord, 'outcome' | 'statusCode' | 'reason'>; extra: { code: string; headers?: Record<string, string> } } | null {
+function refusedByJobs(err: unknown): { record: Pick<DeliveryRecord, 'outcome' | 'reason'>; failure: Failure } | null {
   if (!(err instanceof CodedError)) return null;
   if (err.code === 'rate_limited') {
     const { retryAfterSeconds, rateLimit } = err.hints;
     const headers = { 'retry-after': String(retryAfterSeconds ?? 60), ...(rateLimit ? rateLimitHeaders(rateLimit) : {}) };
-    return { record: { outcome: 'rejected', statusCode: 429, reason: err.message }, extra: { code: 'rate_limited', headers } };
+    return { record: { outcome: 'rejected', reason: err.message }, failure: { code: 'rate_limited', headers } };
   }
-  if (err.code === 'model_not_configured') return { record: { outcome: 'failed', statusCode: 409, reason: err.message }, extra: { code: 'model_not_configured' } };
+  if (err.code === 'model_not_configured') return { record: { outcome: 'failed', reason: err.message }, failure: { code: 'model_not_configured' } };
   return null;
 }
 
@@ -214,8 +226,9 @@ export class TriggerReceiver {
     });
   }
 
-  #refuse(projectId: string, host: TriggerHost, deliveryId: string | null, refusal: Refusal): DeliveryAnswer {
-    const { statusCode, code, reason } = refusal;
+  #refuse(projectId: string, host: TriggerHost, deliveryId: string | null, refusal: Refusal, statuses: ErrorStatuses): DeliveryAnswer {
+    const { code, reason } = refusal;
+    const statusCode = statuses[code];
     const k = `${host} ${code}`;
     this.#refusals.set(k, (this.#refusals.get(k) ?? 0) + 1);
     // An unknown project has no settings to count on (and its id is the sender's text).
@@ -258,49 +271,50 @@ export class TriggerReceiver {
    * secret, and the signature header checks out — GitLab's token entirely, GitHub's by its shape,
    * since its HMAC covers the body); otherwise the refusal, counted and not recorded.
    */
-  async admit(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers']): Promise<DeliveryAnswer | null> {
+  async admit(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], statuses: ErrorStatuses): Promise<DeliveryAnswer | null> {
     const refusal = await this.#unverified(projectId, host, headers, null);
-    return refusal && this.#refuse(projectId, host, sentDeliveryId(host, headers) ?? null, refusal);
+    return refusal && this.#refuse(projectId, host, sentDeliveryId(host, headers) ?? null, refusal, statuses);
   }
 
   /** Answers a delivery of an admitted project refused while its body was read (too large, a broken length): counted, not recorded. */
-  refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], refusal: Refusal): DeliveryAnswer {
-    return this.#refuse(projectId, host, sentDeliveryId(host, headers) ?? null, refusal);
+  refused(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], refusal: Refusal, statuses: ErrorStatuses): DeliveryAnswer {
+    return this.#refuse(projectId, host, sentDeliveryId(host, headers) ?? null, refusal, statuses);
   }
 
   /** Why a delivery is not (yet) verified, or null when it is; `body` null checks the headers only. */
   async #unverified(projectId: string, host: TriggerHost, headers: IncomingDelivery['headers'], body: Buffer | null): Promise<Refusal | null> {
     const { store } = this.deps;
-    if (!(await store.projectExists(projectId))) return { statusCode: 404, code: 'project_not_found', reason: `Project "${projectId}" does not exist.` };
+    if (!(await store.projectExists(projectId))) return { code: 'project_not_found', reason: `Project "${projectId}" does not exist.` };
     let secret: string | null;
     try {
       secret = await store.secret(projectId);
     } catch (err) {
       if (!(err instanceof SecretBoxError)) throw err;
-      return { statusCode: 503, code: 'trigger_secret_unavailable', reason: 'The webhook secret cannot be opened: FOLIO_SECRET changed since it was made; make a new secret.' };
+      return { code: 'trigger_secret_unavailable', reason: 'The webhook secret cannot be opened: FOLIO_SECRET changed since it was made; make a new secret.' };
     }
-    if (secret === null) return { statusCode: 404, code: 'triggers_not_configured', reason: 'This project has no webhook secret yet: make one in the project settings first.' };
+    if (secret === null) return { code: 'triggers_not_configured', reason: 'This project has no webhook secret yet: make one in the project settings first.' };
     const adapter = triggerAdapter(host);
     const ok = body === null ? adapter.signatureHeaderOk(secret, headers) : adapter.verify(secret, body, headers);
-    return ok ? null : { statusCode: 401, code: 'invalid_signature', reason: adapter.signatureRefused };
+    return ok ? null : { code: 'invalid_signature', reason: adapter.signatureRefused };
   }
 
-  async receive(d: IncomingDelivery): Promise<DeliveryAnswer> {
+  async receive(d: IncomingDelivery, statuses: ErrorStatuses): Promise<DeliveryAnswer> {
     const { store, log } = this.deps;
     const deliveryId = deliveryIdOf(d);
     const refusal = await this.#unverified(d.projectId, d.host, d.headers, d.body);
-    if (refusal) return this.#refuse(d.projectId, d.host, sentDeliveryId(d.host, d.headers) ?? null, refusal);
+    if (refusal) return this.#refuse(d.projectId, d.host, sentDeliveryId(d.host, d.headers) ?? null, refusal, statuses);
     const adapter = triggerAdapter(d.host);
     const event = eventOf(d);
     const base: Pick<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event'> = { projectId: d.projectId, host: d.host, deliveryId, event };
-    const answer: Answer = async (r, extra = {}) => {
+    const answer: Answer = async (answered, failure) => {
+      const r = { ...answered, statusCode: failure ? statuses[failure.code] : (answered.statusCode ?? DONE[answered.outcome as keyof typeof DONE]) };
       // Verified from here on. Jobs and follow-ups were recorded with what they did; the rest are recorded here.
       if (r.outcome !== 'started' && r.outcome !== 'followed_up') await store.recordDelivery(store.db, { ...base, ...r });
       log.info({ projectId: d.projectId, host: d.host, deliveryId, event, outcome: r.outcome, jobId: r.jobId ?? undefined }, 'code host delivery');
-      return answerOf(r, deliveryId, extra);
+      return answerOf(r, deliveryId, failure);
     };
     if (event === null) {
-      return answer({ outcome: 'rejected', statusCode: 400, reason: `The ${adapter.eventHeader.spelled} header is missing.` }, { code: 'invalid_payload' });
+      return answer({ outcome: 'rejected', reason: `The ${adapter.eventHeader.spelled} header is missing.` }, { code: 'invalid_payload' });
     }
 
     let parsed: ParsedDelivery;
@@ -309,20 +323,20 @@ export class TriggerReceiver {
       parsed = adapter.parse(event, payload);
     } catch (err) {
       if (!(err instanceof MalformedPayload)) throw err;
-      return answer({ outcome: 'rejected', statusCode: 400, reason: `Malformed ${event} payload: ${err.message}` }, { code: 'invalid_payload' });
+      return answer({ outcome: 'rejected', reason: `Malformed ${event} payload: ${err.message}` }, { code: 'invalid_payload' });
     }
-    if (parsed.type === 'ping') return answer({ outcome: 'ignored', statusCode: 200, reason: 'Ping received: the webhook is set up.' });
-    if (parsed.type === 'ignored') return answer({ outcome: 'ignored', statusCode: 202, reason: parsed.reason });
+    if (parsed.type === 'ping') return answer({ outcome: 'ignored', statusCode: DONE.ping, reason: 'Ping received: the webhook is set up.' });
+    if (parsed.type === 'ignored') return answer({ outcome: 'ignored', reason: parsed.reason });
     return this.act(d, parsed.event, deliveryId, answer);
   }
 
   private async act(d: IncomingDelivery, e: ChangeEvent, deliveryId: string, answer: Answer): Promise<DeliveryAnswer> {
     const { store } = this.deps;
     const watched = await store.watched(d.projectId, e.host, e.fullPath);
-    if (!watched) return answer({ outcome: 'ignored', statusCode: 202, reason: `Repository ${e.fullPath} is not watched by this project.` });
+    if (!watched) return answer({ outcome: 'ignored', reason: `Repository ${e.fullPath} is not watched by this project.` });
     const seen = { repository: watched.repositoryUrl, changeUrl: triggerAdapter(e.host).changeUrl(watched.repositoryUrl, e) };
     const unwanted = eventNotWatched(watched, e);
-    if (unwanted) return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: unwanted });
+    if (unwanted) return answer({ ...seen, outcome: 'ignored', reason: unwanted });
 
     // Per project (each project's copy of an event counts once): the same delivery again (its id), or
     // the same change under a new delivery id (its meaning), is a duplicate of what was done then.
@@ -335,25 +349,25 @@ export class TriggerReceiver {
     const tracking = changeKey ? await store.changeJob(store.db, d.projectId, changeKey) : undefined;
     // Labels decide whether a job starts; a change that already has its job is followed whatever its labels.
     const unlabelled = tracking ? null : labelsMissing(watched, e);
-    if (unlabelled) return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: unlabelled });
+    if (unlabelled) return answer({ ...seen, outcome: 'ignored', reason: unlabelled });
 
     const changed = await this.#changedFiles(e, watched, tracking !== undefined);
     if ('unreadable' in changed) {
       const reason = `The changed files could not be read, so the path filters cannot be checked: ${changed.unreadable}. Redeliver when the code host answers.`;
-      return answer({ ...seen, outcome: 'failed', statusCode: 502, reason }, { code: 'code_host_error' });
+      return answer({ ...seen, outcome: 'failed', reason }, { code: 'code_host_error' });
     }
     if (!pathsMatch(changed.files, watched.paths)) {
-      return answer({ ...seen, outcome: 'ignored', statusCode: 202, reason: `No changed file matches the path filters ${watched.paths.join(', ')}.` });
+      return answer({ ...seen, outcome: 'ignored', reason: `No changed file matches the path filters ${watched.paths.join(', ')}.` });
     }
 
     const run: JobRun = { dedupe, changeKey, prompt: await this.#promptFor(d.projectId, e, seen, changed), trigger: { kind: e.kind === 'pull_request_updated' ? 'pull_request_opened' : e.kind, host: e.host, repository: seen.repository, url: seen.changeUrl } };
     try {
       const result = await this.#startOrFollow(d, e, deliveryId, seen, run);
       if (result.duplicate) return this.duplicate(seen, result.prior, answer);
-      return answer({ ...seen, outcome: result.outcome, statusCode: result.outcome === 'started' ? 201 : 200, reason: result.reason, jobId: result.jobId });
+      return answer({ ...seen, outcome: result.outcome, reason: result.reason, jobId: result.jobId });
     } catch (err) {
       const refused = refusedByJobs(err);
-      if (refused) return answer({ ...seen, ...refused.record }, refused.extra);
+      if (refused) return answer({ ...seen, ...refused.record }, refused.failure);
       throw err;
     }
   }
@@ -414,7 +428,7 @@ export class TriggerReceiver {
       if (dedupe.meaningKey) await store.settleMeaning(trx, d.projectId, dedupe.meaningKey, jobId);
       const outcome = followed ? ('followed_up' as const) : ('started' as const);
       const reason = followed ? `Sent the new commits of ${seen.changeUrl} to job ${jobId} as a follow-up.` : `Started job ${jobId} for ${seen.changeUrl}.`;
-      await store.recordDelivery(trx, { projectId: d.projectId, host: d.host, deliveryId, event: eventOf(d), outcome, statusCode: followed ? 200 : 201, reason, ...seen, jobId, dedupeKey: dedupe.deliveryKey });
+      await store.recordDelivery(trx, { projectId: d.projectId, host: d.host, deliveryId, event: eventOf(d), outcome, statusCode: DONE[outcome], reason, ...seen, jobId, dedupeKey: dedupe.deliveryKey });
       return { duplicate: false as const, jobId, outcome, reason };
     });
   }
@@ -432,6 +446,6 @@ export class TriggerReceiver {
 
   private async duplicate(seen: Seen, prior: HandledBefore, answer: Answer): Promise<DeliveryAnswer> {
     // Recorded (by answer()) without a dedupe key: only the first delivery holds it.
-    return answer({ ...seen, outcome: 'duplicate', statusCode: 200, reason: prior.reason, jobId: prior.jobId });
+    return answer({ ...seen, outcome: 'duplicate', reason: prior.reason, jobId: prior.jobId });
   }
 }

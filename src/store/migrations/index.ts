@@ -1,13 +1,14 @@
-// Migrations in order. Add a new file and list it here; never edit one that has shipped.
+// Every migration, by name: Kysely's migrator runs them in the order of their names (the numbers),
+// whatever the order here. Add a new file and list it here; never edit one that has shipped.
 import type { Kysely } from 'kysely';
 import type { StoreDialect } from '../dialect.ts';
+import type { SecretBox } from '../secret-box.ts';
 import * as m001 from './001_core.ts';
 import * as m002 from './002_users.ts';
 import * as m003 from './003_sealed_secrets.ts';
 import * as m004 from './004_webhook_outbox.ts';
-import type { SecretBox } from '../secret-box.ts';
-import * as m006 from './006_triggers_admin_keys.ts';
 import * as m005 from './005_pr_checks.ts';
+import * as m006 from './006_triggers_admin_keys.ts';
 import * as m007 from './007_trigger_dedupe_per_project.ts';
 import * as m008 from './008_secret_fingerprint.ts';
 import * as m009 from './009_trigger_meaning_dedupe.ts';
@@ -25,8 +26,8 @@ export const migrations: Record<string, FolioMigration> = {
   '002_users': m002,
   '003_sealed_secrets': m003,
   '004_webhook_outbox': m004,
-  '006_triggers_admin_keys': m006,
   '005_pr_checks': m005,
+  '006_triggers_admin_keys': m006,
   '007_trigger_dedupe_per_project': m007,
   '008_secret_fingerprint': m008,
   '009_trigger_meaning_dedupe': m009,

@@ -10,7 +10,10 @@ import { Alert, Empty } from '../ui.tsx';
 /** Files shown open at first; the rest are one click away (a big diff stays quick to render). */
 const OPEN_FILES = 8;
 
-const CHECK_LABELS: Record<string, string> = {
+type CheckName = ChecksReport['problems'][number]['check'];
+
+/** Every check the contract declares has a label here (a new one without it does not compile). */
+const CHECK_LABELS: Record<CheckName, string> = {
   links: 'Links',
   anchors: 'Anchors',
   assets: 'Images and files',
@@ -20,6 +23,8 @@ const CHECK_LABELS: Record<string, string> = {
   scope: 'Suggestion scope',
   build: 'Site build',
 };
+
+const checkLabel = (name: string) => (Object.hasOwn(CHECK_LABELS, name) ? CHECK_LABELS[name as CheckName] : name);
 
 /** Why a job has no checks report: what happened, by the job's state. */
 function noChecks(mode: string | null, status: JobStatus): string {
@@ -70,7 +75,7 @@ export function ChecksCard({ checks, mode, status }: { checks: ChecksReport | nu
           const count = checks.problems.filter((p) => p.check === name).length;
           return (
             <li key={name} className={count ? 'check-failed' : 'check-passed'}>
-              <span aria-hidden="true">{count ? '✗' : '✓'}</span> {CHECK_LABELS[name] ?? name}
+              <span aria-hidden="true">{count ? '✗' : '✓'}</span> {checkLabel(name)}
               {count ? `: ${count}` : ''}
             </li>
           );
@@ -94,7 +99,7 @@ function ProblemList({ problems, label }: { problems: ChecksReport['problems']; 
     <ul className="problems" aria-label={label}>
       {problems.map((p, i) => (
         <li key={i}>
-          <span className="badge">{CHECK_LABELS[p.check] ?? p.check}</span> <code>{p.line ? `${p.path}:${p.line}` : p.path}</code> {p.message}
+          <span className="badge">{checkLabel(p.check)}</span> <code>{p.line ? `${p.path}:${p.line}` : p.path}</code> {p.message}
           {p.enforced && <span className="small muted"> (fails the job in every checks mode)</span>}
         </li>
       ))}
