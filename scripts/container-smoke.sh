@@ -3,19 +3,27 @@
 #
 #   bash scripts/container-smoke.sh     # as root; podman, runc, debootstrap, npm ci done, and Docker
 #                                        # Compose v2 ≥ 2.24 at $FOLIO_SMOKE_COMPOSE (or docker-compose on PATH)
+#   FOLIO_SMOKE_BUILD_TOOLS="mkdocs mint" bash scripts/container-smoke.sh   # the image with the build
+#                                        # check's tools (the Containerfile's FOLIO_BUILD_TOOLS; no size limit)
 #
 # 1. The base: scripts/container-base.sh (a local node:24-bookworm-slim; no image registry is needed).
 # 2. `podman --runtime runc build --format docker` (HEALTHCHECK is a Docker-format field) of the
 #    Containerfile; the image must stay ≤ 400 MB on that base. What is inside is measured and printed.
-# 3. The image's settings, and its files seen from a container (user, Node 24, git, no dev packages).
+# 3. The image's settings, and its files seen from a container (user, Node 24, git, bubblewrap and the
+#    build tools asked for, no dev packages); bubblewrap cannot mount /proc without the option below.
 # 4. `podman --runtime runc run` with explicit limits (crun's and Podman's default rlimits are refused
 #    here): the outside world (a code host and a model, scripts/container-smoke-fakes.ts) in a
-#    container of its own on a private network; Folio in another, its port published on loopback:
-#    healthy, `exec folio …`, a job that opens a pull request, exact visitors, recreated on its volume
-#    with its data, stopped gracefully in under 1.5 s; a `worker` container healthy too; and with
-#    PostgreSQL and ClickHouse on this machine, migrate, serve --no-workers and worker on them.
+#    container of its own on a private network; Folio in another, its port published on loopback,
+#    with the build sandbox's documented option (`--security-opt unmask=/proc/*`): healthy,
+#    `exec folio …`, a job that opens a pull request (its site build skipped with the sentence saying
+#    how to add the Mintlify CLI, or run when the image has it), a job whose project's buildCommand
+#    probes the sandbox (contained: no /data, no Folio settings or process, no 127.0.0.1), exact
+#    visitors, recreated on its volume with its data, stopped gracefully in under 1.5 s; a `worker`
+#    container healthy too; and with PostgreSQL and ClickHouse on this machine, migrate,
+#    serve --no-workers and worker on them.
 # 5. deploy/compose.single.yaml through Docker Compose v2 talking to `podman system service`'s Docker
-#    API: up, healthy, exec, a job and visitors, recreated with its data, stop in under 1.5 s, down -v.
+#    API, with FOLIO_SANDBOX_SECURITY_OPT=unmask=/proc/* in its .env: up, healthy, exec, a job (its
+#    build contained) and visitors, recreated with its data, stop in under 1.5 s, down -v.
 #    deploy/compose.yaml: Compose itself refuses it without FOLIO_SECRET.
 # Podman runs health checks from systemd timers, which this machine has not: the script runs them
 # (`podman healthcheck run`) as a runtime would. Prints PASS/FAIL lines; exits 1 if any check failed.
@@ -33,6 +41,26 @@ WORK=$(mktemp -d /tmp/folio-smoke.XXXXXX)
 PODMAN=(podman --runtime runc)
 # What a container needs here: runc, limits this machine grants, no registry, no systemd timers.
 RUN=("${PODMAN[@]}" run --pull=never --ulimit nofile=20000:20000 --ulimit nproc=8192:8192 --health-interval disable)
+# What a container that runs jobs must allow for the build sandbox, as docs/deployment.md says for
+# Podman: bubblewrap mounts a fresh /proc, which masked /proc paths forbid. (Podman takes Docker's
+# `systempaths=unconfined` on its command line too, but not from Compose v2 through its Docker API.)
+SANDBOX_OPT='unmask=/proc/*'
+SANDBOX=(--security-opt "$SANDBOX_OPT")
+BUILD_TOOLS=${FOLIO_SMOKE_BUILD_TOOLS:-} # the image's FOLIO_BUILD_TOOLS: empty is the default image
+has_tool() { [[ " $BUILD_TOOLS " == *" $1 "* ]]; }
+# A project's build command that fails, saying why, if its sandbox lets it see Folio: the data
+# directory, Folio's settings in its environment, Folio's process, or Folio's port on 127.0.0.1.
+CONTAINED=$(cat <<'EOF'
+f() { echo "not contained: $1"; exit 1; }; test ! -e /data || f 'it sees /data'; ! env | grep -Eq '^(FOLIO_|GITHUB_|OPENAI_)' || f "Folio's settings are in its environment"; ! grep -qs 'folio[.]mjs' /proc/[0-9]*/cmdline || f "it sees Folio's process"; node -e "require('net').connect(8080, '127.0.0.1').on('connect', () => process.exit(1)).on('error', () => process.exit(0))" || f 'it reached 127.0.0.1:8080'; echo contained
+EOF
+)
+# The same probes from Folio's own process in that container: each must see what the build did not.
+UNCONTAINED=$(cat <<'EOF'
+test -e /data/folio.db && env | grep -Eq '^(FOLIO_|GITHUB_)' && grep -qs 'folio[.]mjs' /proc/[0-9]*/cmdline && node -e "require('net').connect(8080, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))"
+EOF
+)
+# With mkdocs in the image: a build command that makes a one-page MkDocs site and builds it --strict.
+MKDOCS_SITE='cd "$TMPDIR" && mkdir -p site/docs && echo "# Home" >site/docs/index.md && echo "site_name: Smoke" >site/mkdocs.yml && mkdocs build --strict --config-file site/mkdocs.yml --site-dir out'
 CONTAINERS=(folio-smoke folio-smoke-worker folio-smoke-api folio-smoke-scale-worker folio-smoke-fakes)
 VOLUMES=(folio-smoke-data folio-smoke-worker-data)
 COMPOSE_PROJECT=folio-smoke-compose
@@ -92,8 +120,8 @@ build() {
   pass "base image $BASE ($(($(date +%s) - start)) s; $(podman image inspect --format '{{.Size}}' "$BASE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
   [ -f "$ca" ] && secret=(--secret "id=npm_ca,src=$ca")
   start=$(date +%s)
-  if "${PODMAN[@]}" build --format docker --build-arg "BASE_IMAGE=$BASE" "${secret[@]}" -t "$IMAGE" -f Containerfile . >"$WORK/build.log" 2>&1; then
-    pass "podman --runtime runc build --format docker -t $IMAGE ($(($(date +%s) - start)) s)"
+  if "${PODMAN[@]}" build --format docker --build-arg "BASE_IMAGE=$BASE" --build-arg "FOLIO_BUILD_TOOLS=$BUILD_TOOLS" "${secret[@]}" -t "$IMAGE" -f Containerfile . >"$WORK/build.log" 2>&1; then
+    pass "podman --runtime runc build --format docker${BUILD_TOOLS:+ --build-arg FOLIO_BUILD_TOOLS=\"$BUILD_TOOLS\"} -t $IMAGE ($(($(date +%s) - start)) s)"
   else
     fail "podman build (last lines below)"
     tail -20 "$WORK/build.log"
@@ -102,9 +130,13 @@ build() {
   local size base_size
   size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
   base_size=$(podman image inspect --format '{{.Size}}' "$BASE")
-  check "image size $((size / 1000000)) MB ≤ 400 MB on the slim base" test "$size" -le 400000000
-  echo "what is inside: base $((base_size / 1000000)) MB; the apt step (git, ca-certificates, tini) $(podman history --no-trunc --format '{{.Size}}|{{.CreatedBy}}' "$IMAGE" | awk -F'|' '/apt-get install/ { print $1 }')"
-  "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c 'cd /app && for d in node_modules node_modules/@duckdb src web/dist dist /usr/local/bin/node /usr/local/lib/node_modules/npm /usr/lib/git-core; do printf "  %-36s %6.1f MB\n" "$d" "$(du -s --apparent-size -B1 "$d" | cut -f1 | awk "{ print \$1 / 1e6 }")"; done' 2>/dev/null
+  if [ -z "$BUILD_TOOLS" ]; then
+    check "image size $((size / 1000000)) MB ≤ 400 MB on the slim base" test "$size" -le 400000000
+  else
+    echo "image size $((size / 1000000)) MB with FOLIO_BUILD_TOOLS=\"$BUILD_TOOLS\" (the 400 MB goal is the default image's)"
+  fi
+  echo "what is inside: base $((base_size / 1000000)) MB; the apt step (git, ca-certificates, tini, bubblewrap$(for t in $BUILD_TOOLS; do [ "$t" = mint ] || printf ', %s' "$t"; done)) $(podman history --no-trunc --format '{{.Size}}|{{.CreatedBy}}' "$IMAGE" | awk -F'|' '/apt-get install/ { print $1 }')"
+  "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c 'cd /app && for d in node_modules node_modules/@duckdb src web/dist dist /usr/local/bin/node /usr/local/lib/node_modules/npm /usr/lib/git-core /usr/bin/bwrap /opt/folio/build-tools; do printf "  %-36s %6.1f MB\n" "$d" "$(du -s --apparent-size -B1 "$d" | cut -f1 | awk "{ print \$1 / 1e6 }")"; done' 2>/dev/null
 }
 
 # The image's settings, as the runtime applies them.
@@ -118,6 +150,18 @@ image_settings() {
   inside() { "${RUN[@]}" --rm --entrypoint sh "$IMAGE" -c "$1" 2>>"$WORK/podman.log"; }
   check "image node is v24 ($(inside 'node --version'))" inside 'node --version | grep -q "^v24\."'
   check 'image has git (with its HTTP transport) and CA certificates' inside 'git --version && test -x /usr/lib/git-core/git-remote-https && test -s /etc/ssl/certs/ca-certificates.crt'
+  check "image has bubblewrap, the build check's sandbox ($(inside 'bwrap --version'))" inside 'bwrap --version'
+  local t
+  for t in $BUILD_TOOLS; do
+    if [ "$t" = mint ]; then
+      check "image has the Mintlify CLI in the tool cache, for the user folio (mint $(inside 'cat /opt/folio/build-tools/mint/.version'))" inside 'test -x /opt/folio/build-tools/mint/node_modules/.bin/mint'
+    else
+      check "image has the Debian package $t (FOLIO_BUILD_TOOLS)" inside "dpkg -s '$t' >/dev/null"
+    fi
+  done
+  # Why containers that run jobs need the option: without it the kernel refuses bwrap a new /proc.
+  masked_proc() { ! "${RUN[@]}" --rm --entrypoint bwrap "$IMAGE" --unshare-user --unshare-pid --ro-bind / / --proc /proc true >"$WORK/bwrap.txt" 2>&1 && grep -q "Can't mount proc" "$WORK/bwrap.txt"; }
+  check "without ${SANDBOX[*]}, bubblewrap in a container cannot mount /proc (docs/deployment.md)" masked_proc
   check 'image has the built dashboard and client' inside 'test -f /app/web/dist/index.html && test -f /app/dist/client/index.js'
   check 'image has production dependencies only (none of the devDependencies)' inside 'cd /app/node_modules && test -d fastify && node -e "const dev = Object.keys(require(\"/app/package.json\").devDependencies); const here = dev.filter((d) => require(\"fs\").existsSync(d)); if (here.length) { console.log(here); process.exit(1); }"'
   check 'image node_modules has no source maps, TypeScript files or Markdown' inside 'test -z "$(find /app/node_modules -type f \( -name "*.map" -o -name "*.ts" -o -name "*.md" \) ! -iname "licen*" | head -1)"'
@@ -179,11 +223,42 @@ timed_stop() { # timed_stop WHAT CONTAINER COMMAND…
     test "$(podman inspect --format '{{.State.ExitCode}}' "$container")" = 0 -a $((exited - signalled)) -lt 1500
 }
 
+# The site build of the last job ($job) as its changes report it, into $WORK/build.json.
+build_report() {
+  api "$1" GET "/v2/agent/$project/job/$job/changes" >"$WORK/changes.json"
+  json 'JSON.stringify(v.checks && v.checks.build || null)' <"$WORK/changes.json" >"$WORK/build.json"
+  cat "$WORK/changes.json" >>"$WORK/checks.log" # what a failed check below prints
+}
+
+# The build check in a container that runs jobs (CONTAINER, reached at BASE; EXEC runs a command in
+# it): the first job's framework build (the Mintlify CLI: skipped with the sentence saying how to add
+# it, or run when the image has it), then a job whose project's buildCommand probes its sandbox.
+site_builds() {
+  local base=$1 container=$2 exec=$3
+  build_report "$base"
+  if has_tool mint; then
+    check "the job's site build: mint broken-links from the tool cache ran in the sandbox ($(json 'v.status + " in " + v.ms + " ms"' <"$WORK/build.json"))" json 'v.tool === "mint" && v.status === "passed" || process.exit(1)' <"$WORK/build.json"
+  else
+    check "the job's site build was skipped, saying how to add the tool: $(json 'v.reason' <"$WORK/build.json")" json 'v.tool === "mint" && v.status === "skipped" && v.reason.includes("FOLIO_BUILD_TOOLS") || process.exit(1)' <"$WORK/build.json"
+  fi
+  $exec folio project update "$project" --build-command "$CONTAINED" >>"$WORK/checks.log" 2>&1
+  check "folio project update --build-command <a command that probes its sandbox>; its job completed" job_completes "$base" 'Document the --dry-run flag'
+  build_report "$base"
+  check "the build ran in bubblewrap in the container and was contained: no /data, no Folio settings or process, no 127.0.0.1:8080 ($(json 'v.tool + " " + v.status + " in " + v.ms + " ms"' <"$WORK/build.json"))" json 'v.tool === "custom" && v.status === "passed" || process.exit(1)' <"$WORK/build.json"
+  check "…while Folio's own process in $container sees /data, its settings and process, and reaches 127.0.0.1:8080" $exec sh -c "$UNCONTAINED"
+  if has_tool mkdocs; then # a two-line MkDocs site made by the build itself, built --strict
+    $exec folio project update "$project" --build-command "$MKDOCS_SITE" >>"$WORK/checks.log" 2>&1
+    check 'folio project update --build-command <mkdocs build --strict of a small site>; its job completed' job_completes "$base" 'Document the --dry-run flag'
+    build_report "$base"
+    check "mkdocs build --strict ran in the sandbox ($(json 'v.status + " in " + v.ms + " ms"' <"$WORK/build.json"))" json 'v.status === "passed" || process.exit(1)' <"$WORK/build.json"
+  fi
+}
+
 run_container() {
   local base=http://127.0.0.1:$PORT env=() e
   for e in "${FOLIO_ENV[@]}"; do env+=(-e "$e"); done
-  start_folio() { "${RUN[@]}" -d --name folio-smoke --network "$NET" -p "127.0.0.1:$PORT:8080" -v folio-smoke-data:/data "${env[@]}" "$IMAGE" >/dev/null 2>>"$WORK/podman.log"; }
-  check "podman run -d -p 127.0.0.1:$PORT:8080 -v folio-smoke-data:/data $IMAGE" start_folio
+  start_folio() { "${RUN[@]}" -d --name folio-smoke --network "$NET" "${SANDBOX[@]}" -p "127.0.0.1:$PORT:8080" -v folio-smoke-data:/data "${env[@]}" "$IMAGE" >/dev/null 2>>"$WORK/podman.log"; }
+  check "podman run -d ${SANDBOX[*]} -p 127.0.0.1:$PORT:8080 -v folio-smoke-data:/data $IMAGE" start_folio
   check 'folio serve answers /readyz through the published port' wait_ready "$base"
   check 'the HEALTHCHECK passes (folio healthcheck: serve)' wait_healthy folio-smoke
   check "podman reports the container $(health_status folio-smoke)" test "$(health_status folio-smoke)" = healthy
@@ -197,6 +272,7 @@ run_container() {
   check "agent job completed (fake model, code host in its container)" job_completes "$base" 'Document the --dry-run flag'
   check "the job opened a pull request ($pr)" test "$pr" = "$origin/acme/docs/pull/1"
   check "the job pushed branch folio/$job" sh -c "podman exec folio-smoke git -c 'http.extraHeader=Authorization: Basic $(printf 'x-access-token:%s' "$TOKEN" | base64 -w0)' ls-remote '$repository' | grep -q 'refs/heads/folio/$job\$'"
+  site_builds "$base" folio-smoke 'podman exec folio-smoke'
   api "$base" POST "/v1/analytics/$project/events" "{\"events\":[
     {\"path\":\"/docs\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},
     {\"path\":\"/docs\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.8\"},
@@ -245,7 +321,7 @@ run_scale() {
   project=$("${scale[@]}" --rm "$IMAGE" project create --name Scale --repository "$repository" --code-host github --json 2>/dev/null | json 'v.id')
   key=$("${scale[@]}" --rm "$IMAGE" key create --project "$project" --json 2>/dev/null | json 'v.key')
   "${scale[@]}" -d --name folio-smoke-api "$IMAGE" serve --no-workers >/dev/null 2>>"$WORK/podman.log"
-  "${scale[@]}" -d --name folio-smoke-scale-worker "$IMAGE" worker >/dev/null 2>>"$WORK/podman.log"
+  "${scale[@]}" "${SANDBOX[@]}" -d --name folio-smoke-scale-worker "$IMAGE" worker >/dev/null 2>>"$WORK/podman.log"
   check 'scale: folio serve --no-workers answers /readyz' wait_ready "http://127.0.0.1:$port"
   check 'scale: the worker container is healthy' wait_healthy folio-smoke-scale-worker
   check "scale: a job completed by the worker container (the API runs no workers)" job_completes "http://127.0.0.1:$port" 'Check the docs'
@@ -261,7 +337,7 @@ run_compose() {
   mkdir -p "$WORK/compose"
   cp deploy/compose.single.yaml deploy/compose.yaml deploy/nginx.conf "$WORK/compose/"
   # deploy/.env as a user writes it (here: the fakes as model and code host, a loopback port).
-  { for e in "${FOLIO_ENV[@]}"; do echo "$e"; done; echo "FOLIO_PORT=127.0.0.1:$((PORT + 2))"; } >"$WORK/compose/.env"
+  { for e in "${FOLIO_ENV[@]}"; do echo "$e"; done; echo "FOLIO_PORT=127.0.0.1:$((PORT + 2))"; echo "FOLIO_SANDBOX_SECURITY_OPT=$SANDBOX_OPT"; } >"$WORK/compose/.env"
   # The one addition: the service joins the smoke network, where the code host and model are.
   printf 'networks:\n  default:\n    name: %s\n    external: true\n' "$NET" >"$WORK/compose/smoke.yaml"
   CONTAINERS_CONF=$WORK/containers.conf
@@ -274,10 +350,12 @@ run_compose() {
   check 'compose: folio answers /readyz through the published port' wait_ready "$base"
   check 'compose: the HEALTHCHECK passes' wait_healthy "$name"
   check "compose ps says $(compose ps --format '{{.Health}}' folio 2>/dev/null)" test "$(compose ps --format '{{.Health}}' folio 2>/dev/null)" = healthy
-  project=$(compose exec -T folio folio project create --name Compose --repository "$repository" --code-host github --json 2>>"$WORK/checks.log" | json 'v.id')
+  project=$(compose exec -T folio folio project create --name Compose --repository "$repository" --code-host github --build-command "$CONTAINED" --json 2>>"$WORK/checks.log" | json 'v.id')
   key=$(compose exec -T folio folio key create --project "$project" --json 2>>"$WORK/checks.log" | json 'v.key')
-  check "compose exec folio folio project create, key create ($project)" test -n "$key"
+  check "compose exec folio folio project create --build-command …, key create ($project)" test -n "$key"
   check 'compose: agent job completed' job_completes "$base" 'Document the --dry-run flag'
+  build_report "$base"
+  check "compose: its site build ran in the sandbox (security_opt from FOLIO_SANDBOX_SECURITY_OPT=$SANDBOX_OPT in .env) and was contained ($(json 'v.tool + " " + v.status' <"$WORK/build.json"))" json 'v.tool === "custom" && v.status === "passed" || process.exit(1)' <"$WORK/build.json"
   api "$base" POST "/v1/analytics/$project/events" "{\"events\":[{\"path\":\"/a\",\"userAgent\":\"$UA\",\"ip\":\"203.0.113.7\"},{\"path\":\"/b\",\"userAgent\":\"claude-code/2.0.14\",\"ip\":\"198.51.100.4\"}]}" >/dev/null
   local totals after
   totals=$(visitors "$base")
@@ -307,12 +385,13 @@ compose_files() {
     version=$("$c" version --short 2>/dev/null) || continue
     [ "$c" != "$COMPOSE" ] && [ "${version#1.}" = "$version" ] && continue # another v2: already done
     rm -rf "$dir" && mkdir -p "$dir" && cp deploy/compose.single.yaml deploy/compose.yaml deploy/nginx.conf "$dir/"
-    printf 'POSTGRES_PASSWORD=p\nCLICKHOUSE_PASSWORD=c\n' >"$dir/.env"
-    check "Compose $version reads compose.single.yaml" "$c" --project-directory "$dir" -f "$dir/compose.single.yaml" config -q
+    printf 'POSTGRES_PASSWORD=p\nCLICKHOUSE_PASSWORD=c\nFOLIO_SANDBOX_SECURITY_OPT=%s\n' "$SANDBOX_OPT" >"$dir/.env"
+    sandboxed() { "$c" --project-directory "$dir" -f "$dir/$1" config >"$WORK/config.txt" && grep -qF -- "- $SANDBOX_OPT" "$WORK/config.txt"; }
+    check "Compose $version reads compose.single.yaml, with FOLIO_SANDBOX_SECURITY_OPT as security_opt" sandboxed compose.single.yaml
     refused() { ! "$c" --project-directory "$dir" -f "$dir/compose.yaml" config >/dev/null 2>"$WORK/refused.txt" && grep -q 'set FOLIO_SECRET in deploy/.env' "$WORK/refused.txt"; }
     check "Compose $version refuses compose.yaml without FOLIO_SECRET, naming it" refused
     echo 'FOLIO_SECRET=s' >>"$dir/.env"
-    check "Compose $version reads compose.yaml with it" "$c" --project-directory "$dir" -f "$dir/compose.yaml" config -q
+    check "Compose $version reads compose.yaml with it, with FOLIO_SANDBOX_SECURITY_OPT as security_opt" sandboxed compose.yaml
   done
 }
 

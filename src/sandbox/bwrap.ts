@@ -44,10 +44,12 @@ export function bwrapArgs(m: BwrapMounts): string[] {
     '--gid', '1000',
     '--unshare-pid',
     '--unshare-ipc',
+    // A UTS namespace of its own (a build cannot rename the machine) that keeps the machine's host
+    // name: setting one needs sethostname, which Podman's default seccomp profile refuses to a
+    // container without CAP_SYS_ADMIN, namespace or not, so no sandbox could start there.
     '--unshare-uts',
     '--unshare-cgroup-try',
     ...(m.network ? [] : ['--unshare-net']),
-    '--hostname', 'folio-build',
     '--die-with-parent',
     '--new-session',
     '--cap-drop', 'ALL',

@@ -52,6 +52,9 @@ function onSystem(name: string): boolean {
   return ['/usr/local/bin', '/usr/bin', '/bin'].some((d) => existsSync(path.join(d, name)));
 }
 
+/** How a missing tool gets into Folio's image: a word of the Containerfile's build argument. */
+const inTheImage = (word: string) => `in Folio's image, add ${word} to the build argument FOLIO_BUILD_TOOLS (docs/deployment.md)`;
+
 /** `s` as one word of a shell command line. */
 export const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -75,14 +78,16 @@ export async function planBuild(
     case 'mkdocs': {
       const config = profile.configFile ? path.posix.basename(profile.configFile) : 'mkdocs.yml';
       const command = `mkdocs build --strict --config-file ${shellQuote(config)} --site-dir "$TMPDIR/folio-site"`;
-      if (!onSystem('mkdocs')) return { skip: 'MkDocs is not installed on this server (Debian package mkdocs), so the site build did not run.', tool: 'mkdocs', command };
+      if (!onSystem('mkdocs')) {
+        return { skip: `MkDocs is not installed on this server, so the site build did not run: install the Debian package mkdocs (and the site's plugins), or, ${inTheImage('mkdocs')}.`, tool: 'mkdocs', command };
+      }
       return { tool: 'mkdocs', cwd: configDir, setup: settings.setup, command, tools: [], lockfiles };
     }
     case 'mintlify': {
       const command = 'mint broken-links';
       const dir = path.join(toolsDir, MINT_TOOL);
       if (!existsSync(path.join(dir, 'node_modules/.bin/mint'))) {
-        return { skip: `The Mintlify CLI is not in the build tool cache (${dir}; scripts/install-build-tools.sh installs it), so the site build did not run.`, tool: 'mint', command };
+        return { skip: `The Mintlify CLI is not in the build tool cache (${dir}), so the site build did not run: run scripts/install-build-tools.sh, or, ${inTheImage('mint')}.`, tool: 'mint', command };
       }
       return { tool: 'mint', cwd: configDir, setup: settings.setup, command, tools: [{ name: MINT_TOOL, dir, bin: 'node_modules/.bin' }], lockfiles };
     }

@@ -32,6 +32,7 @@ interface Service {
   ports?: string[];
   volumes?: string[];
   restart?: string;
+  security_opt?: string[];
 }
 interface Compose {
   services: Record<string, Service>;
@@ -180,6 +181,20 @@ describe('deploy/compose.yaml and deploy/nginx.conf', () => {
     expect(dollars).toContain('NGINX_LOCAL_RESOLVERS');
     expect(s.proxy.environment).toEqual({ NGINX_ENTRYPOINT_LOCAL_RESOLVERS: '1', NGINX_ENVSUBST_OUTPUT_DIR: '/etc/nginx' });
     expect(s.proxy.ports).toEqual([`8080:${conf.listen[0]}`]);
+  });
+
+  it('gives the services that run jobs, and only those, the build sandbox\'s security_opt from .env (docs/deployment.md)', () => {
+    // serve with workers and worker run jobs; serve --no-workers and migrate never build a site.
+    const runsJobs = (svc: Service) => svc.command?.[0] === 'worker' || (svc.command ?? ['serve']).join(' ') === 'serve';
+    const services = (dotenv: Env) => [...folioServices(loadCompose('compose.yaml', dotenv)), ...Object.entries(loadCompose('compose.single.yaml', dotenv).services)];
+    expect(services(DOTENV_FOR_CHECKS).filter(([, svc]) => runsJobs(svc)).map(([name]) => name).sort()).toEqual(['folio', 'worker']);
+    // Unset: only what every runtime accepts (jobs run, builds are skipped saying why); set: the runtime's option.
+    for (const [opt, dotenv] of [
+      ['no-new-privileges', DOTENV_FOR_CHECKS],
+      ['unmask=/proc/*', { ...DOTENV_FOR_CHECKS, FOLIO_SANDBOX_SECURITY_OPT: 'unmask=/proc/*' }],
+    ] as const) {
+      for (const [name, svc] of services(dotenv)) expect(svc.security_opt, name).toEqual(runsJobs(svc) ? [opt] : undefined);
+    }
   });
 
   it('compose.single.yaml runs the single-process default with its data in a volume, in any Compose', () => {

@@ -87,7 +87,7 @@ describe('which build a site gets', () => {
     expect(await planBuild(profile('mintlify', 'docs.json'), settings, { toolsDir: '/nowhere', setupNetwork: false }, none)).toEqual({
       tool: 'mint',
       command: 'mint broken-links',
-      skip: 'The Mintlify CLI is not in the build tool cache (/nowhere/mint; scripts/install-build-tools.sh installs it), so the site build did not run.',
+      skip: 'The Mintlify CLI is not in the build tool cache (/nowhere/mint), so the site build did not run: run scripts/install-build-tools.sh, or, in Folio\'s image, add mint to the build argument FOLIO_BUILD_TOOLS (docs/deployment.md).',
     });
     expect(await planBuild(profile('docusaurus', 'website/docusaurus.config.js'), settings, { toolsDir: '/nowhere', setupNetwork: false }, none)).toMatchObject({
       tool: 'docusaurus',
