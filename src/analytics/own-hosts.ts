@@ -2,7 +2,8 @@
 // list). A reader's click from one of the site's pages to another is not a referral: such a view counts
 // as having no referrer. The rule is applied at ingest (the referrer is dropped before it is stored) and
 // in the referrers report's read (rows stored before read the same); isOwnHost is the rule, and the
-// engines' SQL tests the same set (engines/*/referrers.ts).
+// engines' SQL tests the same set (engines/*/referrers.ts). A not-found view keeps its own-site
+// referrer: there it says that a link on the site itself is broken, which its report is for.
 import { LRUCache } from 'lru-cache';
 import type { AnalyticsEngine, ImportColumns, StoredEvent } from './engine.ts';
 
@@ -29,17 +30,16 @@ export function isOwnHost(host: string | null, own: OwnHosts): boolean {
   return host !== null && own.has(host);
 }
 
-/** Drops (in place) the referrers of events that came from the project's own pages. */
-export function dropOwnReferrers(events: Pick<StoredEvent, 'referrer'>[], own: OwnHosts): void {
+/** Drops (in place) the referrers of page views that came from the project's own pages (not-found views keep theirs). */
+export function dropOwnReferrers(events: Pick<StoredEvent, 'referrer' | 'notFound'>[], own: OwnHosts): void {
   if (own.size === 0) return;
-  for (const e of events) if (isOwnHost(e.referrer, own)) e.referrer = null;
+  for (const e of events) if (!e.notFound && isOwnHost(e.referrer, own)) e.referrer = null;
 }
 
-/** The same for an import batch's columns and its not-found views. */
+/** The same for an import batch's page views (its columns; its not-found views keep theirs). */
 function dropOwnReferrersOfColumns(batch: ImportColumns, own: OwnHosts): void {
   const r = batch.referrer;
   if (r !== null) for (let i = 0; i < batch.n; i++) if (isOwnHost(r[i], own)) r[i] = null;
-  if (batch.notFound) dropOwnReferrers(batch.notFound, own);
 }
 
 /** The engine as a log import sees it: each batch's own referrers dropped before it is written. */

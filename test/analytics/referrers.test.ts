@@ -133,7 +133,7 @@ describe('a project’s own pages are no referrers', () => {
   });
   afterAll(async () => server?.close());
 
-  it('counts a view referred by the site’s own pages as direct, on every way in, and stores no referrer for it', async () => {
+  it('counts a page view referred by the site’s own pages as direct, on every way in, and stores no referrer for it', async () => {
     const at = new Date(AT).toISOString();
     const events = [
       { visitorId: 'v1', referrer: 'https://chatgpt.com/c/1' },
@@ -155,7 +155,7 @@ describe('a project’s own pages are no referrers', () => {
     const log = [
       `203.0.113.5 - - [${clf(AT)}] "GET /docs/d HTTP/1.1" 200 512 "${SITE}/docs/a" "${HUMAN_UA}"`,
       `203.0.113.6 - - [${clf(AT)}] "GET /docs/d HTTP/1.1" 200 512 "https://chatgpt.com/" "${HUMAN_UA}"`,
-      // A not-found view referred by the site's own page: its referrer goes too.
+      // A not-found view referred by the site's own page keeps it: a link on the site is broken.
       `203.0.113.7 - - [${clf(AT)}] "GET /docs/gone HTTP/1.1" 404 512 "${SITE}/docs/a" "${HUMAN_UA}"`,
     ];
     const raw = await server.api('POST', `/v1/analytics/${projectId}/import`, { key, body: log.join('\n') + '\n', headers: { 'content-type': 'text/plain' } });
@@ -182,7 +182,7 @@ describe('a project’s own pages are no referrers', () => {
     const stored = await engine.referrers(projectId, { from: null, to: null }, { limit: 50, offset: 0 }, new Set());
     expect(stored.rows.map((r) => r.host)).toEqual(['chatgpt.com', 'news.ycombinator.com', 'www.google.com']);
     const missing = await server.api('GET', `/v1/analytics/${projectId}/not-found`, { key });
-    expect(missing.body.paths[0].referrers).toEqual([{ host: null, visitors: 1 }]);
+    expect(missing.body.paths[0].referrers).toEqual([{ host: 'docs.example.com', visitors: 1 }]);
   });
 
   it('reads rows stored with an own referrer before the rule as having none', async () => {
