@@ -4,10 +4,12 @@
 // none, against plain Sets. The same writes carry not-found views (the engines write them beside the
 // page views) and their report is checked too.
 import { rmSync } from 'node:fs';
+import { Readable } from 'node:stream';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
-import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
+import { ownHostsOf, withoutOwnReferrers } from '../../src/analytics/own-hosts.ts';
+import { fieldsFrom, runLogImport } from '../../src/analytics/log-import.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { tempDir } from '../helpers/server.ts';
@@ -132,6 +134,43 @@ describe.each(BACKENDS)('$name: the project’s own hosts are no referrers', ({ 
       const plain = await engine.referrers(P, all, { limit: 100, offset: 0 }, new Set());
       expect(plain.rows.map((r) => r.host)).toEqual(expect.arrayContaining(['docs.example.com', '127.0.0.1']));
       expect((await engine.notFound(P, all, { limit: 100, offset: 0 })).totals.views).toBe(data.notFound);
+    } finally {
+      await engine.close();
+      await drop(store);
+    }
+  });
+
+  it.skipIf(skip)('a log import (the bulk endpoint’s and the direct import’s reader) stores no own referrer of a page view', async () => {
+    const store = freshName('folio_own_log');
+    const engine = await open(store);
+    try {
+      const ua = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
+      const line = (ip: string, status: number, referrer: string) => `${ip} - - [27/Jun/2025:10:00:00 +0000] "GET /docs/a HTTP/1.1" ${status} 100 "${referrer}" "${ua}"`;
+      const log = [
+        line('203.0.113.1', 200, 'https://docs.example.com/guide'),
+        line('203.0.113.2', 200, 'http://127.0.0.1:5173/'),
+        line('203.0.113.3', 200, 'https://www.google.com/'),
+        line('203.0.113.4', 200, '-'),
+        line('203.0.113.5', 404, 'https://docs.example.com/guide'),
+      ];
+      const r = await runLogImport(withoutOwnReferrers(engine, OWN), {
+        projectId: P,
+        format: 'combined',
+        fields: fieldsFrom(),
+        batch: 1000,
+        secret: 'test-secret-0123456789abcdef',
+        agents: [],
+        input: { stream: Readable.from([log.join('\n') + '\n']), name: 'the test log' },
+      });
+      expect(r.recorded).toBe(5);
+      await engine.compact();
+      const all = { from: null, to: null };
+      // Read without the rule: what was stored.
+      const stored = await engine.referrers(P, all, { limit: 100, offset: 0 }, new Set());
+      expect(stored.rows.map((x) => [x.host, x.total])).toEqual([['www.google.com', 1]]);
+      expect(stored.aiShare.reduce((n, d) => n + d.humans, 0)).toBe(4);
+      // A not-found view keeps its own-site referrer: a link on the site is broken.
+      expect((await engine.notFound(P, all, { limit: 10, offset: 0 })).rows[0].referrers).toEqual([{ host: 'docs.example.com', visitors: 1 }]);
     } finally {
       await engine.close();
       await drop(store);
