@@ -1,7 +1,7 @@
 // Schemas of the dashboard's admin API under /api: requests and responses. The server validates and
 // serializes with them; the web app (web/src/api.ts) takes its types from them.
 import { Type, type Static } from 'typebox';
-import { CodeHost } from './common.ts';
+import { CHECKS_MODES, CodeHost, type ChecksMode } from './common.ts';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -58,9 +58,7 @@ export type Session = Static<typeof Session>;
 
 export { CodeHost };
 
-export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
-/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
-export type ChecksMode = (typeof CHECKS_MODES)[number];
+export { CHECKS_MODES, type ChecksMode };
 
 
 export const BUILD_SWITCH = ['on', 'off'] as const;
