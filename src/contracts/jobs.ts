@@ -137,16 +137,8 @@ export const JobList = Type.Object({
   hasMore: Type.Boolean(),
 });
 
-export const JobEvent = Type.Object(
-  {
-    id: Type.Integer({ description: 'Sequence number within the job; pass as `after` or Last-Event-ID to resume.' }),
-    at: Type.String({ format: 'date-time' }),
-    type: Type.String(),
-    data: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { $id: 'JobEvent', title: 'JobEvent' },
-);
-export type JobEvent = Static<typeof JobEvent>;
+/** A job's events are declared in job-events.ts (`JobEventSchema` is the `JobEvent` referred to below). */
+export type { JobEvent } from './job-events.ts';
 
 export const JobEventsQuery = Type.Object(
   {
