@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { JOB_EVENT_DATA, JOB_EVENT_TYPES, JobEventSchema, type JobEventData, type JobEventType } from '../../src/contracts/job-events.ts';
+import { JOB_EVENT_DATA, JOB_EVENT_TYPES, JobEventSchema, type EmitJobEvent, type JobEventData, type JobEventType } from '../../src/contracts/job-events.ts';
 import { byteSize, eventSentence, toolCallSentence } from '../../src/jobs/event-text.ts';
 
 const problem = { check: 'links' as const, path: 'guides/a.mdx', line: 3, target: '/gone', message: 'Link "/gone" does not lead to a page.' };
@@ -118,6 +118,21 @@ describe('job event sentences', () => {
     expect(eventSentence(event('step', { n: 1 }))).toBe('Event step');
     expect(eventSentence(event('step', null))).toBe('Event step');
     expect(eventSentence(event('run.stopped', { reason: 'lease_lost' }))).toMatch(/lost the job's lease/);
+  });
+});
+
+describe('recording events', () => {
+  it('takes only a declared type with its data shape (checked when compiling: tsc fails if an error below goes away)', async () => {
+    const recorded: { type: string; data: unknown }[] = [];
+    const emit: EmitJobEvent = async (type, data) => void recorded.push({ type, data });
+    await emit('push', { branch: 'folio/job_1', sha: 'abc' });
+    // @ts-expect-error a type nobody declared
+    await emit('pushed', { branch: 'folio/job_1', sha: 'abc' });
+    // @ts-expect-error the data of another type
+    await emit('push', { url: 'https://example.com/pull/1', number: 1, created: true, updated: false });
+    // @ts-expect-error a field of the wrong type
+    await emit('usage', { step: 1, inputTokens: '12', outputTokens: 1, totalTokens: 13 });
+    expect(recorded.map((r) => r.type)).toEqual(['push', 'pushed', 'push', 'usage']);
   });
 });
 
