@@ -79,7 +79,7 @@ const projectFields = {
   webhookSecret: NullableString(1000),
   siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
   // Checked by the project store, which answers an unknown mode with one clear sentence.
-  checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
+  checks: Type.String({ minLength: 1, maxLength: 20, description: `Docs checks before each push: ${CHECKS_MODES.join(', ')}.` }),
   autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
     description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors, counted by the identities the server derives from address and user agent (not client-chosen visitorIds); null: off (the default).',
   }),
