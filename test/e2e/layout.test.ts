@@ -3,7 +3,9 @@
 // events in words; the chart following the count asked for; jobs named by their titles.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { Value } from 'typebox/value';
 import { launchChromium } from '../helpers/browser.ts';
+import { JobEventSchema } from '../../src/contracts/job-events.ts';
 import { ensureDashboardBuilt, signedInPage } from './helpers.ts';
 import { dashboardPages, overflows, OWNER, SIGNED_OUT_PAGES, startRealistic, WIDTHS, type Realistic } from './realistic.ts';
 
@@ -190,6 +192,14 @@ describe('analytics', () => {
     expect(hint).not.toContain('ssh://');
     expect(hint).not.toContain('git@');
     await page.context().close();
+  });
+
+  it('every event the real agent recorded has its declared shape (src/contracts/job-events.ts)', async () => {
+    for (const [state, id] of Object.entries(r.jobs)) {
+      const { events } = (await r.e.server.api('GET', `/v2/agent/${r.projectId}/job/${id}/events?limit=500`, { key: r.key })).body;
+      expect(events.length, state).toBeGreaterThan(0);
+      for (const e of events) expect([...Value.Errors(JobEventSchema, e)].length, `${state}: ${JSON.stringify(e).slice(0, 300)}`).toBe(0);
+    }
   });
 
   it('ran without script errors in the page', () => {
