@@ -4,6 +4,7 @@
 import { APICallError, generateText, stepCountIs, type LanguageModel, type ModelMessage } from 'ai';
 import { describeForModel, type ChecksReport } from './checks/index.ts';
 import type { ChecksMode } from './checks/types.ts';
+import type { EmitJobEvent, JobEventData } from '../contracts/job-events.ts';
 import { createTools, type FinishState } from './tools.ts';
 import { validateChanged, type ValidationIssue } from './validate.ts';
 import { clip, type Workspace } from './workspace.ts';
@@ -51,7 +52,7 @@ export interface AgentLimits {
   retryBaseMs?: number;
 }
 
-export type AgentEmit = (type: string, data: Record<string, unknown>) => void | Promise<void>;
+export type AgentEmit = EmitJobEvent<void | Promise<void>>;
 
 export interface AgentRunInput {
   model: LanguageModel;
@@ -335,7 +336,7 @@ function idleNudge(idleTurns: number): ModelMessage {
 }
 
 /** The `checks` event: which checks ran, on how many pages, and what they found (lists clipped). */
-function checksEvent(report: ChecksReport, round: number, mode: string): Record<string, unknown> {
+function checksEvent(report: ChecksReport, round: number, mode: ChecksMode): JobEventData<'checks'> {
   return {
     round,
     mode,

@@ -4,13 +4,14 @@ import { Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
 import type { Job, JobEvent, JobStatus } from '../client/types.ts';
 import { startedBy } from '../jobs/started-by.ts';
+import { eventSentence } from '../jobs/event-text.ts';
 import { JOB_STATUSES } from '../contracts/jobs.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
-import { clean, count, fields, table, write, writeJson } from './output.ts';
+import { clean, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
 
 /** Exit codes of `jobs create --wait`, `jobs message --wait` and `jobs wait`. */
-const JOB_EXIT_CODES: Record<'completed' | 'failed' | 'archived', number> = { completed: 0, failed: 1, archived: 2 };
+const JOB_EXIT_CODES: Record<Exclude<JobStatus, 'active'>, number> = { completed: 0, failed: 1, archived: 2 };
 
 function jobView(job: Job): string {
   const rows: [string, string][] = [
@@ -56,43 +57,9 @@ function jobsTable(jobs: Job[]): string {
   return table(jobs.map((j) => ({ ID: j.id, TITLE: j.title ?? '', STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, TOKENS: j.usage ? String(j.usage.totalTokens) : '', PR: j.prLink ?? '' })));
 }
 
-/** A short, one-line description of an event's data. */
+/** The event's sentence (jobs/event-text.ts) on one line, cleaned for the terminal and clipped. */
 function eventSummary(e: JobEvent, max = 160): string {
-  const d = (e.data ?? {}) as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
-  const args = (d.args && typeof d.args === 'object' ? d.args : {}) as Record<string, unknown>;
-  let text: string;
-  switch (e.type) {
-    case 'model_message':
-      text = str(d.text);
-      break;
-    case 'tool_call':
-      text = `${str(d.tool)} ${str(args.path) || str(args.pattern) || str(args.query) || JSON.stringify(args)}`;
-      break;
-    case 'tool_result':
-      text = `${str(d.tool)} → ${str(d.result)}`;
-      break;
-    case 'usage':
-      text = typeof d.totalTokens === 'number' ? count(d.totalTokens, 'token') : '';
-      break;
-    case 'commit':
-      text = `${str(d.sha).slice(0, 7)}${typeof d.fileCount === 'number' ? ` (${count(d.fileCount, 'file')})` : ''}`;
-      break;
-    case 'validation':
-      text = d.ok === true ? 'ok' : Array.isArray(d.issues) ? count(d.issues.length, 'issue') : 'issues';
-      break;
-    case 'error':
-      text = `${str(d.message)}${d.code ? ` (${str(d.code)})` : ''}`;
-      break;
-    case 'turn.completed':
-      text = [str(d.title), str(d.prLink)].filter(Boolean).join(' ');
-      break;
-    default: {
-      const pick = ['message', 'summary', 'title', 'url', 'tool', 'name', 'branch', 'reason', 'code'].find((k) => str(d[k]) !== '');
-      text = pick ? str(d[pick]) : Object.keys(d).length ? JSON.stringify(d) : '';
-    }
-  }
-  text = clean(text).replace(/\s+/g, ' ').trim();
+  const text = clean(eventSentence(e)).replace(/\s+/g, ' ').trim();
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 

@@ -1,7 +1,7 @@
 // Schemas of the dashboard's admin API under /api: requests and responses. The server validates and
 // serializes with them; the web app (web/src/api.ts) takes its types from them.
 import { Type, type Static } from 'typebox';
-import { CodeHost } from './common.ts';
+import { CHECKS_MODES, CodeHost, type ChecksMode } from './common.ts';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -58,9 +58,7 @@ export type Session = Static<typeof Session>;
 
 export { CodeHost };
 
-export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
-/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
-export type ChecksMode = (typeof CHECKS_MODES)[number];
+export { CHECKS_MODES, type ChecksMode };
 
 
 export const BUILD_SWITCH = ['on', 'off'] as const;
@@ -81,7 +79,7 @@ const projectFields = {
   webhookSecret: NullableString(1000),
   siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
   // Checked by the project store, which answers an unknown mode with one clear sentence.
-  checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
+  checks: Type.String({ minLength: 1, maxLength: 20, description: `Docs checks before each push: ${CHECKS_MODES.join(', ')}.` }),
   autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
     description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors, counted by the identities the server derives from address and user agent (not client-chosen visitorIds); null: off (the default).',
   }),

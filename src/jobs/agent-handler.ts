@@ -4,6 +4,7 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { EmitJobEvent } from '../contracts/job-events.ts';
 import { createDocsChecks, type ChecksReport, type JobPolicy } from '../agent/checks/index.ts';
 import { AgentFailure, runAgent, type AgentChecks, type AgentRunResult } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
@@ -86,7 +87,7 @@ interface Turn {
   host: CodeHost;
   /** The job's worktree. */
   dir: string;
-  emit: (type: string, data: Record<string, unknown>) => Promise<void>;
+  emit: EmitJobEvent;
   log: Logger;
   builds: SiteBuilds;
 }
@@ -104,7 +105,7 @@ async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> 
   const { config, log } = deps;
   const { job, project, message, signal } = ctx;
   const secrets = secretsOf(config, project);
-  const emit = (type: string, data: Record<string, unknown>) => ctx.emit(type, redactDeep(data, secrets));
+  const emit: EmitJobEvent = (type, data) => ctx.emit(type, redactDeep(data, secrets));
   const jobLog = log.child({ jobId: job.id, seq: message.seq });
   const model = modelFor(config, job.model);
 

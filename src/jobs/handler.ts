@@ -1,6 +1,7 @@
 // What a worker runs for each queued message of a job. The agent (src/agent) supplies the real one;
 // tests supply their own. A handler never touches the store: it gets what it needs here.
 import type { JobTrigger } from '../contracts/jobs.ts';
+import type { EmitJobEvent } from '../contracts/job-events.ts';
 import type { CodeHostKind } from '../store/schema.ts';
 import type { ChecksMode } from '../store/projects.ts';
 import type { BuildSettings } from '../site-build/index.ts';
@@ -55,7 +56,7 @@ export interface JobContext {
   /** Aborted when the job is archived, the lease is lost or the process shuts down; `signal.reason` is an AbortReason. */
   signal: AbortSignal;
   /** Records a job event (secrets must already be redacted). */
-  emit(type: string, data: Record<string, unknown>): Promise<void>;
+  emit: EmitJobEvent;
   /** Persists the pull request link as soon as it exists, so a resumed run reuses it; its title becomes the job's. */
   setPrLink(url: string, title?: string): Promise<void>;
   /** Adds one model call's tokens to the job's usage (durable at once: counted even if the run dies later). */

@@ -13,7 +13,7 @@ import { preparedRead } from '../store/prepared.ts';
 import { takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
 import { IdempotencyMismatchError, findStoredResponse, requestHash, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
 import { appendJobEvent, insertJobEvent, JobEventBus } from './events.ts';
-import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
+import type { JobEvent as JobEventView, JobEventData, JobEventType } from '../contracts/job-events.ts';
 import { jobView, type JobRow } from './view.ts';
 import { jobTitle } from '../contracts/job-title.ts';
 import { enqueueWebhook } from './webhooks.ts';
@@ -445,7 +445,7 @@ export class JobsService {
     return saveChecks(this.deps.db, jobId, checks);
   }
 
-  event(jobId: string, type: string, data: Record<string, unknown>) {
+  event<T extends JobEventType>(jobId: string, type: T, data: JobEventData<T>) {
     return appendJobEvent(this.events, this.deps.db, this.deps.dialect, jobId, type, data);
   }
 }

@@ -221,7 +221,9 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(lines.stdout).not.toMatch(/[\u001b\u0007]/);
     await handler.emit(job.id, 'tool_call', { step: 1, toolCallId: 't1', tool: 'edit_file', args: { path: 'docs/cli.md', find: 'a', replace: 'b' } });
     const withTool = await runCli(['jobs', 'events', job.id]);
-    expect(withTool.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d tool_call {2}edit_file docs\/cli\.md$/m);
+    // A tool call reads as what it did, never its arguments as JSON.
+    expect(withTool.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d tool_call {2}Edited docs\/cli\.md$/m);
+    expect(withTool.stdout).toMatch(/^#1 \d\d:\d\d:\d\d job\.created {2}Job created: .+, on branch \S+ from \S+$/m);
 
     const following = runCli(['jobs', 'events', job.id, '--follow', '--json']);
     await new Promise((r) => setTimeout(r, 300));
