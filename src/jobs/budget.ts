@@ -27,7 +27,8 @@ export function jobLimitFor(request: { maxCostUsd?: number; maxTokens?: number }
   };
 }
 
-const usd = (n: number) => `$${n.toFixed(n !== 0 && n < 1 ? 4 : 2)}`;
+/** Dollars with cents, and up to four decimals where they matter: $0.30, $0.0123, $12.50. */
+const usd = (n: number) => `$${n.toFixed(4).replace(/0{1,2}$/, '')}`;
 const count = (n: number) => n.toLocaleString('en-US');
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
