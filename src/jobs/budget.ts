@@ -66,7 +66,7 @@ export function overJobLimit(spend: JobSpend, prices: PriceTable): BudgetExceede
   if (maxCostUsd !== null && cost !== null && cost >= maxCostUsd) limit = usd(maxCostUsd);
   else if (maxTokens !== null && tokens >= maxTokens) limit = `${count(maxTokens)} tokens`;
   if (limit === null) return null;
-  const message = `The job reached its spending limit of ${limit} (spent: ${spent}), so it stopped before the next model call; what it did is committed on its branch.`;
+  const message = `The job reached its spending limit of ${limit} (spent: ${spent}), so it stopped before the next model call; what it changed so far is committed on its branch.`;
   return { inputTokens, outputTokens, costUsd: cost, maxCostUsd, maxTokens, message };
 }
 
