@@ -2,6 +2,7 @@
 // serializes with them; the web app (web/src/api.ts) takes its types from them.
 import { Type, type Static } from 'typebox';
 import { CHECKS_MODES, CodeHost, type ChecksMode } from './common.ts';
+import { INSTRUCTIONS_MAX_CHARS, MaxCostUsd, MaxTokens, MonthlyBudget } from './budget.ts';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -92,6 +93,14 @@ const projectFields = {
   buildSetup: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own setup step (installs the site's dependencies), a shell command line; empty or null: the framework's." }),
   buildCommand: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own build, a shell command line; empty or null: the framework's (mkdocs build --strict, mint broken-links, docusaurus build)." }),
   buildTimeoutSeconds: Type.Union([Type.Integer({ minimum: 10, maximum: 3600 }), Type.Null()], { description: "The build's time limit in seconds; null: the server's (FOLIO_BUILD_TIMEOUT)." }),
+  // The team's instructions and the spending limits (docs/agent.md), grouped.
+  instructions: Type.Union([Type.String({ maxLength: INSTRUCTIONS_MAX_CHARS, pattern: '^[^\\u0000]*$' }), Type.Null()], {
+    description: "The project's own instructions for the agent, with the repository's AGENTS.md and the like: the team's conventions, never above Folio's rules; empty or null: none.",
+  }),
+  defaultMaxCostUsd: Type.Union([MaxCostUsd("A job's spending limit in US dollars when it names none (models with a price only)."), Type.Null()]),
+  defaultMaxTokens: Type.Union([MaxTokens("A job's limit in tokens (input + output) when it names none."), Type.Null()]),
+  monthlyBudgetUsd: Type.Union([MonthlyBudget("What the project's jobs may spend per calendar month (UTC) in US dollars, priced models only."), Type.Null()]),
+  monthlyTokenBudget: Type.Union([MaxTokens("Tokens the project's jobs may use per calendar month (UTC), every model."), Type.Null()]),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -124,6 +133,11 @@ export const Project = Type.Object({
   buildSetup: Type.Union([Type.String(), Type.Null()]),
   buildCommand: Type.Union([Type.String(), Type.Null()]),
   buildTimeoutSeconds: Type.Union([Type.Integer(), Type.Null()]),
+  instructions: Type.Union([Type.String(), Type.Null()]),
+  defaultMaxCostUsd: Type.Union([Type.Number(), Type.Null()]),
+  defaultMaxTokens: Type.Union([Type.Integer(), Type.Null()]),
+  monthlyBudgetUsd: Type.Union([Type.Number(), Type.Null()]),
+  monthlyTokenBudget: Type.Union([Type.Integer(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

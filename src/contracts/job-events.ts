@@ -4,6 +4,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { ChecksModeSchema, CheckNameSchema, MAX_SEQUENCE } from './common.ts';
 import { BuildReport, DocsProblem, JobTrigger } from './jobs.ts';
+import { BudgetExceededEventData, InstructionsEventData } from './budget.ts';
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
 const Sha = Type.String({ description: 'A commit id.' });
@@ -25,7 +26,9 @@ export const JOB_EVENT_DATA = {
     { framework: Type.String(), configFile: Type.Union([Type.String(), Type.Null()]), docsRoot: Type.String() },
     { description: 'The docs site the agent found.' },
   ),
+  instructions: { ...InstructionsEventData, description: "The team's instruction files the agent was given (or skipped, with why)." },
   usage: Type.Object({ step: Int(), ...Tokens }, { description: 'Tokens of one model call.' }),
+  budget_exceeded: { ...BudgetExceededEventData, description: 'The job reached its spending limit before a model call; the turn ends with its work pushed.' },
   model_retry: Type.Object({ attempt: Int(), delayMs: Int(), error: Type.String() }, { description: 'A model call failed and is tried again.' }),
   model_message: Type.Object({ step: Int(), text: Type.String() }, { description: "The model's text (clipped)." }),
   tool_call: Type.Object(

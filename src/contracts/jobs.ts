@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { CheckNameSchema, ChecksModeSchema, MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
 import { JOB_TITLE_MAX } from './job-title.ts';
+import { JobLimit, MaxCostUsd, MaxTokens, MonthBudget } from './budget.ts';
 
 /** A job's statuses, stated once: the stored column's type, the client and metrics derive from this schema. */
 export const JobStatus = Type.Union(
@@ -91,6 +92,7 @@ export const Job = Type.Object(
     trigger: Type.Union([JobTrigger, Type.Null()]),
     files: Type.Array(JobFile, { description: "Files changed by the whole job (its pushed branch against where it forked from the base); [] until it pushes." }),
     usage: JobUsage,
+    limit: JobLimit,
   },
   { $id: 'AgentJob', title: 'AgentJob' },
 );
@@ -108,6 +110,8 @@ export const CreateJobBody = Type.Object(
   {
     prompt: Prompt,
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'One of the server\'s allowed models; the project default otherwise.' })),
+    maxCostUsd: Type.Optional(MaxCostUsd("The job's spending limit in US dollars (its model must have a price); the project's default otherwise.")),
+    maxTokens: Type.Optional(MaxTokens("The job's limit in tokens (input + output); the project's default otherwise.")),
   },
   { additionalProperties: false },
 );
@@ -271,5 +275,6 @@ export const UsageReport = Type.Object({
     { description: 'Jobs with usage in the period, most tokens first (at most 100).' },
   ),
   totals: Type.Object(UsageFigures),
+  month: MonthBudget,
 });
 export type UsageReport = Static<typeof UsageReport>;

@@ -75,6 +75,12 @@ const SENTENCES: Sentences = {
   'run.started': (d) => `Worker ${d.worker} ${d.resumed ? 'resumed' : 'started'} the run`,
   workspace: (d) => `Workspace ready on ${d.branch} at ${short(d.startSha)}${d.resumed ? ', resuming earlier work' : ''} (${nf(d.ms)} ms)`,
   docs_profile: (d) => `Docs site: ${d.framework}${d.configFile ? ` (${d.configFile})` : ''}${d.docsRoot ? `, in ${d.docsRoot}/` : ''}`,
+  instructions: (d) => {
+    const given = d.files.map((f) => (f.cut ? `${f.path} (cut)` : f.path));
+    const skipped = d.skipped.length ? `; skipped ${d.skipped.map((f) => `${f.path} (${f.reason})`).join(', ')}` : '';
+    return given.length ? `Following the team's instructions in ${given.join(', ')}${skipped}` : `No team instruction files${skipped}`;
+  },
+  budget_exceeded: (d) => str(d.message) || 'The job reached its spending limit',
   usage: (d) => `Model call ${nf(d.step)}: ${plural(d.inputTokens, 'input token')} + ${plural(d.outputTokens, 'output token')}`,
   model_retry: (d) => `Model call failed, retry ${nf(d.attempt)} in ${Math.round(num(d.delayMs) / 1000)} s: ${d.error}`,
   model_message: (d) => str(d.text),

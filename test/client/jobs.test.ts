@@ -214,6 +214,8 @@ describe("a job's changes and the project's usage", () => {
         { ...earlier, ...figures(1) },
       ],
       totals: figures(3),
+      // This month against the project's budgets (none set).
+      month: { from: expect.stringMatching(/^\d{4}-\d{2}-01$/), resetsOn: expect.stringMatching(/^\d{4}-\d{2}-01$/), costUsd: 0.018, totalTokens: 3600, budgetUsd: null, tokenBudget: null },
     });
     expect(earlier).toMatchObject({ status: 'completed', model: 'anthropic/claude-sonnet-4-5', ...figures(1) });
     // `days` is checked by the server: the client passes its answer on as a FolioError.

@@ -18,6 +18,14 @@ const SAMPLES: { [T in JobEventType]: [JobEventData<T>, string] } = {
     'Workspace ready on folio/job_1 at 0123456789 (1,234 ms)',
   ],
   docs_profile: [{ framework: 'mintlify', configFile: 'docs.json', docsRoot: '' }, 'Docs site: mintlify (docs.json)'],
+  instructions: [
+    { files: [{ path: 'AGENTS.md', scope: '', cut: false }, { path: 'CLAUDE.md', scope: '', cut: true }], skipped: [{ path: 'docs/AGENTS.md', reason: 'a symbolic link' }] },
+    "Following the team's instructions in AGENTS.md, CLAUDE.md (cut); skipped docs/AGENTS.md (a symbolic link)",
+  ],
+  budget_exceeded: [
+    { inputTokens: 900, outputTokens: 100, costUsd: 0.36, maxCostUsd: 0.3, maxTokens: null, message: 'The job reached its limit of $0.30 ($0.36 spent).' },
+    'The job reached its limit of $0.30 ($0.36 spent).',
+  ],
   usage: [{ step: 2, inputTokens: 1500, outputTokens: 1, totalTokens: 1501 }, 'Model call 2: 1,500 input tokens + 1 output token'],
   model_retry: [{ attempt: 1, delayMs: 2400, error: 'Overloaded' }, 'Model call failed, retry 1 in 2 s: Overloaded'],
   model_message: [{ step: 1, text: 'I will fix the retry guide.' }, 'I will fix the retry guide.'],
