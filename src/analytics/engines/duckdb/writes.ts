@@ -3,12 +3,12 @@
 // without import keys are appended straight into `events`; keyed imports are staged (connection-local
 // temp table) so their duplicates can be dropped in the same transaction that records `import_keys`.
 // Compaction folds the new rows into the first-seen day tables; retention deletes whole days.
-import { AI_BIT, CLASS_CODE, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE } from '../../engine.ts';
-import { int, num, rows as rowsOf, type Dictionaries, type PendingRows } from './state.ts';
+import { int, NEW_ROWS, num, rows as rowsOf, type Dictionaries, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
 
 // ts is staged as a DOUBLE (exact for ms timestamps) so no BigInt is made per row; it is stored as BIGINT.
@@ -262,17 +262,12 @@ async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: 
   }
 }
 
-/** The visitor rows written since the last compaction, as the day tables' columns (queries and compaction read them). */
-export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
-  FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state)`;
-
 /** Folds the rows written up to sequence `upTo` into daily and daily_site (one transaction). */
 export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number): Promise<void> {
   if (pending.total === 0) return;
   await w.run('BEGIN TRANSACTION');
   try {
-    const source = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
-      FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state) AND seq <= ${int(upTo)}`;
+    const source = `${NEW_ROWS} AND seq <= ${int(upTo)}`;
     await fold(w, 'daily', ['path_id', 'visitor'], true, source);
     await fold(w, 'daily_site', ['visitor'], false, source);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
