@@ -81,54 +81,44 @@ function pagedReport(command: Command): Command {
 }
 
 type ReportOptions = ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format };
-type Page = { hasMore: boolean };
-type Cell = string | number;
 
 /**
  * How a report reads in the terminal: its client call (one page), the call for every page when
- * `--all` may read them, its rows and a page of all of them, CSV columns, table columns (numbers
+ * `--all` may read them, the page's field that holds the rows, CSV columns, table columns (numbers
  * right-aligned) and the heading above the table.
  */
-interface ReportView<P extends Page, R> {
+interface ReportView<P extends { hasMore: boolean }, R> {
   description: string;
   page(client: FolioClient): (query: AnalyticsQuery) => Promise<P>;
   every?(client: FolioClient): (query: AnalyticsQuery) => AsyncGenerator<P, void, undefined>;
-  rows(page: P): R[];
-  /** The page `--all` prints: the last page's totals with every row. */
-  joined(last: P, rows: R[]): P;
-  csv: { header: string[]; row(r: R): Cell[] };
+  rows: keyof P & string;
+  csv: { header: string[]; row(r: R): (string | number)[] };
   table: { row(r: R): Record<string, string>; numbers: string[] };
   heading(page: P): string;
 }
 
-/** One page, or every page with --all, as JSON, CSV or a table. */
-async function readReport<P extends Page, R>(view: ReportView<P, R>, client: FolioClient, o: ReportOptions): Promise<P> {
+/** One page, or with --all every page as one (the last page's totals, every row). */
+async function readReport<P extends { hasMore: boolean }, R>(view: ReportView<P, R>, client: FolioClient, o: ReportOptions): Promise<P> {
   const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
   if (!o.all || !view.every) return view.page(client)(query);
   let last: P | undefined;
   const rows: R[] = [];
-  for await (const page of view.every(client)(query)) {
-    last = page;
-    rows.push(...view.rows(page));
-  }
-  return view.joined(last!, rows);
+  for await (const page of view.every(client)(query)) rows.push(...((last = page)[view.rows] as R[]));
+  return { ...last!, [view.rows]: rows, hasMore: false };
 }
 
-/** `folio analytics <name>`: a report through the typed client. */
-function registerReport<P extends Page, R>(analytics: Command, name: string, view: ReportView<P, R>): void {
+/** `folio analytics <name>`: a report through the typed client, as JSON, CSV or a table. */
+function registerReport<P extends { hasMore: boolean }, R>(analytics: Command, name: string, view: ReportView<P, R>): void {
   pagedReport(analytics.command(name))
     .description(view.description)
     .action(async (o: ReportOptions) => {
       if (o.all && !view.every) throw new UsageError(`folio analytics ${name} reads one page: use --limit and --offset.`);
       const page = await readReport(view, clientFor(o), o);
-      const rows = view.rows(page);
+      const rows = page[view.rows] as R[];
       const format: Format = o.format ?? (o.json ? 'json' : 'table');
       if (format === 'json') return writeJson(process.stdout, page);
       if (format === 'csv') process.stdout.write(csv(view.csv.header, rows.map(view.csv.row)));
-      else {
-        write(process.stdout, view.heading(page));
-        write(process.stdout, table(rows.map(view.table.row), view.table.numbers));
-      }
+      else write(process.stdout, view.heading(page) + table(rows.map(view.table.row), view.table.numbers));
       if (page.hasMore) {
         const next = `--offset ${(o.offset ?? 0) + (o.limit ?? rows.length)}`;
         write(process.stderr, view.every ? `More rows: ${next}${o.limit ? ` --limit ${o.limit}` : ''}, or --all` : `More rows: ${next}`);
@@ -137,26 +127,26 @@ function registerReport<P extends Page, R>(analytics: Command, name: string, vie
 }
 
 /** Visitors or views per path: the same columns. */
-const pathCounts = <P extends { totals: TrafficCounts; hasMore: boolean }>(label: string, rowsOf: (p: P) => PathCounts[], joined: (last: P, rows: PathCounts[]) => P) => ({
-  rows: rowsOf,
-  joined,
+const pathCounts = (label: string) => ({
   csv: { header: ['path', 'human', 'ai', 'total'], row: (r: PathCounts) => [r.path, r.human, r.ai, r.total] },
   table: { row: (r: PathCounts) => ({ PATH: r.path, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) }), numbers: ['HUMAN', 'AI', 'TOTAL'] },
-  heading: ({ totals: t }: P) => `${label}: ${t.total} total (${t.human} human, ${t.ai} AI)\n`,
+  heading: ({ totals: t }: { totals: TrafficCounts }) => `${label}: ${t.total} total (${t.human} human, ${t.ai} AI)\n`,
 });
 
 const VISITORS: ReportView<VisitorsPage, PathCounts> = {
   description: 'Unique visitors per page, human and AI, for a date range.',
   page: (c) => c.visitors,
   every: (c) => c.allVisitors,
-  ...pathCounts<VisitorsPage>('Unique visitors', (p) => p.visitors, (last, rows) => ({ totals: last.totals, visitors: rows, hasMore: false })),
+  rows: 'visitors',
+  ...pathCounts('Unique visitors'),
 };
 
 const VIEWS: ReportView<ViewsPage, PathCounts> = {
   description: 'Page views per page, human and AI, for a date range.',
   page: (c) => c.views,
   every: (c) => c.allViews,
-  ...pathCounts<ViewsPage>('Page views', (p) => p.views, (last, rows) => ({ totals: last.totals, views: rows, hasMore: false })),
+  rows: 'views',
+  ...pathCounts('Page views'),
 };
 
 const notFoundReferrers = (p: NotFoundPath) => p.referrers.map((r) => `${r.host ?? '(none)'} ${r.visitors}`).join(', ');
@@ -165,8 +155,7 @@ const NOT_FOUND: ReportView<NotFoundPage, NotFoundPath> = {
   description: 'Pages not found (404 or 410) with their visitors, human and AI, and top referrers, for a date range.',
   page: (c) => c.notFound,
   every: (c) => c.allNotFound,
-  rows: (p) => p.paths,
-  joined: (last, paths) => ({ totals: last.totals, paths, hasMore: false }),
+  rows: 'paths',
   csv: {
     header: ['path', 'human', 'ai', 'total', 'views', 'first_seen', 'last_seen', 'referrers'],
     row: (p) => [p.path, p.human, p.ai, p.total, p.views, p.firstSeen, p.lastSeen, notFoundReferrers(p)],
@@ -178,13 +167,10 @@ const NOT_FOUND: ReportView<NotFoundPage, NotFoundPath> = {
   heading: ({ totals: t }) => `Visitors who hit a missing page: ${t.total} total (${t.human} human, ${t.ai} AI), ${t.views} views\n`,
 };
 
-type Referrer = ReferrersPage['referrers'][number];
-
-const REFERRERS: ReportView<ReferrersPage, Referrer> = {
+const REFERRERS: ReportView<ReferrersPage, ReferrersPage['referrers'][number]> = {
   description: 'Referring hosts with their visitors, classed as AI assistants, search, social or other (JSON adds the humans sent by AI answers per day).',
   page: (c) => c.referrers,
-  rows: (p) => p.referrers,
-  joined: (last) => last,
+  rows: 'referrers',
   csv: { header: ['host', 'source', 'human', 'ai', 'total'], row: (r) => [r.host, r.source, r.human, r.ai, r.total] },
   table: { row: (r) => ({ HOST: r.host, SOURCE: r.source, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) }), numbers: ['HUMAN', 'AI', 'TOTAL'] },
   heading: (p) => p.classes.map((c) => `${c.source}: ${c.total} visitors (${c.human} human, ${c.ai} AI)\n`).join(''),

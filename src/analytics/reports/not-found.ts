@@ -5,10 +5,10 @@
 import { NotFoundResponse, PagedQuery } from '../../contracts/analytics.ts';
 import { AI_BIT, HUMAN_BIT } from '../traffic-class.ts';
 import { tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, rows as rowsOf } from '../engines/duckdb/state.ts';
+import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
-import type { Counts, Page } from './path-page.ts';
+import { ROW_ORDER, type Counts, type Page } from './path-page.ts';
 import { iso, type Report, type ReportParams } from './report.ts';
 
 /** A path that answered "not found", with its exact visitors (humans and AI only) and where they came from. */
@@ -53,7 +53,7 @@ async function duckdb(db: DuckDbReads, { projectId, range, ...page }: ReportPara
   const counts = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS human, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai,
     count(DISTINCT visitor) AS total, count(DISTINCT derived_visitor) AS derived_visitors, count(*) AS views`;
   const pageSql = `WITH ${nf}, paths AS (SELECT path, ${counts}, min(ts) AS first_seen, max(ts) AS last_seen,
-      row_number() OVER (ORDER BY total DESC, path) AS position FROM nf GROUP BY path
+      row_number() OVER (ORDER BY ${ROW_ORDER}) AS position FROM nf GROUP BY path
       ORDER BY position LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),
     referred AS (SELECT path, referrer_host, count(DISTINCT visitor) AS referred FROM nf WHERE path IN (SELECT path FROM paths) GROUP BY ALL)
     SELECT paths.*, referred.referrer_host, referred.referred FROM paths LEFT JOIN referred USING (path)`;
@@ -72,7 +72,7 @@ async function clickhouse(db: ClickHouseReads, { projectId, range, ...page }: Re
   const where = sql`project = ${projectId} AND ${chTsCond(range.from, range.to)}`;
   const totals = await db.rows(sql`SELECT ${CH_COUNTS} FROM ${db.db}.not_found WHERE ${where}`);
   const paths = await db.rows(sql`SELECT path, ${CH_COUNTS}, min(ts) AS first_seen, max(ts) AS last_seen FROM ${db.db}.not_found WHERE ${where}
-    GROUP BY path ORDER BY total DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`);
+    GROUP BY path ORDER BY ${raw(ROW_ORDER)} LIMIT ${page.offset}, ${page.limit + 1}`);
   if (paths.length === 0) return notFoundReport(totals, [], page);
   const referred = await db.rows(sql`SELECT path, referrer_host, uniqExact(visitor) AS referred FROM ${db.db}.not_found
     WHERE ${where} AND path IN ${inList(paths.map((p) => String(p.path)))} GROUP BY path, referrer_host`);
@@ -82,9 +82,6 @@ async function clickhouse(db: ClickHouseReads, { projectId, range, ...page }: Re
   const rows = paths.flatMap((p, position) => (hosts.get(String(p.path)) ?? [{}]).map((h) => ({ ...p, position, referrer_host: h.referrer_host, referred: h.referred })));
   return notFoundReport(totals, rows, page);
 }
-
-/** A count as an engine's row holds it (a number, a bigint or a numeric string). */
-const count = (v: unknown) => Number(v ?? 0);
 
 /**
  * The report from either engine's answer (the same columns): the totals, and the page's paths — one
@@ -98,10 +95,10 @@ function notFoundReport(totals: Record<string, unknown>[], pathRows: Record<stri
     const path = String(r.path);
     let row = byPath.get(path);
     if (!row) {
-      row = { path, human: count(r.human), ai: count(r.ai), total: count(r.total), derivedVisitors: count(r.derived_visitors), views: count(r.views), firstSeen: count(r.first_seen), lastSeen: count(r.last_seen), referrers: [], position: count(r.position) };
+      row = { path, human: num(r.human), ai: num(r.ai), total: num(r.total), derivedVisitors: num(r.derived_visitors), views: num(r.views), firstSeen: num(r.first_seen), lastSeen: num(r.last_seen), referrers: [], position: num(r.position) };
       byPath.set(path, row);
     }
-    if (r.referred !== null && r.referred !== undefined) row.referrers.push({ host: r.referrer_host === null || r.referrer_host === undefined ? null : String(r.referrer_host), visitors: count(r.referred) });
+    if (r.referred !== null && r.referred !== undefined) row.referrers.push({ host: r.referrer_host === null || r.referrer_host === undefined ? null : String(r.referrer_host), visitors: num(r.referred) });
   }
   const rows = [...byPath.values()].sort((a, b) => a.position - b.position);
   for (const row of rows) {
@@ -110,7 +107,7 @@ function notFoundReport(totals: Record<string, unknown>[], pathRows: Record<stri
     row.referrers.splice(NOT_FOUND_REFERRERS);
   }
   return {
-    totals: { human: count(t.human), ai: count(t.ai), total: count(t.total), derivedVisitors: count(t.derived_visitors), views: count(t.views) },
+    totals: { human: num(t.human), ai: num(t.ai), total: num(t.total), derivedVisitors: num(t.derived_visitors), views: num(t.views) },
     rows: rows.slice(0, page.limit).map(({ position: _, ...row }) => row),
     hasMore: rows.length > page.limit,
   };

@@ -6,7 +6,7 @@ import { REFERRER_HOST_PATTERN } from '../engine.ts';
 import { SOURCE_CLASSES, sourceRules, type SourceClass } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, rows as rowsOf } from '../engines/duckdb/state.ts';
+import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import type { Range } from '../dates.ts';
@@ -90,17 +90,14 @@ async function clickhouse(db: ClickHouseReads, { projectId, range, ...page }: Re
   return referrersReport(classes, pageRows, days, page);
 }
 
-/** A count as an engine's row holds it (a number, a bigint or a numeric string). */
-const count = (v: unknown) => Number(v ?? 0);
-
 /** The report from either engine's three queries (the same columns; page rows in order, one past the page). */
 function referrersReport(classRows: Record<string, unknown>[], pageRows: Record<string, unknown>[], dayRows: Record<string, unknown>[], page: Page): ReferrersReport {
-  const counts = (r: Record<string, unknown>): Counts => ({ human: count(r.human), ai: count(r.ai), total: count(r.total) });
+  const counts = (r: Record<string, unknown>): Counts => ({ human: num(r.human), ai: num(r.ai), total: num(r.total) });
   const bySource = new Map(classRows.map((r) => [String(r.source), counts(r)]));
   return {
     classes: SOURCE_CLASSES.map((source) => ({ source, ...(bySource.get(source) ?? { human: 0, ai: 0, total: 0 }) })),
     rows: pageRows.slice(0, page.limit).map((r) => ({ host: String(r.host), source: String(r.source) as SourceClass, ...counts(r) })),
     hasMore: pageRows.length > page.limit,
-    aiShare: dayRows.map((r) => ({ start: count(r.day) * 86_400_000, humans: count(r.humans), fromAiAssistant: count(r.from_ai) })),
+    aiShare: dayRows.map((r) => ({ start: num(r.day) * 86_400_000, humans: num(r.humans), fromAiAssistant: num(r.from_ai) })),
   };
 }

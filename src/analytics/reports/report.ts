@@ -24,9 +24,5 @@ export interface Report<Q extends TSchema, R extends TSchema, Result> {
   wire(result: Result): Static<R>;
 }
 
-/** Any report (for code that runs one without knowing which). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyReport = Report<any, any, any>;
-
 /** Milliseconds since the epoch as the API's date-time. */
 export const iso = (ms: number) => new Date(ms).toISOString();
