@@ -7,7 +7,7 @@ import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '
 import { eventsOfColumns } from '../../engine.ts';
 import type { Report, ReportParams } from '../../reports/report.ts';
 import { httpConnection, parseClickHouseUrl, type ClickHouseConnection, type Row } from './connection.ts';
-import { ClickHouseReads } from './reads.ts';
+import type { ClickHouseReads } from './reads.ts';
 import { migrate } from './schema.ts';
 import { ident, raw, sql, type Sql } from './sql.ts';
 import { deleteBefore, fold, FOLD_MARGIN_MS, unfoldedRows, writeEvents } from './writes.ts';
@@ -49,7 +49,7 @@ export class ClickHouseEngine implements AnalyticsEngine {
 
   private constructor(conn: ClickHouseConnection, database: string, opts: EngineOptions) {
     const db = ident(database);
-    this.reads = new ClickHouseReads(conn, db);
+    this.reads = { db, rows: (q) => conn.rows(q) };
     this.conn = conn;
     this.database = database;
     this.db = db;

@@ -1,8 +1,8 @@
-// What the reports' ClickHouse SQL runs on (src/analytics/reports/): the connection, the database,
+// What the reports' ClickHouse SQL runs on (src/analytics/reports/): the database and its rows,
 // and the range conditions. Counting is exact (uniqExact, never uniq); literals go in through sql.ts.
 import { DAY_MS } from '../../dates.ts';
 import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import type { ClickHouseConnection, Row } from './connection.ts';
+import type { Row } from './connection.ts';
 import { join, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
 export const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
@@ -48,17 +48,8 @@ export function edgeCond(edges: [number, number][]): Sql {
   );
 }
 
-export class ClickHouseReads {
-  readonly c: ClickHouseConnection;
+export interface ClickHouseReads {
   /** The database, quoted: tables are `${db}.events`. */
   readonly db: Sql;
-
-  constructor(c: ClickHouseConnection, db: Sql) {
-    this.c = c;
-    this.db = db;
-  }
-
-  rows(q: Sql): Promise<Row[]> {
-    return this.c.rows(q);
-  }
+  rows(q: Sql): Promise<Row[]>;
 }
