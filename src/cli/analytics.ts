@@ -103,7 +103,10 @@ async function readReport<P extends { hasMore: boolean }, R>(view: ReportView<P,
   if (!o.all || !view.every) return view.page(client)(query);
   let last: P | undefined;
   const rows: R[] = [];
-  for await (const page of view.every(client)(query)) rows.push(...((last = page)[view.rows] as R[]));
+  for await (const page of view.every(client)(query)) {
+    last = page;
+    rows.push(...(page[view.rows] as R[]));
+  }
   return { ...last!, [view.rows]: rows, hasMore: false };
 }
 
