@@ -67,6 +67,12 @@ export const BUILD_SWITCH = ['on', 'off'] as const;
 /** The site's own build as a check: `on` (where the site has one) or `off`. */
 export type BuildSwitch = (typeof BUILD_SWITCH)[number];
 
+export const REVIEW_COMMENT_MODES = ['mention', 'every'] as const;
+/** Which review comments on Folio's pull requests act: `mention` (a review requesting changes, or a comment naming the agent) or `every` comment of a maintainer. */
+export type ReviewCommentMode = (typeof REVIEW_COMMENT_MODES)[number];
+/** The name that calls the agent in a comment: `@` and a user name. */
+export const REVIEW_MENTION_PATTERN = '^@[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$';
+
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
 const projectFields = {
@@ -94,6 +100,8 @@ const projectFields = {
   buildSetup: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own setup step (installs the site's dependencies), a shell command line; empty or null: the framework's." }),
   buildCommand: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own build, a shell command line; empty or null: the framework's (mkdocs build --strict, mint broken-links, docusaurus build)." }),
   buildTimeoutSeconds: Type.Union([Type.Integer({ minimum: 10, maximum: 3600 }), Type.Null()], { description: "The build's time limit in seconds; null: the server's (FOLIO_BUILD_TIMEOUT)." }),
+  reviewComments: Type.String({ minLength: 1, maxLength: 20, description: "Which comments of maintainers on Folio's pull requests start a follow-up turn: mention (the default: a review requesting changes, or a comment naming reviewMention) or every." }),
+  reviewMention: Type.String({ pattern: REVIEW_MENTION_PATTERN, description: 'The name that calls the agent in a review comment (default @folio).' }),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -126,6 +134,8 @@ export const Project = Type.Object({
   buildSetup: Type.Union([Type.String(), Type.Null()]),
   buildCommand: Type.Union([Type.String(), Type.Null()]),
   buildTimeoutSeconds: Type.Union([Type.Integer(), Type.Null()]),
+  reviewComments: Type.Enum(REVIEW_COMMENT_MODES),
+  reviewMention: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Database, ProjectsTable } from './schema.ts';
 import type { CodeHostKind } from '../contracts/common.ts';
 import { newId } from './ids.ts';
-import { BUILD_SWITCH, CHECKS_MODES, type BuildSwitch, type ChecksMode, type Project } from '../contracts/dashboard.ts';
+import { BUILD_SWITCH, CHECKS_MODES, type BuildSwitch, type ChecksMode, type Project, type ReviewCommentMode } from '../contracts/dashboard.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -36,6 +36,9 @@ export interface ProjectInput {
   buildSetup?: string | null;
   buildCommand?: string | null;
   buildTimeoutSeconds?: number | null;
+  /** Which review comments act, and the name that calls the agent. */
+  reviewComments?: ReviewCommentMode;
+  reviewMention?: string;
 }
 
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
@@ -75,6 +78,8 @@ export function projectView(row: ProjectRow): Project {
     buildSetup: row.build_setup ?? null,
     buildCommand: row.build_command ?? null,
     buildTimeoutSeconds: row.build_timeout_seconds ?? null,
+    reviewComments: row.review_comments === 'every' ? 'every' : 'mention',
+    reviewMention: row.review_mention ?? '@folio',
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -120,6 +125,8 @@ export class ProjectStore {
       build_setup: input.buildSetup || null,
       build_command: input.buildCommand || null,
       build_timeout_seconds: input.buildTimeoutSeconds ?? null,
+      review_comments: input.reviewComments ?? 'mention',
+      review_mention: input.reviewMention ?? '@folio',
       created_at: now,
       updated_at: now,
     };
@@ -146,6 +153,8 @@ export class ProjectStore {
     if (input.buildSetup !== undefined) set.build_setup = input.buildSetup || null;
     if (input.buildCommand !== undefined) set.build_command = input.buildCommand || null;
     if (input.buildTimeoutSeconds !== undefined) set.build_timeout_seconds = input.buildTimeoutSeconds;
+    if (input.reviewComments !== undefined) set.review_comments = input.reviewComments;
+    if (input.reviewMention !== undefined) set.review_mention = input.reviewMention;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }
