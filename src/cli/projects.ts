@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readNamedSecret } from '../config.ts';
 import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
 import { BUILD_SWITCH, CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
+import { REVIEW_COMMENT_MODES, type ReviewCommentMode } from '../contracts/dashboard.ts';
 import type { BuildSwitch } from '../contracts/dashboard.ts';
 import { projectView, type ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
@@ -47,6 +48,8 @@ function settingOptions(command: 'create' | 'update'): Option[] {
     new Option('--build-setup <command>', create ? "the site's setup step (installs its dependencies); the framework's by default" : 'empty string: the framework\'s'),
     new Option('--build-command <command>', create ? "the site's build; the framework's by default (mkdocs build --strict, mint broken-links, docusaurus build)" : 'empty string: the framework\'s'),
     new Option('--build-timeout <seconds>', create ? "the build's time limit, 10 to 3600 (FOLIO_BUILD_TIMEOUT by default)" : '"default" for FOLIO_BUILD_TIMEOUT').argParser(buildTimeoutOption),
+    new Option('--review-comments <mode>', create ? "which comments of maintainers on Folio's pull requests start a follow-up: mention (a review requesting changes, or a comment naming the agent; the default) or every" : 'mention or every').choices(REVIEW_COMMENT_MODES),
+    new Option('--review-mention <name>', create ? 'the name that calls the agent in a comment (@folio by default)' : 'e.g. @docs-bot'),
     new Option('--json', 'machine-readable output'),
   ];
 }
@@ -89,6 +92,8 @@ interface CreateOptions {
   buildSetup?: string;
   buildCommand?: string;
   buildTimeout?: number | 'default';
+  reviewComments?: ReviewCommentMode;
+  reviewMention?: string;
   json?: boolean;
 }
 
@@ -112,6 +117,8 @@ function registerCreate(project: Command): void {
         buildSetup: o.buildSetup || null,
         buildCommand: o.buildCommand || null,
         buildTimeoutSeconds: typeof o.buildTimeout === 'number' ? o.buildTimeout : null,
+        reviewComments: o.reviewComments,
+        reviewMention: o.reviewMention,
       }),
     );
     const view = projectView(row);
@@ -153,6 +160,8 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.buildSetup !== undefined) input.buildSetup = (o.buildSetup as string) || null;
   if (o.buildCommand !== undefined) input.buildCommand = (o.buildCommand as string) || null;
   if (o.buildTimeout !== undefined) input.buildTimeoutSeconds = o.buildTimeout === 'default' ? null : (o.buildTimeout as number);
+  if (o.reviewComments !== undefined) input.reviewComments = o.reviewComments as ReviewCommentMode;
+  if (o.reviewMention !== undefined) input.reviewMention = o.reviewMention as string;
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

@@ -5,6 +5,7 @@ import type {
   Job as JobSchema,
   JobChanges as JobChangesSchema,
   JobEvent as JobEventSchema,
+  JobMessage as JobMessageSchema,
   JobStatus as JobStatusSchema,
   UsageReport as UsageReportSchema,
   WebhookDelivery as WebhookDeliverySchema,
@@ -13,6 +14,8 @@ import type { EventsResponse, ImportResponse, NotFoundResponse, ReferrersRespons
 import type { StartSuggestionResponse, SuggestionsResponse } from '../contracts/suggestions.ts';
 
 export type Job = Static<typeof JobSchema>;
+/** The prompt or a follow-up, with the agent's answer once handled and (Folio) where it came from. */
+export type JobMessage = Static<typeof JobMessageSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
 export type JobEvent = Static<typeof JobEventSchema>;
 /** A job status change announced to the project's webhook URL, and how its delivery went. */

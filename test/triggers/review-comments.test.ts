@@ -7,6 +7,8 @@ import { sendGitHub, sendGitLab } from '../fixtures/code-host-sender.ts';
 import { githubIssueComment, githubReview, githubReviewComment, gitlabNote, type GitHubPullRef } from '../fixtures/review-payloads.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
 import { configureTriggers, deliveries, endpoint, messagesOf } from './helpers.ts';
+import { runCli } from '../client/fixtures/run-cli.ts';
+import { jobEvents } from '../agent/e2e-helpers.ts';
 
 const DOCS = {
   'docs.json': JSON.stringify({ name: 'Acme', navigation: [{ group: 'Start', pages: ['index'] }] }, null, 2) + '\n',
@@ -102,6 +104,17 @@ describe('review comments on GitHub pull requests', () => {
     expect(answer.body).toContain(sha);
     expect(answer.body).toContain(MARKER);
     expect(e.host.github.invalid()).toEqual([]);
+  });
+
+  it('the CLI and the events show the turn as from a review by @alice, with its link', async () => {
+    const env = { FOLIO_URL: e.server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId };
+    const run = await runCli(['jobs', 'messages', job.id], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`review by @alice ${docsUrl}/pull/1#discussion_r501`);
+    const queued = (await jobEvents(e.server, projectId, job.id, key)).filter((x) => x.type === 'message.queued');
+    expect(queued.at(-1)!.data).toEqual({ seq: 2, origin: { kind: 'review', reviewer: 'alice', url: `${docsUrl}/pull/1#discussion_r501` } });
+    const events = await runCli(['jobs', 'events', job.id], env);
+    expect(events.stdout).toContain('#2 from a review by @alice');
   });
 
   it('the same comment delivered again, or its review, is one turn', async () => {
