@@ -1,6 +1,6 @@
 // Project settings: repository, branch, code host, model, draft PRs, checks, redirect hosts, webhook, analytics origins, script tag.
 import { useState } from 'react';
-import { api, type BuildSwitch, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
+import { api, type BuildSwitch, type ChecksMode, type Project, type ProjectInput, type ReviewCommentMode, type Session } from '../api.ts';
 import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 import { CODE_HOST_OPTIONS } from './projects.tsx';
@@ -32,6 +32,11 @@ const CHECKS_OPTIONS: readonly Option<ChecksMode>[] = [
   ['off', 'Off'],
 ];
 
+const REVIEW_OPTIONS: readonly Option<ReviewCommentMode>[] = [
+  ['mention', 'A review requesting changes, or a comment naming the agent'],
+  ['every', 'Every comment of a maintainer'],
+];
+
 const BUILD_OPTIONS: readonly Option<BuildSwitch>[] = [
   ['on', 'On: run the site’s build as a check'],
   ['off', 'Off'],
@@ -56,6 +61,8 @@ interface Draft {
   buildCommand: string;
   /** The build's time limit in seconds as typed; empty: the server's. */
   buildTimeout: string;
+  reviewComments: ReviewCommentMode;
+  reviewMention: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -80,6 +87,8 @@ const draftOf = (p: Project): Draft => ({
   buildSetup: p.buildSetup ?? '',
   buildCommand: p.buildCommand ?? '',
   buildTimeout: p.buildTimeoutSeconds === null ? '' : String(p.buildTimeoutSeconds),
+  reviewComments: p.reviewComments,
+  reviewMention: p.reviewMention,
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -128,6 +137,8 @@ function inputOf(d: Draft): ProjectInput {
     buildSetup: d.buildSetup.trim() || null,
     buildCommand: d.buildCommand.trim() || null,
     buildTimeoutSeconds: buildTimeoutOf(d.buildTimeout),
+    reviewComments: d.reviewComments,
+    reviewMention: d.reviewMention.trim(),
     webhookUrl: d.webhookUrl.trim() || null,
     siteOrigins: listOf(d.origins),
   };
@@ -158,6 +169,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
         <RepositoryFields bind={bind} project={project} session={session} />
         <AgentFields bind={bind} models={session.models} />
         <BuildFields bind={bind} />
+        <ReviewFields bind={bind} />
         <WebhookFields bind={bind} project={project} />
         <AnalyticsFields bind={bind} project={project} />
         <div className="actions">
@@ -237,6 +249,21 @@ function BuildFields({ bind }: { bind: Bind }) {
         <TextField id="s-build-timeout" label="Build time limit (seconds)" {...bind('buildTimeout')} placeholder="server default" hint="10 to 3600." />
         <TextField id="s-build-setup" label="Setup command" {...bind('buildSetup')} placeholder="framework default" hint="Installs the site’s dependencies; runs once per lockfile." />
         <TextField id="s-build-command" label="Build command" {...bind('buildCommand')} placeholder="framework default" />
+      </div>
+    </Fieldset>
+  );
+}
+
+function ReviewFields({ bind }: { bind: Bind }) {
+  return (
+    <Fieldset legend="Review comments">
+      <p className="hint">
+        Comments on Folio’s pull requests by people allowed to change the repository become follow-up turns of the job; Folio answers in the thread with its commit. Others’ comments are
+        listed under the trigger deliveries with the reason.
+      </p>
+      <div className="grid-2">
+        <SelectField id="s-review" label="Comments that act" {...bind('reviewComments')} options={REVIEW_OPTIONS} />
+        <TextField id="s-review-mention" label="Name that calls the agent" {...bind('reviewMention')} placeholder="@folio" hint="@ and a user name." />
       </div>
     </Fieldset>
   );
