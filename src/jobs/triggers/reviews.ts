@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import { CodedError } from '../../errors.ts';
-import { CodeHostError, parseRepositoryUrl, triggerAdapter } from '../../codehost/index.ts';
+import { CodeHostError, parseRepositoryUrl, triggerAdapter, type CodeHostAccess } from '../../codehost/index.ts';
 import { mentions, type ReplyTarget, type ReviewComment, type ReviewEvent } from '../../codehost/reviews.ts';
 import type { ProjectStore, ProjectRow } from '../../store/projects.ts';
 import type { TriggerStore } from '../../store/triggers.ts';
@@ -105,7 +105,7 @@ export class ReviewComments {
   }
 
   /** Every comment of the review; the delivery's own when the API cannot be read (it still acts on what it has). */
-  async #comments(access: Parameters<ReturnType<typeof triggerAdapter>['reviewComments']>[0], e: ReviewEvent, signal: AbortSignal): Promise<ReviewComment[]> {
+  async #comments(access: CodeHostAccess, e: ReviewEvent, signal: AbortSignal): Promise<ReviewComment[]> {
     try {
       return await triggerAdapter(e.host).reviewComments(access, e, signal);
     } catch (err) {
