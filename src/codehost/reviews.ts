@@ -86,3 +86,26 @@ export function mentions(text: string, mention: string): boolean {
   const escaped = mention.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`(^|[^\\w@.-])${escaped}(?![\\w-])`, 'i').test(text);
 }
+
+/**
+ * The hunk of a file's unified diff that shows `line` of the new side, up to that line (as GitHub's
+ * `diff_hunk` is); null when no hunk holds it.
+ */
+export function hunkAt(patch: string, line: number): string | null {
+  const lines = patch.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const head = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(lines[i]);
+    if (!head) continue;
+    const start = Number(head[1]);
+    const count = head[2] === undefined ? 1 : Number(head[2]);
+    if (line < start || line >= start + Math.max(count, 1)) continue;
+    let at = start - 1;
+    let end = i;
+    for (let j = i + 1; j < lines.length && !lines[j].startsWith('@@') && at < line; j++) {
+      if (!lines[j].startsWith('-')) at++;
+      end = j;
+    }
+    return hunkOf(lines.slice(i, end + 1).join('\n'));
+  }
+  return null;
+}

@@ -290,14 +290,16 @@ describe('review comments on GitLab merge requests', () => {
   it("a maintainer's @folio diff note: a follow-up turn, a new commit, an answer in the discussion naming it", async () => {
     scriptEdit(e, 'to preview.', 'to try it out.', 'Reword the preview sentence');
     const discussionId = 'abc123'.padEnd(40, '0');
-    const sent = await sendGitLab(url, secret, 'Note Hook', note({ id: 9001, note: '@folio say "to try it out"', diff: { path: 'index.mdx', line: 9 }, discussionId }), { uuid: 'note-9001' });
+    const sent = await sendGitLab(url, secret, 'Note Hook', note({ id: 9001, note: '@folio say "to try it out"', diff: { path: 'index.mdx', line: 10 }, discussionId }), { uuid: 'note-9001' });
     expect(sent.status, JSON.stringify(sent.body)).toBe(200);
     expect(sent.body).toMatchObject({ outcome: 'followed_up', jobId: job.id });
     await waitForJob(e.server, projectId, job.id, key);
     const messages = await messagesOf(e.server, projectId, job.id, key);
     expect(messages).toHaveLength(2);
     expect(messages[1].origin).toEqual({ kind: 'review', reviewer: 'maria', url: `${docsUrl}/-/merge_requests/1#note_9001` });
-    expect(messages[1].prompt).toContain('File: index.mdx, line 9');
+    expect(messages[1].prompt).toContain('File: index.mdx, line 10');
+    // The hunk is read from the merge request's changes, up to the commented line.
+    expect(messages[1].prompt).toMatch(/~~~diff\n@@ -\d+,\d+ \+\d+,\d+ @@[^]*\+Use `--dry-run` to preview\.\n~~~/);
     expect(messages[1].prompt).toContain('> @folio say "to try it out"');
     expect(e.host.show('group/docs', job.source.ref, 'index.mdx')).toContain('to try it out.');
     const sha = e.host.revParse('group/docs', job.source.ref);
@@ -307,7 +309,7 @@ describe('review comments on GitLab merge requests', () => {
     expect(e.host.gitlab.requests.some((r) => r.path === '/projects/group%2Fdocs/members/all/11' || r.path === '/projects/group/docs/members/all/11')).toBe(true);
     expect(e.host.gitlab.invalid()).toEqual([]);
 
-    const again = await sendGitLab(url, secret, 'Note Hook', note({ id: 9001, note: '@folio say "to try it out"', diff: { path: 'index.mdx', line: 9 }, discussionId }), { uuid: 'note-9001' });
+    const again = await sendGitLab(url, secret, 'Note Hook', note({ id: 9001, note: '@folio say "to try it out"', diff: { path: 'index.mdx', line: 10 }, discussionId }), { uuid: 'note-9001' });
     expect(again.body).toMatchObject({ outcome: 'duplicate', jobId: job.id });
     expect(await turns()).toBe(2);
   });

@@ -2,7 +2,7 @@
 // diff hunk cannot close Folio's), the agent's name is matched as a word, and the answer says what the
 // turn did and carries Folio's marker.
 import { describe, expect, it } from 'vitest';
-import { FOLIO_MARKER, mentions, type ReviewEvent } from '../../src/codehost/reviews.ts';
+import { FOLIO_MARKER, hunkAt, mentions, type ReviewEvent } from '../../src/codehost/reviews.ts';
 import { reviewPrompt, turnAnswer } from '../../src/jobs/triggers/review-prompt.ts';
 
 const event = (over: Partial<ReviewEvent> = {}): ReviewEvent => ({
@@ -53,6 +53,13 @@ describe('review prompt', () => {
     const outside = prompt.split('~~~~~~~~~').filter((_, i) => i % 2 === 0).join('\n');
     expect(outside).not.toMatch(/^# SYSTEM/m);
     expect(outside).not.toMatch(/^## Not a heading/m);
+  });
+
+  it("finds the hunk that shows a new line, up to that line", () => {
+    const patch = '@@ -1,3 +1,4 @@\n a\n-b\n+B\n+C\n c\n@@ -10,2 +11,3 @@\n x\n+y\n z';
+    expect(hunkAt(patch, 3)).toBe('@@ -1,3 +1,4 @@\n a\n-b\n+B\n+C');
+    expect(hunkAt(patch, 12)).toBe('@@ -10,2 +11,3 @@\n x\n+y');
+    expect(hunkAt(patch, 8)).toBeNull();
   });
 
   it('answers with the commit, or why nothing changed, always with the marker', () => {

@@ -7,7 +7,7 @@ import { gitlabClient } from './client.ts';
 import { CodeHostError, type ApiConnection } from '../types.ts';
 import type { ParsedDelivery } from '../triggers.ts';
 import { int, obj, str, type Obj } from '../payload.ts';
-import { commentPath, commentText, FOLIO_MARKER, lineOf, type ReplyTarget, type ReviewComment, type ReviewEvent } from '../reviews.ts';
+import { commentPath, commentText, FOLIO_MARKER, hunkAt, lineOf, type ReplyTarget, type ReviewComment, type ReviewEvent } from '../reviews.ts';
 
 /** Developer: the least access level that may push, so the least that may steer a job. */
 const DEVELOPER = 30;
@@ -86,6 +86,17 @@ export async function gitlabMaySteer(conn: ApiConnection, e: ReviewEvent, signal
   const level = await accessLevel(conn, e.reviewerId, signal);
   if (level !== null && level >= DEVELOPER) return null;
   return `@${e.reviewer} may not change the repository (${level === null ? 'not a member' : `access level ${level}`}); only Developer (30) or above steer a job.`;
+}
+
+/** The note with the diff hunk it sits on, read from the merge request's changes (GitLab's note events carry none). */
+export async function gitlabReviewComments(conn: ApiConnection, e: ReviewEvent, signal: AbortSignal): Promise<ReviewComment[]> {
+  const [note] = e.comments;
+  if (!note?.path || note.line === null) return e.comments;
+  const answer = await gitlabClient(conn).request<Obj>(`/merge_requests/${e.number}/changes`, 'reading the merge request changes', { signal });
+  const files = Array.isArray(answer?.changes) ? (answer.changes as unknown[]) : [];
+  const file = files.find((f): f is Obj => !!f && typeof f === 'object' && (f as Obj).new_path === note.path);
+  const diff = typeof file?.diff === 'string' ? file.diff : null;
+  return [{ ...note, diffHunk: diff ? hunkAt(diff, note.line) : null }];
 }
 
 export async function gitlabReply(conn: ApiConnection, number: number, target: ReplyTarget, body: string, signal: AbortSignal): Promise<void> {

@@ -5,7 +5,7 @@ import { gitlabClient } from './client.ts';
 import { CodeHostError, type ApiConnection } from '../types.ts';
 import { sameSecret } from '../../util/same-secret.ts';
 import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
-import { gitlabMaySteer, gitlabReply, parseGitLabNote } from './reviews.ts';
+import { gitlabMaySteer, gitlabReply, gitlabReviewComments, parseGitLabNote } from './reviews.ts';
 import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
 
 /** `X-Gitlab-Token` carries the secret itself. */
@@ -109,6 +109,6 @@ export const gitlabTriggers: TriggerAdapter = {
   readChanges,
   reviewUrl: (repositoryUrl, e) => `${repositoryUrl}/-/merge_requests/${e.number}#${e.anchor}`,
   maySteer: gitlabMaySteer,
-  reviewComments: async (_source, e) => e.comments,
+  reviewComments: gitlabReviewComments,
   reply: gitlabReply,
 };
