@@ -1,7 +1,7 @@
 // Review comments on Folio's pull requests (jobs/triggers/reviews.ts): which job a pull request
 // belongs to, and the answers Folio owes on pull requests (review_replies, migration 015), each
 // claimed by one process before it is sent. What a turn did is read from its message and events.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database, ReviewRepliesTable } from './schema.ts';
 import { newId } from './ids.ts';
 
@@ -9,6 +9,8 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 /** A claim older than this is taken to be a dead process's: the answer is tried again. */
 const STALE_CLAIM_MS = 5 * 60_000;
+/** A failed answer waits this long per attempt before the next (the code host may be away). */
+const BACKOFF_MS = 30_000;
 
 export type ReplyRow = ReviewRepliesTable;
 export type NewReply = Pick<ReviewRepliesTable, 'project_id' | 'job_id' | 'seq' | 'text' | 'host' | 'repository_url' | 'pr_number' | 'target'>;
@@ -40,13 +42,14 @@ export async function queueReply(db: Db, reply: NewReply): Promise<string> {
   return id;
 }
 
-/** Answers that can be sent now: waiting for nothing, or for a turn that has ended (or a stale claim). */
+/** Answers that can be sent now: waiting for nothing, or for a turn that has ended (or a stale claim); a failed one after its backoff. */
 export async function dueReplies(db: Kysely<Database>, limit: number): Promise<ReplyRow[]> {
-  const stale = Date.now() - STALE_CLAIM_MS;
+  const now = Date.now();
+  const rested = sql<boolean>`(r.attempts = 0 or r.answered_at + r.attempts * ${BACKOFF_MS} < ${now})`;
   return db
     .selectFrom('review_replies as r')
     .selectAll('r')
-    .where((eb) => eb.or([eb('r.state', '=', 'pending'), eb.and([eb('r.state', '=', 'sending'), eb('r.answered_at', '<', stale)])]))
+    .where((eb) => eb.or([eb.and([eb('r.state', '=', 'pending'), rested]), eb.and([eb('r.state', '=', 'sending'), eb('r.answered_at', '<', now - STALE_CLAIM_MS)])]))
     .where((eb) =>
       eb.or([
         eb('r.seq', 'is', null),
