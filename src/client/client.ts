@@ -12,6 +12,7 @@ import {
   type JobChanges,
   type JobEvent,
   type JobEventPage,
+  type JobMessage,
   type JobPage,
   type JobStatus,
   type UsageReport,
@@ -233,6 +234,12 @@ export class FolioClient {
       idempotencyKey: this.idemKey(opts),
       signal: opts.signal,
     });
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}/messages: the prompt and every follow-up, in order. */
+  async jobMessages(id: string, opts: CallOptions = {}): Promise<JobMessage[]> {
+    const res = await this.request<{ messages: JobMessage[] }>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/messages`, { signal: opts.signal });
+    return res.messages;
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/archive: archives the job (final), stopping a running one. */

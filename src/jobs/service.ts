@@ -5,7 +5,7 @@ import { LRUCache } from 'lru-cache';
 import { retrying } from '../util/retry.ts';
 import type { Config } from '../config.ts';
 import { CodedError } from '../errors.ts';
-import type { Job, JobTrigger } from '../contracts/jobs.ts';
+import type { Job, JobTrigger, MessageOrigin } from '../contracts/jobs.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database, JobStatus } from '../store/schema.ts';
 import { newId } from '../store/ids.ts';
@@ -39,8 +39,8 @@ export interface TransactionJobs {
   /** Starts a job on the project's default model (takes a job-creation rate-limit slot). */
   /** `title`: the job's title until its pull request names it (default: the prompt's first line). */
   create(input: { prompt: string; trigger: JobTrigger; title?: string }): Promise<Job>;
-  /** Queues a follow-up on a job (takes a follow-up slot); 404 unknown, 409 archived. */
-  followUp(jobId: string, prompt: string): Promise<Job>;
+  /** Queues a follow-up on a job (takes a follow-up slot); 404 unknown, 409 archived. `origin`: a review comment's. */
+  followUp(jobId: string, prompt: string, origin?: MessageOrigin): Promise<Job & { seq: number }>;
 }
 
 export interface JobsServiceDeps {
@@ -247,7 +247,8 @@ export class JobsService {
     jobId: string,
     prompt: string,
     takeSlot: () => Promise<unknown>,
-  ): Promise<{ row: JobRow; event: JobEventView; reopened: boolean }> {
+    origin: MessageOrigin | null = null,
+  ): Promise<{ row: JobRow; event: JobEventView; reopened: boolean; seq: number }> {
     // Row lock: a concurrent archive or end of turn either sees this message or waits for it.
     const job = await this.deps.dialect
       .forUpdate(trx.selectFrom('jobs').selectAll().where('id', '=', jobId).where('project_id', '=', projectId))
@@ -263,7 +264,10 @@ export class JobsService {
       .executeTakeFirstOrThrow();
     const seq = Number(max ?? 0) + 1;
     const now = Date.now();
-    await trx.insertInto('job_messages').values({ job_id: jobId, seq, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
+    await trx
+      .insertInto('job_messages')
+      .values({ job_id: jobId, seq, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null, origin: origin && JSON.stringify(origin) })
+      .execute();
     const reopened = job.status !== 'active';
     const row: JobRow = { ...job, status: 'active', updated_at: now, error_code: null, error_message: null };
     await trx
@@ -272,8 +276,8 @@ export class JobsService {
       .where('id', '=', jobId)
       .execute();
     if (reopened) await enqueueWebhook(trx, row, this.deps.config.models.prices, now);
-    const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq });
-    return { row, event, reopened };
+    const event = await insertJobEvent(trx, this.deps.dialect, jobId, 'message.queued', { seq, ...(origin ? { origin } : {}) });
+    return { row, event, reopened, seq };
   }
 
   /**
@@ -303,15 +307,15 @@ export class JobsService {
             });
             return jobView(row, config.models.prices);
           },
-          followUp: async (jobId, prompt) => {
+          followUp: async (jobId, prompt, origin) => {
             const take = () => takeRateSlot(trx, projectId, 'follow_up', config.rateLimits.followUpPerHour, 'follow-up messages');
-            const { row, event, reopened } = await this.queueMessage(trx, projectId, jobId, prompt, take);
+            const { row, event, reopened, seq } = await this.queueMessage(trx, projectId, jobId, prompt, take, origin);
             after.push(() => {
               this.events.publish(row.id, event);
               this.workQueued();
               if (reopened) this.statusChanged(row);
             });
-            return jobView(row, config.models.prices);
+            return { ...jobView(row, config.models.prices), seq };
           },
         };
         return fn(trx, ops);
@@ -425,6 +429,7 @@ export class JobsService {
       outcome: m.outcome,
       title: m.title,
       summary: m.summary,
+      origin: m.origin ? (JSON.parse(m.origin) as MessageOrigin) : null,
     }));
   }
 

@@ -264,6 +264,17 @@ describe('dashboard in the browser', () => {
     await page.getByText('completed', { exact: true }).first().waitFor({ timeout: 60_000 });
   });
 
+  it('shows a follow-up from a review comment as from a review by @name, linked', async () => {
+    const { jobId } = await jobFromMergedPullRequest(e.server, e.host, { projectId, repo: 'acme/reviewed' });
+    const url = `${e.host.origin}/acme/docs/pull/1#discussion_r501`;
+    e.llm.setResponder(sequence([toolCall('finish', { title: 'Reworded', summary: 'As asked.' })]));
+    await e.server.services.jobs.transact(projectId, (_trx, ops) => ops.followUp(jobId, '@alice commented on this job’s pull request.', { kind: 'review', reviewer: 'alice', url }));
+    await page.goto(`${e.server.url}/projects/${projectId}/jobs/${jobId}`);
+    const origin = page.locator('.messages').getByRole('link', { name: 'from a review by @alice' });
+    await origin.waitFor();
+    expect(await origin.getAttribute('href')).toBe(url);
+  });
+
   it('shows analytics for ingested events and exports the table as CSV', async () => {
     const now = Date.now();
     const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
@@ -340,7 +351,14 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Build time limit (seconds)').fill('120');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    const built = await e.server.services.projects.get(projectId);
+    await page.getByLabel('Comments that act').selectOption('every');
+    await page.getByLabel('Name that calls the agent').fill('@docs-bot');
+    const built = await (async () => {
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByText('Settings saved.').waitFor();
+      return e.server.services.projects.get(projectId);
+    })();
+    expect(built).toMatchObject({ review_comments: 'every', review_mention: '@docs-bot' });
     expect(built).toMatchObject({ build: 'on', build_command: 'make docs', build_setup: 'make deps', build_timeout_seconds: 120 });
     // A time limit out of range is refused, and nothing is saved.
     await page.getByLabel('Build time limit (seconds)').fill('5');
