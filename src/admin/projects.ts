@@ -12,6 +12,7 @@ import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../gi
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
 import { CodedError } from '../errors.ts';
 import { dnsHostName } from '../util/host-name.ts';
+import { checkRepositoryReachable, type RepositoryCheckConfig } from './repository-check.ts';
 
 export { projectView, type Project, type ProjectRow };
 
@@ -99,13 +100,19 @@ function checkBuildSettings(input: Partial<ProjectSettings>): void {
   }
 }
 
+/** A project as saved, with what the repository check could not confirm (sentences; repository-check.ts). */
+export type SavedProject = ProjectRow & { readonly warnings: string[] };
+
+/** The settings that change how the repository is reached: saving one asks the repository again. */
+const REPOSITORY_FIELDS = ['repositoryUrl', 'baseBranch', 'codeHost', 'repoToken'] as const;
+
 export class ProjectsService {
   readonly store: ProjectStore;
-  private readonly config: Pick<Config, 'repositories' | 'outbound'>;
+  private readonly config: RepositoryCheckConfig;
   private readonly resolve: Resolve | undefined;
 
-  /** `resolve`: name resolution for the webhook URL check (tests). */
-  constructor(db: Kysely<Database>, config: Pick<Config, 'repositories' | 'outbound' | 'secret'>, resolve?: Resolve) {
+  /** `resolve`: name resolution for the webhook URL and repository checks (tests). */
+  constructor(db: Kysely<Database>, config: RepositoryCheckConfig & Pick<Config, 'secret'>, resolve?: Resolve) {
     this.store = new ProjectStore(db, config);
     this.config = config;
     this.resolve = resolve;
@@ -141,14 +148,35 @@ export class ProjectsService {
     return input.redirectHosts === undefined ? input : { ...input, redirectHosts: checkRedirectHosts(input.redirectHosts) };
   }
 
-  async create(input: ProjectSettings): Promise<ProjectRow> {
+  /** Checks the settings, asks the repository (a refusal throws RepositoryCheckError), then saves. */
+  async create(input: ProjectSettings): Promise<SavedProject> {
     const checked = await this.validate(input);
-    return this.store.create({ ...checked, codeHost: checked.codeHost ?? inferCodeHost(checked.repositoryUrl) });
+    const codeHost = checked.codeHost ?? inferCodeHost(checked.repositoryUrl);
+    const target = { repositoryUrl: checked.repositoryUrl, baseBranch: checked.baseBranch ?? 'main', codeHost, repoToken: checked.repoToken ?? null };
+    const warnings = await checkRepositoryReachable(target, this.config, this.resolve);
+    return { ...(await this.store.create({ ...checked, codeHost })), warnings };
   }
 
   /** The project after the change; undefined when there is no such project. */
-  async update(id: string, input: Partial<ProjectSettings>): Promise<ProjectRow | undefined> {
-    return this.store.update(id, await this.validate(input));
+  async update(id: string, input: Partial<ProjectSettings>): Promise<SavedProject | undefined> {
+    const checked = await this.validate(input);
+    const warnings = await this.checkChangedRepository(id, checked);
+    const row = await this.store.update(id, checked);
+    return row && { ...row, warnings };
+  }
+
+  /** Asks the repository again when a change touches how it is reached, with the settings it would have. */
+  private async checkChangedRepository(id: string, input: Partial<ProjectSettings>): Promise<string[]> {
+    if (!REPOSITORY_FIELDS.some((field) => input[field] !== undefined)) return [];
+    const row = await this.store.get(id);
+    if (!row) return [];
+    const target = {
+      repositoryUrl: input.repositoryUrl ?? row.repository_url,
+      baseBranch: input.baseBranch ?? row.base_branch,
+      codeHost: input.codeHost ?? row.code_host,
+      repoToken: input.repoToken !== undefined ? input.repoToken : this.store.secrets(row).repoToken,
+    };
+    return checkRepositoryReachable(target, this.config, this.resolve);
   }
 
   get(id: string): Promise<ProjectRow | undefined> {

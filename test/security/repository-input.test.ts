@@ -229,7 +229,8 @@ describe("git's output stays in the server log", () => {
     let child: Child | undefined;
     try {
       // The token is also in the URL's path, so git's own message ("repository '…' not found") carries it.
-      const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: token };
+      // The repository does not exist: saved without asking it (the check would refuse it), so the job meets git's error.
+      const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: token, FOLIO_REPOSITORY_CHECK: 'false' };
       const project = JSON.parse((await runCli(['project', 'create', '--name', 'L', '--repository', `${host.origin}/acme/${token}.git`, '--code-host', 'github', '--json'], env)).stdout);
       expect((await runCli(['project', 'update', project.id, '--repo-token-env', 'DOCS_TOKEN'], env)).code).toBe(0);
       const key = JSON.parse((await runCli(['key', 'create', '--project', project.id, '--json'], env)).stdout).key;

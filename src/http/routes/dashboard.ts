@@ -40,8 +40,9 @@ export function scriptTag(baseUrl: string, projectId: string): string {
 
 const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-function projectBody(request: FastifyRequest, row: ProjectRow): DashboardProject {
-  return { ...projectView(row), scriptTag: scriptTag(baseUrlOf(request), row.id) };
+function projectBody(request: FastifyRequest, row: ProjectRow & { warnings?: string[] }): DashboardProject {
+  const warnings = row.warnings?.length ? { warnings: row.warnings } : {};
+  return { ...projectView(row), scriptTag: scriptTag(baseUrlOf(request), row.id), ...warnings };
 }
 
 /**
@@ -139,7 +140,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/api/projects',
-    { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403) } }, config: ACCESS.operator },
+    { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403, 422) } }, config: ACCESS.operator },
     async (request, reply) => {
       const input = projectInput(request.body);
       checkModel(config, input.defaultModel);
@@ -156,7 +157,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch(
     '/api/projects/:projectId',
-    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator },
+    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404, 422) } }, config: ACCESS.operator },
     async (request) => {
       await projects.require(request.params.projectId);
       const input = projectInput(request.body);
