@@ -8,7 +8,7 @@ import { FolioError } from '../client/errors.ts';
 import type { ImportResult } from '../client/types.ts';
 import { ImportError } from '../analytics/import-error.ts';
 import type { LogFormat, SkipReason } from '../analytics/log-lines/line-converter.ts';
-import { fieldsFrom, type ImportProgress, type LogImportResult } from '../analytics/log-import.ts';
+import { fieldsFrom, type ImportProgress, type LogImportResult, type ViewKinds } from '../analytics/log-import.ts';
 import { logPieces } from '../analytics/log-pieces.ts';
 
 export interface ImportSummary {
@@ -16,6 +16,8 @@ export interface ImportSummary {
   linesRead: number;
   viewsRecorded: number;
   crawlers: number;
+  /** The views read by kind: with `crawlers` and the skips other than `duplicate`, every line read once. */
+  kinds: ViewKinds;
   skipped: Record<SkipReason | 'duplicate' | 'rejected', number>;
   errors: { line: number; code: string; error: string }[];
   seconds: number;
@@ -54,6 +56,7 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
     recorded: 0,
     duplicates: 0,
     crawlers: 0,
+    kinds: { pageViews: 0, notFound: 0, crawlerNotFound: 0 },
     rejected: 0,
     skipped: { unparseable: 0, method: 0, status: 0, asset: 0, empty: 0 },
     errors: [],
@@ -65,6 +68,8 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
     total.recorded += r.recorded;
     total.duplicates += r.duplicates;
     total.crawlers += r.crawlers;
+    // A server from before `kinds` leaves them out: its summary then cannot split the views.
+    for (const k of ['pageViews', 'notFound', 'crawlerNotFound'] as const) total.kinds[k] += r.kinds?.[k] ?? 0;
     total.rejected += r.rejected;
     for (const [reason, n] of Object.entries(r.skipped ?? {})) total.skipped[reason as SkipReason] += n;
   };
@@ -123,6 +128,7 @@ export async function runImport(files: string[], opts: ImportOptions, progress: 
     linesRead: r.lines,
     viewsRecorded: r.recorded,
     crawlers: r.crawlers,
+    kinds: r.kinds,
     skipped: { ...r.skipped, duplicate: r.duplicates, rejected: r.rejected },
     errors: r.errors,
     seconds: (performance.now() - started) / 1000,

@@ -215,6 +215,19 @@ export const ImportResponse = Type.Object({
       { description: 'Raw logs only: lines that are not page views, by reason (not counted as rejected).' },
     ),
   ),
+  kinds: Type.Optional(
+    Type.Object(
+      {
+        pageViews: Type.Integer({ description: 'Views by people and AI agents.' }),
+        notFound: Type.Integer({ description: 'Not-found views (404, 410) by people and AI agents, stored for the not-found report.' }),
+        crawlerNotFound: Type.Integer({ description: 'Not-found views by crawlers and bots: not kept.' }),
+      },
+      {
+        description:
+          'Raw logs only: the page views read, by kind (before duplicates are taken out). `pageViews + notFound + crawlers + crawlerNotFound + rejected` and the `skipped` counts add up to `received`.',
+      },
+    ),
+  ),
 });
 export type ImportResponse = Static<typeof ImportResponse>;
 
