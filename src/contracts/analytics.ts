@@ -9,7 +9,8 @@ const DateParam = (which: 'from' | 'to') =>
       which === 'from'
         ? 'Inclusive start: YYYY-MM-DD (00:00 UTC) or ISO 8601 with an offset. Missing = unbounded.'
         : 'Exclusive end: results include times before it, not on it. YYYY-MM-DD (00:00 UTC) or ISO 8601 with an offset. Missing = unbounded.',
-    examples: ['2025-01-01'],
+    // A month: the start of one and of the next (the end is exclusive).
+    examples: [which === 'from' ? '2026-10-01' : '2026-11-01'],
   });
 
 export const RangeQuery = Type.Object({

@@ -19,6 +19,7 @@ import { analyticsRoutes } from './routes/analytics.ts';
 import { browserScriptRoute, collectRoutes } from './routes/analytics-browser.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
 import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
+import { nameOperations } from './operation-ids.ts';
 import { ACCESS, authPlugin, publicScope } from './auth.ts';
 import { httpErrorOf } from './error-status.ts';
 import { triggerRoutes } from './routes/triggers.ts';
@@ -253,6 +254,7 @@ export async function buildApp(services: HttpServices, opts: AppOptions = {}): P
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
   });
   answerErrors(app);
+  nameOperations(app);
 
   // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
   await registerServices(app, services);
