@@ -106,7 +106,7 @@ describe('the weekly automatic job in Settings', () => {
     const { projectId } = await projectWithBrokenPath('acme/weekly-setting');
     const page = await signedInPage(browser, e.server, { width: 390, height: 844 }, errors);
     await page.goto(`${e.server.url}/projects/${projectId}/settings`);
-    const field = page.getByLabel('Fix broken paths weekly at');
+    const field = page.getByLabel('Weekly automatic fix: visitors a broken path needs');
     expect(await field.inputValue()).toBe('');
     await field.fill('ten');
     await page.getByRole('button', { name: 'Save settings' }).click();
