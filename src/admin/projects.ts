@@ -139,13 +139,16 @@ export class ProjectsService {
         throw err;
       }
     }
-    for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
+    // A trailing slash (as a browser's address bar shows an origin) is tidied away, not refused.
+    const siteOrigins = input.siteOrigins?.map((o) => o.trim().replace(/\/+$/, ''));
+    for (const origin of siteOrigins ?? []) checkOrigin(origin);
     checkBuildSettings(input);
     const min = input.autoFixMinVisitors;
     if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
       throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');
     }
-    return input.redirectHosts === undefined ? input : { ...input, redirectHosts: checkRedirectHosts(input.redirectHosts) };
+    const tidied = siteOrigins === undefined ? input : { ...input, siteOrigins };
+    return input.redirectHosts === undefined ? tidied : { ...tidied, redirectHosts: checkRedirectHosts(input.redirectHosts) };
   }
 
   /** Checks the settings, asks the repository (a refusal throws RepositoryCheckError), then saves. */

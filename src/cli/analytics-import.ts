@@ -10,6 +10,7 @@ import { ImportError } from '../analytics/import-error.ts';
 import type { LogFormat, SkipReason } from '../analytics/log-lines/line-converter.ts';
 import { fieldsFrom, type ImportProgress, type LogImportResult, type ViewKinds } from '../analytics/log-import.ts';
 import { logPieces } from '../analytics/log-pieces.ts';
+import { inCliWords } from './errors.ts';
 
 export interface ImportSummary {
   files: number;
@@ -50,7 +51,12 @@ export const DIRECT_BATCH = 250_000;
 async function importOverHttp(files: string[], opts: ImportOptions, fields: Record<string, string[]>, progress: ImportProgress): Promise<LogImportResult> {
   if (!opts.key) throw new ImportError('--url needs an API key with the write scope: --key or FOLIO_API_KEY.');
   const url = opts.url!;
-  const client = new FolioClient({ baseUrl: url, apiKey: opts.key, projectId: opts.project, timeoutMs: 600_000 });
+  let client: FolioClient;
+  try {
+    client = new FolioClient({ baseUrl: url, apiKey: opts.key, projectId: opts.project, timeoutMs: 600_000 });
+  } catch (err) {
+    throw new ImportError(inCliWords((err as Error).message.replace(/^FolioClient: /, '')));
+  }
   const total: LogImportResult = {
     lines: 0,
     recorded: 0,

@@ -117,9 +117,10 @@ describe('folio project create', () => {
       const refused = await runCli(['project', 'create', '--name', 'X', '--repository', typo, '--code-host', 'github'], server.env);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toBe(`folio: Repository ${typo} was not found: check the owner and name, and that the project's token can see it.\n`);
-      const saved = await runCli(['project', 'create', '--name', 'Y', '--repository', deadUrl, '--code-host', 'github', '--json'], server.env);
+      // A site origin as the address bar shows it (trailing slash) is tidied, not refused.
+      const saved = await runCli(['project', 'create', '--name', 'Y', '--repository', deadUrl, '--code-host', 'github', '--site-origin', 'https://docs.acme.dev/', '--json'], server.env);
       expect(saved.code, saved.stderr).toBe(0);
-      expect(JSON.parse(saved.stdout).repositoryUrl).toBe(deadUrl);
+      expect(JSON.parse(saved.stdout)).toMatchObject({ repositoryUrl: deadUrl, siteOrigins: ['https://docs.acme.dev'] });
       expect(saved.stderr).toMatch(new RegExp(`^folio: warning: Repository ${deadUrl.replace(/[.]/g, '\\.')} could not be checked .*\\n$`));
     } finally {
       await other.close();

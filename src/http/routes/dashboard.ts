@@ -47,14 +47,13 @@ function projectBody(request: FastifyRequest, row: ProjectRow & { warnings?: str
 
 /**
  * A project body as the store's input: an empty string of an optional field (a cleared form field)
- * means "none", origins lose a trailing slash. `checks` is checked by the store, with its sentence.
+ * means "none" (admin/projects.ts tidies the origins). `checks` is checked by the store, with its sentence.
  */
 function projectInput<T extends UpdateProjectBody>(body: T): T & { checks?: ChecksMode; build?: BuildSwitch } {
   const out = { ...body };
   for (const k of ['defaultModel', 'repoToken', 'webhookUrl', 'webhookSecret', 'buildSetup', 'buildCommand'] as const) {
     if (out[k] === '') out[k] = null;
   }
-  if (out.siteOrigins) out.siteOrigins = out.siteOrigins.map((o) => o.trim().replace(/\/+$/, ''));
   return out as T & { checks?: ChecksMode; build?: BuildSwitch };
 }
 
