@@ -1,18 +1,19 @@
 // The projects an operator manages: every setting a user sends is checked here, above the store (the
 // repository URL and branch by the one rule of src/git/repository-url.ts, the code host against the
 // declared list, the webhook URL by the outbound address policy, redirect hosts as host names by
-// util/host-name.ts), then stored by store/projects.ts.
+// util/host-name.ts), the repository asked for its base branch (repository-check.ts), then stored by
+// store/projects.ts.
 // The dashboard, the CLI and the analytics collect endpoint reach projects through this service.
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../store/schema.ts';
+import { checkRepositoryReachable, type RepositoryCheckConfig } from './repository-check.ts';
 import { BUILD_SWITCH, CHECKS_MODES, ProjectStore, projectView, type Project, type ProjectInput, type ProjectRow } from '../store/projects.ts';
 import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
 import { CodedError } from '../errors.ts';
 import { dnsHostName } from '../util/host-name.ts';
-import { checkRepositoryReachable, type RepositoryCheckConfig } from './repository-check.ts';
 
 export { projectView, type Project, type ProjectRow };
 
