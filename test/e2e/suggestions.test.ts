@@ -69,6 +69,9 @@ describe('Fix with the agent', () => {
       const started = page.getByTestId('started-suggestion');
       await started.waitFor();
       expect(await started.textContent()).toMatch(/Redirect 1 broken path.*completed.*open.*3 in 30 days/);
+      // Minutes after the job: no "after" count that would read as a fix that worked.
+      expect(await started.textContent()).toMatch(/not yet: counted from the job’s completion \(\d{4}-\d\d-\d\d \d\d:\d\d.*\) once a day has passed/);
+      expect(await started.textContent()).not.toMatch(/in 0 days/);
       expect(await page.getByText('Nothing to propose').count()).toBe(1);
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       await page.context().close();

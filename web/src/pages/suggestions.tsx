@@ -100,7 +100,7 @@ const sum = (paths: StartedSuggestion['paths'], side: 'before' | 'after') => pat
 function afterText(s: StartedSuggestion): string {
   if (!s.measuredSince) return s.job.status === 'active' ? 'after the job completes' : `not measured: the job ${s.job.status} without a fix`;
   const from = s.measuredFrom === 'merge' ? 'merge' : 'job completed';
-  if (!s.afterReady) return `not yet: counted from the ${from} (${isoMinute(s.measuredSince)}) once a day has passed`;
+  if (!s.afterReady) return `not yet: counted from ${s.measuredFrom === 'merge' ? 'the merge' : 'the job’s completion'} (${isoMinute(s.measuredSince)}) once a day has passed`;
   return `${sum(s.paths, 'after').toLocaleString()} in ${s.afterDays} days since the ${from} (${isoMinute(s.measuredSince)})`;
 }
 
