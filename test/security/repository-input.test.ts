@@ -21,7 +21,7 @@ const MARKER = path.join(dir, 'pwned');
 const touch = `touch ${MARKER}`;
 
 /** Settings as an operator leaves them: https only, no local repositories, no internal networks. */
-const DEFAULTS = { FOLIO_GIT_PROTOCOLS: '', FOLIO_ALLOW_LOCAL_REPOSITORIES: '', FOLIO_OUTBOUND_ALLOW: '' };
+const DEFAULTS = { FOLIO_GIT_PROTOCOLS: '', FOLIO_ALLOW_LOCAL_REPOSITORIES: '', FOLIO_OUTBOUND_ALLOW: '', FOLIO_REPOSITORY_CHECK: 'false' };
 
 const HOSTILE_URLS = [
   `--upload-pack=touch\${IFS}${MARKER};@h:r`,
