@@ -5,7 +5,7 @@ import type { Config } from './config.ts';
 import { isReady, openStore, type Store } from './store/database.ts';
 import { ApiKeyStore } from './store/api-keys.ts';
 import type { ProjectStore } from './store/projects.ts';
-import { ProjectsService } from './admin/projects.ts';
+import { ProjectsService, projectView } from './admin/projects.ts';
 import { KeysService } from './admin/keys.ts';
 import { UsersService } from './admin/users.ts';
 import { pruneIdempotency } from './store/idempotency.ts';
@@ -121,7 +121,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   cleanups.push(() => worktrees.drain());
   if (workerCount > 0) workers = await startWorkers(workerCount, { config, log, store, projects: projects.store, queue, jobs, worktrees, jobHandler: opts.jobHandler }, cleanups);
 
-  const analytics = await createAnalytics({ config, log, dialect: store.dialect });
+  const analytics = await createAnalytics({ config, log, dialect: store.dialect, siteOrigins: async (id) => projects.get(id).then((p) => (p ? projectView(p).siteOrigins : undefined)) });
 
   const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers }, cleanups);
 

@@ -1,14 +1,15 @@
 // Visitor analytics as a service: every way in goes through the one pipeline (pipeline.ts: validate →
 // classify → visitor id), then the group-commit writer, then the engine (DuckDB file in the data dir, or
-// ClickHouse). The HTTP routes call these methods and nothing deeper.
+// ClickHouse). The HTTP routes call these methods, and run the reports (reports/) through `run`.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
-import type { Range } from './dates.ts';
-import type { AgentRow, AnalyticsEngine, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from './engine.ts';
+import type { TSchema } from 'typebox';
+import type { AnalyticsEngine } from './engine.ts';
+import type { Report, ReportParams } from './reports/report.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
@@ -21,6 +22,7 @@ import { runLogImport, type LogImportResult } from './log-import.ts';
 import { ImportError } from './import-error.ts';
 import type { LogFormat } from './log-lines/line-converter.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
+import { dropOwnReferrers, OwnHostsCache, withoutOwnReferrers } from './own-hosts.ts';
 
 // What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
 export { MAX_EVENTS_PER_REQUEST } from './pipeline.ts';
@@ -32,10 +34,15 @@ export interface AnalyticsDeps {
   log: Logger;
   /** The state store's dialect: its lock serialises ClickHouse folds across processes. */
   dialect: StoreDialect;
+  /** A project's site origins (its settings; undefined: no such project): views referred from them have no referrer. */
+  siteOrigins: (projectId: string) => Promise<readonly string[] | undefined>;
 }
 
 export interface Analytics {
+  /** Writes and compaction; reports go through `run`. */
   readonly engine: AnalyticsEngine;
+  /** Answers a report (reports/) for a project, with what the service knows of it (its own hosts). */
+  run<Q extends TSchema, R extends TSchema, Result>(report: Report<Q, R, Result>, params: ReportParams<Q>): Promise<Result>;
   readonly writer: GroupCommitWriter;
   /**
    * The events API: runs each event through the pipeline and stores the good ones; resolves once they
@@ -59,14 +66,6 @@ export interface Analytics {
   importLog(projectId: string, body: Readable, opts: { format: LogFormat; fields: Record<string, string[]> }): Promise<LogImportAnswer>;
   /** Raw log imports running now (at most MAX_LOG_IMPORTS). */
   logImportsRunning(): number;
-  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
-  views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
-  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
-  agents(projectId: string, range: Range): Promise<AgentRow[]>;
-  /** Paths that answered not found (404/410), with exact visitors; never counted in the reports above. */
-  notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport>;
-  /** Referring hosts of page views, classed (AI assistants, search, social, other), with exact visitors. */
-  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport>;
   compact(): Promise<void>;
   /** Deletes events older than config.analytics.retentionDays (no-op when 0). */
   applyRetention(now?: number): Promise<void>;
@@ -123,7 +122,7 @@ async function openEngine(config: Config, dialect: StoreDialect): Promise<Analyt
 }
 
 /** Raw log imports of the bulk endpoint, at most MAX_LOG_IMPORTS at once. */
-function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[], afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
+function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[], own: OwnHostsCache, afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
   let running = 0;
   return {
     async importLog(projectId, body, opts) {
@@ -132,7 +131,7 @@ function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[
       }
       running++;
       try {
-        const r = await runLogImport(engine, { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
+        const r = await runLogImport(withoutOwnReferrers(engine, await own.of(projectId)), { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
         afterImport();
         return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped, kinds: r.kinds };
       } catch (err) {
@@ -158,31 +157,31 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     flushMaxEvents: config.analytics.flushMaxEvents,
     afterFlush: maintenance.compactIfMany,
   });
-  const submit = (events: PendingEvent[]) => writer.submit(events);
+  const own = new OwnHostsCache(deps.siteOrigins);
+  // Every record way in submits here: a click between the site's own pages is no referral.
+  const submit = async (projectId: string, events: PendingEvent[]) => {
+    dropOwnReferrers(events, await own.of(projectId));
+    return writer.submit(events);
+  };
   return {
     engine,
     writer,
     async ingest(projectId, events, now = Date.now(), idempotencyKey) {
       const keyOf = idempotencyKey === undefined ? undefined : batchImportKeys(projectId, idempotencyKey, events);
       const { good, rejected } = prepareBatch(events, EVENTS_WIRE, projectId, ids, now, keyOf);
-      const { duplicates } = await writer.submit(good);
+      const { duplicates } = await submit(projectId, good);
       return { accepted: good.length, rejected, replayed: duplicates };
     },
     async collect(projectId, body, request, now = Date.now()) {
       // A rejected record throws Rejected, a CodedError the HTTP layer answers with 400 (error-status.ts).
       const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
       if (e.cls > LAST_VISITOR_CODE) return false; // bots are dropped
-      await writer.submit([e]);
+      await submit(projectId, [e]);
       return true;
     },
-    importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
-    ...logImports(engine, config, extraAgents, maintenance.compactIfMany),
-    visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
-    views: (projectId, range, page) => engine.views(projectId, range, page),
-    timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),
-    agents: (projectId, range) => engine.agents(projectId, range),
-    notFound: (projectId, range, page) => engine.notFound(projectId, range, page),
-    referrers: (projectId, range, page) => engine.referrers(projectId, range, page),
+    importStream: (projectId, body, now = Date.now()) => importNdjson(body, (events) => submit(projectId, events), projectId, ids, now),
+    ...logImports(engine, config, extraAgents, own, maintenance.compactIfMany),
+    run: async (report, params) => engine.run(report, { ...params, ownHosts: await own.of(params.projectId) }),
     compact: maintenance.compact,
     applyRetention: maintenance.applyRetention,
     async close() {

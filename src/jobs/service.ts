@@ -13,12 +13,14 @@ import { preparedRead } from '../store/prepared.ts';
 import { takeRateSlot, type RateInfo } from '../store/rate-limits.ts';
 import { IdempotencyMismatchError, findStoredResponse, requestHash, storeResponse, type IdempotencyRequest } from '../store/idempotency.ts';
 import { appendJobEvent, insertJobEvent, JobEventBus } from './events.ts';
-import type { JobEvent as JobEventView } from '../contracts/jobs.ts';
+import type { JobEvent as JobEventView, JobEventData, JobEventType } from '../contracts/job-events.ts';
 import { jobView, type JobRow } from './view.ts';
 import { jobTitle } from '../contracts/job-title.ts';
 import { enqueueWebhook } from './webhooks.ts';
 import { readChanges, saveBranchDiff, saveChecks, type BranchDiff, type StoredChecks } from './changes.ts';
 import { recordUsage, usageReport } from './usage.ts';
+import { jobLimitFor, monthBudget, readJobSpend, refuseOverMonthlyBudget, type JobSpend } from './budget.ts';
+import type { JobLimit } from '../contracts/budget.ts';
 import type { JobChanges, UsageReport } from '../contracts/jobs.ts';
 
 /** A write's Idempotency-Key bound to what the request asks for (`requestHash`). */
@@ -152,18 +154,19 @@ export class JobsService {
     }
   }
 
-  async create(projectId: string, body: { prompt: string; model?: string }, idem?: IdempotencyRequest): Promise<WriteResult> {
+  async create(projectId: string, body: { prompt: string; model?: string; maxCostUsd?: number; maxTokens?: number }, idem?: IdempotencyRequest): Promise<WriteResult> {
     const { config } = this.deps;
     const [project] = await this.projectById({ id: projectId });
     if (!project) throw new CodedError('project_not_found', `Project "${projectId}" does not exist.`);
     const model = this.resolveModel(body.model, project.default_model);
+    const limit = jobLimitFor(body, project, config.models.prices, model);
     const result = await this.write(
       projectId,
       idem,
       { bucket: 'create', limit: config.rateLimits.createJobPerHour, what: 'job creations' },
       async (trx, takeSlot) => {
         await takeSlot();
-        return { ...(await this.insertJob(trx, project, model, body.prompt, null)), statusCode: 201, changed: true };
+        return { ...(await this.insertJob(trx, project, model, body.prompt, null, limit)), statusCode: 201, changed: true };
       },
     );
     if (result.changed && result.row) {
@@ -180,8 +183,10 @@ export class JobsService {
     model: string,
     prompt: string,
     trigger: JobTrigger | null,
+    limit: JobLimit,
     title: string = jobTitle(prompt),
   ): Promise<{ row: JobRow; event: JobEventView }> {
+    await refuseOverMonthlyBudget(trx, this.deps.config.models.prices, project.id);
     const now = Date.now();
     const id = newId('job');
     const row: JobRow = {
@@ -206,6 +211,8 @@ export class JobsService {
       output_tokens: 0,
       files: '[]',
       title,
+      max_cost_usd: limit.maxCostUsd,
+      max_tokens: limit.maxTokens,
     };
     await trx.insertInto('jobs').values(row).execute();
     await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
@@ -247,6 +254,7 @@ export class JobsService {
       .executeTakeFirst();
     if (!job) throw new CodedError('job_not_found', `Job "${jobId}" does not exist in this project.`);
     if (job.status === 'archived') throw new CodedError('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
+    await refuseOverMonthlyBudget(trx, this.deps.config.models.prices, projectId);
     await takeSlot();
     const { max } = await trx
       .selectFrom('job_messages')
@@ -286,7 +294,8 @@ export class JobsService {
           create: async ({ prompt, trigger, title }) => {
             const model = this.resolveModel(undefined, project.default_model);
             await takeRateSlot(trx, projectId, 'create', config.rateLimits.createJobPerHour, 'job creations');
-            const { row, event } = await this.insertJob(trx, project, model, prompt, trigger, title === undefined ? undefined : jobTitle(title));
+            const limit = jobLimitFor({}, project, config.models.prices, model);
+            const { row, event } = await this.insertJob(trx, project, model, prompt, trigger, limit, title === undefined ? undefined : jobTitle(title));
             after.push(() => {
               this.events.publish(row.id, event);
               this.workQueued();
@@ -425,9 +434,18 @@ export class JobsService {
     return readChanges(this.deps.db, jobId, job.files);
   }
 
-  /** Token usage and estimated cost of the project's jobs per day and per job. */
-  usage(projectId: string, days: number): Promise<UsageReport> {
-    return usageReport(this.deps.db, this.deps.config.models.prices, projectId, days);
+  /** Token usage and estimated cost of the project's jobs per day and per job, and this month against its budgets. */
+  async usage(projectId: string, days: number): Promise<UsageReport> {
+    const { db, config } = this.deps;
+    const [project] = await this.projectById({ id: projectId });
+    if (!project) throw new CodedError('project_not_found', `Project "${projectId}" does not exist.`);
+    const report = await usageReport(db, config.models.prices, projectId, days);
+    return { ...report, month: await monthBudget(db, config.models.prices, projectId, project) };
+  }
+
+  /** Worker side: the job's limits and what it has spent (checked before each model call, jobs/budget.ts). */
+  spend(jobId: string): Promise<JobSpend> {
+    return readJobSpend(this.deps.db, jobId);
   }
 
   /** Worker side: one model call's tokens. */
@@ -445,7 +463,7 @@ export class JobsService {
     return saveChecks(this.deps.db, jobId, checks);
   }
 
-  event(jobId: string, type: string, data: Record<string, unknown>) {
+  event<T extends JobEventType>(jobId: string, type: T, data: JobEventData<T>) {
     return appendJobEvent(this.events, this.deps.db, this.deps.dialect, jobId, type, data);
   }
 }

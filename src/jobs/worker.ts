@@ -146,7 +146,7 @@ export class WorkerPool {
             },
             recordUsage: (usage) => jobs.recordUsage({ id: row.id, projectId: row.project_id, model: row.model }, usage),
             saveBranchDiff: (diff) => jobs.saveBranchDiff(row.id, diff),
-            saveChecks: (checks) => jobs.saveChecks(row.id, checks),
+            saveChecks: (checks) => jobs.saveChecks(row.id, checks), spend: () => jobs.spend(row.id),
           });
           outcome =
             project instanceof JobFailure
@@ -233,6 +233,7 @@ export class WorkerPool {
       checks: checksMode(p.checks),
       redirectHosts: redirectHostsOf(p),
       build: { enabled: p.build !== 'off', setup: p.build_setup, command: p.build_command, timeoutSeconds: p.build_timeout_seconds },
+      instructions: p.instructions ?? null,
     };
   }
 

@@ -3,7 +3,7 @@
 // ("after"). The two periods differ in length; both are given in days so they can be compared, and
 // "after" is counted only once it covers a day (MIN_AFTER_MS): "0 in 0 days" is no outcome.
 import { DAY_MS } from '../analytics/index.ts';
-import type { NotFoundRow } from '../analytics/engine.ts';
+import type { NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { SuggestionJobRow } from '../store/suggestions.ts';
 import { webLink } from '../jobs/view.ts';
 import type { JobStatusName } from '../contracts/jobs.ts';

@@ -1,6 +1,15 @@
 // Shared helpers of the analytics tests: a seeded PRNG, an independent reference computed with plain
 // Sets, and validators of the upstream contract.
+import { StringUnits } from '../../src/analytics/log-lines/code-units.ts';
+import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
+import { contentKeyInto } from '../../src/analytics/log-lines/content-key.ts';
+import { emptyRecord, type LogRecord } from '../../src/analytics/log-lines/log-record.ts';
 import { CLICKHOUSE_TEST_URL, isScale } from '../helpers/backend.ts';
+import type { AnalyticsEngine } from '../../src/analytics/engine.ts';
+import type { PagedQuery } from '../../src/contracts/analytics.ts';
+import type { ReportParams } from '../../src/analytics/reports/report.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 /** True on the scale leg with ClickHouse: the analytics engine of every test server is ClickHouse, not DuckDB. */
 export const ON_CLICKHOUSE = isScale && CLICKHOUSE_TEST_URL !== '';
@@ -8,6 +17,21 @@ export const ON_CLICKHOUSE = isScale && CLICKHOUSE_TEST_URL !== '';
 export { upstreamValidator } from '../helpers/upstream.ts';
 
 export { rng } from '../../bench/analytics/generate.ts';
+
+/** One combined line through the reader the imports use (CombinedReader over a string's units), or null. */
+export function readCombined(line: string): LogRecord | null {
+  const units = new StringUnits();
+  units.set(line);
+  const out = emptyRecord();
+  return new CombinedReader().read(units, 0, line.length, out) ? out : null;
+}
+
+/** A line's content key as 16 hex digits, from the function the imports key lines with. */
+export function contentKeyHex(line: string): string {
+  const key = new Int32Array(2);
+  contentKeyInto(line, key);
+  return [key[0], key[1]].map((n) => (n >>> 0).toString(16).padStart(8, '0')).join('');
+}
 
 export interface RefEvent {
   ts: number;
@@ -18,6 +42,11 @@ export interface RefEvent {
 }
 
 export const utf8Compare = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** The visitors or the views report of an engine (the two `reference` computes). */
+export function runPathReport(engine: AnalyticsEngine, mode: 'visitors' | 'views', params: ReportParams<typeof PagedQuery>) {
+  return mode === 'visitors' ? engine.run(visitors, params) : engine.run(views, params);
+}
 
 /** Exact reference of the visitors (or views) query with plain Sets and arrays. */
 export function reference(events: RefEvent[], from: number | null, to: number | null, mode: 'visitors' | 'views' = 'visitors') {

@@ -13,10 +13,13 @@ import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
 import { ClfClock } from '../../src/analytics/log-lines/clf-time.ts';
 import { StringUnits } from '../../src/analytics/log-lines/code-units.ts';
 import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
-import { contentKey, Repeats } from '../../src/analytics/log-lines/content-key.ts';
+import { Repeats } from '../../src/analytics/log-lines/content-key.ts';
 import { LineConverter } from '../../src/analytics/log-lines/line-converter.ts';
 import { emptyRecord, type LogRecord } from '../../src/analytics/log-lines/log-record.ts';
-import { rng } from './helpers.ts';
+import { contentKeyHex, rng } from './helpers.ts';
+import { agents } from '../../src/analytics/reports/agents.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const SECRET = 'test-secret-0123456789abcdef';
 const NOW = Date.UTC(2025, 5, 1);
@@ -164,7 +167,7 @@ describe('the direct import fast paths', () => {
     for (const mode of ['string', 'bytes'] as const) {
       const { rows } = importText(text, mode);
       const hex = rows.map((r) => BigInt.asUintN(64, r.key).toString(16).padStart(16, '0'));
-      expect(hex, mode).toEqual([contentKey(line), contentKey(`${line}\n#2`), contentKey(other), contentKey(line), contentKey(`${line}\n#2`)]);
+      expect(hex, mode).toEqual([contentKeyHex(line), contentKeyHex(`${line}\n#2`), contentKeyHex(other), contentKeyHex(line), contentKeyHex(`${line}\n#2`)]);
     }
   });
 
@@ -243,11 +246,11 @@ describe('DuckDbEngine.writeImport', () => {
       // Out of order, with a key twice in the batch: the in-batch check keeps one.
       expect(await engine.writeImport(batch([9n, 8n, 9n], [day + 5000, day, day + 5000], false))).toEqual({ duplicates: 1 });
       const range = { from: day, to: day + 86_400_000 };
-      const views = await engine.views('prj', range, { limit: 10, offset: 0 });
-      expect(views.totals).toEqual({ human: 7, ai: 1, total: 8 });
-      const visitors = await engine.visitors('prj', range, { limit: 10, offset: 0 });
-      expect(visitors.totals).toEqual({ human: 3, ai: 1, total: 3 });
-      expect(await engine.agents('prj', range)).toEqual([{ agent: 'Claude-User', category: 'ai', visitors: 1, views: 1 }]);
+      const viewCounts = await engine.run(views, { projectId: 'prj', range, limit: 10, offset: 0 });
+      expect(viewCounts.totals).toEqual({ human: 7, ai: 1, total: 8 });
+      const visitorCounts = await engine.run(visitors, { projectId: 'prj', range, limit: 10, offset: 0 });
+      expect(visitorCounts.totals).toEqual({ human: 3, ai: 1, total: 3 });
+      expect(await engine.run(agents, { projectId: 'prj', range })).toEqual([{ agent: 'Claude-User', category: 'ai', visitors: 1, views: 1 }]);
     } finally {
       await engine.close();
     }

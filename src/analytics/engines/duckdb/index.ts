@@ -1,15 +1,16 @@
 // The embedded analytics engine: one DuckDB file owned by this process. The layout and its migrations
-// are in schema.ts, writes and compaction in writes.ts, every query in queries.ts.
+// are in schema.ts, writes and compaction in writes.ts; reports (src/analytics/reports/) run on reads.ts.
 import { CodedError } from '../../../errors.ts';
 import { existsSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { TSchema } from 'typebox';
 import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '../../engine.ts';
-import { ReadsFromQueries } from '../../engine.ts';
-import { DuckDbQueries } from './queries.ts';
+import type { Report, ReportParams } from '../../reports/report.ts';
+import { DuckDbReads } from './reads.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
-import { writeNotFound } from './not-found.ts';
+import { appendNotFound, NOT_FOUND_STAGE, notFoundRows } from './not-found.ts';
 import { Serial } from '../../../util/serial.ts';
 
 export class AnalyticsLockedError extends CodedError {
@@ -51,13 +52,14 @@ export async function migrateDuckDb(file: string): Promise<number[]> {
   }
 }
 
-export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements AnalyticsEngine {
+export class DuckDbEngine implements AnalyticsEngine {
   readonly name = 'duckdb';
   private readonly instance: DuckDBInstance;
   private readonly writer: DuckDBConnection;
   private readonly readerConns: DuckDBConnection[];
   private readonly dict: Dictionaries;
   private readonly pending: PendingRows;
+  private readonly reads: DuckDbReads;
   /** Serialises writes on the writer connection. */
   private readonly writes = new Serial();
   private closed = false;
@@ -67,7 +69,7 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
     const dict = new Dictionaries();
     const pending = new PendingRows();
-    super(new DuckDbQueries(new Pool(readers), dict, pending));
+    this.reads = new DuckDbReads(new Pool(readers), dict, pending);
     this.dict = dict;
     this.pending = pending;
     this.instance = instance;
@@ -81,6 +83,7 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
     const writer = await instance.connect();
     await migrate(writer);
     await writer.run(STAGE_TABLE);
+    await writer.run(NOT_FOUND_STAGE);
     const readers: DuckDBConnection[] = [];
     for (let i = 0; i < (opts.readConnections ?? 4); i++) readers.push(await instance.connect());
     const engine = new DuckDbEngine(instance, writer, readers);
@@ -90,6 +93,10 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
     return engine;
   }
 
+  run<Q extends TSchema, R extends TSchema, Result>(report: Report<Q, R, Result>, params: ReportParams<Q>): Promise<Result> {
+    return report.duckdb(this.reads, params);
+  }
+
   pendingRows(): number {
     return this.pending.total;
   }
@@ -97,16 +104,19 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
   write(events: StoredEvent[]): Promise<WriteOutcome> {
     return this.writes.run(async () => {
       const views = events.filter((e) => !e.notFound);
-      const duplicates = await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, views), this.nextSeq++);
-      if (views.length < events.length) await writeNotFound(this.writer, this.dict, events.filter((e) => e.notFound), duplicates);
+      // Not-found views go into the page views' transaction (one of their own cost ~50× a view: issue 34).
+      const missing = views.length < events.length ? notFoundRows(this.dict, events.filter((e) => e.notFound)) : null;
+      const rows = await rowsOfEvents(this.writer, this.dict, views);
+      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing ? (w, d) => appendNotFound(w, missing, d) : undefined);
       return { duplicates };
     });
   }
 
   writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
     return this.writes.run(async () => {
-      const duplicates = await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++);
-      if (batch.notFound?.length) await writeNotFound(this.writer, this.dict, batch.notFound, duplicates);
+      const missing = batch.notFound?.length ? notFoundRows(this.dict, batch.notFound) : null;
+      const rows = await rowsOfImport(this.writer, this.dict, batch);
+      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing ? (w, d) => appendNotFound(w, missing, d) : undefined);
       return { duplicates: duplicates.get(0) ?? 0 };
     });
   }
@@ -121,7 +131,7 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */
   sql(query: string): Promise<Row[]> {
-    return this.queries.sql(query);
+    return this.reads.rows(query);
   }
 
   async close(): Promise<void> {
