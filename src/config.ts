@@ -54,6 +54,8 @@ export interface Config {
   readonly streams: { readonly perKey: number; readonly perProject: number; readonly recheckMs: number };
   /** What repository URLs projects may use; see src/git/repository-url.ts. */
   readonly repositories: RepositoryPolicy;
+  /** Whether saving a project asks its repository (git ls-remote) for the base branch first; see src/admin/repository-check.ts. */
+  readonly repositoryCheck: boolean;
   /** Networks Folio may reach for user-configured URLs although they are not public; see src/net/address-policy.ts. */
   readonly outbound: OutboundPolicy;
   /**
@@ -301,6 +303,7 @@ export const ENV_SCHEMA = Type.Object({
   FOLIO_GIT_CA_FILE: text(undefined, doc(HOSTILE, "A PEM file of the certificates git trusts for https repositories, instead of the system's (a code host behind a private CA).")),
   FOLIO_GIT_PROTOCOLS: text('https', doc(HOSTILE, "Transports a project's repository may use besides https: add `http` and/or `ssh` (scp-like `git@host:org/repo.git` is ssh). git runs with `GIT_ALLOW_PROTOCOL` set to exactly these, so remote helpers such as `ext::` never run.")),
   FOLIO_ALLOW_LOCAL_REPOSITORIES: flag(false, doc(HOSTILE, 'Allow `file://` URLs and absolute local paths as repositories (for operators and tests).')),
+  FOLIO_REPOSITORY_CHECK: flag(true, doc(AGENT, "Saving a project (dashboard or `folio project create`/`update`) asks its repository whether it exists and has the base branch (`git ls-remote`, with the project's credentials, through the same address policy as jobs), so a typo is refused then and not at the first job. A host that cannot be reached (network error, 15 s without an answer) only adds a warning. `false` saves without asking (offline setups, tests).")),
   FOLIO_OUTBOUND_ALLOW: text(undefined, doc(HOSTILE, 'Networks Folio may reach for user-configured URLs although they are not public: a comma-separated list of addresses or CIDRs (`10.0.0.0/8,fd00::/8`). Without it, webhook receivers, repository hosts and the code-host API derived from a repository URL must be public addresses (loopback, private, link-local/metadata, unique-local and CGNAT are refused). Set it for an intranet GitLab or webhook receiver. Operator-set URLs (`GITHUB_API_URL`, model providers, `CLICKHOUSE_URL`) are not restricted.')),
   FOLIO_RATE_LIMIT_CREATE: int(100, 0, MAX_INT, doc(RATES, 'Job creations per project per hour.')),
   FOLIO_RATE_LIMIT_FOLLOW_UP: int(100, 0, MAX_INT, doc(RATES, "Follow-up messages per project per hour (the seed's limit).")),
@@ -567,6 +570,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     streams: { perKey: num(e, 'FOLIO_MAX_STREAMS_PER_KEY'), perProject: num(e, 'FOLIO_MAX_STREAMS_PER_PROJECT'), recheckMs: ms(e, 'FOLIO_STREAM_RECHECK', 100) },
     repositories: { protocols: Object.freeze(gitProtocols(e)), allowLocal: yes(e, 'FOLIO_ALLOW_LOCAL_REPOSITORIES'), caFile: optional(e, 'FOLIO_GIT_CA_FILE') },
+    repositoryCheck: yes(e, 'FOLIO_REPOSITORY_CHECK'),
     outbound: { allow: Object.freeze(outboundAllow(e)) },
     trustProxy: trustProxy(e),
     databaseUrl: optional(e, 'DATABASE_URL'),

@@ -31,6 +31,7 @@ export type ApiErrorCode =
   | 'invalid_signature' | 'invalid_setup_token'
   | 'project_not_found' | 'job_not_found' | 'key_not_found' | 'suggestion_not_found' | 'triggers_not_configured'
   | 'job_archived' | 'already_set_up' | 'suggestion_in_progress'
+  | 'repository_not_found' | 'repository_auth_failed' | 'repository_redirected' | 'repository_address_refused' | 'repository_protocol_refused' | 'branch_not_found'
   | 'line_too_long' | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'rate_limited' | 'too_many_imports' | 'too_many_streams'

@@ -31,7 +31,7 @@ function run(tree: string, args: string[], env: Record<string, string>): Promise
 
 async function round(tree: string, log: string): Promise<number> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-import-'));
-  const env = { FOLIO_DATA_DIR: dir, FOLIO_SECRET: 'bench-secret-0123456789abcdef', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', FOLIO_WORKERS: '0', FOLIO_ACCESS_LOG: 'false' };
+  const env = { FOLIO_DATA_DIR: dir, FOLIO_SECRET: 'bench-secret-0123456789abcdef', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', FOLIO_WORKERS: '0', FOLIO_ACCESS_LOG: 'false', FOLIO_REPOSITORY_CHECK: 'false' };
   try {
     const p = await run(tree, ['project', 'create', '--name', 'Bench', '--repository', 'https://github.com/acme/docs', '--json'], env);
     const id = JSON.parse(p.stdout).id as string;

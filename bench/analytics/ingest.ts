@@ -20,7 +20,7 @@ const CONCURRENCY = Number(arg('concurrency', '8'));
 const mib = (kb: number) => `${Math.round(kb / 1024)} MiB`;
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-ingest-'));
-const env = { ...process.env, FOLIO_DATA_DIR: path.join(dir, 'data'), FOLIO_SECRET: 'bench-secret-0123456789abcdef', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', FOLIO_WORKERS: '0' };
+const env = { ...process.env, FOLIO_DATA_DIR: path.join(dir, 'data'), FOLIO_SECRET: 'bench-secret-0123456789abcdef', LOG_LEVEL: 'info', PORT: '0', HOST: '127.0.0.1', FOLIO_WORKERS: '0', FOLIO_REPOSITORY_CHECK: 'false' };
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; peakKb: number }> {
   return new Promise((resolve) => {

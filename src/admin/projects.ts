@@ -1,11 +1,13 @@
 // The projects an operator manages: every setting a user sends is checked here, above the store (the
 // repository URL and branch by the one rule of src/git/repository-url.ts, the code host against the
 // declared list, the webhook URL by the outbound address policy, redirect hosts as host names by
-// util/host-name.ts), then stored by store/projects.ts.
+// util/host-name.ts), the repository asked for its base branch (repository-check.ts), then stored by
+// store/projects.ts.
 // The dashboard, the CLI and the analytics collect endpoint reach projects through this service.
 import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../store/schema.ts';
+import { checkRepositoryReachable, type RepositoryCheckConfig } from './repository-check.ts';
 import { BUILD_SWITCH, CHECKS_MODES, ProjectStore, projectView, type Project, type ProjectInput, type ProjectRow } from '../store/projects.ts';
 import { REVIEW_COMMENT_MODES, REVIEW_MENTION_PATTERN } from '../contracts/dashboard.ts';
 import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
@@ -132,13 +134,19 @@ function checkReviewSettings(input: Partial<ProjectSettings>): void {
   }
 }
 
+/** A project as saved, with what the repository check could not confirm (sentences; repository-check.ts). */
+export type SavedProject = ProjectRow & { readonly warnings: string[] };
+
+/** The settings that change how the repository is reached: saving one asks the repository again. */
+const REPOSITORY_FIELDS = ['repositoryUrl', 'baseBranch', 'codeHost', 'repoToken'] as const;
+
 export class ProjectsService {
   readonly store: ProjectStore;
-  private readonly config: Pick<Config, 'repositories' | 'outbound'>;
+  private readonly config: RepositoryCheckConfig;
   private readonly resolve: Resolve | undefined;
 
-  /** `resolve`: name resolution for the webhook URL check (tests). */
-  constructor(db: Kysely<Database>, config: Pick<Config, 'repositories' | 'outbound' | 'secret'>, resolve?: Resolve) {
+  /** `resolve`: name resolution for the webhook URL and repository checks (tests). */
+  constructor(db: Kysely<Database>, config: RepositoryCheckConfig & Pick<Config, 'secret'>, resolve?: Resolve) {
     this.store = new ProjectStore(db, config);
     this.config = config;
     this.resolve = resolve;
@@ -165,7 +173,9 @@ export class ProjectsService {
         throw err;
       }
     }
-    for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
+    // A trailing slash (as a browser's address bar shows an origin) is tidied away, not refused.
+    const siteOrigins = input.siteOrigins?.map((o) => o.trim().replace(/\/+$/, ''));
+    for (const origin of siteOrigins ?? []) checkOrigin(origin);
     checkBuildSettings(input);
     checkInstructionsAndLimits(input);
     checkReviewSettings(input);
@@ -173,17 +183,39 @@ export class ProjectsService {
     if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
       throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');
     }
-    return input.redirectHosts === undefined ? input : { ...input, redirectHosts: checkRedirectHosts(input.redirectHosts) };
+    const tidied = siteOrigins === undefined ? input : { ...input, siteOrigins };
+    return input.redirectHosts === undefined ? tidied : { ...tidied, redirectHosts: checkRedirectHosts(input.redirectHosts) };
   }
 
-  async create(input: ProjectSettings): Promise<ProjectRow> {
+  /** Checks the settings, asks the repository (a refusal throws RepositoryCheckError), then saves. */
+  async create(input: ProjectSettings): Promise<SavedProject> {
     const checked = await this.validate(input);
-    return this.store.create({ ...checked, codeHost: checked.codeHost ?? inferCodeHost(checked.repositoryUrl) });
+    const codeHost = checked.codeHost ?? inferCodeHost(checked.repositoryUrl);
+    const target = { repositoryUrl: checked.repositoryUrl, baseBranch: checked.baseBranch ?? 'main', codeHost, repoToken: checked.repoToken ?? null };
+    const warnings = await checkRepositoryReachable(target, this.config, this.resolve);
+    return { ...(await this.store.create({ ...checked, codeHost })), warnings };
   }
 
   /** The project after the change; undefined when there is no such project. */
-  async update(id: string, input: Partial<ProjectSettings>): Promise<ProjectRow | undefined> {
-    return this.store.update(id, await this.validate(input));
+  async update(id: string, input: Partial<ProjectSettings>): Promise<SavedProject | undefined> {
+    const checked = await this.validate(input);
+    const warnings = await this.checkChangedRepository(id, checked);
+    const row = await this.store.update(id, checked);
+    return row && { ...row, warnings };
+  }
+
+  /** Asks the repository again when a change touches how it is reached, with the settings it would have. */
+  private async checkChangedRepository(id: string, input: Partial<ProjectSettings>): Promise<string[]> {
+    if (!REPOSITORY_FIELDS.some((field) => input[field] !== undefined)) return [];
+    const row = await this.store.get(id);
+    if (!row) return [];
+    const target = {
+      repositoryUrl: input.repositoryUrl ?? row.repository_url,
+      baseBranch: input.baseBranch ?? row.base_branch,
+      codeHost: input.codeHost ?? row.code_host,
+      repoToken: input.repoToken !== undefined ? input.repoToken : this.store.secrets(row).repoToken,
+    };
+    return checkRepositoryReachable(target, this.config, this.resolve);
   }
 
   get(id: string): Promise<ProjectRow | undefined> {

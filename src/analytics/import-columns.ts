@@ -31,6 +31,12 @@ export class ImportColumnsBuilder {
   private agentIndex = new Map<string, number>();
   /** Views by crawlers and other bots (stored, but neither human nor AI). */
   crawlers = 0;
+  /** Views by people and AI agents (stored, each line read counted once; see ViewKinds). */
+  pageViews = 0;
+  /** Not-found views of people and AI agents (stored apart). */
+  notFound = 0;
+  /** Not-found views of crawlers and bots: not kept, only counted. */
+  crawlerNotFound = 0;
   rejected = 0;
   readonly errors: LineError[] = [];
 
@@ -72,7 +78,11 @@ export class ImportColumnsBuilder {
     }
     if (e.notFound) {
       // Not-found views ride along as events (they are few): the engine stores them apart. Bots' are not kept.
-      if (e.cls > LAST_VISITOR_CODE) return;
+      if (e.cls > LAST_VISITOR_CODE) {
+        this.crawlerNotFound++;
+        return;
+      }
+      this.notFound++;
       const importKey = BigInt.asIntN(64, (BigInt(keyHi >>> 0) << 32n) | BigInt(keyLo >>> 0));
       (this.cols.notFound ??= []).push({ ...e, importKey, group: 0 });
       return;
@@ -89,6 +99,7 @@ export class ImportColumnsBuilder {
   /** Appends one checked, classified and identified view. */
   push(ts: number, path: string, visitor: bigint, cls: number, agent: string | null, referrer: string | null, keyHi: number, keyLo: number): void {
     if (cls > LAST_VISITOR_CODE) this.crawlers++;
+    else this.pageViews++;
     const cols = this.cols;
     const i = cols.n++;
     if (i > 0 && ts < cols.ts[i - 1]) cols.distinctKeys = false;

@@ -3,6 +3,7 @@
 // writes the previous batch. On 2 cores this keeps parsing and the engine's writes side by side.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ImportColumns } from './engine.ts';
+import type { ViewKinds } from './log-import.ts';
 import { useExtraAgents, type AgentEntry } from './classify.ts';
 import { DeferredVisitors, type NewIdentities } from './deferred-visitors.ts';
 import { VisitorIds } from './identity.ts';
@@ -33,7 +34,7 @@ export type WorkerMessage =
   | { type: 'file'; file: string; size: number | null }
   | { type: 'progress'; bytes: number; lines: number }
   | { type: 'batch'; columns: ImportColumns; identities: NewIdentities }
-  | { type: 'done'; lines: number; skipped: Record<SkipReason, number>; crawlers: number; rejected: number; errors: LineError[] }
+  | { type: 'done'; lines: number; skipped: Record<SkipReason, number>; crawlers: number; kinds: ViewKinds; rejected: number; errors: LineError[] }
   /** `expected`: a clear problem with the input (printed as is), else a bug (with its stack). */
   | { type: 'error'; message: string; expected?: boolean };
 
@@ -165,7 +166,8 @@ async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData)
   await poster.drain();
   const { converter, builder } = sink;
   const errors = [...converter.errors, ...builder.errors].sort((x, y) => x.line - y.line).slice(0, 20);
-  post({ type: 'done', lines: converter.lines, skipped: converter.skipped, crawlers: builder.crawlers, rejected: builder.rejected + converter.rejected, errors });
+  const kinds = { pageViews: builder.pageViews, notFound: builder.notFound, crawlerNotFound: builder.crawlerNotFound };
+  post({ type: 'done', lines: converter.lines, skipped: converter.skipped, crawlers: builder.crawlers, kinds, rejected: builder.rejected + converter.rejected, errors });
 }
 
 if (parentPort) {

@@ -73,7 +73,7 @@ export interface Analytics {
 }
 
 /** A raw log import's answer: the bulk endpoint's counts, and the lines skipped as not page views. */
-export type LogImportAnswer = ImportResult & { skipped: LogImportResult['skipped'] };
+export type LogImportAnswer = ImportResult & { skipped: LogImportResult['skipped']; kinds: LogImportResult['kinds'] };
 
 /** Raw log imports running at once in one process (each takes a worker thread and a core). */
 export const MAX_LOG_IMPORTS = 2;
@@ -133,7 +133,7 @@ function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[
       try {
         const r = await runLogImport(withoutOwnReferrers(engine, await own.of(projectId)), { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
         afterImport();
-        return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped };
+        return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped, kinds: r.kinds };
       } catch (err) {
         if (err instanceof ImportError) throw new CodedError('invalid_log', err.message);
         throw err;

@@ -36,12 +36,26 @@ export interface LogImportOptions {
   progress?: ImportProgress;
 }
 
+/**
+ * The views among the lines read, by kind; with `crawlers`, the skips and the rejected lines, each
+ * line read is counted exactly once (the import's summary adds up).
+ */
+export interface ViewKinds {
+  /** Views by people and AI agents. */
+  pageViews: number;
+  /** Not-found views (404, 410) by people and AI agents, stored apart. */
+  notFound: number;
+  /** Not-found views by crawlers and bots: not kept. */
+  crawlerNotFound: number;
+}
+
 export interface LogImportResult {
   lines: number;
   skipped: Record<SkipReason, number>;
   recorded: number;
   duplicates: number;
   crawlers: number;
+  kinds: ViewKinds;
   rejected: number;
   errors: LineError[];
 }
@@ -130,7 +144,7 @@ export async function runLogImport(engine: AnalyticsEngine, opts: LogImportOptio
         }
       });
     });
-    return { lines: done.lines, skipped: done.skipped, recorded, duplicates, crawlers: done.crawlers, rejected: done.rejected, errors: done.errors };
+    return { lines: done.lines, skipped: done.skipped, recorded, duplicates, crawlers: done.crawlers, kinds: done.kinds, rejected: done.rejected, errors: done.errors };
   } finally {
     await worker.terminate();
   }

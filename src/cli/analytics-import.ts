@@ -8,14 +8,17 @@ import { FolioError } from '../client/errors.ts';
 import type { ImportResult } from '../client/types.ts';
 import { ImportError } from '../analytics/import-error.ts';
 import type { LogFormat, SkipReason } from '../analytics/log-lines/line-converter.ts';
-import { fieldsFrom, type ImportProgress, type LogImportResult } from '../analytics/log-import.ts';
+import { fieldsFrom, type ImportProgress, type LogImportResult, type ViewKinds } from '../analytics/log-import.ts';
 import { logPieces } from '../analytics/log-pieces.ts';
+import { inCliWords } from './errors.ts';
 
 export interface ImportSummary {
   files: number;
   linesRead: number;
   viewsRecorded: number;
   crawlers: number;
+  /** The views read by kind: with `crawlers` and the skips other than `duplicate`, every line read once. */
+  kinds: ViewKinds;
   skipped: Record<SkipReason | 'duplicate' | 'rejected', number>;
   errors: { line: number; code: string; error: string }[];
   seconds: number;
@@ -48,12 +51,18 @@ export const DIRECT_BATCH = 250_000;
 async function importOverHttp(files: string[], opts: ImportOptions, fields: Record<string, string[]>, progress: ImportProgress): Promise<LogImportResult> {
   if (!opts.key) throw new ImportError('--url needs an API key with the write scope: --key or FOLIO_API_KEY.');
   const url = opts.url!;
-  const client = new FolioClient({ baseUrl: url, apiKey: opts.key, projectId: opts.project, timeoutMs: 600_000 });
+  let client: FolioClient;
+  try {
+    client = new FolioClient({ baseUrl: url, apiKey: opts.key, projectId: opts.project, timeoutMs: 600_000 });
+  } catch (err) {
+    throw new ImportError(inCliWords((err as Error).message.replace(/^FolioClient: /, '')));
+  }
   const total: LogImportResult = {
     lines: 0,
     recorded: 0,
     duplicates: 0,
     crawlers: 0,
+    kinds: { pageViews: 0, notFound: 0, crawlerNotFound: 0 },
     rejected: 0,
     skipped: { unparseable: 0, method: 0, status: 0, asset: 0, empty: 0 },
     errors: [],
@@ -65,6 +74,8 @@ async function importOverHttp(files: string[], opts: ImportOptions, fields: Reco
     total.recorded += r.recorded;
     total.duplicates += r.duplicates;
     total.crawlers += r.crawlers;
+    // A server from before `kinds` leaves them out: its summary then cannot split the views.
+    for (const k of ['pageViews', 'notFound', 'crawlerNotFound'] as const) total.kinds[k] += r.kinds?.[k] ?? 0;
     total.rejected += r.rejected;
     for (const [reason, n] of Object.entries(r.skipped ?? {})) total.skipped[reason as SkipReason] += n;
   };
@@ -123,6 +134,7 @@ export async function runImport(files: string[], opts: ImportOptions, progress: 
     linesRead: r.lines,
     viewsRecorded: r.recorded,
     crawlers: r.crawlers,
+    kinds: r.kinds,
     skipped: { ...r.skipped, duplicate: r.duplicates, rejected: r.rejected },
     errors: r.errors,
     seconds: (performance.now() - started) / 1000,

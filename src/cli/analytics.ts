@@ -9,28 +9,41 @@ import { clientFor, intOption, projectOption, repeatable, required, withConnecti
 import { clean, count, csv, printResult, table, write, writeJson } from './output.ts';
 import { fileProgress } from './progress.ts';
 
-/** Why lines were skipped, in the summary's order: the label for one line and for several. */
-const SKIP_LABELS: [keyof ImportSummary['skipped'], string, string][] = [
-  ['asset', 'asset (not a document)', 'assets (not documents)'],
-  ['status', 'unsuccessful status', 'unsuccessful statuses'],
-  ['method', 'not GET/HEAD', 'not GET/HEAD'],
-  ['unparseable', 'unparseable', 'unparseable'],
-  ['empty', 'empty line', 'empty lines'],
-  ['duplicate', 'already imported', 'already imported'],
-  ['rejected', 'rejected by the server', 'rejected by the server'],
+/**
+ * Every kind of line read, in the summary's order, with its label for one line and for several:
+ * each line read is in exactly one of them (the views by kind, then the lines that are no view).
+ * Lines already imported are among the views; the Recorded line says how many.
+ */
+const LINE_KINDS: [(s: ImportSummary) => number, string, string][] = [
+  [(s) => s.kinds.pageViews, 'page view by people and AI agents', 'page views by people and AI agents'],
+  [(s) => s.kinds.notFound, 'not-found view (404, 410)', 'not-found views (404, 410)'],
+  [(s) => s.crawlers, 'view by crawlers and bots (neither human nor AI)', 'views by crawlers and bots (neither human nor AI)'],
+  [(s) => s.kinds.crawlerNotFound, 'not-found view by a crawler or bot (not kept)', 'not-found views by crawlers and bots (not kept)'],
+  [(s) => s.skipped.asset, 'asset (not a document)', 'assets (not documents)'],
+  [(s) => s.skipped.status, 'unsuccessful status', 'unsuccessful statuses'],
+  [(s) => s.skipped.method, 'not GET/HEAD', 'not GET/HEAD'],
+  [(s) => s.skipped.unparseable, 'unparseable', 'unparseable'],
+  [(s) => s.skipped.empty, 'empty line', 'empty lines'],
+  [(s) => s.skipped.rejected, 'rejected', 'rejected'],
 ];
 
-/** The import's summary for people: what was read, recorded and skipped (by reason), and how fast. */
+/** The views among the lines read when a server (from before `kinds`) did not say their kinds. */
+function unsplitViews(s: ImportSummary): number {
+  return Math.max(0, s.linesRead - LINE_KINDS.reduce((sum, [of]) => sum + of(s), 0));
+}
+
+/** The import's summary for people: every line read once, by kind; what was recorded; how fast. */
 export function summaryText(s: ImportSummary): string {
   const n = (x: number) => x.toLocaleString('en-US');
-  const skipped = SKIP_LABELS.filter(([k]) => s.skipped[k] > 0).map(([k, one, many]) => `${n(s.skipped[k]).padStart(16)}  ${s.skipped[k] === 1 ? one : many}`);
-  // Crawlers are counted among the views read: said only when those views are the ones recorded.
-  const crawlers = s.crawlers > 0 && s.viewsRecorded > 0 && s.skipped.duplicate === 0;
+  const row = (x: number, label: string) => `${n(x).padStart(16)}  ${label}`;
+  const kinds = LINE_KINDS.map(([of, one, many]) => [of(s), one, many] as const).filter(([x]) => x > 0);
+  const rest = unsplitViews(s);
+  const again = s.skipped.duplicate > 0 ? `; ${n(s.skipped.duplicate)} already imported, not stored again` : '';
   const lines = [
     `Read:      ${count(s.files, 'file')}, ${count(s.linesRead, 'line')}`,
-    `Recorded:  ${count(s.viewsRecorded, 'view')}${crawlers ? ` (${n(s.crawlers)} from crawlers and bots, counted as neither human nor AI)` : ''}`,
-    `Skipped:   ${count(Object.values(s.skipped).reduce((a, b) => a + b, 0), 'line')}`,
-    ...skipped,
+    ...(rest > 0 ? [row(rest, rest === 1 ? 'view' : 'views')] : []),
+    ...kinds.map(([x, one, many]) => row(x, x === 1 ? one : many)),
+    `Recorded:  ${count(s.viewsRecorded, 'view')}${again}`,
     `Time:      ${s.seconds.toFixed(1)} s (${count(Math.round(s.linesRead / Math.max(s.seconds, 0.001)), 'line')}/s)`,
   ];
   // Line errors quote the log and the server: cleaned for the terminal.

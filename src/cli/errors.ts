@@ -11,6 +11,21 @@ export class UsageError extends CodedError {
   }
 }
 
+/** The API's and the client's names of what the CLI calls by its flags and variables. */
+const CLI_WORDS: [RegExp, string][] = [
+  [/\/querystring\/(?=\w)/g, ''],
+  [/\bdateFrom\b/g, '--from'],
+  [/\bdateTo\b/g, '--to'],
+  [/\bminVisitors\b/g, '--min-visitors'],
+  [/\bbaseUrl\b/g, '--url (FOLIO_URL)'],
+  [/\bapiKey\b/g, '--key (FOLIO_API_KEY)'],
+];
+
+/** A sentence from the server or the client in the CLI's words: `--from`, not `dateFrom`; `FOLIO_URL`, not `baseUrl`. */
+export function inCliWords(text: string): string {
+  return CLI_WORDS.reduce((out, [api, cli]) => out.replace(api, cli), text);
+}
+
 const isAbort = (err: unknown) => err instanceof Error && err.name === 'AbortError';
 
 /**
@@ -22,8 +37,8 @@ const isAbort = (err: unknown) => err instanceof Error && err.name === 'AbortErr
 export function describeFailure(err: unknown): string | null {
   if (err instanceof FolioError) {
     const where = err.status ? `${err.status} ${err.code}` : err.code;
-    const lines = [`folio: ${clean(err.message)} (${clean(where)})`];
-    for (const d of err.details ?? []) lines.push(clean(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`));
+    const lines = [`folio: ${inCliWords(clean(err.message))} (${clean(where)})`];
+    for (const d of err.details ?? []) lines.push(inCliWords(clean(`  - ${d.path ? `${d.path}: ` : ''}${d.message}`)));
     if (err.requestId) lines.push(`  request id: ${clean(err.requestId)}`);
     return lines.join('\n');
   }

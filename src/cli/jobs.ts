@@ -312,7 +312,9 @@ function registerWait(jobs: Command): void {
     .description('Wait until a job is completed, failed or archived; exit 0, 1 or 2.')
     .addOption(timeoutOption())
     .action(async (id: string, o: ConnectionOptions & { timeout?: number }) => {
-      await waitAndReport(clientFor(o), id, o);
+      const client = clientFor(o);
+      // Only what happens from now on: the job's history is `folio jobs events`.
+      await waitAndReport(client, id, { ...o, after: await lastEventId(client, id) });
     });
 }
 

@@ -2,7 +2,7 @@
 // and the connection to a Folio server of the client commands (jobs, analytics queries).
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { FolioClient } from '../client/client.ts';
-import { UsageError } from './errors.ts';
+import { inCliWords, UsageError } from './errors.ts';
 
 /** A whole number in [min, max]. */
 export function intOption(min: number, max: number) {
@@ -88,6 +88,6 @@ export function clientFor(o: ConnectionOptions): FolioClient {
   try {
     return new FolioClient({ baseUrl: o.url, apiKey: o.key, projectId: o.project });
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/^FolioClient: /, ''));
+    throw new UsageError(inCliWords((err as Error).message.replace(/^FolioClient: /, '')));
   }
 }

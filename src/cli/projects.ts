@@ -131,6 +131,11 @@ interface CreateOptions {
   json?: boolean;
 }
 
+/** What the repository check could not confirm: on stderr, so `--json` output stays one document. */
+function printWarnings(warnings: readonly string[]): void {
+  for (const w of warnings) process.stderr.write(`folio: warning: ${w}\n`);
+}
+
 function registerCreate(project: Command): void {
   withOptions(project.command('create').description('Create a project.'), settingOptions('create')).action(async (o: CreateOptions) => {
     const row = await withStore(({ projects }) =>
@@ -158,6 +163,7 @@ function registerCreate(project: Command): void {
     );
     const view = projectView(row);
     printResult(o.json, view, () => `Created project ${view.id} (${view.name}, ${view.codeHost}, base ${view.baseBranch}).`);
+    printWarnings(row.warnings);
   });
 }
 
@@ -171,6 +177,7 @@ function registerUpdate(project: Command): void {
       });
       const view = projectView(row!);
       printResult(o.json as boolean | undefined, view, () => `Updated project ${view.id}.`);
+      printWarnings(row!.warnings);
     },
   );
 }

@@ -36,9 +36,12 @@ function notProposedText(paths: SuggestionList['notProposed']): string {
 }
 
 function startedText(s: StartedSuggestion): string {
-  const since = s.measuredSince
-    ? `after: since the ${s.measuredFrom === 'merge' ? 'merge' : 'job completed'} on ${s.measuredSince.slice(0, 10)} (${s.afterDays} days)`
-    : `after: not measured (${s.job.status === 'active' ? 'the job is still running' : `the job ${s.job.status} without a fix`})`;
+  const from = s.measuredFrom === 'merge' ? 'merge' : 'job completed';
+  const since = !s.measuredSince
+    ? `after: not measured (${s.job.status === 'active' ? 'the job is still running' : `the job ${s.job.status} without a fix`})`
+    : s.afterReady
+      ? `after: since the ${from} on ${s.measuredSince.slice(0, 10)} (${s.afterDays} days)`
+      : `after: not yet (the ${from} on ${s.measuredSince.slice(0, 16).replace('T', ' ')} UTC; counted once a day has passed)`;
   const pr = s.pullRequest ? `pull request ${s.pullRequest.state}` : 'no pull request state yet';
   const rows = s.paths.map((p) => ({ PATH: p.path, BEFORE: String(p.before.total), AFTER: p.after ? String(p.after.total) : '—' }));
   return `${clean(s.job.id)}  ${s.job.status}, ${pr}${s.automatic ? ', weekly automatic run' : ''}  ${clean(s.title)}\n  before: ${s.beforeDays} days; ${since}\n${table(rows, ['BEFORE', 'AFTER'])}`;

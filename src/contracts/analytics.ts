@@ -9,7 +9,8 @@ const DateParam = (which: 'from' | 'to') =>
       which === 'from'
         ? 'Inclusive start: YYYY-MM-DD (00:00 UTC) or ISO 8601 with an offset. Missing = unbounded.'
         : 'Exclusive end: results include times before it, not on it. YYYY-MM-DD (00:00 UTC) or ISO 8601 with an offset. Missing = unbounded.',
-    examples: ['2025-01-01'],
+    // A month: the start of one and of the next (the end is exclusive).
+    examples: [which === 'from' ? '2026-10-01' : '2026-11-01'],
   });
 
 export const RangeQuery = Type.Object({
@@ -213,6 +214,19 @@ export const ImportResponse = Type.Object({
         empty: Type.Integer({ description: 'Blank lines.' }),
       },
       { description: 'Raw logs only: lines that are not page views, by reason (not counted as rejected).' },
+    ),
+  ),
+  kinds: Type.Optional(
+    Type.Object(
+      {
+        pageViews: Type.Integer({ description: 'Views by people and AI agents.' }),
+        notFound: Type.Integer({ description: 'Not-found views (404, 410) by people and AI agents, stored for the not-found report.' }),
+        crawlerNotFound: Type.Integer({ description: 'Not-found views by crawlers and bots: not kept.' }),
+      },
+      {
+        description:
+          'Raw logs only: the page views read, by kind (before duplicates are taken out). `pageViews + notFound + crawlers + crawlerNotFound + rejected` and the `skipped` counts add up to `received`.',
+      },
     ),
   ),
 });

@@ -153,7 +153,12 @@ export const Project = Type.Object({
 export type Project = Static<typeof Project>;
 
 /** A project as the dashboard shows it: with the script tag to paste into the docs site. */
-export const DashboardProject = Type.Object({ ...Project.properties, scriptTag: Type.String() });
+export const DashboardProject = Type.Object({
+  ...Project.properties,
+  scriptTag: Type.String(),
+  /** On a create or change: what the repository check could not confirm (its host did not answer), in sentences. */
+  warnings: Type.Optional(Type.Array(Type.String())),
+});
 export type DashboardProject = Static<typeof DashboardProject>;
 
 export const ProjectList = Type.Object({ projects: Type.Array(DashboardProject) });

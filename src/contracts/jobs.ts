@@ -104,6 +104,7 @@ export const Prompt = Type.String({
   // NUL cannot be stored as text (PostgreSQL refuses it).
   pattern: '^[^\\u0000]*$',
   description: 'The instruction for the agent (no NUL characters).',
+  examples: ['Document the new `--dry-run` flag of `acme deploy` in docs/cli/deploy.md, with an example of its output, and link it from the CLI overview.'],
 });
 
 export const CreateJobBody = Type.Object(

@@ -67,6 +67,9 @@ export const StartedSuggestion = Type.Object(
     measuredSince: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     beforeDays: Type.Number({ description: 'Days of traffic the "before" counts cover.' }),
     afterDays: Type.Union([Type.Number(), Type.Null()], { description: 'Days of traffic the "after" counts cover so far.' }),
+    afterReady: Type.Boolean({
+      description: 'Whether "after" has at least a day of traffic to compare with "before": until then every path\'s `after` is null, so that no early zero reads as a fix that worked.',
+    }),
     paths: Type.Array(
       Type.Object({
         path: Type.String(),

@@ -3,17 +3,16 @@
 // user or the model is checked first (repository-url.ts) and follows `--` or `--end-of-options` in
 // argv (or sits under a fixed ref prefix, or is `checkout -B`'s own argument), so git never reads it
 // as an option; git may use only the transports the operator allows, and a remote's host must pass
-// the outbound address policy. Running git is run.ts; what a process shares between jobs (mirror
+// the outbound address policy (remote.ts talks to the remote). Running git is run.ts; what a process shares between jobs (mirror
 // locks, fetch rounds, idle worktrees) is worktree-pool.ts.
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { credentialConfig, git, gitBuffer, gitConfigEnv, gitHead, GitError, type GitCredentials } from './run.ts';
+import { git, gitBuffer, gitHead, GitError } from './run.ts';
+import { runRemote, type RemoteOptions } from './remote.ts';
 import { parseDiffFiles, type DiffFile } from './diff.ts';
 import type { WorktreePool } from './worktree-pool.ts';
-import { checkBranchName, checkRepositoryUrl, gitAllowProtocol, RepositoryInputError, type CheckedRepository, type RepositoryPolicy } from './repository-url.ts';
-import { OutboundRefusedError, resolveAllowed, UnresolvedHostError, type OutboundPolicy, type Resolve } from '../net/address-policy.ts';
-import { egressProxy } from '../net/egress-proxy.ts';
+import { checkBranchName, checkRepositoryUrl, RepositoryInputError, type CheckedRepository } from './repository-url.ts';
 
 export { GitError, type GitCredentials } from './run.ts';
 export type { DiffFile } from './diff.ts';
@@ -28,38 +27,8 @@ function checkBranch(name: string, what = 'Branch'): void {
   }
 }
 
-/** Why a fetch or push failed, told from git's output but without repeating it. */
-function remoteFailure(what: 'fetch' | 'push', err: GitError): GitError {
-  const out = err.detail ?? '';
-  const [code, message] =
-    /returned error: 30[1-8]\b|redirect/i.test(out)
-      ? ['repository_redirected', "The repository's host answered with a redirect, which Folio does not follow (credentials would go along); set the project's repository URL to where the repository is now."]
-      : /transport '[^']*' not allowed|unsupported protocol/i.test(out)
-      ? ['repository_protocol_refused', 'git refused the repository\'s transport on this server.']
-      : /authentication failed|could not read (username|password)|permission denied|http (401|403)|\b40[13]\b|access denied|invalid credentials/i.test(out)
-        ? ['repository_auth_failed', 'The code host refused the credentials; check the project\'s repository token and its access to the repository.']
-        : /repository .*not found|not found|does not appear to be a git repository|\b404\b|does not exist/i.test(out)
-          ? ['repository_not_found', 'The repository was not found; check the repository URL and that the token can see it.']
-          : /could not resolve host|connection (refused|timed out|reset)|timed out|network is unreachable|unable to access|failed to connect/i.test(out)
-            ? ['repository_unreachable', 'The repository\'s host could not be reached.']
-            : what === 'push' && /\[rejected\]|non-fast-forward|fetch first|protected branch|pre-receive hook declined/i.test(out)
-              ? ['push_rejected', 'The code host rejected the push of the job branch (a protected branch, a hook, or commits made there by someone else).']
-              : what === 'push'
-                ? ['push_failed', 'Pushing the job branch failed.']
-                : ['repository_unavailable', 'Fetching the repository failed.'];
-  return new GitError(code, message, out);
-}
-
-export interface GitWorkspaceOptions {
+export interface GitWorkspaceOptions extends RemoteOptions {
   dataDir: string;
-  repositoryUrl: string;
-  /** Which repository URLs and transports are allowed (config.repositories). */
-  policy: RepositoryPolicy;
-  /** Which networks the remote's host may be in besides public ones (config.outbound). */
-  outbound: OutboundPolicy;
-  /** Name resolution for the outbound check (tests). */
-  resolve?: Resolve;
-  credentials: GitCredentials | null;
   author: { name: string; email: string };
   /** The process's mirror locks, shared fetches and idle worktrees. */
   pool: WorktreePool;
@@ -97,7 +66,6 @@ export function mirrorPath(dataDir: string, repositoryUrl: string): string {
 export class Repo {
   readonly mirror: string;
   readonly #opts: GitWorkspaceOptions;
-  readonly #secrets: string[];
   readonly #fetchKey: string;
   readonly #remoteRepo: CheckedRepository;
 
@@ -111,47 +79,14 @@ export class Repo {
     }
     this.#opts = opts;
     this.mirror = mirrorPath(opts.dataDir, opts.repositoryUrl);
-    this.#secrets = opts.credentials?.token
-      ? [opts.credentials.token, Buffer.from(`${opts.credentials.username}:${opts.credentials.token}`).toString('base64')]
-      : [];
     // Jobs share a fetch only with the same credentials: a wrong token must still fail on its own.
     const who = opts.credentials?.token ? createHash('sha256').update(`${opts.credentials.username}:${opts.credentials.token}`).digest('hex') : '';
     this.#fetchKey = `${this.mirror}\0${who}`;
   }
 
-  /**
-   * Runs a git command that talks to the remote (`args` end with `--`, the URL and refspecs): only
-   * after the remote's host passed the outbound policy, with git's transports limited to the policy's.
-   */
-  async #remote(what: 'fetch' | 'push', options: string[], refspecs: string[], signal?: AbortSignal, cwd?: string): Promise<string> {
-    const { host, transport } = this.#remoteRepo;
-    if (host !== null && transport !== 'file') {
-      try {
-        await resolveAllowed(host, this.#opts.outbound, this.#opts.resolve);
-      } catch (err) {
-        if (err instanceof OutboundRefusedError) throw new GitError('repository_address_refused', `The repository's host: ${err.message}`);
-        if (err instanceof UnresolvedHostError) throw new GitError('repository_unreachable', "The repository's host could not be reached.", err.message);
-        throw err;
-      }
-    }
-    // HTTP(S) goes through the egress proxy, which checks the address git actually connects to
-    // (git's own lookup, so no rebinding window); a redirect is never followed, so the token never
-    // goes along with one.
-    const web = transport === 'https' || transport === 'http';
-    const session = web ? (await egressProxy(this.#opts.outbound, this.#opts.resolve)).session() : null;
-    const config = credentialConfig(this.#opts.credentials);
-    if (session) config.push(['http.proxy', session.url], ['http.proxyAuthMethod', 'basic'], ['http.followRedirects', 'false']);
-    if (this.#opts.policy.caFile) config.push(['http.sslCAInfo', this.#opts.policy.caFile]);
-    const env = { ...gitConfigEnv(config), GIT_ALLOW_PROTOCOL: gitAllowProtocol(this.#opts.policy) };
-    try {
-      return await git([what, ...options, '--', this.#opts.repositoryUrl, ...refspecs], { cwd: cwd ?? this.mirror, env, secrets: [...this.#secrets, ...(session ? [session.url] : [])], signal });
-    } catch (err) {
-      if (session && session.refused.length > 0) throw new GitError('repository_address_refused', `The repository's host: ${session.refused[0]}`);
-      if (err instanceof GitError) throw remoteFailure(what, err);
-      throw err;
-    } finally {
-      session?.end();
-    }
+  /** Runs a git command that talks to the remote (remote.ts): the URL and `refspecs` follow `--`. */
+  #remote(what: 'fetch' | 'push', options: string[], refspecs: string[], signal?: AbortSignal, cwd?: string): Promise<string> {
+    return runRemote(this.#opts, this.#remoteRepo, what, options, refspecs, { cwd: cwd ?? this.mirror, signal });
   }
 
   /**

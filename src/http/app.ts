@@ -19,7 +19,8 @@ import { jobEventRoutes } from './routes/job-events.ts';
 import { analyticsRoutes } from './routes/analytics.ts';
 import { browserScriptRoute, collectRoutes } from './routes/analytics-browser.ts';
 import { dashboardRoutes } from './routes/dashboard.ts';
-import { dashboardHeaders, webAppRoutes } from './routes/web-app.ts';
+import { dashboardHeaders, dashboardNotFound, webAppRoutes } from './routes/web-app.ts';
+import { nameOperations } from './operation-ids.ts';
 import { ACCESS, authPlugin, publicScope } from './auth.ts';
 import { httpErrorOf } from './error-status.ts';
 import { triggerRoutes } from './routes/triggers.ts';
@@ -160,7 +161,7 @@ function createFastify(config: HttpServices['config'], log: HttpServices['log'],
 }
 
 /** Every error as the API's body: thrown ones by their code, unknown routes as 404, known paths with another method as 405. */
-function answerErrors(app: FastifyInstance): void {
+function answerErrors(app: FastifyInstance, webRoot: string | undefined): void {
   const allowedMethods = methodIndex(app);
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const apiErr = toApiError(err);
@@ -176,6 +177,7 @@ function answerErrors(app: FastifyInstance): void {
       const body: ErrorBody = { error: `${request.method} is not supported here; use ${allowed.join(' or ')}.`, code: 'method_not_allowed' };
       return reply.code(405).header('allow', allowed.join(', ')).send(body);
     }
+    if (dashboardNotFound(request, reply, webRoot)) return reply;
     const body: ErrorBody = { error: `There is no route ${request.method} ${path}.`, code: 'route_not_found' };
     return reply.code(404).send(body);
   });
@@ -253,7 +255,8 @@ export async function buildApp(services: HttpServices, opts: AppOptions = {}): P
     request.receivedAt = performance.now();
     reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
   });
-  answerErrors(app);
+  answerErrors(app, opts.webRoot);
+  nameOperations(app);
 
   // First: its onRoute check and its one onRequest hook must see every route (docs/security.md §1).
   await registerServices(app, services);

@@ -57,6 +57,13 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   payload_too_large: 413,
   // 422: the same idempotency key with another request
   idempotency_key_reused: 422,
+  // 422: a project's repository answered no when it was saved (admin/repository-check.ts)
+  repository_not_found: 422,
+  repository_auth_failed: 422,
+  repository_redirected: 422,
+  repository_address_refused: 422,
+  repository_protocol_refused: 422,
+  branch_not_found: 422,
   // 429: a limit; try again later
   rate_limited: 429,
   too_many_imports: 429,

@@ -1,6 +1,7 @@
 // Whether a started suggestion worked: each path's not-found visitors in the traffic the suggestion
 // was drawn from ("before"), and since its pull request was merged, or else since its job completed
-// ("after"). The two periods differ in length; both are given in days so they can be compared.
+// ("after"). The two periods differ in length; both are given in days so they can be compared, and
+// "after" is counted only once it covers a day (MIN_AFTER_MS): "0 in 0 days" is no outcome.
 import { DAY_MS } from '../analytics/index.ts';
 import type { NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { SuggestionJobRow } from '../store/suggestions.ts';
@@ -23,6 +24,8 @@ export interface StartedSuggestion {
   measuredSince: number | null;
   beforeDays: number;
   afterDays: number | null;
+  /** "after" covers at least MIN_AFTER_MS: until then no path has an `after` count. */
+  afterReady: boolean;
   /** `after` is null before measuredSince, and when the path was not among the period's busiest not-found paths read. */
   paths: { path: string; before: Visitors; after: Visitors | null }[];
 }
@@ -32,6 +35,9 @@ export type NotFoundRead = (from: number, to: number) => Promise<{ rows: NotFoun
 
 const days = (ms: number) => Math.round((ms / DAY_MS) * 10) / 10;
 
+/** The shortest "after" that is compared with "before": a few hours without a visitor is no outcome yet. */
+export const MIN_AFTER_MS = DAY_MS;
+
 export async function startedView(
   row: SuggestionJobRow,
   notFound: NotFoundRead,
@@ -40,7 +46,8 @@ export async function startedView(
   const state = row.pr_state === 'open' || row.pr_state === 'merged' || row.pr_state === 'closed' ? row.pr_state : null;
   const since = row.merged_at ?? (row.status === 'completed' ? row.job_updated_at : null);
   const measuredFrom = row.merged_at !== null ? 'merge' : since !== null ? 'completion' : null;
-  const read = since !== null && since < now ? await notFound(since, now) : null;
+  const afterReady = since !== null && now - since >= MIN_AFTER_MS;
+  const read = afterReady ? await notFound(since, now) : null;
   const after = read ? new Map(read.rows.map((r) => [r.path, r])) : null;
   const zero: Visitors = { human: 0, ai: 0, total: 0 };
   const paths = (JSON.parse(row.paths) as SuggestedPath[]).map((p) => {
@@ -61,6 +68,7 @@ export async function startedView(
     measuredSince: since,
     beforeDays: days(row.range_to - row.range_from),
     afterDays: since !== null ? days(Math.max(0, now - since)) : null,
+    afterReady,
     paths,
   };
 }

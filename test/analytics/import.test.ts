@@ -154,9 +154,9 @@ describe('analytics import over HTTP', () => {
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^Read: {6}1 file, 5 lines$/m);
     // No crawler among them: the summary does not mention crawlers at all.
+    expect(res.stdout).toMatch(/^ +2 {2}page views by people and AI agents$/m);
     expect(res.stdout).toMatch(/^Recorded: {2}2 views$/m);
     expect(res.stdout).not.toContain('crawler');
-    expect(res.stdout).toMatch(/^Skipped: {3}3 lines$/m);
     expect(res.stdout).toMatch(/^ +1 {2}asset \(not a document\)$/m);
     expect(res.stdout).toMatch(/^ +1 {2}not GET\/HEAD$/m);
     expect(res.stdout).toMatch(/^ +1 {2}unparseable$/m);

@@ -6,8 +6,9 @@ import { tempDir } from '../helpers/server.ts';
 import { backendDatabases, type BackendDatabases } from '../helpers/backend.ts';
 
 const dir = tempDir();
-// ssh allowed, so scp-like URLs (git@host:org/repo.git) are accepted.
-const env: Record<string, string> = { FOLIO_DATA_DIR: dir, FOLIO_GIT_PROTOCOLS: 'https,ssh' };
+// ssh allowed, so scp-like URLs (git@host:org/repo.git) are accepted; the repositories are made up,
+// so they are not asked (test/admin/repository-check.test.ts is about that).
+const env: Record<string, string> = { FOLIO_DATA_DIR: dir, FOLIO_GIT_PROTOCOLS: 'https,ssh', FOLIO_REPOSITORY_CHECK: 'false' };
 let databases: BackendDatabases;
 beforeAll(async () => {
   databases = await backendDatabases();

@@ -80,6 +80,7 @@ describe('the import summary', () => {
     linesRead: 0,
     viewsRecorded: 0,
     crawlers: 0,
+    kinds: { pageViews: 0, notFound: 0, crawlerNotFound: 0 },
     skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 0, rejected: 0 },
     errors: [],
     seconds: 2,
@@ -91,31 +92,38 @@ describe('the import summary', () => {
     expect(count(0, 'file')).toBe('0 files');
     expect(count(12_500, 'line')).toBe('12,500 lines');
     expect(count(2, 'status', 'statuses')).toBe('2 statuses');
-    const one = summaryText(summary({ linesRead: 1, viewsRecorded: 1, skipped: { asset: 1, status: 1, method: 0, unparseable: 0, empty: 1, duplicate: 0, rejected: 0 } }));
+    const one = summaryText(summary({ linesRead: 4, viewsRecorded: 1, kinds: { pageViews: 1, notFound: 0, crawlerNotFound: 0 }, skipped: { asset: 1, status: 1, method: 0, unparseable: 0, empty: 1, duplicate: 0, rejected: 0 } }));
     expect(one.split('\n')).toEqual([
-      'Read:      1 file, 1 line',
-      'Recorded:  1 view',
-      'Skipped:   3 lines',
+      'Read:      1 file, 4 lines',
+      '               1  page view by people and AI agents',
       '               1  asset (not a document)',
       '               1  unsuccessful status',
       '               1  empty line',
-      'Time:      2.0 s (1 line/s)',
+      'Recorded:  1 view',
+      'Time:      2.0 s (2 lines/s)',
     ]);
-    const many = summaryText(summary({ files: 2, linesRead: 4_000, viewsRecorded: 3_000, crawlers: 250, skipped: { asset: 600, status: 400, method: 0, unparseable: 0, empty: 0, duplicate: 0, rejected: 0 } }));
+    const kinds = { pageViews: 2_700, notFound: 40, crawlerNotFound: 10 };
+    const many = summaryText(summary({ files: 2, linesRead: 4_000, viewsRecorded: 2_990, crawlers: 250, kinds, skipped: { asset: 600, status: 400, method: 0, unparseable: 0, empty: 0, duplicate: 0, rejected: 0 } }));
     expect(many).toContain('Read:      2 files, 4,000 lines\n');
-    expect(many).toContain('Recorded:  3,000 views (250 from crawlers and bots, counted as neither human nor AI)\n');
+    expect(many).toContain('           2,700  page views by people and AI agents\n');
+    expect(many).toContain('              40  not-found views (404, 410)\n');
+    expect(many).toContain('             250  views by crawlers and bots (neither human nor AI)\n');
+    expect(many).toContain('              10  not-found views by crawlers and bots (not kept)\n');
     expect(many).toContain('             600  assets (not documents)\n');
     expect(many).toContain('             400  unsuccessful statuses\n');
+    expect(many).toContain('Recorded:  2,990 views\n');
     expect(many).toContain('Time:      2.0 s (2,000 lines/s)');
   });
 
-  it('says nothing of crawlers when nothing was recorded, or when the views were partly imported before', () => {
-    const again = summaryText(summary({ linesRead: 300, crawlers: 25, skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 300, rejected: 0 } }));
-    expect(again).toContain('Recorded:  0 views\n');
-    expect(again).toContain('             300  already imported\n');
-    expect(again).not.toContain('crawler');
-    const grown = summaryText(summary({ linesRead: 300, viewsRecorded: 10, crawlers: 25, skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 290, rejected: 0 } }));
-    expect(grown).toContain('Recorded:  10 views\n');
-    expect(grown).not.toContain('crawler');
+  it('says how many of the views were already imported; the lines under Read still add up', () => {
+    const again = summaryText(summary({ linesRead: 300, crawlers: 25, kinds: { pageViews: 275, notFound: 0, crawlerNotFound: 0 }, skipped: { asset: 0, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 300, rejected: 0 } }));
+    expect(again).toContain('Recorded:  0 views; 300 already imported, not stored again\n');
+    const counted = [...again.matchAll(/^ +([\d,]+) {2}/gm)].reduce((sum, m) => sum + Number(m[1].replace(/,/g, '')), 0);
+    expect(counted).toBe(300);
+  });
+
+  it('shows the views of a server that does not split them by kind as one line, so the summary still adds up', () => {
+    const old = summaryText(summary({ linesRead: 10, viewsRecorded: 8, skipped: { asset: 2, status: 0, method: 0, unparseable: 0, empty: 0, duplicate: 0, rejected: 0 } }));
+    expect(old).toContain('               8  views\n               2  assets (not documents)\n');
   });
 });

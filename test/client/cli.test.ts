@@ -104,6 +104,23 @@ describe('folio jobs create --wait', () => {
   });
 });
 
+describe('folio jobs wait', () => {
+  it('shows only the events from when it started, not the job\'s history again', async () => {
+    const job = await client.createJob('hold: waited for later');
+    await handler.whenHeld(job.id);
+    const before = (await client.jobEventsPage(job.id)).events;
+    expect(before.length).toBeGreaterThan(0);
+    let stderr = '';
+    const running = runCli(['jobs', 'wait', job.id], {}, (soFar) => (stderr = soFar));
+    for (let i = 0; i < 200 && !stderr.includes(`${job.id}: active`); i++) await new Promise((r) => setTimeout(r, 50));
+    await handler.finish(job.id);
+    const run = await running;
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/turn\.completed/);
+    for (const e of before) expect(run.stderr).not.toContain(`#${e.id} `);
+  });
+});
+
 describe('folio jobs wait, interrupted', () => {
   it('stops on Ctrl-C with exit code 130 and says so', async () => {
     const job = await client.createJob('hold: interrupted wait');

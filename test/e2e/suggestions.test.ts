@@ -69,6 +69,9 @@ describe('Fix with the agent', () => {
       const started = page.getByTestId('started-suggestion');
       await started.waitFor();
       expect(await started.textContent()).toMatch(/Redirect 1 broken path.*completed.*open.*3 in 30 days/);
+      // Minutes after the job: no "after" count that would read as a fix that worked.
+      expect(await started.textContent()).toMatch(/not yet: counted from the job’s completion \(\d{4}-\d\d-\d\d \d\d:\d\d.*\) once a day has passed/);
+      expect(await started.textContent()).not.toMatch(/in 0 days/);
       expect(await page.getByText('Nothing to propose').count()).toBe(1);
       expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
       await page.context().close();
@@ -106,7 +109,7 @@ describe('the weekly automatic job in Settings', () => {
     const { projectId } = await projectWithBrokenPath('acme/weekly-setting');
     const page = await signedInPage(browser, e.server, { width: 390, height: 844 }, errors);
     await page.goto(`${e.server.url}/projects/${projectId}/settings`);
-    const field = page.getByLabel('Fix broken paths weekly at');
+    const field = page.getByLabel('Weekly automatic fix: visitors a broken path needs');
     expect(await field.inputValue()).toBe('');
     await field.fill('ten');
     await page.getByRole('button', { name: 'Save settings' }).click();

@@ -50,6 +50,8 @@ export async function startTestServer(
     FOLIO_BUILD_TOOLS_DIR: path.join(dataDir, 'no-build-tools'),
     // Beside the data directory (never inside it), removed with it.
     FOLIO_BUILD_DIR: `${dataDir}-build`,
+    // Projects point at repositories that need not exist; test/admin/repository-check.test.ts turns it on.
+    FOLIO_REPOSITORY_CHECK: 'false',
     ...opts.env,
   };
   const config = loadConfig(env);

@@ -1,9 +1,11 @@
-// The API reference carries Folio's name and version (package.json's), not the framework's defaults.
+// The API reference carries Folio's name and version (package.json's), not the framework's defaults;
+// every operation has an operationId for generated clients, and the examples are realistic.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { JOB_EVENT_TYPES } from '../../src/contracts/job-events.ts';
 import { ROOT } from '../helpers/process.ts';
+import { OPERATION_IDS } from '../../src/http/operation-ids.ts';
 
 const VERSION = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')).version as string;
 
@@ -48,5 +50,34 @@ describe('the API reference', () => {
     expect(init.body).toContain("img.src = 'data:image/svg+xml;base64,");
     const logo = /img\.src = 'data:image\/svg\+xml;base64,([^']+)'/.exec(init.body)![1];
     expect(Buffer.from(logo, 'base64').toString()).toContain('Folio');
+  });
+});
+
+describe('the OpenAPI document for generated clients', () => {
+  const operations = async () => {
+    const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    return Object.entries<Record<string, any>>(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })));
+  };
+
+  it('gives every operation a unique operationId, and the table names no route that does not exist', async () => {
+    const ops = await operations();
+    expect(ops.length).toBeGreaterThan(20);
+    expect(ops.filter(({ op }) => typeof op.operationId !== 'string').map(({ key }) => key)).toEqual([]);
+    const ids = ops.map(({ op }) => op.operationId as string);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
+    const documented = new Set(ops.map(({ key }) => key.replace(/\{(\w+)\}/g, ':$1')));
+    expect(Object.keys(OPERATION_IDS).filter((k) => !documented.has(k))).toEqual([]);
+  });
+
+  it('shows realistic examples: a real prompt, and a date range of a month', async () => {
+    const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const create = doc.paths['/v2/agent/{projectId}/job'].post;
+    const body = JSON.stringify(create.requestBody);
+    expect(body).toContain('Document the new `--dry-run` flag');
+    const params = doc.paths['/v1/analytics/{projectId}/visitors'].get.parameters as { name: string; example?: string }[];
+    const from = params.find((p) => p.name === 'dateFrom')!.example!;
+    const to = params.find((p) => p.name === 'dateTo')!.example!;
+    expect(Date.parse(to) - Date.parse(from)).toBeGreaterThan(27 * 86_400_000);
   });
 });

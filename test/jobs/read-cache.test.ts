@@ -59,7 +59,7 @@ describe.skipIf(isScale)('job read cache (SQLite: PostgreSQL reads are not cache
 describe.skipIf(isScale)('SQLite data version', () => {
   it('changes on every commit, by this process or another, and never on a read', async () => {
     const dir = tempDir('folio-version-');
-    const config = loadConfig({ FOLIO_DATA_DIR: dir });
+    const config = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_REPOSITORY_CHECK: 'false' });
     const store = await openStore(config);
     try {
       const { dialect } = store;
@@ -93,7 +93,7 @@ describe.skipIf(isScale)('SQLite data version', () => {
 
   it('a value read after `since` is reused; one read before it is not', async () => {
     const dir = tempDir('folio-version-');
-    const config = loadConfig({ FOLIO_DATA_DIR: dir });
+    const config = loadConfig({ FOLIO_DATA_DIR: dir, FOLIO_REPOSITORY_CHECK: 'false' });
     const store = await openStore(config);
     try {
       const { dialect } = store;

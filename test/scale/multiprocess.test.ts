@@ -43,6 +43,8 @@ describe.skipIf(!isScale)(`several processes on PostgreSQL ${NEEDS_POSTGRES}`, (
     env = {
       ...databases.env,
       FOLIO_DATA_DIR: dir,
+      // A made-up repository: not asked when the project is made.
+      FOLIO_REPOSITORY_CHECK: 'false',
       PORT: '0',
       LOG_LEVEL: 'warn',
       ANTHROPIC_API_KEY: 'x',

@@ -21,7 +21,7 @@ const MARKER = path.join(dir, 'pwned');
 const touch = `touch ${MARKER}`;
 
 /** Settings as an operator leaves them: https only, no local repositories, no internal networks. */
-const DEFAULTS = { FOLIO_GIT_PROTOCOLS: '', FOLIO_ALLOW_LOCAL_REPOSITORIES: '', FOLIO_OUTBOUND_ALLOW: '' };
+const DEFAULTS = { FOLIO_GIT_PROTOCOLS: '', FOLIO_ALLOW_LOCAL_REPOSITORIES: '', FOLIO_OUTBOUND_ALLOW: '', FOLIO_REPOSITORY_CHECK: 'false' };
 
 const HOSTILE_URLS = [
   `--upload-pack=touch\${IFS}${MARKER};@h:r`,
@@ -229,7 +229,8 @@ describe("git's output stays in the server log", () => {
     let child: Child | undefined;
     try {
       // The token is also in the URL's path, so git's own message ("repository '…' not found") carries it.
-      const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: token };
+      // The repository does not exist: saved without asking it (the check would refuse it), so the job meets git's error.
+      const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: token, FOLIO_REPOSITORY_CHECK: 'false' };
       const project = JSON.parse((await runCli(['project', 'create', '--name', 'L', '--repository', `${host.origin}/acme/${token}.git`, '--code-host', 'github', '--json'], env)).stdout);
       expect((await runCli(['project', 'update', project.id, '--repo-token-env', 'DOCS_TOKEN'], env)).code).toBe(0);
       const key = JSON.parse((await runCli(['key', 'create', '--project', project.id, '--json'], env)).stdout).key;

@@ -59,6 +59,9 @@ describe('folio suggestions', () => {
     const after = await run(['suggestions', 'list'], env);
     expect(after.stdout).toContain('Nothing to propose.');
     expect(after.stdout).toMatch(/Started from suggestions:\n\njob_\w+ {2}completed, pull request open {2}Redirect 1 broken path/);
+    // Just completed: no "after" count yet, so nothing reads as a fix that worked ("0 in 0 days").
+    expect(after.stdout).toMatch(/; after: not yet \(the job completed on \d{4}-\d\d-\d\d \d\d:\d\d UTC; counted once a day has passed\)\n/);
+    expect(after.stdout).not.toMatch(/in 0 days|\(0 days\)/);
   });
 
   it('start with an unknown id: the server\'s sentence and code, exit 1', async () => {

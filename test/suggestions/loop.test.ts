@@ -186,7 +186,9 @@ describe.each(CASES)('the loop on $name', (c) => {
     // While its pull request is open, the paths are not proposed again, and the same id cannot start twice.
     const during = await e.server.api('GET', `/v2/agent/${projectId}/suggestions`, { key });
     expect(during.body.suggestions.map((s: any) => s.kind)).toEqual(['agent_markdown']);
-    expect(during.body.started[0]).toMatchObject({ suggestionId: broken.id, job: { id: job.id }, pullRequest: { state: 'open' }, measuredFrom: 'completion' });
+    expect(during.body.started[0]).toMatchObject({ suggestionId: broken.id, job: { id: job.id }, pullRequest: { state: 'open' }, measuredFrom: 'completion', afterReady: false });
+    // Minutes after the job: no "after" counts, so no early zero reads as a fix that worked.
+    expect(during.body.started[0].paths.every((p: any) => p.after === null)).toBe(true);
     const again = await e.server.api('POST', `/v2/agent/${projectId}/suggestions/${broken.id}/job`, { key });
     expect(again.status).toBe(404);
     expect(again.body.code).toBe('suggestion_not_found');
@@ -215,7 +217,7 @@ describe('after the merge', () => {
 
     const after = await e.server.api('GET', `/v2/agent/${projectId}/suggestions`, { key });
     const s = after.body.started[0];
-    expect(s).toMatchObject({ pullRequest: { state: 'merged', mergedAt: new Date(mergedAt).toISOString() }, measuredFrom: 'merge', beforeDays: 30 });
+    expect(s).toMatchObject({ pullRequest: { state: 'merged', mergedAt: new Date(mergedAt).toISOString() }, measuredFrom: 'merge', beforeDays: 30, afterDays: 2, afterReady: true });
     expect(s.paths).toEqual([
       { path: c.broken[0].path, before: { human: 4, ai: 2, total: 6 }, after: { human: 0, ai: 0, total: 0 } },
       { path: c.broken[1].path, before: { human: 3, ai: 0, total: 3 }, after: { human: 1, ai: 0, total: 1 } },

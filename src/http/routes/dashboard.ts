@@ -41,13 +41,14 @@ export function scriptTag(baseUrl: string, projectId: string): string {
 
 const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-function projectBody(request: FastifyRequest, row: ProjectRow): DashboardProject {
-  return { ...projectView(row), scriptTag: scriptTag(baseUrlOf(request), row.id) };
+function projectBody(request: FastifyRequest, row: ProjectRow & { warnings?: string[] }): DashboardProject {
+  const warnings = row.warnings?.length ? { warnings: row.warnings } : {};
+  return { ...projectView(row), scriptTag: scriptTag(baseUrlOf(request), row.id), ...warnings };
 }
 
 /**
  * A project body as the store's input: an empty string of an optional field (a cleared form field)
- * means "none", origins lose a trailing slash. `checks` is checked by the store, with its sentence.
+ * means "none" (admin/projects.ts tidies the origins). `checks` is checked by the store, with its sentence.
  */
 /** The enumerated settings as the projects service checks them (it answers an unknown value with a sentence). */
 type Checked = { checks?: ChecksMode; build?: BuildSwitch; reviewComments?: ReviewCommentMode };
@@ -57,7 +58,6 @@ function projectInput<T extends UpdateProjectBody>(body: T): T & Checked {
   for (const k of ['defaultModel', 'repoToken', 'webhookUrl', 'webhookSecret', 'buildSetup', 'buildCommand'] as const) {
     if (out[k] === '') out[k] = null;
   }
-  if (out.siteOrigins) out.siteOrigins = out.siteOrigins.map((o) => o.trim().replace(/\/+$/, ''));
   return out as T & Checked;
 }
 
@@ -143,7 +143,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post(
     '/api/projects',
-    { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403) } }, config: ACCESS.operator },
+    { schema: { ...hide, body: CreateProjectBody, response: { 201: DashboardProject, ...errorResponses(400, 401, 403, 422) } }, config: ACCESS.operator },
     async (request, reply) => {
       const input = projectInput(request.body);
       checkModel(config, input.defaultModel);
@@ -160,7 +160,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
 
   app.patch(
     '/api/projects/:projectId',
-    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404) } }, config: ACCESS.operator },
+    { schema: { ...hide, params: ProjectIdParams, body: UpdateProjectBody, response: { 200: DashboardProject, ...errorResponses(400, 401, 403, 404, 422) } }, config: ACCESS.operator },
     async (request) => {
       await projects.require(request.params.projectId);
       const input = projectInput(request.body);

@@ -1,11 +1,11 @@
 // The dashboard in the browser: the built web app (web/dist) with @fastify/static — hashed assets
 // cached for a year, index.html for the app's own routes never cached — and the security headers of
 // every dashboard response (helmet), for the pages and the /api routes registered beside them.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fp from 'fastify-plugin';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import helmet from '@fastify/helmet';
 import { ApiError } from '../../errors.ts';
@@ -41,6 +41,30 @@ const HELMET = {
   referrerPolicy: { policy: 'no-referrer' as const },
   strictTransportSecurity: false,
 };
+
+/** The dashboard's Content-Security-Policy as a header value, from the same directives helmet sends. */
+const CSP = Object.entries(HELMET.contentSecurityPolicy.directives)
+  .map(([name, values]) => `${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${values.join(' ')}`)
+  .join('; ');
+
+/** Paths that are never the dashboard's: an unknown one there is the API's JSON 404. */
+const NOT_DASHBOARD = /^\/(v\d+|api|assets|docs|openapi\.json|metrics|healthz|readyz)(\/|$)/;
+
+/**
+ * A browser asking for an address nobody serves gets the dashboard with status 404, whose router
+ * shows its own not-found page; API clients (no text/html in Accept) keep the JSON 404. False: not
+ * the dashboard's to answer.
+ */
+export function dashboardNotFound(request: FastifyRequest, reply: FastifyReply, webRoot = DEFAULT_WEB_ROOT): boolean {
+  const index = path.join(path.resolve(webRoot), 'index.html');
+  const page = (request.method === 'GET' || request.method === 'HEAD') && /\btext\/html\b/.test(request.headers.accept ?? '');
+  if (!page || NOT_DASHBOARD.test(request.url.split('?')[0]) || !existsSync(index)) return false;
+  void reply
+    .code(404)
+    .headers({ 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP, 'x-frame-options': 'DENY', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-cache' })
+    .send(readFileSync(index));
+  return true;
+}
 
 /** Helmet's headers for the routes of the plugin that registers this one (the dashboard's scope). */
 export const dashboardHeaders = fp(async (app) => {

@@ -42,6 +42,8 @@ export function ProjectsPage({ session }: { session: Session }) {
               <nav aria-label={`${p.name} shortcuts`} className="inline-links small">
                 <Link href={`/projects/${p.id}/jobs`}>Agent jobs</Link>
                 <Link href={`/projects/${p.id}/analytics`}>Analytics</Link>
+                <Link href={`/projects/${p.id}/insights`}>Insights</Link>
+                <Link href={`/projects/${p.id}/usage`}>Usage</Link>
                 <Link href={`/projects/${p.id}/keys`}>API keys</Link>
                 <Link href={`/projects/${p.id}/settings`}>Settings</Link>
               </nav>
@@ -58,14 +60,30 @@ export const codeHostLabel = (h: Project['codeHost']) => CODE_HOSTS[h].label;
 /** The code hosts Folio knows, as choices of a select (src/codehost/kinds.ts declares them). */
 export const CODE_HOST_OPTIONS: readonly Option<Project['codeHost']>[] = CODE_HOST_KINDS.map((k) => [k, `${CODE_HOSTS[k].label} — ${CODE_HOSTS[k].description}`]);
 
-/** The forms of repository URL this server accepts (FOLIO_GIT_PROTOCOLS, FOLIO_ALLOW_LOCAL_REPOSITORIES). */
+/** The forms of repository URL this server accepts (FOLIO_GIT_PROTOCOLS, FOLIO_ALLOW_LOCAL_REPOSITORIES): each named once, none denied. */
 export function repositoryHint(r: Session['repositories']): string {
   const forms = ['https://host/org/repo.git'];
   if (r.protocols.includes('http')) forms.push('http://');
   if (r.protocols.includes('ssh')) forms.push('ssh://', 'git@host:org/repo.git');
   if (r.allowLocal) forms.push('a local path or file://');
-  const list = forms.length === 1 ? forms[0] : `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}`;
-  return `The git repository of your docs: ${list}.${r.protocols.includes('ssh') ? '' : ' This server takes HTTPS URLs only.'}`;
+  if (forms.length === 1) return `The git repository of your docs: ${forms[0]} (this server takes HTTPS URLs only).`;
+  return `The git repository of your docs: ${forms.slice(0, -1).join(', ')} or ${forms.at(-1)}.`;
+}
+
+function CreatedWithWarnings({ project }: { project: Project }) {
+  return (
+    <div className="card stack">
+      <h2>Project created</h2>
+      {project.warnings!.map((w) => (
+        <Alert key={w} kind="warning">
+          {w}
+        </Alert>
+      ))}
+      <p>
+        <Link href={`/projects/${project.id}/keys`}>Continue to {project.name}’s API keys</Link> · <Link href={`/projects/${project.id}/settings`}>Check its settings</Link>
+      </p>
+    </div>
+  );
 }
 
 function NewProject({ session, onCancel }: { session: Session; onCancel?: () => void }) {
@@ -75,6 +93,8 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
   const [codeHost, setCodeHost] = useState<'' | Project['codeHost']>('');
   const [defaultModel, setDefaultModel] = useState('');
 
+  const [created, setCreated] = useState<Project | null>(null);
+
   const create = async () => {
     const p = await api.createProject({
       name,
@@ -83,8 +103,11 @@ function NewProject({ session, onCancel }: { session: Session; onCancel?: () => 
       ...(codeHost ? { codeHost } : {}),
       defaultModel: defaultModel || null,
     });
-    navigate(`/projects/${p.id}/keys`);
+    // The repository could not be asked (its host did not answer): say so before moving on.
+    if (p.warnings?.length) setCreated(p);
+    else navigate(`/projects/${p.id}/keys`);
   };
+  if (created) return <CreatedWithWarnings project={created} />;
 
   return (
     <ActionForm action={create} className="card stack" aria-labelledby="new-project-title">

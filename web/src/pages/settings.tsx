@@ -114,7 +114,7 @@ function Checkbox({ id, value, onChange }: { id: string; value: boolean; onChang
 function autoFixOf(text: string): number | null {
   const t = text.trim();
   if (t === '') return null;
-  if (!/^\d+$/.test(t)) throw new Error('"Fix broken paths weekly at" takes a whole number of visitors, or nothing to turn it off.');
+  if (!/^\d+$/.test(t)) throw new Error('"Weekly automatic fix" takes a whole number of visitors, or nothing to turn it off.');
   return Number(t);
 }
 
@@ -175,11 +175,14 @@ function inputOf(d: Draft): ProjectInput {
 function SettingsForm({ project, session, onSaved }: { project: Project; session: Session; onSaved: (p: Project) => void }) {
   const [draft, setDraft] = useState(() => draftOf(project));
   const [saved, setSaved] = useState(false);
+  const [warnings, setWarnings] = useState<string[]>([]);
   const bind: Bind = (key) => ({ value: draft[key], onChange: (value) => setDraft((d) => ({ ...d, [key]: value })) });
 
   const save = async () => {
     setSaved(false);
+    setWarnings([]);
     const p = await api.updateProject(project.id, inputOf(draft));
+    setWarnings(p.warnings ?? []);
     setDraft((d) => ({ ...d, webhookSecret: '', repoToken: '', removeSecret: false }));
     onSaved(p);
     setSaved(true);
@@ -190,6 +193,11 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
       <h1>Settings</h1>
       <ActionForm action={save} errorTitle="Not saved." className="stack" onChange={() => setSaved(false)}>
         {saved && <Alert kind="success">Settings saved.</Alert>}
+        {warnings.map((w) => (
+          <Alert key={w} kind="warning">
+            {w}
+          </Alert>
+        ))}
         <RepositoryFields bind={bind} project={project} session={session} />
         <AgentFields bind={bind} models={session.models} />
         <BuildFields bind={bind} />
@@ -244,7 +252,7 @@ function AgentFields({ bind, models }: { bind: Bind; models: Session['models'] }
         />
         <TextField
           id="s-autofix"
-          label="Fix broken paths weekly at"
+          label="Weekly automatic fix: visitors a broken path needs"
           {...bind('autoFix')}
           placeholder="off"
           hint="Visitors a not-found path needs for Folio to start the broken-paths job by itself, once a week, counted by address and browser (a visitor cannot count twice by naming new ids). Empty: off (the default); Insights has the same job on demand."

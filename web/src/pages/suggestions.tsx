@@ -96,9 +96,11 @@ function NotProposed({ paths }: { paths: SuggestionList['notProposed'] }) {
 
 const sum = (paths: StartedSuggestion['paths'], side: 'before' | 'after') => paths.reduce((n, p) => n + (p[side]?.total ?? 0), 0);
 
+/** "After" in words: a count only once it covers a day (outcomes.ts), so no early zero reads as a fix that worked. */
 function afterText(s: StartedSuggestion): string {
-  if (!s.measuredSince) return 'after the job completes';
+  if (!s.measuredSince) return s.job.status === 'active' ? 'after the job completes' : `not measured: the job ${s.job.status} without a fix`;
   const from = s.measuredFrom === 'merge' ? 'merge' : 'job completed';
+  if (!s.afterReady) return `not yet: counted from ${s.measuredFrom === 'merge' ? 'the merge' : 'the job’s completion'} (${isoMinute(s.measuredSince)}) once a day has passed`;
   return `${sum(s.paths, 'after').toLocaleString()} in ${s.afterDays} days since the ${from} (${isoMinute(s.measuredSince)})`;
 }
 
