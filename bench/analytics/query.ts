@@ -1,8 +1,8 @@
 // The visitors query (30-day range, limit 50) on Folio's layout, measured in the same run beside
 // (a) a plain DuckDB COUNT(DISTINCT …) over a raw events table of the same data and (b) the floor,
 // a GROUP BY path row count on that raw table. Checks that all answers agree exactly. One view in 50
-// is a not-found view (404) and some views have a referring host: the not-found and referrers reports
-// are timed beside the visitors query.
+// is a not-found view (404) and some views have a referring host: the not-found, referrers and
+// AI-companies reports are timed beside the visitors query.
 // Usage: node bench/analytics/query.ts --events 10000000 [--runs 5]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -13,6 +13,7 @@ import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { generateTraffic, USER_AGENTS } from './generate.ts';
 import { compareVisitors, median, timed } from './compare.ts';
+import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
 import { notFound } from '../../src/analytics/reports/not-found.ts';
 import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { visitors } from '../../src/analytics/reports/visitors.ts';
@@ -115,6 +116,9 @@ try {
   const rf: number[] = [];
   for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.run(referrers, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 })))[0]);
   console.log(`  referrers report (hosts, classes, AI share per day): ${median(rf).toFixed(0)}   → ${(median(rf) / m.ours).toFixed(2)}× the visitors query`);
+  const ac: number[] = [];
+  for (let r = 0; r < RUNS; r++) ac.push((await timed(() => engine.run(aiCompanies, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 })))[0]);
+  console.log(`  AI-companies report (crawls, assistants, humans sent, per company): ${median(ac).toFixed(0)}   → ${(median(ac) / m.ours).toFixed(2)}× the visitors query`);
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();
 } finally {

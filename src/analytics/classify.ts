@@ -89,6 +89,13 @@ export function useExtraAgents(extra: readonly AgentEntry[]): void {
   uaCache.clear();
 }
 
+/** Each agent name's company in the list in force (the operator's first: a name's first entry wins). */
+export function agentCompanies(): ReadonlyMap<string, string> {
+  const companies = new Map<string, string>();
+  for (const a of COMPILED) if (!companies.has(a.name)) companies.set(a.name, a.company);
+  return companies;
+}
+
 export const MARKDOWN_AGENT = 'Markdown client';
 
 /** Classifies a user agent alone (no Markdown rule). */

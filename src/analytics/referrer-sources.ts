@@ -1,7 +1,8 @@
 // Where readers come from, by the referring host: answers of AI assistants (ai_assistant), search
 // engines, social sites, or other. The list is agents.json's `referrers` plus the operator's in
-// FOLIO_AGENTS_FILE (checked first); a host matches itself and its subdomains. The engines turn it
-// into their SQL (a host is a plain name: letters, digits, dots and dashes, so it is safe as a literal).
+// FOLIO_AGENTS_FILE (checked first); a host matches itself and its subdomains, and an ai_assistant
+// host may name its `company` (the AI-companies report). The engines turn it into their SQL (a host
+// is a plain name: letters, digits, dots and dashes, so it is safe as a literal; a company is quoted).
 import { AGENT_LIST } from './agent-list.ts';
 
 export const SOURCE_CLASSES = ['ai_assistant', 'search', 'social', 'other'] as const;
@@ -10,6 +11,8 @@ export type SourceClass = (typeof SOURCE_CLASSES)[number];
 export interface SourceRule {
   host: string;
   category: Exclude<SourceClass, 'other'>;
+  /** Whose assistant answers from this host (ai_assistant hosts): the AI-companies report credits it with the readers. */
+  company?: string;
 }
 
 const HOST = /^[a-z0-9](?:[a-z0-9-]{0,62})(?:\.[a-z0-9](?:[a-z0-9-]{0,62}))+$/;
@@ -23,7 +26,10 @@ export function parseSourceRules(json: unknown, where: string): SourceRule[] {
     const r = raw as Partial<SourceRule>;
     if (typeof r?.host !== 'string' || !HOST.test(r.host)) throw new Error(`${where}: referrers[${i}].host must be a host name in lower case, such as chatgpt.com.`);
     if (!SOURCE_CLASSES.slice(0, 3).includes(r.category as SourceClass)) throw new Error(`${where}: referrers[${i}].category must be ai_assistant, search or social.`);
-    return { host: r.host, category: r.category as SourceRule['category'] };
+    if (r.company !== undefined && (typeof r.company !== 'string' || r.company.length === 0 || r.company.length > 1024)) {
+      throw new Error(`${where}: referrers[${i}].company must be a non-empty string of at most 1,024 characters.`);
+    }
+    return { host: r.host, category: r.category as SourceRule['category'], ...(r.company === undefined ? {} : { company: r.company }) };
   });
 }
 

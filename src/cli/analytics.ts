@@ -1,8 +1,8 @@
-// `folio analytics import|visitors|views|not-found|referrers`: access logs in (analytics-import.ts does
+// `folio analytics import|visitors|views|not-found|referrers|ai-companies`: access logs in (analytics-import.ts does
 // the work), the reports out through the typed client (one registration line and one view each).
 import { Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
-import type { AnalyticsQuery, NotFoundPage, NotFoundPath, PathCounts, ReferrersPage, TrafficCounts, ViewsPage, VisitorsPage } from '../client/types.ts';
+import type { AiCompaniesPage, AnalyticsQuery, NotFoundPage, NotFoundPath, PathCounts, ReferrersPage, TrafficCounts, ViewsPage, VisitorsPage } from '../client/types.ts';
 import { DIRECT_BATCH, runImport, type ImportOptions, type ImportSummary } from './analytics-import.ts';
 import { UsageError } from './errors.ts';
 import { clientFor, intOption, projectOption, repeatable, required, withConnection, type ConnectionOptions } from './options.ts';
@@ -93,7 +93,7 @@ function pagedReport(command: Command): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']));
 }
 
-type ReportOptions = ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format };
+type ReportOptions = ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format; company?: string };
 
 /**
  * How a report reads in the terminal: its client call (one page), the call for every page when
@@ -108,11 +108,13 @@ interface ReportView<P extends { hasMore: boolean }, R> {
   csv: { header: string[]; row(r: R): (string | number)[] };
   table: { row(r: R): Record<string, string>; numbers: string[] };
   heading(page: P): string;
+  /** Whether it takes --company (the query's `company`). */
+  company?: boolean;
 }
 
 /** One page, or with --all every page as one (the last page's totals, every row). */
 async function readReport<P extends { hasMore: boolean }, R>(view: ReportView<P, R>, client: FolioClient, o: ReportOptions): Promise<P> {
-  const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
+  const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset, company: o.company };
   if (!o.all || !view.every) return view.page(client)(query);
   let last: P | undefined;
   const rows: R[] = [];
@@ -125,7 +127,9 @@ async function readReport<P extends { hasMore: boolean }, R>(view: ReportView<P,
 
 /** `folio analytics <name>`: a report through the typed client, as JSON, CSV or a table. */
 function registerReport<P extends { hasMore: boolean }, R>(analytics: Command, name: string, view: ReportView<P, R>): void {
-  pagedReport(analytics.command(name))
+  const command = pagedReport(analytics.command(name));
+  if (view.company) command.option('--company <name>', "one company's rows per page, such as OpenAI");
+  command
     .description(view.description)
     .action(async (o: ReportOptions) => {
       if (o.all && !view.every) throw new UsageError(`folio analytics ${name} reads one page: use --limit and --offset.`);
@@ -192,10 +196,39 @@ const REFERRERS: ReportView<ReferrersPage, ReferrersPage['referrers'][number]> =
   heading: (p) => p.classes.map((c) => `${c.source}: ${c.total} visitors (${c.human} human, ${c.ai} AI)\n`).join(''),
 };
 
+const ratio = (r: number | null) => (r === null ? '' : r.toFixed(1));
+
+const AI_COMPANIES: ReportView<AiCompaniesPage, AiCompaniesPage['companies'][number]> = {
+  description: "What each AI company takes (its crawlers' and assistants' views) and gives back (humans sent by its assistants' answers); --company: per page.",
+  page: (c) => c.aiCompanies,
+  every: (c) => c.allAiCompanies,
+  rows: 'companies',
+  company: true,
+  csv: {
+    header: ['company', 'path', 'training_views', 'search_views', 'crawlers', 'assistant_visitors', 'assistant_views', 'referred_humans', 'crawls_per_referred_human'],
+    row: (r) => [r.company, r.path ?? '', r.trainingViews, r.searchViews, r.crawlers, r.assistantVisitors, r.assistantViews, r.referredHumans, ratio(r.crawlsPerReferredHuman)],
+  },
+  table: {
+    row: (r) => ({
+      [r.path === null ? 'COMPANY' : 'PATH']: r.path ?? r.company,
+      TRAINING: String(r.trainingViews),
+      SEARCH: String(r.searchViews),
+      CRAWLERS: String(r.crawlers),
+      'ASSISTANT VISITORS': String(r.assistantVisitors),
+      'ASSISTANT VIEWS': String(r.assistantViews),
+      'HUMANS SENT': String(r.referredHumans),
+      'CRAWLS/HUMAN': ratio(r.crawlsPerReferredHuman),
+    }),
+    numbers: ['TRAINING', 'SEARCH', 'CRAWLERS', 'ASSISTANT VISITORS', 'ASSISTANT VIEWS', 'HUMANS SENT', 'CRAWLS/HUMAN'],
+  },
+  heading: (p) => (p.company === null ? '' : `${p.company}, per page:\n`),
+};
+
 export function register(analytics: Command): void {
   registerImport(analytics);
   registerReport(analytics, 'visitors', VISITORS);
   registerReport(analytics, 'views', VIEWS);
   registerReport(analytics, 'not-found', NOT_FOUND);
   registerReport(analytics, 'referrers', REFERRERS);
+  registerReport(analytics, 'ai-companies', AI_COMPANIES);
 }

@@ -19,6 +19,7 @@ import {
   type ViewsPage,
   type NotFoundPage,
   type ReferrersPage,
+  type AiCompaniesPage,
   type SuggestionJob,
   type SuggestionList,
   type SuggestionsQuery,
@@ -516,6 +517,10 @@ export class FolioClient {
   readonly allNotFound = this.everyPage(this.notFound, (p) => p.paths.length);
   /** GET /v1/analytics/{projectId}/referrers: one page of referring hosts, with the classes and the AI-answer share per day. */
   readonly referrers = this.report<ReferrersPage>('referrers');
+  /** GET /v1/analytics/{projectId}/ai-companies: one page of what each AI company crawls and sends back (per path with `company`). */
+  readonly aiCompanies = this.report<AiCompaniesPage>('ai-companies');
+  /** Every page of AI companies (or one company's paths) from `offset` on, one page per iteration. */
+  readonly allAiCompanies = this.everyPage(this.aiCompanies, (p) => p.companies.length);
 
   /** GET /v2/agent/{projectId}/suggestions: what the project's traffic proposes to the agent, and the jobs started from it. */
   async suggestions(query: SuggestionsQuery = {}, opts: CallOptions = {}): Promise<SuggestionList> {
@@ -753,7 +758,7 @@ function seg(s: string): string {
 const dateParam = (d: string | Date | undefined) => (d instanceof Date ? d.toISOString() : d);
 
 function analyticsQuery(q: AnalyticsQuery): Record<string, QueryValue> {
-  return { dateFrom: dateParam(q.dateFrom), dateTo: dateParam(q.dateTo), limit: q.limit, offset: q.offset };
+  return { dateFrom: dateParam(q.dateFrom), dateTo: dateParam(q.dateTo), limit: q.limit, offset: q.offset, company: q.company };
 }
 
 function suggestionsQuery(q: SuggestionsQuery): Record<string, QueryValue> {

@@ -37,6 +37,7 @@ export type {
   NotFoundPage,
   NotFoundPath,
   ReferrersPage,
+  AiCompaniesPage,
   StartedSuggestion,
   Suggestion,
   SuggestionJob,

@@ -9,7 +9,7 @@ import type {
   UsageReport as UsageReportSchema,
   WebhookDelivery as WebhookDeliverySchema,
 } from '../contracts/jobs.ts';
-import type { EventsResponse, ImportResponse, NotFoundResponse, ReferrersResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
+import type { AiCompaniesResponse, EventsResponse, ImportResponse, NotFoundResponse, ReferrersResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 import type { StartSuggestionResponse, SuggestionsResponse } from '../contracts/suggestions.ts';
 
 export type Job = Static<typeof JobSchema>;
@@ -62,6 +62,7 @@ export type NotFoundPath = NotFoundPage['paths'][number];
 
 /** GET /v1/analytics/{projectId}/referrers: referring hosts, classed, and the humans sent by AI answers per day. */
 export type ReferrersPage = Static<typeof ReferrersResponse>;
+export type AiCompaniesPage = Static<typeof AiCompaniesResponse>;
 
 /** GET /v2/agent/{projectId}/suggestions: what traffic proposes, and the jobs started from suggestions. */
 export type SuggestionList = Static<typeof SuggestionsResponse>;
@@ -98,6 +99,8 @@ export interface AnalyticsQuery {
   /** Rows per page, 1 to 250 (server default 50). */
   limit?: number;
   offset?: number;
+  /** ai-companies only: one company's rows per path. */
+  company?: string;
 }
 
 /** One page view for POST /v1/analytics/{projectId}/events. */

@@ -168,6 +168,40 @@ export const ReferrersResponse = Type.Object(
 );
 export type ReferrersResponse = Static<typeof ReferrersResponse>;
 
+export const AiCompaniesQuery = Type.Object({
+  dateFrom: Type.Optional(DateParam('from')),
+  dateTo: Type.Optional(DateParam('to')),
+  limit: PagedQuery.properties.limit,
+  offset: PagedQuery.properties.offset,
+  company: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 1024, description: 'A company of the agent list (such as OpenAI): its rows are per path instead of one per company.' }),
+  ),
+});
+export type AiCompaniesQuery = Static<typeof AiCompaniesQuery>;
+
+export const AiCompaniesResponse = Type.Object(
+  {
+    company: Type.Union([Type.String(), Type.Null()], { description: 'The company asked for (`company`): the rows are its paths; null: one row per company.' }),
+    companies: Type.Array(
+      Type.Object({
+        company: Type.String({ description: 'The company, as the agent list names it.' }),
+        path: Type.Union([Type.String(), Type.Null()], { description: 'The page (with `company`); null on a row per company.' }),
+        trainingViews: Type.Integer({ description: 'Views by its training crawlers.' }),
+        searchViews: Type.Integer({ description: 'Views by its search crawlers.' }),
+        crawlers: Type.Integer({ description: 'Distinct agents among its training and search crawlers.' }),
+        assistantVisitors: Type.Integer({ description: 'Distinct visitors by its assistants and coding agents (user-triggered fetchers).' }),
+        assistantViews: Type.Integer({ description: 'Views by its assistants and coding agents.' }),
+        referredHumans: Type.Integer({ description: "Distinct humans who arrived from its assistants' answers (the referring host names the company)." }),
+        crawlsPerReferredHuman: Type.Union([Type.Number(), Type.Null()], { description: '(trainingViews + searchViews) / referredHumans; null when it sent no one.' }),
+      }),
+      { description: 'Ordered by views taken (trainingViews + searchViews + assistantViews) descending, then referredHumans descending, then company and path ascending.' },
+    ),
+    hasMore: Type.Boolean({ description: 'True exactly when more rows exist past offset + limit.' }),
+  },
+  { $id: 'AiCompanies', title: 'AiCompanies' },
+);
+export type AiCompaniesResponse = Static<typeof AiCompaniesResponse>;
+
 export const EventsBody = Type.Object(
   {
     events: Type.Array(Type.Unknown(), {

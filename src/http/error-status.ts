@@ -36,6 +36,7 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   missing_field: 400,
   missing_identity: 400,
   unknown_field: 400,
+  unknown_company: 400,
   // 401: a signature that does not check out
   invalid_signature: 401,
   // 402: the project's monthly budget is spent (jobs/budget.ts); not retried, it resets on the 1st (UTC)

@@ -1,6 +1,6 @@
 // The engine contract: the ClickHouse engine answers exactly like the DuckDB engine on the same
 // generated data (realistic traffic from the benchmark generator plus edge cases), for visitors,
-// views, timeseries and agents, on many ranges and pages, with batches arriving out of order and
+// views, timeseries, agents and AI companies, on many ranges and pages, with batches arriving out of order and
 // folds (ClickHouse) and compactions (DuckDB) in between, so folded, late and unfolded rows all meet.
 // It runs on ClickHouse 18.16 (the server of FOLIO_TEST_CLICKHOUSE_URL) and on a current release
 // (26.x in-process through chdb, always).
@@ -17,6 +17,7 @@ import { rng } from '../analytics/helpers.ts';
 import { chdbVersion, closeChdb, openChdbEngine } from './chdb.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
 import { agents } from '../../src/analytics/reports/agents.ts';
+import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
 import { timeseries } from '../../src/analytics/reports/timeseries.ts';
 import { views } from '../../src/analytics/reports/views.ts';
 import { visitors } from '../../src/analytics/reports/visitors.ts';
@@ -180,6 +181,18 @@ describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
       expect(await ch.run(agents, { projectId: P, range }), JSON.stringify(range)).toEqual(await duck.run(agents, { projectId: P, range }));
       expect(await ch.run(agents, { projectId: Q, range })).toEqual(await duck.run(agents, { projectId: Q, range }));
     }
+  });
+
+  it('the AI-companies report matches, per company and per path of one, on every range', async () => {
+    for (const [i, range] of ranges().entries()) {
+      const page = pages[i % 2];
+      for (const company of [undefined, i % 2 ? 'OpenAI' : 'Google']) {
+        const params = { projectId: P, range, ...page, ...(company === undefined ? {} : { company }) };
+        expect(await ch.run(aiCompanies, params), `${JSON.stringify(range)} ${JSON.stringify(page)} ${company}`).toEqual(await duck.run(aiCompanies, params));
+      }
+    }
+    const whole = await duck.run(aiCompanies, { projectId: P, range: { from: null, to: null }, limit: 250, offset: 0 });
+    expect(whole.rows.filter((r) => r.trainingViews + r.searchViews + r.assistantViews > 0).length).toBeGreaterThan(3);
   });
 
   it('after a full fold the answers are unchanged', async () => {

@@ -26,7 +26,7 @@ describe('folio', () => {
     [['help', 'project'], ['create', 'update', 'list']],
     [['key', '--help'], ['create', 'list', 'revoke']],
     [['user', '--help'], ['create', 'set-password', 'list']],
-    [['analytics', '--help'], ['import', 'visitors', 'views', 'not-found', 'referrers']],
+    [['analytics', '--help'], ['import', 'visitors', 'views', 'not-found', 'referrers', 'ai-companies']],
   ])('loads a group when it runs: %j', async (args, commands) => {
     const r = await runCli(args, {});
     expect(r.code, r.stderr).toBe(0);

@@ -40,7 +40,8 @@ export const referrers: Report<typeof PagedQuery, typeof ReferrersResponse, Refe
 const duckdbWhere = (pk: number, range: Range) => [`project_key = ${int(pk)}`, `cls <= ${LAST_VISITOR_CODE}`, ...tsCond(range)].join(' AND ');
 const clickhouseWhere = (projectId: string, range: Range) => sql`project = ${projectId} AND ${chTsCond(range.from, range.to)} AND cls <= ${LAST_VISITOR_CODE}`;
 
-const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
+/** A DuckDB string literal. */
+export const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** DuckDB: the class of `host` (a SQL expression) by the source list, as a CASE of host literals (plain names, safe as SQL text). */
 function duckdbSourceOf(host: string): string {
@@ -52,13 +53,15 @@ const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT})
 
 // The project's own hosts are no referrers (own-hosts.ts isOwnHost): such a view reads as having none
 // (not left out: its reader still counts among the day's humans), rows stored before the rule included.
-function duckdbHost(own: OwnHosts): string {
+// DuckDB: the referring host of a view (NULL for none); the AI-companies report reads it too.
+export function duckdbHost(own: OwnHosts): string {
   // Stored referrers are hosts; rows written before that kept the whole URL, read for its host here.
   const stored = `CASE WHEN referrer LIKE '%://%' THEN nullif(lower(regexp_extract(referrer, ${quote(REFERRER_HOST_PATTERN)}, 1)), '') ELSE referrer END`;
   return own.size === 0 ? stored : `CASE WHEN (${stored}) NOT IN (${[...own].map(quote).join(', ')}) THEN ${stored} END`;
 }
 
-function clickhouseHost(own: OwnHosts): Sql {
+/** ClickHouse: the referring host of a view as duckdbHost reads it ('' for none). */
+export function clickhouseHost(own: OwnHosts): Sql {
   const stored = sql`if(like(ifNull(referrer, ''), '%://%'), lower(extract(ifNull(referrer, ''), ${REFERRER_HOST_PATTERN})), ifNull(referrer, ''))`;
   return own.size === 0 ? stored : sql`if(${stored} IN ${inList([...own])}, '', ${stored})`;
 }

@@ -16,6 +16,7 @@ import { fieldsFrom } from '../../analytics/log-import.ts';
 import { ImportError } from '../../analytics/import-error.ts';
 import type { Report, ReportParams } from '../../analytics/reports/report.ts';
 import { agents } from '../../analytics/reports/agents.ts';
+import { aiCompanies, knownCompany } from '../../analytics/reports/ai-companies.ts';
 import { notFound } from '../../analytics/reports/not-found.ts';
 import { referrers } from '../../analytics/reports/referrers.ts';
 import { timeseries } from '../../analytics/reports/timeseries.ts';
@@ -103,6 +104,7 @@ const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
   reportRoute(app, referrers);
   reportRoute(app, notFound);
   reportRoute(app, agents);
+  reportRoute(app, aiCompanies, knownCompany);
 };
 
 /** Server-side events, and the streamed bulk import (raw access logs, NDJSON). */

@@ -7,6 +7,7 @@ import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, useAsync, useTitle } from '../ui.tsx';
 import { lastDays } from '../dates.ts';
 import { Suggestions } from './suggestions.tsx';
+import { AiCompanies } from './ai-companies.tsx';
 
 const RANGES = [7, 30, 90] as const;
 const percent = (part: number, whole: number) => (whole === 0 ? '—' : `${((part / whole) * 100).toFixed(1)}%`);
@@ -38,6 +39,7 @@ export function InsightsPage({ projectId }: { projectId: string }) {
           <Suggestions list={report.data.suggestions} client={client} projectId={projectId} range={report.data.range} />
           <BrokenPaths missing={report.data.missing} />
           <Sources referrers={report.data.referrers} />
+          <AiCompanies client={client} range={report.data.range} />
         </div>
       )}
     </div>
