@@ -11,6 +11,7 @@ import { UsersService } from './admin/users.ts';
 import { pruneIdempotency } from './store/idempotency.ts';
 import { JobsService } from './jobs/service.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { JobLifecycle } from './jobs/lifecycle/index.ts';
 import { WorkerPool } from './jobs/worker.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
@@ -91,23 +92,22 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   // A revocation reaches the verified-key caches of every other process at once (PostgreSQL NOTIFY).
   const apiKeys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
   const keys = new KeysService(apiKeys, projects);
+  const lifecycle = new JobLifecycle({ db: store.db, dialect: store.dialect, config });
   const jobs = new JobsService({
     db: store.db,
     dialect: store.dialect,
     config,
+    lifecycle,
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
   const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects: projects.store, log });
   // A status change committed here queued its delivery in the same transaction: send it now.
   jobs.onStatusChange(() => webhooks.wake());
   webhooks.start();
-  const queue = new JobQueue(store.dialect, config, {
-    onWorkerLost: (row) => {
-      log.warn({ jobId: row.id }, 'job failed: worker lost too often');
-      void jobs.event(row.id, 'error', { code: 'worker_lost', message: row.error_message }).catch(() => {});
-      jobs.statusChanged(row);
-    },
+  jobs.onStatusChange((job) => {
+    if (job.error?.code === 'worker_lost') log.warn({ jobId: job.id }, 'job failed: worker lost too often');
   });
+  const queue = new JobQueue(lifecycle, store.db);
 
   const workerCount = opts.workers ?? config.workers;
   let workers: WorkerPool | null = null;
@@ -198,7 +198,7 @@ async function startWorkers(
   if (!handler) {
     handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool: deps.worktrees });
   }
-  const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
+  const pool = new WorkerPool({ config, projects, queue, handler, log });
   jobs.onWork(() => pool.wake());
   jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
   cleanups.push(await store.dialect.listen('folio_jobs', () => pool.wake()));
