@@ -168,11 +168,7 @@ function createSuggestions(
 ): { suggestions: SuggestionsService; weekly: WeeklyAutoFix } {
   const { config, log, store, analytics, jobs, projects, worktrees } = deps;
   // The project's repository with its token opened: read by the site index and the pull-request checks.
-  const repositoryOf = async (projectId: string) => {
-    const row = await projects.require(projectId);
-    const { repoToken } = projects.store.secrets(row);
-    return { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
-  };
+  const repositoryOf = (projectId: string) => projects.repository(projectId);
   const suggestions = new SuggestionsService(
     { db: store.db, config, analytics, jobs, siteIndex: new SiteIndexReader(config, worktrees), repositoryOf, log },
     new PullRequestStates(store.db, config, repositoryOf, log),

@@ -13,7 +13,7 @@ import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address
 import { CodedError } from '../errors.ts';
 import { dnsHostName } from '../util/host-name.ts';
 
-export { projectView, type Project, type ProjectRow };
+export type { Project };
 
 /** A project's settings as a user sends them: the code host may be left to the repository URL. */
 export type ProjectSettings = Omit<ProjectInput, 'codeHost'> & { codeHost?: CodeHostKind };
@@ -141,26 +141,40 @@ export class ProjectsService {
     return input.redirectHosts === undefined ? input : { ...input, redirectHosts: checkRedirectHosts(input.redirectHosts) };
   }
 
-  async create(input: ProjectSettings): Promise<ProjectRow> {
+  // Callers get views (never the stored row with its sealed secrets); `store` is for Folio's own services.
+  async create(input: ProjectSettings): Promise<Project> {
     const checked = await this.validate(input);
-    return this.store.create({ ...checked, codeHost: checked.codeHost ?? inferCodeHost(checked.repositoryUrl) });
+    return projectView(await this.store.create({ ...checked, codeHost: checked.codeHost ?? inferCodeHost(checked.repositoryUrl) }));
   }
 
   /** The project after the change; undefined when there is no such project. */
-  async update(id: string, input: Partial<ProjectSettings>): Promise<ProjectRow | undefined> {
-    return this.store.update(id, await this.validate(input));
+  async update(id: string, input: Partial<ProjectSettings>): Promise<Project | undefined> {
+    const row = await this.store.update(id, await this.validate(input));
+    return row && projectView(row);
   }
 
-  get(id: string): Promise<ProjectRow | undefined> {
-    return this.store.get(id);
+  async get(id: string): Promise<Project | undefined> {
+    const row = await this.store.get(id);
+    return row && projectView(row);
   }
 
-  list(): Promise<ProjectRow[]> {
-    return this.store.list();
+  async list(): Promise<Project[]> {
+    return (await this.store.list()).map(projectView);
   }
 
   /** The project, or a CodedError project_not_found. */
-  async require(id: string): Promise<ProjectRow> {
+  async require(id: string): Promise<Project> {
+    return projectView(await this.#row(id));
+  }
+
+  /** The project's repository with its token opened (SecretBoxError when FOLIO_SECRET changed): what git and the code host are reached with. */
+  async repository(id: string): Promise<{ id: string; codeHost: CodeHostKind; repositoryUrl: string; repoToken: string | null; baseBranch: string }> {
+    const row = await this.#row(id);
+    const { repoToken } = this.store.secrets(row);
+    return { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
+  }
+
+  async #row(id: string): Promise<ProjectRow> {
     const row = await this.store.get(id);
     if (!row) throw new CodedError('project_not_found', `Project "${id}" does not exist.`);
     return row;

@@ -4,7 +4,7 @@ import { readNamedSecret } from '../config.ts';
 import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
 import { BUILD_SWITCH, CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
 import type { BuildSwitch } from '../contracts/dashboard.ts';
-import { projectView, type ProjectSettings as ProjectInput } from '../admin/projects.ts';
+import type { ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
 import { boolOption, repeatable, required } from './options.ts';
 import { printResult, table } from './output.ts';
@@ -94,7 +94,7 @@ interface CreateOptions {
 
 function registerCreate(project: Command): void {
   withOptions(project.command('create').description('Create a project.'), settingOptions('create')).action(async (o: CreateOptions) => {
-    const row = await withStore(({ projects }) =>
+    const view = await withStore(({ projects }) =>
       projects.create({
         name: o.name,
         repositoryUrl: o.repository,
@@ -114,7 +114,6 @@ function registerCreate(project: Command): void {
         buildTimeoutSeconds: typeof o.buildTimeout === 'number' ? o.buildTimeout : null,
       }),
     );
-    const view = projectView(row);
     printResult(o.json, view, () => `Created project ${view.id} (${view.name}, ${view.codeHost}, base ${view.baseBranch}).`);
   });
 }
@@ -123,11 +122,10 @@ function registerUpdate(project: Command): void {
   withOptions(project.command('update <projectId>').description('Change a project\'s settings.'), settingOptions('update')).action(
     async (id: string, o: Record<string, unknown>) => {
       const input = changedSettings(o);
-      const row = await withStore(async ({ projects }) => {
+      const view = await withStore(async ({ projects }) => {
         if (!(await projects.get(id))) throw new UsageError(`Project "${id}" does not exist.`);
-        return projects.update(id, input);
+        return (await projects.update(id, input))!;
       });
-      const view = projectView(row!);
       printResult(o.json as boolean | undefined, view, () => `Updated project ${view.id}.`);
     },
   );
@@ -167,7 +165,7 @@ function registerList(project: Command): void {
     .description('List projects.')
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => {
-      const rows = (await withStore(({ projects }) => projects.list())).map(projectView);
+      const rows = await withStore(({ projects }) => projects.list());
       printResult(o.json, rows, () =>
         table(rows.map((p) => ({ ID: p.id, NAME: p.name, REPOSITORY: p.repositoryUrl, BRANCH: p.baseBranch, HOST: p.codeHost, MODEL: p.defaultModel ?? '(server default)', CHECKS: p.checks }))),
       );

@@ -27,7 +27,7 @@ import {
   type BuildSwitch,
   type ChecksMode,
 } from '../../contracts/dashboard.ts';
-import { projectView, type ProjectRow } from '../../admin/projects.ts';
+import type { Project } from '../../admin/projects.ts';
 import type { CreatedKey as NewKey } from '../../admin/keys.ts';
 import { userView, type UserRow } from '../../admin/users.ts';
 import type { Config } from '../../config.ts';
@@ -40,8 +40,8 @@ export function scriptTag(baseUrl: string, projectId: string): string {
 
 const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-function projectBody(request: FastifyRequest, row: ProjectRow): DashboardProject {
-  return { ...projectView(row), scriptTag: scriptTag(baseUrlOf(request), row.id) };
+function projectBody(request: FastifyRequest, project: Project): DashboardProject {
+  return { ...project, scriptTag: scriptTag(baseUrlOf(request), project.id) };
 }
 
 /**
@@ -134,7 +134,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { projects, config } = app;
 
   app.get('/api/projects', { schema: { ...hide, response: { 200: ProjectList } }, config: ACCESS.operator }, async (request) => ({
-    projects: (await projects.list()).map((row) => projectBody(request, row)),
+    projects: (await projects.list()).map((project) => projectBody(request, project)),
   }));
 
   app.post(
@@ -143,8 +143,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const input = projectInput(request.body);
       checkModel(config, input.defaultModel);
-      const row = await projects.create(input);
-      return reply.code(201).send(projectBody(request, row));
+      return reply.code(201).send(projectBody(request, await projects.create(input)));
     },
   );
 
