@@ -88,6 +88,12 @@ describe('layers', () => {
     expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 
+  it('store rows do not reach HTTP: admin re-exports no row type and routes import none (they get views)', () => {
+    const reexports = sources(path.join(SRC, 'admin')).filter((f) => /^export (type )?\{[^}]*\b\w+Row\b[^}]*\}/m.test(readFileSync(f, 'utf8')));
+    const importers = sources(path.join(SRC, 'http')).filter((f) => /^import [^;]*\b\w+Row\b[^;]*;/m.test(readFileSync(f, 'utf8')));
+    expect([...reexports, ...importers].map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
   it('one table maps domain codes to statuses, with the hints as headers and details', () => {
     expect(HTTP_STATUS.job_archived).toBe(409);
     // The table is typed by the codes (src/errors.ts, ApiErrorCode): one left without a status does not compile.

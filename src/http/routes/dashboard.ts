@@ -29,7 +29,7 @@ import {
 } from '../../contracts/dashboard.ts';
 import type { Project } from '../../admin/projects.ts';
 import type { CreatedKey as NewKey } from '../../admin/keys.ts';
-import { userView, type UserRow } from '../../admin/users.ts';
+import type { OperatorView } from '../../admin/users.ts';
 import type { Config } from '../../config.ts';
 import { ACCESS } from '../auth.ts';
 
@@ -64,10 +64,10 @@ function sendNewKey(reply: FastifyReply, created: NewKey) {
 }
 
 /** What the dashboard learns on sign-in: the user, the session's CSRF token, the models it may pick and the repository URLs the server takes. */
-function sessionBody(config: Config, op: { user: UserRow; session: { csrf_token: string } }) {
+function sessionBody(config: Config, op: OperatorView) {
   return {
-    user: userView(op.user),
-    csrfToken: op.session.csrf_token,
+    user: op.user,
+    csrfToken: op.session.csrfToken,
     models: { default: config.models.defaultModel, allowed: [...config.models.allowed] },
     repositories: { protocols: [...config.repositories.protocols], allowLocal: config.repositories.allowLocal },
   };
