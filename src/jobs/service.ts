@@ -47,6 +47,9 @@ export interface StartedJob {
   title?: string;
 }
 
+/** What routes may use of the jobs service: no transaction of another area's records (transact, startWith). */
+export type JobsApi = Omit<JobsService, 'transact' | 'startWith'>;
+
 export interface JobsServiceDeps {
   db: Kysely<Database>;
   dialect: StoreDialect;
