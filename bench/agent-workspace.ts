@@ -83,7 +83,7 @@ try {
     `  follow-ups (${followUps.length}, from the pushed job branch, recycled): ${summary(followUps.map((j) => j.prepared))}; resumed ${followUps.filter((j) => j.resumed).length}/${followUps.length}`,
   );
   console.log(`  later jobs (${LATER}, pool off: fetch + full checkout): ${summary(fresh.map((j) => j.prepared))}; release ${summary(fresh.map((j) => j.released))}`);
-  console.log(`  docs profile from the mirror tree (what the first model call waits for): ${profileMs.toFixed(0)} ms`);
+  console.log(`  docs profile from the mirror tree (read while the worktree is prepared): ${profileMs.toFixed(0)} ms`);
 } finally {
   for (const pool of pools) await pool.drain();
   await host.close();

@@ -23,7 +23,8 @@ export interface ErrorHints {
 export type ApiErrorCode =
   | 'invalid_request' | 'invalid_cursor' | 'invalid_date' | 'invalid_date_range' | 'invalid_log' | 'invalid_project'
   | 'invalid_status' | 'invalid_trigger_settings' | 'invalid_user' | 'model_not_allowed' | 'model_not_configured'
-  | 'invalid_payload'
+  | 'invalid_payload' | 'model_not_priced'
+  | 'monthly_budget_exceeded'
   // a rejected analytics record (analytics/pipeline.ts, Rejected)
   | 'field_too_long' | 'future_timestamp' | 'invalid_event' | 'invalid_field' | 'invalid_ip' | 'invalid_json' | 'invalid_key'
   | 'invalid_path' | 'invalid_timestamp' | 'invalid_user_agent' | 'invalid_visitor_id' | 'missing_field' | 'missing_identity' | 'unknown_field'

@@ -121,7 +121,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   cleanups.push(() => worktrees.drain());
   if (workerCount > 0) workers = await startWorkers(workerCount, { config, log, store, projects: projects.store, queue, jobs, worktrees, jobHandler: opts.jobHandler }, cleanups);
 
-  const analytics = await createAnalytics({ config, log, dialect: store.dialect });
+  const analytics = await createAnalytics({ config, log, dialect: store.dialect, siteOrigins: async (id) => (await projects.get(id))?.siteOrigins });
 
   const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers }, cleanups);
 

@@ -3,11 +3,14 @@
 // arrival orders: time-ordered, and sessions in random order across the 30 days (late batches,
 // merged logs, backfills). Rounds alternate bare / Folio so a noisy moment does not land on one side;
 // each Folio round runs on a fresh server and data directory. After each Folio round the stored
-// visitors are checked against plain Sets of the events sent.
-// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR]
+// visitors are checked against plain Sets of the events sent. The server's CPU time (all threads, from
+// /proc/<pid>/stat, start-up left out) is reported per event.
+// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR] [--mix]
 //   --tree DIR   run Folio from another checkout (e.g. the code before a change, with node_modules linked)
+//   --mix        random sessions as they are and with the mix of a real site: 2% of the views not found
+//                (status 404) and 1 in 3 sessions referred (an outside site, or the site's own pages)
 import { spawn, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.ts';
@@ -24,6 +27,7 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '3' },
     tree: { type: 'string' },
+    mix: { type: 'boolean', default: false },
   },
 });
 const EVENTS = Number(values.events);
@@ -65,18 +69,45 @@ function start(script: string, args: string[], env: Record<string, string>, cwd:
   });
 }
 
-/** The bodies of one arrival order: 1,000 events each, ISO timestamps, IP + user agent. */
-function bodies(t: Traffic, order: Uint32Array): string[] {
+/** The site the bench's project serves (its own pages refer to each other). */
+const SITE = 'https://docs.example.com';
+const OUTSIDE = ['https://www.google.com/', 'https://chatgpt.com/', 'https://news.ycombinator.com/item?id=4242', 'https://github.com/acme/docs'];
+
+/** The mix: 2% of views not found (every 50th), and 1 in 3 sessions (visitor and day) referred. */
+const notFoundView = (k: number) => k % 50 === 0;
+function referrerOf(t: Traffic, k: number): string | undefined {
+  const session = Math.imul(t.visitor[k], 2654435761) ^ Math.floor(t.ts[k] / DAY);
+  if ((session >>> 0) % 3 !== 0) return undefined;
+  // Half the referred sessions come from outside, half click on from another of the site's pages.
+  return (session >>> 2) % 2 === 0 ? OUTSIDE[(session >>> 3) % OUTSIDE.length] : `${SITE}${t.paths[(t.path[k] + 1) % t.paths.length]}`;
+}
+
+/** The bodies of one arrival order: 1,000 events each, ISO timestamps, IP + user agent (with `mix`, statuses and referrers). */
+function bodies(t: Traffic, order: Uint32Array, mix = false): string[] {
   const out: string[] = [];
   for (let s = 0; s < order.length; s += 1000) {
     const events = [];
     for (let j = s; j < Math.min(order.length, s + 1000); j++) {
       const k = order[j];
-      events.push({ timestamp: new Date(t.ts[k]).toISOString(), path: t.paths[t.path[k]], userAgent: USER_AGENTS[t.ua[k]], ip: ipOf(t.visitor[k]) });
+      const e: Record<string, unknown> = { timestamp: new Date(t.ts[k]).toISOString(), path: t.paths[t.path[k]], userAgent: USER_AGENTS[t.ua[k]], ip: ipOf(t.visitor[k]) };
+      if (mix) {
+        const r = referrerOf(t, k);
+        if (r !== undefined) e.referrer = r;
+        if (notFoundView(k)) e.status = 404;
+      }
+      events.push(e);
     }
     out.push(JSON.stringify({ events }));
   }
   return out;
+}
+
+/** CPU seconds of a process so far, all its threads (live and exited): utime + stime of /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of the file (utime, stime) in clock ticks (USER_HZ, 100 on Linux).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /** Sessions (a visitor's views of one day, in time order) in random order across the whole window. */
@@ -119,11 +150,12 @@ async function load(url: string, headers: Record<string, string>, list: string[]
   return accepted / secs;
 }
 
-/** Exact visitors of the traffic (plain Sets): human, AI, total over every stored view. */
-function expectedTotals(t: Traffic): { human: number; ai: number; total: number } {
+/** Exact visitors of the traffic (plain Sets): human, AI, total over every stored page view (`mix`: not-found views are none). */
+function expectedTotals(t: Traffic, mix = false): { human: number; ai: number; total: number } {
   const h = new Set<number>();
   const a = new Set<number>();
   for (let k = 0; k < t.n; k++) {
+    if (mix && notFoundView(k)) continue;
     const c = classify(USER_AGENTS[t.ua[k]], t.paths[t.path[k]]).class;
     // The visitor id is a keyed hash of IP + user agent: one identity per (visitor, user agent).
     const id = t.visitor[k] * 64 + t.ua[k];
@@ -133,19 +165,21 @@ function expectedTotals(t: Traffic): { human: number; ai: number; total: number 
   return { human: h.size, ai: a.size, total: new Set([...h, ...a]).size };
 }
 
-async function folioRound(list: string[]): Promise<{ rate: number; totals: unknown }> {
+async function folioRound(list: string[]): Promise<{ rate: number; totals: unknown; cpuUs: number }> {
   const dataDir = tempDir('folio-bench-events-');
   const env = { FOLIO_DATA_DIR: dataDir, FOLIO_SECRET: 'bench-secret-0123456789abcdef' };
   const config = loadConfig(env);
   const store = await openStore(config);
-  const project = await new ProjectsService(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs' });
+  const project = await new ProjectsService(store.db, config).create({ name: 'Bench', repositoryUrl: 'https://github.com/acme/docs', siteOrigins: [SITE] });
   const { key } = await new ApiKeyStore(store.db).create({ projectId: project.id });
   await store.close();
   const server = await start(path.join(TREE, 'bin/folio.mjs'), ['serve', '--no-workers'], { ...env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', FOLIO_ACCESS_LOG: 'false', FOLIO_WORKERS: '0' }, TREE);
   try {
+    const cpu0 = cpuSeconds(server.proc.pid!);
     const rate = await load(`${server.url}/v1/analytics/${project.id}/events`, { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, list);
+    const cpuUs = ((cpuSeconds(server.proc.pid!) - cpu0) / EVENTS) * 1e6;
     const res = await fetch(`${server.url}/v1/analytics/${project.id}/visitors?limit=1`, { headers: { authorization: `Bearer ${key}` } });
-    return { rate, totals: ((await res.json()) as { totals: unknown }).totals };
+    return { rate, totals: ((await res.json()) as { totals: unknown }).totals, cpuUs };
   } finally {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -156,33 +190,45 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 const traffic = generateTraffic({ events: EVENTS, days: 30, seed: 1 });
-const orders = { 'time-ordered': bodies(traffic, timeOrder(traffic)), 'random sessions, 30 days': bodies(traffic, randomSessions(traffic)) };
-const want = JSON.stringify(expectedTotals(traffic));
+const random = randomSessions(traffic);
+const MIXED = 'random sessions, 2% not found, 1 in 3 sessions referred';
+// With --mix: plain random sessions against the same sessions with the mix (the ratio is what counts).
+const orders: Record<string, string[]> = values.mix
+  ? { 'random sessions, 30 days': bodies(traffic, random), [MIXED]: bodies(traffic, random, true) }
+  : { 'time-ordered': bodies(traffic, timeOrder(traffic)), 'random sessions, 30 days': bodies(traffic, random) };
+const want = (name: string) => JSON.stringify(expectedTotals(traffic, name === MIXED));
 const bare = await start(path.join(ROOT, 'bench/fixtures/bare-events-server.ts'), [], {}, ROOT);
-const results: Record<string, { bare: number[]; folio: number[] }> = {};
+const results: Record<string, { bare: number[]; folio: number[]; cpu: number[] }> = {};
 let exact = true;
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, list] of Object.entries(orders)) {
-      const r = (results[name] ??= { bare: [], folio: [] });
+      const r = (results[name] ??= { bare: [], folio: [], cpu: [] });
       r.bare.push(await load(`${bare.url}/events`, { 'content-type': 'application/json' }, list));
       const f = await folioRound(list);
       r.folio.push(f.rate);
-      if (JSON.stringify(f.totals) !== want) {
+      r.cpu.push(f.cpuUs);
+      if (JSON.stringify(f.totals) !== want(name)) {
         exact = false;
-        console.log(`MISMATCH (${name}): stored ${JSON.stringify(f.totals)}, expected ${want}`);
+        console.log(`MISMATCH (${name}): stored ${JSON.stringify(f.totals)}, expected ${want(name)}`);
       }
-      console.log(`round ${round}, ${name}: bare ${fmt(r.bare.at(-1)!)} events/s, Folio ${fmt(f.rate)} events/s (${((f.rate / r.bare.at(-1)!) * 100).toFixed(0)}%)`);
+      console.log(`round ${round}, ${name}: bare ${fmt(r.bare.at(-1)!)} events/s, Folio ${fmt(f.rate)} events/s (${((f.rate / r.bare.at(-1)!) * 100).toFixed(0)}%), server CPU ${f.cpuUs.toFixed(1)} µs/event`);
     }
   }
 } finally {
   await bare.stop();
 }
 console.log(`\n${fmt(EVENTS)} events per round in bodies of 1,000, ${CLIENTS} clients, median of ${ROUNDS} alternating rounds, Node ${process.version}${TREE !== ROOT ? `, Folio from ${TREE}` : ''}`);
-console.log('| arrival order | bare Fastify events/s | Folio events/s | Folio / bare |');
-console.log('|---|---:|---:|---:|');
+console.log('| arrival order | bare Fastify events/s | Folio events/s | Folio / bare | server CPU µs/event |');
+console.log('|---|---:|---:|---:|---:|');
 for (const [name, r] of Object.entries(results)) {
-  console.log(`| ${name} | ${fmt(median(r.bare))} | ${fmt(median(r.folio))} | ${((median(r.folio) / median(r.bare)) * 100).toFixed(0)}% (target ≥ 50%) |`);
+  console.log(`| ${name} | ${fmt(median(r.bare))} | ${fmt(median(r.folio))} | ${((median(r.folio) / median(r.bare)) * 100).toFixed(0)}% (target ≥ 50%) | ${median(r.cpu).toFixed(1)} |`);
+}
+if (values.mix) {
+  const plain = median(results['random sessions, 30 days'].cpu);
+  const mixed = median(results[MIXED].cpu);
+  const notFound = traffic.n > 0 ? Math.ceil(traffic.n / 50) : 0;
+  console.log(`mix / plain server CPU per event: ${(mixed / plain).toFixed(2)}×; extra per not-found view if it all went there: ${(((mixed - plain) * traffic.n) / notFound).toFixed(1)} µs`);
 }
 console.log(`visitors exact after every Folio round (plain Sets): ${exact ? 'yes' : 'NO'}`);
 if (!exact) process.exitCode = 1;

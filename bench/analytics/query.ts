@@ -110,7 +110,7 @@ try {
   const stored = (await engine.sql('SELECT count(*) AS n FROM not_found'))[0].n;
   console.log(`  not-found report (${stored} not-found views, ${nfPaths} paths on the page): ${median(nf).toFixed(0)}   → ${(median(nf) / m.ours).toFixed(2)}× the visitors query`);
   const rf: number[] = [];
-  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.referrers(PROJECT, { from, to }, { limit: 50, offset: 0 })))[0]);
+  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.referrers(PROJECT, { from, to }, { limit: 50, offset: 0 }, new Set())))[0]);
   console.log(`  referrers report (hosts, classes, AI share per day): ${median(rf).toFixed(0)}   → ${(median(rf) / m.ours).toFixed(2)}× the visitors query`);
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();

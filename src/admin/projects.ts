@@ -11,6 +11,7 @@ import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } fro
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
 import { CodedError } from '../errors.ts';
+import { INSTRUCTIONS_MAX_CHARS, LIMIT_MAX } from '../contracts/budget.ts';
 import { dnsHostName } from '../util/host-name.ts';
 
 export type { Project };
@@ -99,6 +100,27 @@ function checkBuildSettings(input: Partial<ProjectSettings>): void {
   }
 }
 
+/** The team's instructions (text without NUL, bounded) and the spending limits (positive, bounded; tokens whole). */
+function checkInstructionsAndLimits(input: Partial<ProjectSettings>): void {
+  const text = input.instructions;
+  if (text !== undefined && text !== null && (text.length > INSTRUCTIONS_MAX_CHARS || text.includes('\0'))) {
+    throw new ProjectInputError(`Instructions must be at most ${INSTRUCTIONS_MAX_CHARS} characters, without NUL characters.`, 'instructions');
+  }
+  const limits = [
+    ['defaultMaxCostUsd', LIMIT_MAX.costUsd, false, 'A job\'s default limit in dollars'],
+    ['defaultMaxTokens', LIMIT_MAX.tokens, true, 'A job\'s default limit in tokens'],
+    ['monthlyBudgetUsd', LIMIT_MAX.monthlyUsd, false, 'The monthly budget in dollars'],
+    ['monthlyTokenBudget', LIMIT_MAX.tokens, true, 'The monthly budget in tokens'],
+  ] as const;
+  for (const [field, max, whole, what] of limits) {
+    const v = input[field];
+    if (v === undefined || v === null) continue;
+    if (!(typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= max && (!whole || Number.isInteger(v)))) {
+      throw new ProjectInputError(`${what} must be a ${whole ? 'whole number' : 'number'} above 0 and at most ${max.toLocaleString('en-US')}, or none.`, field);
+    }
+  }
+}
+
 export class ProjectsService {
   readonly store: ProjectStore;
   private readonly config: Pick<Config, 'repositories' | 'outbound'>;
@@ -134,6 +156,7 @@ export class ProjectsService {
     }
     for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
     checkBuildSettings(input);
+    checkInstructionsAndLimits(input);
     const min = input.autoFixMinVisitors;
     if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
       throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');

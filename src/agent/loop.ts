@@ -4,12 +4,13 @@
 import { APICallError, generateText, stepCountIs, type LanguageModel, type ModelMessage } from 'ai';
 import { describeForModel, type ChecksReport } from './checks/index.ts';
 import type { ChecksMode } from './checks/types.ts';
+import type { EmitJobEvent, JobEventData } from '../contracts/job-events.ts';
 import { createTools, type FinishState } from './tools.ts';
 import { validateChanged, type ValidationIssue } from './validate.ts';
 import { clip, type Workspace } from './workspace.ts';
 import { retrying } from '../util/retry.ts';
 
-/** Ends the run with a machine code: step_limit, time_limit, token_budget, no_progress, model_error, validation_failed, checks_failed. */
+/** Ends the run with a machine code: step_limit, time_limit, token_budget, no_progress, model_error, validation_failed, checks_failed (or a `beforeCall` check's, e.g. budget_exceeded). */
 export class AgentFailure extends Error {
   readonly code: string;
   /** The last docs checks report, when checks ran (e.g. the one a `checks_failed` run ended on). */
@@ -51,7 +52,7 @@ export interface AgentLimits {
   retryBaseMs?: number;
 }
 
-export type AgentEmit = (type: string, data: Record<string, unknown>) => void | Promise<void>;
+export type AgentEmit = EmitJobEvent<void | Promise<void>>;
 
 export interface AgentRunInput {
   model: LanguageModel;
@@ -73,6 +74,13 @@ export interface AgentRunInput {
   checks?: AgentChecks;
   /** Called with each model call's tokens as they are reported (also for runs that fail later). */
   onUsage?: (usage: StepUsage) => void | Promise<void>;
+  /** Runs before each model call; an AgentFailure it throws ends the run (the job's spending limit). */
+  beforeCall?: () => Promise<void>;
+  /**
+   * Text to add to the result of the first tool call on a path (read, write, edit, delete, move), or
+   * null: the repository's nested instructions for the folder the path is in (instructions.ts).
+   */
+  pathNotes?: (path: string) => Promise<string | null>;
 }
 
 export interface AgentRunResult {
@@ -134,7 +142,7 @@ type RunUsage = AgentRunResult['usage'];
 export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
   const { workspace, limits, signal } = input;
   const state: FinishState = { finished: null };
-  const tools = createTools(workspace, state, input.workspaceReady);
+  const tools = createTools(workspace, state, input.workspaceReady, input.pathNotes);
   const messages: ModelMessage[] = [...input.messages];
   const deadline = Date.now() + limits.maxWallClockMs;
   const usage: RunUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
@@ -150,6 +158,7 @@ export async function runAgent(input: AgentRunInput): Promise<AgentRunResult> {
       throw new AgentFailure('step_limit', `The agent used all ${limits.maxSteps} steps without finishing.`);
     }
 
+    await input.beforeCall?.();
     const result = await callModel(input, messages, tools, deadline);
     steps++;
     await recordStep(input, result, steps, usage);
@@ -335,7 +344,7 @@ function idleNudge(idleTurns: number): ModelMessage {
 }
 
 /** The `checks` event: which checks ran, on how many pages, and what they found (lists clipped). */
-function checksEvent(report: ChecksReport, round: number, mode: string): Record<string, unknown> {
+function checksEvent(report: ChecksReport, round: number, mode: ChecksMode): JobEventData<'checks'> {
   return {
     round,
     mode,

@@ -172,7 +172,8 @@ const FRAMEWORK_NAMES: Record<DocsFramework, string> = {
   markdown: 'plain Markdown',
 };
 
-export function systemPrompt(profile: DocsProfile, opts: { maxSteps: number }): string {
+/** `instructions`: the team's conventions (instructions.ts), last and below everything else. */
+export function systemPrompt(profile: DocsProfile, opts: { maxSteps: number; instructions?: string }): string {
   return [
     'You are Folio, an agent that edits a documentation repository on behalf of a documentation team.',
     'You work inside a checkout of the repository using tools. Your edits are committed and proposed as a pull request when you finish.',
@@ -189,6 +190,7 @@ export function systemPrompt(profile: DocsProfile, opts: { maxSteps: number }): 
     '## This repository',
     `Docs framework: ${FRAMEWORK_NAMES[profile.framework]}.${profile.configFile ? ` Configuration: ${profile.configFile}.` : ''}${profile.docsRoot ? ` Docs folder: ${profile.docsRoot}/.` : ''}`,
     ...profile.conventions.map((c) => `- ${c}`),
+    ...(opts.instructions ? ['', opts.instructions] : []),
   ].join('\n');
 }
 

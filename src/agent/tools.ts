@@ -29,6 +29,19 @@ async function guardRaw(fn: () => Promise<string>, maxChars: number, ready?: Pro
   }
 }
 
+/** Notes for the paths a tool call names (the nested instructions of their folders), after its result. */
+export type PathNotes = (path: string) => Promise<string | null>;
+
+async function withNotes(result: string, paths: unknown[], notes: PathNotes | undefined): Promise<string> {
+  if (!notes || result.startsWith('Error:')) return result;
+  const added: string[] = [];
+  for (const p of paths) {
+    const note = typeof p === 'string' ? await notes(p).catch(() => null) : null;
+    if (note) added.push(note);
+  }
+  return added.length === 0 ? result : [result, ...added].join('\n\n');
+}
+
 // ---------------------------------------------------------------- implementations (also used by tests)
 
 export async function listFiles(ws: Workspace, input: { path?: string; glob?: string }): Promise<string> {
@@ -162,16 +175,28 @@ export async function moveFile(ws: Workspace, input: { from: string; to: string 
 
 // ---------------------------------------------------------------- the tool set
 
-/** `ready` (optional) is awaited before any tool runs: the worktree may still be checking out. */
-export function createTools(ws: Workspace, state: FinishState, ready?: Promise<unknown>): ToolSet {
+/**
+ * `ready` (optional) is awaited before any tool runs: the worktree may still be checking out. `notes`
+ * (optional) adds text after a successful result of a call on a file (its folder's instructions).
+ */
+export function createTools(ws: Workspace, state: FinishState, ready?: Promise<unknown>, notes?: PathNotes): ToolSet {
   const max = ws.limits.maxOutputChars;
-  /** A tool that runs `run` on the workspace: after `ready`, its result clipped, its errors as text. */
+  /** A tool that runs `run` on the workspace: after `ready`, its result clipped, its errors as text; then the notes of the paths it names. */
   const workspaceTool = <S extends z.ZodType<object>>(
     description: string,
     inputSchema: S,
     run: (ws: Workspace, input: z.infer<S>) => Promise<string>,
     maxChars = max,
-  ) => tool({ description, inputSchema, execute: (input: z.infer<S>) => guardRaw(() => run(ws, input), maxChars, ready) });
+  ) =>
+    tool({
+      description,
+      inputSchema,
+      execute: async (input: z.infer<S>) => {
+        const result = await guardRaw(() => run(ws, input), maxChars, ready);
+        const i = input as { path?: unknown; from?: unknown; to?: unknown };
+        return withNotes(result, run === listFiles || run === searchFiles ? [] : [i.path, i.from, i.to], notes);
+      },
+    });
   return {
     list_files: workspaceTool(
       'List files in the repository (recursive, sorted; skips .git and node_modules). Optional folder `path` and a glob such as "**/*.mdx".',

@@ -52,6 +52,8 @@ export interface Workspace {
   /** Resolves a model-given path to an absolute path inside the root; throws WorkspaceError otherwise. */
   resolve(p: string, opts?: { write?: boolean }): Promise<string>;
   readText(p: string): Promise<string>;
+  /** The first `maxBytes` of a text file (never more is read) and the file's whole size in bytes. */
+  readHead(p: string, maxBytes: number): Promise<{ text: string; size: number }>;
   writeText(p: string, content: string): Promise<{ created: boolean }>;
   remove(p: string): Promise<void>;
   move(from: string, to: string): Promise<void>;
@@ -89,6 +91,9 @@ export async function openWorkspace(root: string, limits: Partial<WorkspaceLimit
     resolve,
     async readText(p) {
       return readTextFile(await resolve(p), p, lim.maxReadBytes);
+    },
+    async readHead(p, maxBytes) {
+      return readTextHead(await resolve(p), p, maxBytes);
     },
     async writeText(p, content) {
       if (typeof content !== 'string') throw new WorkspaceError('content must be a string.');
@@ -210,6 +215,25 @@ async function readTextFile(abs: string, p: string, maxReadBytes: number): Promi
   const buf = await fs.readFile(abs);
   if (buf.includes(0)) throw new WorkspaceError(`File "${p}" is binary and cannot be read as text.`);
   return buf.toString('utf8');
+}
+
+/** A text file's first bytes, its size asked first: at most `maxBytes` are read, whatever the file's size. */
+async function readTextHead(abs: string, p: string, maxBytes: number): Promise<{ text: string; size: number }> {
+  const handle = await fs.open(abs, 'r').catch(() => {
+    throw new WorkspaceError(`File "${p}" does not exist.`);
+  });
+  try {
+    const st = await handle.stat();
+    if (st.isDirectory()) throw new WorkspaceError(`"${p}" is a directory; use list_files to see its contents.`);
+    const buf = Buffer.alloc(Math.min(st.size, maxBytes));
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    const head = buf.subarray(0, bytesRead);
+    if (head.includes(0)) throw new WorkspaceError(`File "${p}" is binary and cannot be read as text.`);
+    // A character cut at the limit decodes as U+FFFD, which the caller drops with the rest of the cut.
+    return { text: head.toString('utf8'), size: st.size };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Writes a file (creating its folder), never through a symbolic link or over a directory; whether it is new. */

@@ -3,7 +3,7 @@
 // write), otherwise the DuckDB file (refused clearly while a server holds it).
 import { loadConfig } from '../config.ts';
 import { openStore } from '../store/database.ts';
-import { ProjectStore } from '../store/projects.ts';
+import { ProjectStore, projectView } from '../store/projects.ts';
 import { analyticsFile } from './index.ts';
 import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
 import type { AnalyticsEngine } from './engine.ts';
@@ -11,10 +11,11 @@ import { readAgentsFile, type AgentEntry } from './classify.ts';
 import { ImportError } from './import-error.ts';
 import type { LogFormat } from './log-lines/line-converter.ts';
 import { runLogImport, type ImportProgress, type LogImportResult } from './log-import.ts';
+import { ownHostsOf, withoutOwnReferrers, type OwnHosts } from './own-hosts.ts';
 
 export type DirectImportResult = LogImportResult;
 
-async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string; agents: AgentEntry[] }> {
+async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string; agents: AgentEntry[]; own: OwnHosts }> {
   const config = loadConfig();
   let agents: AgentEntry[] = [];
   try {
@@ -23,21 +24,24 @@ async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine;
     throw new ImportError((err as Error).message);
   }
   const store = await openStore(config);
+  let own: OwnHosts;
   try {
-    if (!(await new ProjectStore(store.db, config).get(projectId))) throw new ImportError(`Project "${projectId}" does not exist.`);
+    const project = await new ProjectStore(store.db, config).get(projectId);
+    if (!project) throw new ImportError(`Project "${projectId}" does not exist.`);
+    own = ownHostsOf(projectView(project).siteOrigins);
   } finally {
     await store.close();
   }
   if (config.clickhouseUrl) {
     // The scale engine: a shared database, no file lock; import dedupe is the engine's own, as over HTTP.
     try {
-      return { engine: await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret, agents };
+      return { engine: await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret, agents, own };
     } catch (err) {
       throw new ImportError((err as Error).message);
     }
   }
   try {
-    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret, agents };
+    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret, agents, own };
   } catch (err) {
     if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
     throw err;
@@ -49,9 +53,9 @@ export async function importDirect(
   opts: { project: string; format: LogFormat; fields: Record<string, string[]>; batch: number },
   progress: ImportProgress,
 ): Promise<DirectImportResult> {
-  const { engine, secret, agents } = await openEngine(opts.project);
+  const { engine, secret, agents, own } = await openEngine(opts.project);
   try {
-    const result = await runLogImport(engine, { projectId: opts.project, format: opts.format, fields: opts.fields, batch: opts.batch, secret, agents, input: { files }, progress });
+    const result = await runLogImport(withoutOwnReferrers(engine, own), { projectId: opts.project, format: opts.format, fields: opts.fields, batch: opts.batch, secret, agents, input: { files }, progress });
     // ClickHouse: servers fold, one at a time across the deployment (answers are exact before that).
     if (engine instanceof DuckDbEngine) await engine.compact();
     return result;

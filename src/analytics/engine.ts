@@ -4,6 +4,7 @@ import { domainToASCII } from 'node:url';
 import type { Range } from './dates.ts';
 
 import type { ClassCode } from './traffic-class.ts';
+import type { OwnHosts } from './own-hosts.ts';
 import { SOURCE_CLASSES, type SourceClass } from './referrer-sources.ts';
 
 export const SOURCE = { api: 1, script: 2, import: 3 } as const;
@@ -251,8 +252,8 @@ export interface AnalyticsEngine {
   agents(projectId: string, range: Range): Promise<AgentRow[]>;
   /** Paths that answered not found, with exact visitors, in the visitors report's order. */
   notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport>;
-  /** Referring hosts of page views, classed, with exact visitors (total descending, then host). */
-  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport>;
+  /** Referring hosts of page views, classed, with exact visitors (total descending, then host); the project's `own` hosts are no referrers. */
+  referrers(projectId: string, range: Range, page: Page, own: OwnHosts): Promise<ReferrersReport>;
   /** Folds recently written rows into the query layout. Safe to call any time. */
   compact(): Promise<void>;
   /** Rows written since the last compaction. */
@@ -293,7 +294,7 @@ export abstract class ReadsFromQueries<Q extends EngineReads> implements EngineR
     return this.queries.notFound(projectId, range, page);
   }
 
-  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport> {
-    return this.queries.referrers(projectId, range, page);
+  referrers(projectId: string, range: Range, page: Page, own: OwnHosts): Promise<ReferrersReport> {
+    return this.queries.referrers(projectId, range, page, own);
   }
 }

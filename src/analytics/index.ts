@@ -21,6 +21,7 @@ import { runLogImport, type LogImportResult } from './log-import.ts';
 import { ImportError } from './import-error.ts';
 import type { LogFormat } from './log-lines/line-converter.ts';
 import { GroupCommitWriter, type PendingEvent } from './writer.ts';
+import { dropOwnReferrers, OwnHostsCache, withoutOwnReferrers } from './own-hosts.ts';
 
 // What the HTTP layer needs besides the service: request-level limits, the date-range parser, the script.
 export { MAX_EVENTS_PER_REQUEST } from './pipeline.ts';
@@ -32,6 +33,8 @@ export interface AnalyticsDeps {
   log: Logger;
   /** The state store's dialect: its lock serialises ClickHouse folds across processes. */
   dialect: StoreDialect;
+  /** A project's site origins (its settings; undefined: no such project): views referred from them have no referrer. */
+  siteOrigins: (projectId: string) => Promise<readonly string[] | undefined>;
 }
 
 export interface Analytics {
@@ -123,7 +126,7 @@ async function openEngine(config: Config, dialect: StoreDialect): Promise<Analyt
 }
 
 /** Raw log imports of the bulk endpoint, at most MAX_LOG_IMPORTS at once. */
-function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[], afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
+function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[], own: OwnHostsCache, afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
   let running = 0;
   return {
     async importLog(projectId, body, opts) {
@@ -132,7 +135,7 @@ function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[
       }
       running++;
       try {
-        const r = await runLogImport(engine, { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
+        const r = await runLogImport(withoutOwnReferrers(engine, await own.of(projectId)), { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
         afterImport();
         return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped };
       } catch (err) {
@@ -158,31 +161,36 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     flushMaxEvents: config.analytics.flushMaxEvents,
     afterFlush: maintenance.compactIfMany,
   });
-  const submit = (events: PendingEvent[]) => writer.submit(events);
+  const own = new OwnHostsCache(deps.siteOrigins);
+  // Every record way in submits here: a click between the site's own pages is no referral.
+  const submit = async (projectId: string, events: PendingEvent[]) => {
+    dropOwnReferrers(events, await own.of(projectId));
+    return writer.submit(events);
+  };
   return {
     engine,
     writer,
     async ingest(projectId, events, now = Date.now(), idempotencyKey) {
       const keyOf = idempotencyKey === undefined ? undefined : batchImportKeys(projectId, idempotencyKey, events);
       const { good, rejected } = prepareBatch(events, EVENTS_WIRE, projectId, ids, now, keyOf);
-      const { duplicates } = await writer.submit(good);
+      const { duplicates } = await submit(projectId, good);
       return { accepted: good.length, rejected, replayed: duplicates };
     },
     async collect(projectId, body, request, now = Date.now()) {
       // A rejected record throws Rejected, a CodedError the HTTP layer answers with 400 (error-status.ts).
       const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
       if (e.cls > LAST_VISITOR_CODE) return false; // bots are dropped
-      await writer.submit([e]);
+      await submit(projectId, [e]);
       return true;
     },
-    importStream: (projectId, body, now = Date.now()) => importNdjson(body, submit, projectId, ids, now),
-    ...logImports(engine, config, extraAgents, maintenance.compactIfMany),
+    importStream: (projectId, body, now = Date.now()) => importNdjson(body, (events) => submit(projectId, events), projectId, ids, now),
+    ...logImports(engine, config, extraAgents, own, maintenance.compactIfMany),
     visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
     views: (projectId, range, page) => engine.views(projectId, range, page),
     timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),
     agents: (projectId, range) => engine.agents(projectId, range),
     notFound: (projectId, range, page) => engine.notFound(projectId, range, page),
-    referrers: (projectId, range, page) => engine.referrers(projectId, range, page),
+    referrers: async (projectId, range, page) => engine.referrers(projectId, range, page, await own.of(projectId)),
     compact: maintenance.compact,
     applyRetention: maintenance.applyRetention,
     async close() {

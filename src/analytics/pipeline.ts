@@ -308,7 +308,8 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
   const event: PendingEvent = { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey, notFound };
   // A not-found view also keeps the identity the server derives from the address (collect: the
   // request's; events and log lines: the given one), which a client-chosen visitorId cannot multiply.
-  if (notFound) event.derivedVisitor = ip === undefined ? null : ids.fromIpAndAgent(ip, userAgent);
+  // (Without a given id on a server-side way in, that is the visitor id itself: no second lookup.)
+  if (notFound) event.derivedVisitor = ip === undefined ? null : visitorId === undefined && w.source !== SOURCE.script ? visitor : ids.fromIpAndAgent(ip, userAgent);
   return event;
 }
 

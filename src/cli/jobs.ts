@@ -1,16 +1,17 @@
 // `folio jobs create|get|list|message|archive|wait|events`: agent jobs on a Folio server, through the
 // typed client. Waiting shows the live status on stderr; the outcome is on stdout and in the exit code.
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
-import type { Job, JobEvent, JobStatus } from '../client/types.ts';
+import type { Job, JobEvent, JobStatus, UsageReport } from '../client/types.ts';
 import { startedBy } from '../jobs/started-by.ts';
+import { eventSentence } from '../jobs/event-text.ts';
 import { JOB_STATUSES } from '../contracts/jobs.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
-import { clean, count, fields, table, write, writeJson } from './output.ts';
+import { clean, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
 
 /** Exit codes of `jobs create --wait`, `jobs message --wait` and `jobs wait`. */
-const JOB_EXIT_CODES: Record<'completed' | 'failed' | 'archived', number> = { completed: 0, failed: 1, archived: 2 };
+const JOB_EXIT_CODES: Record<Exclude<JobStatus, 'active'>, number> = { completed: 0, failed: 1, archived: 2 };
 
 function jobView(job: Job): string {
   const rows: [string, string][] = [
@@ -33,6 +34,7 @@ function jobView(job: Job): string {
   if (job.error) rows.push(['ERROR', `${job.error.code}: ${job.error.message}`]);
   // `usage` and `files` are Folio's; other servers may not send them.
   if (job.usage) rows.push(['USAGE', usageText(job.usage)]);
+  if (job.limit) rows.push(['LIMIT', limitText(job.limit)]);
   if (Array.isArray(job.files)) {
     const adds = job.files.reduce((n, f) => n + f.additions, 0);
     const dels = job.files.reduce((n, f) => n + f.deletions, 0);
@@ -51,48 +53,20 @@ function usageText(u: Job['usage']): string {
   return `${u.inputTokens} input + ${u.outputTokens} output tokens (${cost})`;
 }
 
+/** The job's spending limits (Folio's): dollars, tokens, or none. */
+function limitText(l: NonNullable<Job['limit']>): string {
+  const parts = [l.maxCostUsd !== null ? `$${l.maxCostUsd}` : '', l.maxTokens !== null ? `${l.maxTokens} tokens` : ''].filter(Boolean);
+  return parts.length ? parts.join(' or ') : 'none';
+}
+
 function jobsTable(jobs: Job[]): string {
   // `title` is Folio's; other servers may not send it.
   return table(jobs.map((j) => ({ ID: j.id, TITLE: j.title ?? '', STATUS: j.status, MODEL: j.model, CREATED: j.createdAt, TOKENS: j.usage ? String(j.usage.totalTokens) : '', PR: j.prLink ?? '' })));
 }
 
-/** A short, one-line description of an event's data. */
+/** The event's sentence (jobs/event-text.ts) on one line, cleaned for the terminal and clipped. */
 function eventSummary(e: JobEvent, max = 160): string {
-  const d = (e.data ?? {}) as Record<string, unknown>;
-  const str = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
-  const args = (d.args && typeof d.args === 'object' ? d.args : {}) as Record<string, unknown>;
-  let text: string;
-  switch (e.type) {
-    case 'model_message':
-      text = str(d.text);
-      break;
-    case 'tool_call':
-      text = `${str(d.tool)} ${str(args.path) || str(args.pattern) || str(args.query) || JSON.stringify(args)}`;
-      break;
-    case 'tool_result':
-      text = `${str(d.tool)} → ${str(d.result)}`;
-      break;
-    case 'usage':
-      text = typeof d.totalTokens === 'number' ? count(d.totalTokens, 'token') : '';
-      break;
-    case 'commit':
-      text = `${str(d.sha).slice(0, 7)}${typeof d.fileCount === 'number' ? ` (${count(d.fileCount, 'file')})` : ''}`;
-      break;
-    case 'validation':
-      text = d.ok === true ? 'ok' : Array.isArray(d.issues) ? count(d.issues.length, 'issue') : 'issues';
-      break;
-    case 'error':
-      text = `${str(d.message)}${d.code ? ` (${str(d.code)})` : ''}`;
-      break;
-    case 'turn.completed':
-      text = [str(d.title), str(d.prLink)].filter(Boolean).join(' ');
-      break;
-    default: {
-      const pick = ['message', 'summary', 'title', 'url', 'tool', 'name', 'branch', 'reason', 'code'].find((k) => str(d[k]) !== '');
-      text = pick ? str(d[pick]) : Object.keys(d).length ? JSON.stringify(d) : '';
-    }
-  }
-  text = clean(text).replace(/\s+/g, ' ').trim();
+  const text = clean(eventSentence(e)).replace(/\s+/g, ' ').trim();
   return text.length > max ? text.slice(0, max - 1) + '…' : text;
 }
 
@@ -195,6 +169,7 @@ export function register(jobs: Command): void {
   registerArchive(jobs);
   registerWait(jobs);
   registerEvents(jobs);
+  registerUsage(jobs);
 }
 
 /** --timeout of the commands that wait for a job. */
@@ -204,16 +179,51 @@ function registerCreate(jobs: Command): void {
   withConnection(jobs.command('create <prompt>'))
     .description('Create a job. With --wait, follow it and exit 0 completed, 1 failed, 2 archived.')
     .option('--model <model>', 'provider/model-id (one of the server\'s allowed models)')
+    .addOption(new Option('--max-cost <usd>', "the job's spending limit in US dollars (the model needs a price); the project's default otherwise").argParser(positiveNumber))
+    .addOption(new Option('--max-tokens <n>', "the job's limit in tokens (input + output); the project's default otherwise").argParser(intOption(1, 2_000_000_000)))
     .option('--wait', 'wait until the job is completed, failed or archived and print the pull request link')
     .addOption(timeoutOption())
     .option('--idempotency-key <key>', 'makes re-running the same command (e.g. a retried CI step) return the same job')
-    .action(async (prompt: string, o: ConnectionOptions & { model?: string; wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
+    .action(async (prompt: string, o: ConnectionOptions & { model?: string; maxCost?: number; maxTokens?: number; wait?: boolean; timeout?: number; idempotencyKey?: string }) => {
       const client = clientFor(o);
-      const job = await client.createJob({ prompt, model: o.model }, { idempotencyKey: o.idempotencyKey });
+      const job = await client.createJob({ prompt, model: o.model, maxCostUsd: o.maxCost, maxTokens: o.maxTokens }, { idempotencyKey: o.idempotencyKey });
       if (!o.wait) return printJob(job, o.json);
       write(process.stderr, `Created ${clean(job.id)} (${clean(job.model)})${job.source.ref ? ` on ${clean(job.source.ref)}` : ''}.`);
       await waitAndReport(client, job.id, o);
     });
+}
+
+/** A number above 0, e.g. a limit in dollars. */
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !(n > 0)) throw new InvalidArgumentError('Give a number above 0, e.g. 0.5.');
+  return n;
+}
+
+function registerUsage(jobs: Command): void {
+  withConnection(jobs.command('usage'))
+    .description("Show the project's token usage and cost per day, and this month against its budgets.")
+    .addOption(new Option('--days <n>', 'days back from today (UTC), today included (default 30)').argParser(intOption(1, 366)))
+    .action(async (o: ConnectionOptions & { days?: number }) => {
+      const report = await clientFor(o).usage({ days: o.days });
+      if (o.json) return writeJson(process.stdout, report);
+      write(process.stdout, usageReportText(report));
+    });
+}
+
+/** The usage report for people: a line for the month and its budgets, then a row per day. */
+function usageReportText(report: UsageReport): string {
+  const m = report.month;
+  const budget = (spent: string, limit: string | null) => (limit === null ? spent : `${spent} of ${limit}`);
+  const lines = m
+    ? [
+        `This month (${m.from} to ${m.resetsOn}, UTC): ${budget(`$${m.costUsd.toFixed(2)}`, m.budgetUsd === null ? null : `$${m.budgetUsd.toFixed(2)}`)}, ${budget(`${m.totalTokens} tokens`, m.tokenBudget === null ? null : `${m.tokenBudget} tokens`)}${m.budgetUsd === null && m.tokenBudget === null ? ' (no monthly budget)' : ''}.`,
+        '',
+      ]
+    : [];
+  const cost = (c: number | null) => (c === null ? '—' : `$${c.toFixed(4)}`);
+  const days = table(report.days.map((d) => ({ DATE: d.date, JOBS: String(d.jobs), TOKENS: String(d.totalTokens), COST: cost(d.estimatedCostUsd) })));
+  return [...lines, days, '', `Total: ${report.totals.totalTokens} tokens, ${cost(report.totals.estimatedCostUsd)}.`].join('\n');
 }
 
 function registerGet(jobs: Command): void {

@@ -47,8 +47,37 @@ function settingOptions(command: 'create' | 'update'): Option[] {
     new Option('--build-setup <command>', create ? "the site's setup step (installs its dependencies); the framework's by default" : 'empty string: the framework\'s'),
     new Option('--build-command <command>', create ? "the site's build; the framework's by default (mkdocs build --strict, mint broken-links, docusaurus build)" : 'empty string: the framework\'s'),
     new Option('--build-timeout <seconds>', create ? "the build's time limit, 10 to 3600 (FOLIO_BUILD_TIMEOUT by default)" : '"default" for FOLIO_BUILD_TIMEOUT').argParser(buildTimeoutOption),
+    // The team's instructions and the spending limits (docs/agent.md).
+    new Option('--instructions <text>', create ? "the project's own instructions for the agent, with the repository's AGENTS.md" : 'empty string removes them'),
+    new Option('--max-cost <usd>', "a job's spending limit in US dollars when it names none (priced models); \"none\" for no limit").argParser(limitOption(false)),
+    new Option('--max-tokens <n>', "a job's limit in tokens when it names none; \"none\" for no limit").argParser(limitOption(true)),
+    new Option('--monthly-budget <usd>', 'what the jobs may spend per calendar month (UTC) in US dollars; "none" for no budget').argParser(limitOption(false)),
+    new Option('--monthly-tokens <n>', 'tokens the jobs may use per calendar month (UTC); "none" for no budget').argParser(limitOption(true)),
     new Option('--json', 'machine-readable output'),
   ];
+}
+
+/** A limit: a number above 0 (whole for tokens), or `none` ('none': commander keeps an option's default for a null). */
+function limitOption(whole: boolean): (value: string) => number | 'none' {
+  return (value) => {
+    if (value.trim().toLowerCase() === 'none') return 'none';
+    const n = Number(value);
+    if (!(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(value.trim()) || !(n > 0)) throw new InvalidArgumentError(`Give ${whole ? 'a whole number' : 'a number'} above 0, or "none".`);
+    return n;
+  };
+}
+
+/** The spending settings of either command: `none` is null, unset stays unset. */
+function limitSettings(o: { instructions?: string; maxCost?: number | 'none'; maxTokens?: number | 'none'; monthlyBudget?: number | 'none'; monthlyTokens?: number | 'none' }): Partial<ProjectInput> {
+  const limit = (v: number | 'none' | undefined) => (v === 'none' ? null : v);
+  const out: Partial<ProjectInput> = {
+    defaultMaxCostUsd: limit(o.maxCost),
+    defaultMaxTokens: limit(o.maxTokens),
+    monthlyBudgetUsd: limit(o.monthlyBudget),
+    monthlyTokenBudget: limit(o.monthlyTokens),
+    ...(o.instructions !== undefined ? { instructions: o.instructions || null } : {}),
+  };
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined));
 }
 
 /** `--auto-fix 10` or `--auto-fix off` ('off': commander keeps an option's default for a null). */
@@ -89,6 +118,11 @@ interface CreateOptions {
   buildSetup?: string;
   buildCommand?: string;
   buildTimeout?: number | 'default';
+  instructions?: string;
+  maxCost?: number | 'none';
+  maxTokens?: number | 'none';
+  monthlyBudget?: number | 'none';
+  monthlyTokens?: number | 'none';
   json?: boolean;
 }
 
@@ -112,6 +146,7 @@ function registerCreate(project: Command): void {
         buildSetup: o.buildSetup || null,
         buildCommand: o.buildCommand || null,
         buildTimeoutSeconds: typeof o.buildTimeout === 'number' ? o.buildTimeout : null,
+        ...limitSettings(o),
       }),
     );
     printResult(o.json, view, () => `Created project ${view.id} (${view.name}, ${view.codeHost}, base ${view.baseBranch}).`);
@@ -151,6 +186,7 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.buildSetup !== undefined) input.buildSetup = (o.buildSetup as string) || null;
   if (o.buildCommand !== undefined) input.buildCommand = (o.buildCommand as string) || null;
   if (o.buildTimeout !== undefined) input.buildTimeoutSeconds = o.buildTimeout === 'default' ? null : (o.buildTimeout as number);
+  Object.assign(input, limitSettings(o));
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

@@ -83,6 +83,10 @@ export interface CreateJobInput {
   prompt: string;
   /** provider/model-id; must be one of the server's allowed models. */
   model?: string;
+  /** The job's spending limit in US dollars (Folio; its model needs a price); the project's default otherwise. */
+  maxCostUsd?: number;
+  /** The job's limit in tokens, input + output (Folio); the project's default otherwise. */
+  maxTokens?: number;
 }
 
 export interface ListJobsQuery {
@@ -203,7 +207,7 @@ export class FolioClient {
 
   /** POST /v2/agent/{projectId}/job → the new job (status `active`). */
   async createJob(input: string | CreateJobInput, opts: WriteOptions = {}): Promise<Job> {
-    const body = typeof input === 'string' ? { prompt: input } : { prompt: input.prompt, ...(input.model !== undefined ? { model: input.model } : {}) };
+    const body = typeof input === 'string' ? { prompt: input } : definedOnly({ prompt: input.prompt, model: input.model, maxCostUsd: input.maxCostUsd, maxTokens: input.maxTokens });
     return this.request<Job>('POST', `v2/agent/${seg(this.project(opts))}/job`, { body, idempotencyKey: this.idemKey(opts), signal: opts.signal });
   }
 
@@ -217,7 +221,7 @@ export class FolioClient {
     return this.request<JobChanges>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/changes`, { signal: opts.signal });
   }
 
-  /** GET /v2/agent/{projectId}/usage: the project's tokens and estimated cost per day and per job (Folio). */
+  /** GET /v2/agent/{projectId}/usage: the project's tokens and estimated cost per day and per job, and this month against its budgets (Folio). */
   async usage(query: { days?: number } = {}, opts: CallOptions = {}): Promise<UsageReport> {
     return this.request<UsageReport>('GET', `v2/agent/${seg(this.project(opts))}/usage`, { query: { days: query.days }, signal: opts.signal });
   }
@@ -738,6 +742,11 @@ class RetryableStreamError extends Error {
     this.error = error;
     this.retryAfter = retryAfter;
   }
+}
+
+/** A request body without its undefined fields (the server refuses none, but sends stay minimal). */
+function definedOnly<T extends Record<string, unknown>>(o: T): T {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }
 
 function seg(s: string): string {

@@ -4,7 +4,6 @@ import type { Static } from 'typebox';
 import type {
   Job as JobSchema,
   JobChanges as JobChangesSchema,
-  JobEvent as JobEventSchema,
   JobStatus as JobStatusSchema,
   UsageReport as UsageReportSchema,
   WebhookDelivery as WebhookDeliverySchema,
@@ -14,7 +13,10 @@ import type { StartSuggestionResponse, SuggestionsResponse } from '../contracts/
 
 export type Job = Static<typeof JobSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
-export type JobEvent = Static<typeof JobEventSchema>;
+/** One event of a job, typed by its `type` (src/contracts/job-events.ts); `data` may be clipped when it was too large to store. */
+import type { JobEvent } from '../contracts/job-events.ts';
+export type { JobEvent };
+export type { JobEventType, JobEventData, ClippedEventData } from '../contracts/job-events.ts';
 /** A job status change announced to the project's webhook URL, and how its delivery went. */
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
 /** One file a job changed. */

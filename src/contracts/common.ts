@@ -45,3 +45,16 @@ export const CODE_HOST_KINDS: readonly CodeHostKind[] = CodeHost.anyOf.map((s) =
 export const TriggerHost = Type.Union([Type.Literal('github'), Type.Literal('gitlab')]);
 export type TriggerHost = Static<typeof TriggerHost>;
 export const TRIGGER_HOSTS: readonly TriggerHost[] = TriggerHost.anyOf.map((s) => s.const);
+
+/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
+export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
+export type ChecksMode = (typeof CHECKS_MODES)[number];
+export const ChecksModeSchema = Type.Enum(CHECKS_MODES, { description: 'strict: problems fail the job; warn: they are listed in the pull request; off: no checks.' });
+
+/**
+ * The docs checks, stated once: internal links, anchors into pages, images and files, navigation,
+ * redirects, llms.txt, the scope of a suggestion job, and the site's own build.
+ */
+export const CHECK_NAMES = ['links', 'anchors', 'assets', 'navigation', 'redirects', 'llms-txt', 'scope', 'build'] as const;
+export type CheckName = (typeof CHECK_NAMES)[number];
+export const CheckNameSchema = Type.Enum(CHECK_NAMES);

@@ -1,7 +1,8 @@
 // Schemas of the dashboard's admin API under /api: requests and responses. The server validates and
 // serializes with them; the web app (web/src/api.ts) takes its types from them.
 import { Type, type Static } from 'typebox';
-import { CodeHost } from './common.ts';
+import { CHECKS_MODES, CodeHost, type ChecksMode } from './common.ts';
+import { INSTRUCTIONS_MAX_CHARS, MaxCostUsd, MaxTokens, MonthlyBudget } from './budget.ts';
 
 // ---------------------------------------------------------------- sign-in
 
@@ -58,9 +59,7 @@ export type Session = Static<typeof Session>;
 
 export { CodeHost };
 
-export const CHECKS_MODES = ['strict', 'warn', 'off'] as const;
-/** Docs checks before each push: `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips them. */
-export type ChecksMode = (typeof CHECKS_MODES)[number];
+export { CHECKS_MODES, type ChecksMode };
 
 
 export const BUILD_SWITCH = ['on', 'off'] as const;
@@ -81,7 +80,7 @@ const projectFields = {
   webhookSecret: NullableString(1000),
   siteOrigins: Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 50 }),
   // Checked by the project store, which answers an unknown mode with one clear sentence.
-  checks: Type.String({ minLength: 1, maxLength: 20, description: 'Docs checks before each push: strict, warn or off.' }),
+  checks: Type.String({ minLength: 1, maxLength: 20, description: `Docs checks before each push: ${CHECKS_MODES.join(', ')}.` }),
   autoFixMinVisitors: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Null()], {
     description: 'Start the broken-paths suggestion\'s job automatically once a week when a not-found path has this many visitors, counted by the identities the server derives from address and user agent (not client-chosen visitorIds); null: off (the default).',
   }),
@@ -94,6 +93,14 @@ const projectFields = {
   buildSetup: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own setup step (installs the site's dependencies), a shell command line; empty or null: the framework's." }),
   buildCommand: Type.Union([Type.String({ maxLength: 2000 }), Type.Null()], { description: "The project's own build, a shell command line; empty or null: the framework's (mkdocs build --strict, mint broken-links, docusaurus build)." }),
   buildTimeoutSeconds: Type.Union([Type.Integer({ minimum: 10, maximum: 3600 }), Type.Null()], { description: "The build's time limit in seconds; null: the server's (FOLIO_BUILD_TIMEOUT)." }),
+  // The team's instructions and the spending limits (docs/agent.md), grouped.
+  instructions: Type.Union([Type.String({ maxLength: INSTRUCTIONS_MAX_CHARS, pattern: '^[^\\u0000]*$' }), Type.Null()], {
+    description: "The project's own instructions for the agent, with the repository's AGENTS.md and the like: the team's conventions, never above Folio's rules; empty or null: none.",
+  }),
+  defaultMaxCostUsd: Type.Union([MaxCostUsd("A job's spending limit in US dollars when it names none (models with a price only)."), Type.Null()]),
+  defaultMaxTokens: Type.Union([MaxTokens("A job's limit in tokens (input + output) when it names none."), Type.Null()]),
+  monthlyBudgetUsd: Type.Union([MonthlyBudget("What the project's jobs may spend per calendar month (UTC) in US dollars, priced models only."), Type.Null()]),
+  monthlyTokenBudget: Type.Union([MaxTokens("Tokens the project's jobs may use per calendar month (UTC), every model."), Type.Null()]),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -126,6 +133,11 @@ export const Project = Type.Object({
   buildSetup: Type.Union([Type.String(), Type.Null()]),
   buildCommand: Type.Union([Type.String(), Type.Null()]),
   buildTimeoutSeconds: Type.Union([Type.Integer(), Type.Null()]),
+  instructions: Type.Union([Type.String(), Type.Null()]),
+  defaultMaxCostUsd: Type.Union([Type.Number(), Type.Null()]),
+  defaultMaxTokens: Type.Union([Type.Integer(), Type.Null()]),
+  monthlyBudgetUsd: Type.Union([Type.Number(), Type.Null()]),
+  monthlyTokenBudget: Type.Union([Type.Integer(), Type.Null()]),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

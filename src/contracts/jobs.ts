@@ -1,7 +1,8 @@
 // Agent-job schemas: one source for validation, TypeScript types, OpenAPI and the typed client.
 import { Type, type Static } from 'typebox';
-import { MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
+import { CheckNameSchema, ChecksModeSchema, MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
 import { JOB_TITLE_MAX } from './job-title.ts';
+import { JobLimit, MaxCostUsd, MaxTokens, MonthBudget } from './budget.ts';
 
 /** A job's statuses, stated once: the stored column's type, the client and metrics derive from this schema. */
 export const JobStatus = Type.Union(
@@ -91,6 +92,7 @@ export const Job = Type.Object(
     trigger: Type.Union([JobTrigger, Type.Null()]),
     files: Type.Array(JobFile, { description: "Files changed by the whole job (its pushed branch against where it forked from the base); [] until it pushes." }),
     usage: JobUsage,
+    limit: JobLimit,
   },
   { $id: 'AgentJob', title: 'AgentJob' },
 );
@@ -108,6 +110,8 @@ export const CreateJobBody = Type.Object(
   {
     prompt: Prompt,
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'One of the server\'s allowed models; the project default otherwise.' })),
+    maxCostUsd: Type.Optional(MaxCostUsd("The job's spending limit in US dollars (its model must have a price); the project's default otherwise.")),
+    maxTokens: Type.Optional(MaxTokens("The job's limit in tokens (input + output); the project's default otherwise.")),
   },
   { additionalProperties: false },
 );
@@ -137,16 +141,8 @@ export const JobList = Type.Object({
   hasMore: Type.Boolean(),
 });
 
-export const JobEvent = Type.Object(
-  {
-    id: Type.Integer({ description: 'Sequence number within the job; pass as `after` or Last-Event-ID to resume.' }),
-    at: Type.String({ format: 'date-time' }),
-    type: Type.String(),
-    data: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { $id: 'JobEvent', title: 'JobEvent' },
-);
-export type JobEvent = Static<typeof JobEvent>;
+/** A job's events are declared in job-events.ts (`JobEventSchema` is the `JobEvent` referred to below). */
+export type { JobEvent } from './job-events.ts';
 
 export const JobEventsQuery = Type.Object(
   {
@@ -186,16 +182,7 @@ export const DeliveryParams = Type.Object({
   deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'The delivery id (whd_…).' }),
 });
 export const DocsProblem = Type.Object({
-  check: Type.Union([
-    Type.Literal('links'),
-    Type.Literal('anchors'),
-    Type.Literal('assets'),
-    Type.Literal('navigation'),
-    Type.Literal('redirects'),
-    Type.Literal('llms-txt'),
-    Type.Literal('scope'),
-    Type.Literal('build'),
-  ]),
+  check: CheckNameSchema,
   path: Type.String({ description: 'The page, or the navigation/configuration file, the problem is in.' }),
   line: Type.Union([Type.Integer(), Type.Null()]),
   target: Type.Union([Type.String(), Type.Null()], { description: 'The link, image, navigation entry or page concerned.' }),
@@ -220,9 +207,9 @@ export const BuildReport = Type.Object(
 
 export const ChecksReport = Type.Object(
   {
-    mode: Type.Union([Type.Literal('strict'), Type.Literal('warn'), Type.Literal('off')]),
+    mode: ChecksModeSchema,
     framework: Type.String(),
-    ran: Type.Array(Type.String(), {
+    ran: Type.Array(CheckNameSchema, {
       description: 'links, anchors, assets, navigation (explicit navigation only), redirects (where the site declares them), llms-txt, scope (suggestion jobs).',
     }),
     pagesChecked: Type.Integer(),
@@ -288,5 +275,6 @@ export const UsageReport = Type.Object({
     { description: 'Jobs with usage in the period, most tokens first (at most 100).' },
   ),
   totals: Type.Object(UsageFigures),
+  month: MonthBudget,
 });
 export type UsageReport = Static<typeof UsageReport>;

@@ -9,7 +9,8 @@ import addFormatsModule from 'ajv-formats';
 import { registerServices, type HttpServices } from './services.ts';
 import { ApiError, type ErrorBody, type ErrorDetail } from '../errors.ts';
 import { ErrorBody as ErrorSchema } from '../contracts/common.ts';
-import { Job, JobChanges, JobEvent, WebhookDelivery } from '../contracts/jobs.ts';
+import { Job, JobChanges, WebhookDelivery } from '../contracts/jobs.ts';
+import { JobEventSchema } from '../contracts/job-events.ts';
 import { registerMetrics } from './metrics.ts';
 import { nulPath } from './nul.ts';
 import { jobRoutes } from './routes/jobs.ts';
@@ -189,7 +190,7 @@ const LOGO_SVG =
 
 /** The OpenAPI document and its reference UI at /docs, under Folio's name and version. */
 async function registerReference(app: FastifyInstance): Promise<void> {
-  for (const schema of [ErrorSchema, Job, JobEvent, WebhookDelivery, JobChanges]) app.addSchema(schema);
+  for (const schema of [ErrorSchema, Job, JobEventSchema, WebhookDelivery, JobChanges]) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

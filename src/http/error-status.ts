@@ -3,7 +3,7 @@
 import { ApiError, CodedError, rateLimitHeaders, type ApiErrorCode } from '../errors.ts';
 
 /** A status an error answers with. */
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
+type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 413 | 422 | 429 | 502 | 503;
 
 /** Every code of ApiErrorCode (src/errors.ts) with its status: a code without one does not compile. */
 export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
@@ -20,6 +20,7 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   invalid_payload: 400,
   model_not_allowed: 400,
   model_not_configured: 400,
+  model_not_priced: 400,
   // a rejected analytics record (analytics/pipeline.ts, Rejected)
   field_too_long: 400,
   future_timestamp: 400,
@@ -37,6 +38,8 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   unknown_field: 400,
   // 401: a signature that does not check out
   invalid_signature: 401,
+  // 402: the project's monthly budget is spent (jobs/budget.ts); not retried, it resets on the 1st (UTC)
+  monthly_budget_exceeded: 402,
   // 403: not allowed without what only the operator has
   invalid_setup_token: 403,
   // 404: nothing there (or not for this caller)

@@ -4,11 +4,15 @@ import path from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
+import type { EmitJobEvent } from '../contracts/job-events.ts';
 import { createDocsChecks, type ChecksReport, type JobPolicy } from '../agent/checks/index.ts';
 import { AgentFailure, runAgent, type AgentChecks, type AgentRunResult } from '../agent/loop.ts';
 import { createModel, ModelConfigError } from '../agent/models.ts';
 import { conversation, detectDocs, systemPrompt, type DocsProfile } from '../agent/prompts.ts';
 import { openWorkspace, type Workspace } from '../agent/workspace.ts';
+import { instructionsSection, nestedInstructions, readInstructions } from '../agent/instructions.ts';
+import { jobTitle } from '../contracts/job-title.ts';
+import { jobBudgetCheck } from './budget.ts';
 import { MAX_PAGE_BYTES } from '../agent/checks/tree.ts';
 import { CodeHostError, type CodeHost, type CodeHostAccess } from '../codehost/index.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
@@ -86,9 +90,11 @@ interface Turn {
   host: CodeHost;
   /** The job's worktree. */
   dir: string;
-  emit: (type: string, data: Record<string, unknown>) => Promise<void>;
+  emit: EmitJobEvent;
   log: Logger;
   builds: SiteBuilds;
+  /** The team's instruction files given to the model in this turn, in order (for the pull request). */
+  followed: string[];
 }
 
 /** The job's worktree while the agent works: open for reading now, on the job branch once `prep` settles. */
@@ -104,7 +110,7 @@ async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> 
   const { config, log } = deps;
   const { job, project, message, signal } = ctx;
   const secrets = secretsOf(config, project);
-  const emit = (type: string, data: Record<string, unknown>) => ctx.emit(type, redactDeep(data, secrets));
+  const emit: EmitJobEvent = (type, data) => ctx.emit(type, redactDeep(data, secrets));
   const jobLog = log.child({ jobId: job.id, seq: message.seq });
   const model = modelFor(config, job.model);
 
@@ -112,7 +118,7 @@ async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> 
   const failure = (err: unknown) => tokenRequired(access, err) ?? asJobFailure(err, secrets, jobLog);
   const { repo, host } = openRepositoryOrFail(deps, access, project.repositoryUrl, failure);
   const dir = path.join(config.dataDir, 'worktrees', job.id);
-  const turn: Turn = { ctx, config, repo, host, dir, emit, log: jobLog, builds: deps.builds };
+  const turn: Turn = { ctx, config, repo, host, dir, emit, log: jobLog, builds: deps.builds, followed: [] };
   let lease: WorktreeLease | undefined;
 
   try {
@@ -127,14 +133,16 @@ async function runTurn(ctx: JobContext, deps: HandlerDeps): Promise<TurnResult> 
     emitWorkspaceWhenReady(turn, prep, started);
     await emit('docs_profile', { framework: profile.framework, configFile: profile.configFile, docsRoot: profile.docsRoot });
     const prior = ctx.history.filter((m) => m.seq < message.seq);
-    const result = await runAgentOnWorkspace(turn, workspace, model, prior, deps.opts);
+    const { result, stopped } = await runOrStopAtLimit(turn, workspace, model, prior, deps.opts);
     const wt = await prep;
-    await emit('agent_finished', { title: result.title, summary: result.summary, steps: result.steps, usage: result.usage });
+    if (!stopped) await emit('agent_finished', { title: result.title, summary: result.summary, steps: result.steps, usage: result.usage });
 
     const { commit, pushedSomething } = await commitAndPush(turn, result, wt);
     // What the whole job changed: its pushed branch against where it forked from the base.
     const head = commit?.sha ?? (wt.resumed ? wt.startSha : null);
     const files = head ? await saveBranchChanges(turn, head, wt.startSha) : [];
+    // Stopped at its spending limit: the work is on the branch, the turn fails with the spend stated.
+    if (stopped) throw new JobFailure(stopped.code, stopped.message);
     if (result.checks) await ctx.saveChecks(withChecksMode(project.checks, result.checks));
 
     let prLink = job.prLink;
@@ -263,6 +271,46 @@ function docsChecksFor(turn: Turn, profile: DocsProfile, prep: Promise<PreparedW
   return { mode: project.checks, run: async (ws) => withBuild(...(await Promise.all([docs.run(ws), build.run(ws)]))) };
 }
 
+/**
+ * The agent's run, or — when it reaches the job's spending limit — what it did until then, as a result
+ * to commit and push like any other, with the failure to end the turn with afterwards.
+ */
+async function runOrStopAtLimit(
+  turn: Turn,
+  workspace: StartedWorkspace,
+  model: ReturnType<typeof createModel>,
+  prior: TurnMessage[],
+  opts: AgentHandlerOptions,
+): Promise<{ result: AgentRunResult; stopped: AgentFailure | null }> {
+  try {
+    return { result: await runAgentOnWorkspace(turn, workspace, model, prior, opts), stopped: null };
+  } catch (err) {
+    if (!(err instanceof AgentFailure && err.code === 'budget_exceeded')) throw err;
+    const title = jobTitle(`Stopped at the spending limit: ${turn.ctx.message.prompt}`);
+    const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+    return { result: { title, summary: err.message, steps: 0, usage, touched: [...workspace.ws.touched].sort(), checks: null }, stopped: err };
+  }
+}
+
+/**
+ * The team's instructions for this turn, read from the job's worktree once it is on the job branch:
+ * the root files and the project's setting for the system prompt, and the nested AGENTS.md files as
+ * notes on tool results. Each file given is a job event and a line of the pull request.
+ */
+async function teamInstructions(turn: Turn, { ws, prep }: StartedWorkspace): Promise<{ section: string; pathNotes: (p: string) => Promise<string | null> }> {
+  await prep;
+  const found = await readInstructions(ws, turn.ctx.project.instructions);
+  turn.followed.push(...found.files.map((f) => f.path));
+  if (found.files.length > 0 || found.skipped.length > 0) {
+    await turn.emit('instructions', { files: found.files.map(({ path, scope, cut }) => ({ path, scope, cut })), skipped: found.skipped });
+  }
+  const pathNotes = nestedInstructions(ws, async ({ path, scope, cut }) => {
+    turn.followed.push(path);
+    await turn.emit('instructions', { files: [{ path, scope, cut }], skipped: [] });
+  });
+  return { section: instructionsSection(found), pathNotes };
+}
+
 /** The agent's tool loop on the job's workspace; stops when the worktree's preparation fails. */
 async function runAgentOnWorkspace(
   turn: Turn,
@@ -275,11 +323,14 @@ async function runAgentOnWorkspace(
   const { message, project, signal } = ctx;
   const checks = docsChecksFor(turn, profile, prep);
   try {
+    const instructions = await teamInstructions(turn, { ws, profile, prep, prepFailed });
     return await runAgent({
       model,
       workspace: ws,
       workspaceReady: prep,
-      system: systemPrompt(profile, { maxSteps: config.agent.maxSteps }),
+      system: systemPrompt(profile, { maxSteps: config.agent.maxSteps, instructions: instructions.section }),
+      pathNotes: instructions.pathNotes,
+      beforeCall: jobBudgetCheck(() => ctx.spend(), config.models.prices, turn.emit),
       messages: conversation(prior, message.prompt),
       limits: {
         maxSteps: config.agent.maxSteps,
@@ -360,6 +411,7 @@ async function upsertPullRequest(turn: Turn, prior: TurnMessage[], result: Agent
     checks: result.checks ? withChecksMode(project.checks, result.checks) : null,
     checksMode: project.checks,
     baseBranch: job.baseRef,
+    followed: turn.followed,
   });
   // A job no person started (the weekly automatic run) opens a draft where the host has drafts.
   const automatic = job.trigger?.kind === 'suggestion' && job.trigger.automatic;

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../store/schema.ts';
 import type { StoreDialect } from '../store/dialect.ts';
-import type { JobEvent } from '../contracts/jobs.ts';
+import type { JobEvent, JobEventData, JobEventType } from '../contracts/job-events.ts';
 
 /**
  * Tells live streams of this process about each job event it records (other processes' events
@@ -26,7 +26,7 @@ export class JobEventBus {
 /** Event data is clipped so one event never bloats the store. */
 const MAX_EVENT_BYTES = 16_384;
 
-function clipData(data: Record<string, unknown>): string {
+function clipData(data: object): string {
   const json = JSON.stringify(data);
   if (json.length <= MAX_EVENT_BYTES) return json;
   return JSON.stringify({ clipped: true, preview: json.slice(0, MAX_EVENT_BYTES - 100) });
@@ -37,12 +37,12 @@ function clipData(data: Record<string, unknown>): string {
  * The job's row is locked first, so writers of one job's events take numbers one after another
  * (on PostgreSQL; a SQLite transaction already holds the database).
  */
-export async function insertJobEvent(
+export async function insertJobEvent<T extends JobEventType>(
   trx: Transaction<Database>,
   dialect: Pick<StoreDialect, 'forUpdate'>,
   jobId: string,
-  type: string,
-  data: Record<string, unknown>,
+  type: T,
+  data: JobEventData<T>,
 ): Promise<JobEvent> {
   await dialect.forUpdate(trx.selectFrom('jobs').select('id').where('id', '=', jobId)).execute();
   const body = clipData(data);
@@ -54,16 +54,16 @@ export async function insertJobEvent(
     .executeTakeFirstOrThrow();
   const seq = Number(max ?? 0) + 1;
   await trx.insertInto('job_events').values({ job_id: jobId, seq, at, type, data: body }).execute();
-  return { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) };
+  return { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) } as JobEvent;
 }
 
-export async function appendJobEvent(
+export async function appendJobEvent<T extends JobEventType>(
   bus: JobEventBus,
   db: Kysely<Database>,
   dialect: Pick<StoreDialect, 'forUpdate' | 'isUniqueViolation'>,
   jobId: string,
-  type: string,
-  data: Record<string, unknown>,
+  type: T,
+  data: JobEventData<T>,
 ): Promise<JobEvent> {
   for (let attempt = 0; ; attempt++) {
     try {
@@ -87,5 +87,6 @@ export async function listJobEvents(db: Kysely<Database>, jobId: string, after: 
     .orderBy('seq')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: Number(r.seq), at: new Date(Number(r.at)).toISOString(), type: r.type, data: JSON.parse(r.data) }));
+  // Rows are what insertJobEvent wrote: typed on the way in.
+  return rows.map((r) => ({ id: Number(r.seq), at: new Date(Number(r.at)).toISOString(), type: r.type, data: JSON.parse(r.data) }) as JobEvent);
 }

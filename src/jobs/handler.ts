@@ -1,10 +1,12 @@
 // What a worker runs for each queued message of a job. The agent (src/agent) supplies the real one;
 // tests supply their own. A handler never touches the store: it gets what it needs here.
 import type { JobTrigger } from '../contracts/jobs.ts';
+import type { EmitJobEvent } from '../contracts/job-events.ts';
 import type { CodeHostKind } from '../store/schema.ts';
 import type { ChecksMode } from '../store/projects.ts';
 import type { BuildSettings } from '../site-build/index.ts';
 import type { BranchDiff, StoredChecks } from './changes.ts';
+import type { JobSpend } from './budget.ts';
 import { CodedError } from '../errors.ts';
 
 export interface TurnMessage {
@@ -47,6 +49,8 @@ export interface JobContext extends RunRecords {
     redirectHosts: string[];
     /** The site's own build as a check (src/site-build). */
     build: BuildSettings;
+    /** The project's own instructions for the agent (agent/instructions.ts); null: none. */
+    instructions: string | null;
   };
   /** Every message of the job in order, including `message`. */
   history: TurnMessage[];
@@ -59,9 +63,11 @@ export interface JobContext extends RunRecords {
 /** What a run records as it goes, on its job only (the worker's queue binds them to the job and its lease). */
 export interface RunRecords {
   /** Records a job event (secrets must already be redacted). */
-  emit(type: string, data: Record<string, unknown>): Promise<void>;
+  emit: EmitJobEvent;
   /** Persists the pull request link as soon as it exists, so a resumed run reuses it; its title becomes the job's. */
   setPrLink(url: string, title?: string): Promise<void>;
+  /** The job's spending limits and what it has spent over all its turns (jobs/budget.ts). */
+  spend(): Promise<JobSpend>;
   /** Adds one model call's tokens to the job's usage (durable at once: counted even if the run dies later). */
   recordUsage(usage: { inputTokens: number; outputTokens: number }): Promise<void>;
   /** Stores what the job's pushed branch changed against its base (files, bounded diff). */

@@ -30,6 +30,8 @@ export interface DescriptionInput {
   checks: StoredChecks | null;
   checksMode: ChecksMode;
   baseBranch: string;
+  /** The team's instruction files the agent was given (agent/instructions.ts), in order. */
+  followed?: string[];
 }
 
 function clip(text: string, max: number): string {
@@ -125,7 +127,9 @@ function buildLine(b: NonNullable<StoredChecks['build']>): string {
 export function pullRequestBody(input: DescriptionInput): string {
   const last = [...input.turns].reverse().find((t) => t.summary || t.title);
   const summary = last ? plain(clip((last.summary ?? last.title ?? '').trim(), MAX_SUMMARY_CHARS)) : 'The agent is working on this job.';
+  const followed = input.followed ?? [];
   const footer = [
+    ...(followed.length > 0 ? [`Followed the team's instructions in ${followed.slice(0, 30).map(code).join(', ')}${followed.length > 30 ? ` and ${followed.length - 30} more` : ''}.`, ''] : []),
     '---',
     `${input.jobUrl ? `[Open job \`${input.jobId}\` in Folio](${input.jobUrl})` : `Folio job \`${input.jobId}\``} · Written by Folio; follow-up instructions to the job add commits and update this description.`,
   ].join('\n');

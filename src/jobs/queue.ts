@@ -9,6 +9,7 @@ import type { JobLifecycle } from './lifecycle/index.ts';
 import type { JobRow } from './view.ts';
 import { recordUsage } from './usage.ts';
 import { saveBranchDiff, saveChecks } from './changes.ts';
+import { readJobSpend } from './budget.ts';
 
 export type TurnOutcome =
   | { kind: 'completed'; title: string; summary: string; prLink: string | null }
@@ -83,6 +84,7 @@ export class JobQueue {
       recordUsage: (usage) => recordUsage(db, { id: job.id, projectId: job.project_id, model: job.model }, usage),
       saveBranchDiff: (diff) => saveBranchDiff(db, job.id, diff),
       saveChecks: (checks) => saveChecks(db, job.id, checks),
+      spend: () => readJobSpend(db, job.id),
     };
   }
 

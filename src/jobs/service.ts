@@ -15,8 +15,11 @@ import type { JobEventBus } from './events.ts';
 import { jobView, type JobRow } from './view.ts';
 import { jobTitle } from '../contracts/job-title.ts';
 import { readChanges } from './changes.ts';
-import { usageReport } from './usage.ts';
+import { recordUsage, usageReport } from './usage.ts';
 import type { JobLifecycle, JobTransitions } from './lifecycle/index.ts';
+import type { JobEventData, JobEventType } from '../contracts/job-events.ts';
+import { jobLimitFor, monthBudget } from './budget.ts';
+import type { ProjectRow } from '../store/projects.ts';
 import type { JobChanges, UsageReport } from '../contracts/jobs.ts';
 
 /** A write's Idempotency-Key bound to what the request asks for (`requestHash`). */
@@ -61,7 +64,6 @@ export interface JobsServiceDeps {
 }
 
 type StatusListener = (job: Job, projectId: string) => void;
-type ProjectRow = { id: string; repository_url: string; base_branch: string; default_model: string | null };
 type RateBucket = { bucket: string; limit: number; what: string };
 
 const CURSOR_PREFIX = 'c1.';
@@ -155,12 +157,13 @@ export class JobsService {
     }
   }
 
-  async create(projectId: string, body: { prompt: string; model?: string }, idem?: IdempotencyRequest): Promise<WriteResult> {
+  async create(projectId: string, body: { prompt: string; model?: string; maxCostUsd?: number; maxTokens?: number }, idem?: IdempotencyRequest): Promise<WriteResult> {
     const project = await this.project(projectId);
     const model = this.resolveModel(body.model, project.default_model);
+    const limit = jobLimitFor(body, project, this.deps.config.models.prices, model);
     return this.write(projectId, idem, this.createSlot, async (tx, takeSlot) => {
       await takeSlot();
-      return { row: await tx.create({ project, model, prompt: body.prompt, trigger: null }), statusCode: 201 };
+      return { row: await tx.create({ project, model, prompt: body.prompt, trigger: null, limit }), statusCode: 201 };
     });
   }
 
@@ -179,7 +182,8 @@ export class JobsService {
       create: async ({ prompt, trigger, title }) => {
         const model = this.resolveModel(undefined, project.default_model);
         await slot(this.createSlot);
-        return this.view(await tx.create({ project, model, prompt, trigger, title: title === undefined ? undefined : jobTitle(title) }));
+        const limit = jobLimitFor({}, project, this.deps.config.models.prices, model);
+        return this.view(await tx.create({ project, model, prompt, trigger, limit, title: title === undefined ? undefined : jobTitle(title) }));
       },
       followUp: async (jobId, prompt) => this.view((await tx.followUp({ projectId: project.id, jobId, prompt, takeSlot: () => slot(this.followUpSlot) })).row),
     };
@@ -290,13 +294,21 @@ export class JobsService {
     return readChanges(this.deps.db, jobId, job.files);
   }
 
-  /** Token usage and estimated cost of the project's jobs per day and per job. */
-  usage(projectId: string, days: number): Promise<UsageReport> {
-    return usageReport(this.deps.db, this.deps.config.models.prices, projectId, days);
+  /** Token usage and estimated cost of the project's jobs per day and per job, and this month against its budgets. */
+  async usage(projectId: string, days: number): Promise<UsageReport> {
+    const { db, config } = this.deps;
+    const project = await this.project(projectId);
+    const report = await usageReport(db, config.models.prices, projectId, days);
+    return { ...report, month: await monthBudget(db, config.models.prices, projectId, project) };
+  }
+
+  /** One model call's tokens (what a run records through its queue; tests and tools call it here). */
+  recordUsage(job: { id: string; projectId: string; model: string }, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+    return recordUsage(this.deps.db, job, usage);
   }
 
   /** Records an event of a job that is no transition (stored and published). */
-  event(jobId: string, type: string, data: Record<string, unknown>) {
+  event<T extends JobEventType>(jobId: string, type: T, data: JobEventData<T>) {
     return this.deps.lifecycle.event(jobId, type, data);
   }
 

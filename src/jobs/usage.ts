@@ -75,7 +75,7 @@ function add(f: Figures, prices: PriceTable, model: string, input: number, outpu
 }
 
 /** A project's usage over the last `days` UTC days (today included): per day, per job, in total. */
-export async function usageReport(db: Kysely<Database>, prices: PriceTable, projectId: string, days: number, now = Date.now()): Promise<UsageReport> {
+export async function usageReport(db: Kysely<Database>, prices: PriceTable, projectId: string, days: number, now = Date.now()): Promise<Omit<UsageReport, 'month'>> {
   const today = Math.floor(now / DAY_MS) * DAY_MS;
   const from = today - (days - 1) * DAY_MS;
   const rows = await db

@@ -46,5 +46,9 @@ export function jobView(row: JobRow, prices: PriceTable): Job {
     trigger: storedTrigger(row.trigger),
     files: filesOf(row.files),
     usage: jobUsage(prices, row.model, row.input_tokens ?? 0, row.output_tokens ?? 0),
+    limit: {
+      maxCostUsd: row.max_cost_usd === null || row.max_cost_usd === undefined ? null : Number(row.max_cost_usd),
+      maxTokens: row.max_tokens === null || row.max_tokens === undefined ? null : Number(row.max_tokens),
+    },
   };
 }

@@ -193,6 +193,7 @@ export class WorkerPool {
       checks: checksMode(p.checks),
       redirectHosts: redirectHostsOf(p),
       build: { enabled: p.build !== 'off', setup: p.build_setup, command: p.build_command, timeoutSeconds: p.build_timeout_seconds },
+      instructions: p.instructions ?? null,
     };
   }
 

@@ -36,6 +36,12 @@ export interface ProjectInput {
   buildSetup?: string | null;
   buildCommand?: string | null;
   buildTimeoutSeconds?: number | null;
+  /** The project's own instructions for the agent, and its spending limits (jobs/budget.ts); null: none. */
+  instructions?: string | null;
+  defaultMaxCostUsd?: number | null;
+  defaultMaxTokens?: number | null;
+  monthlyBudgetUsd?: number | null;
+  monthlyTokenBudget?: number | null;
 }
 
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
@@ -53,6 +59,11 @@ export function redirectHostsOf(row: Pick<ProjectRow, 'redirect_hosts'>): string
 /** The stored mode; anything unexpected reads as the default. */
 export function checksMode(value: string): ChecksMode {
   return (CHECKS_MODES as readonly string[]).includes(value) ? (value as ChecksMode) : 'warn';
+}
+
+/** A stored number (PostgreSQL may hand some back as strings), or null. */
+export function numberOrNull(v: number | string | null | undefined): number | null {
+  return v === null || v === undefined ? null : Number(v);
 }
 
 export function projectView(row: ProjectRow): Project {
@@ -75,6 +86,11 @@ export function projectView(row: ProjectRow): Project {
     buildSetup: row.build_setup ?? null,
     buildCommand: row.build_command ?? null,
     buildTimeoutSeconds: row.build_timeout_seconds ?? null,
+    instructions: row.instructions ?? null,
+    defaultMaxCostUsd: numberOrNull(row.default_max_cost_usd),
+    defaultMaxTokens: numberOrNull(row.default_max_tokens),
+    monthlyBudgetUsd: numberOrNull(row.monthly_budget_usd),
+    monthlyTokenBudget: numberOrNull(row.monthly_token_budget),
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -120,6 +136,11 @@ export class ProjectStore {
       build_setup: input.buildSetup || null,
       build_command: input.buildCommand || null,
       build_timeout_seconds: input.buildTimeoutSeconds ?? null,
+      instructions: input.instructions || null,
+      default_max_cost_usd: input.defaultMaxCostUsd ?? null,
+      default_max_tokens: input.defaultMaxTokens ?? null,
+      monthly_budget_usd: input.monthlyBudgetUsd ?? null,
+      monthly_token_budget: input.monthlyTokenBudget ?? null,
       created_at: now,
       updated_at: now,
     };
@@ -146,6 +167,11 @@ export class ProjectStore {
     if (input.buildSetup !== undefined) set.build_setup = input.buildSetup || null;
     if (input.buildCommand !== undefined) set.build_command = input.buildCommand || null;
     if (input.buildTimeoutSeconds !== undefined) set.build_timeout_seconds = input.buildTimeoutSeconds;
+    if (input.instructions !== undefined) set.instructions = input.instructions || null;
+    if (input.defaultMaxCostUsd !== undefined) set.default_max_cost_usd = input.defaultMaxCostUsd;
+    if (input.defaultMaxTokens !== undefined) set.default_max_tokens = input.defaultMaxTokens;
+    if (input.monthlyBudgetUsd !== undefined) set.monthly_budget_usd = input.monthlyBudgetUsd;
+    if (input.monthlyTokenBudget !== undefined) set.monthly_token_budget = input.monthlyTokenBudget;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

@@ -40,6 +40,14 @@ export interface ProjectsTable {
   build_command: Generated<string | null>;
   /** The build's time limit; null: FOLIO_BUILD_TIMEOUT. */
   build_timeout_seconds: Generated<number | null>;
+  /** The project's own instructions for the agent (with the repository's AGENTS.md and the like). */
+  instructions: Generated<string | null>;
+  /** Per-job limits when a job names none (dollars for a priced model, tokens for any); null: none. */
+  default_max_cost_usd: Generated<number | null>;
+  default_max_tokens: Generated<number | null>;
+  /** What the project's jobs may spend per calendar month (UTC); null: no budget. */
+  monthly_budget_usd: Generated<number | null>;
+  monthly_token_budget: Generated<number | null>;
   created_at: number;
   updated_at: number;
 }
@@ -87,6 +95,9 @@ export interface JobsTable {
   files: string;
   /** Short title (contracts/job-title.ts): the prompt's first line, then the pull request's title. */
   title: string;
+  /** The job's spending limits (jobs/budget.ts), fixed at creation; null: none. */
+  max_cost_usd: Generated<number | null>;
+  max_tokens: Generated<number | null>;
 }
 
 export interface JobMessagesTable {

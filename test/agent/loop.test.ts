@@ -41,7 +41,7 @@ function run(steps: Step[], over: Partial<AgentLimits> = {}, signal = new AbortC
     limits: { ...limits, ...over },
     signal,
     emit: (type, data) => {
-      events.push({ type, data });
+      events.push({ type, data: data as Record<string, unknown> });
     },
   });
   return { model, p };
@@ -249,7 +249,7 @@ describe('docs checks rounds', () => {
       limits: { ...limits, maxValidationRounds: max },
       signal: new AbortController().signal,
       emit: (type, data) => {
-        events.push({ type, data });
+        events.push({ type, data: data as Record<string, unknown> });
       },
       checks: {
         mode,

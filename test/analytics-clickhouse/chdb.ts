@@ -31,6 +31,11 @@ const setPrefix = (settings?: Record<string, string>) =>
   Object.entries(settings ?? {})
     .map(([k, v]) => `SET ${k} = ${/^\d+$/.test(v) ? v : `'${v}'`}; `)
     .join('');
+/** A SET lasts for the session (over HTTP a setting is the request's own): put each back after its query. */
+const resetAfter = async (s: Session, settings?: Record<string, string>) => {
+  const keys = Object.keys(settings ?? {});
+  if (keys.length > 0) await s.queryAsync(keys.map((k) => `SET ${k} = DEFAULT`).join('; '));
+};
 
 /** The engine's connection over chdb. */
 export function chdbConnection(): ClickHouseConnection {
@@ -38,14 +43,14 @@ export function chdbConnection(): ClickHouseConnection {
   return {
     where: 'chdb',
     async rows(q: Sql, settings?: Record<string, string>): Promise<Row[]> {
-      const text = (await s.queryAsync(setPrefix(settings) + q.text, { format: 'JSONEachRow' })).text();
+      const text = (await s.queryAsync(setPrefix(settings) + q.text, { format: 'JSONEachRow' }).finally(() => resetAfter(s, settings))).text();
       return text
         .split('\n')
         .filter((l) => l !== '')
         .map((l) => JSON.parse(l) as Row);
     },
     async command(q: Sql, settings?: Record<string, string>): Promise<void> {
-      await s.queryAsync(setPrefix(settings) + q.text);
+      await s.queryAsync(setPrefix(settings) + q.text).finally(() => resetAfter(s, settings));
     },
     async insert(table: string, values: Row[]): Promise<void> {
       if (values.length === 0) return;

@@ -5,11 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { AGENTS, classify, classifyUserAgent, isMarkdownPath, prefersMarkdown } from '../../src/analytics/classify.ts';
 import { normalizePath, VisitorIds } from '../../src/analytics/identity.ts';
 import { parseClfTime } from '../../src/analytics/log-lines/clf-time.ts';
-import { parseCombined } from '../../src/analytics/log-lines/combined-format.ts';
-import { contentKey } from '../../src/analytics/log-lines/content-key.ts';
 import { parseJsonLine } from '../../src/analytics/log-lines/json-lines.ts';
 import { isDocumentPath } from '../../src/analytics/log-lines/page-views.ts';
 import { parseInstant } from '../../src/analytics/dates.ts';
+import { contentKeyHex, readCombined } from './helpers.ts';
 
 const HUMANS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
@@ -134,7 +133,7 @@ describe('dates and log lines', () => {
   });
   it('parses combined and JSON log lines', () => {
     const line = '203.0.113.7 - - [10/Mar/2025:13:55:36 -0700] "GET /docs/install?x=1 HTTP/1.1" 200 5120 "https://example.com/" "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0"';
-    expect(parseCombined(line)).toEqual({
+    expect(readCombined(line)).toEqual({
       ts: Date.UTC(2025, 2, 10, 20, 55, 36),
       ip: '203.0.113.7',
       method: 'GET',
@@ -144,7 +143,7 @@ describe('dates and log lines', () => {
       referrer: 'https://example.com/',
       accept: null,
     });
-    expect(parseCombined('garbage')).toBeNull();
+    expect(readCombined('garbage')).toBeNull();
     expect(parseJsonLine('{"time":"2025-03-10T20:55:36Z","remote_addr":"203.0.113.7","request":"GET /a HTTP/1.1","status":200,"http_user_agent":"UA"}')).toMatchObject({
       ts: Date.UTC(2025, 2, 10, 20, 55, 36),
       method: 'GET',
@@ -159,9 +158,9 @@ describe('dates and log lines', () => {
     for (const p of ['/app.js', '/style.css', '/logo.svg', '/favicon.ico', '/robots.txt', '/sitemap.xml', '/fonts/a.woff2']) expect(isDocumentPath(p), p).toBe(false);
   });
   it('gives distinct lines distinct content keys', () => {
-    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => contentKey(`line ${i}`)));
+    const keys = new Set(Array.from({ length: 20_000 }, (_, i) => contentKeyHex(`line ${i}`)));
     expect(keys.size).toBe(20_000);
-    expect(contentKey('abc')).toMatch(/^[0-9a-f]{16}$/);
+    expect(contentKeyHex('abc')).toMatch(/^[0-9a-f]{16}$/);
   });
 });
 
@@ -194,10 +193,10 @@ describe('CLF times', () => {
         const d = new Date(base + s * 1000);
         const clf = `${p2(d.getUTCDate())}/${months[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} ${zone}`;
         const line = `203.0.113.1 - - [${clf}] "GET /a HTTP/1.1" 200 1 "-" "UA"`;
-        expect(parseCombined(line)?.ts, clf).toBe(parseClfTime(clf));
+        expect(readCombined(line)?.ts, clf).toBe(parseClfTime(clf));
       }
     }
-    expect(parseCombined('203.0.113.1 - - [31/Jan/2025:23:58:6x +0000] "GET /a HTTP/1.1" 200 1 "-" "UA"')).toBeNull();
+    expect(readCombined('203.0.113.1 - - [31/Jan/2025:23:58:6x +0000] "GET /a HTTP/1.1" 200 1 "-" "UA"')).toBeNull();
   });
 });
 

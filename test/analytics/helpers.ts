@@ -1,5 +1,9 @@
 // Shared helpers of the analytics tests: a seeded PRNG, an independent reference computed with plain
 // Sets, and validators of the upstream contract.
+import { StringUnits } from '../../src/analytics/log-lines/code-units.ts';
+import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
+import { contentKeyInto } from '../../src/analytics/log-lines/content-key.ts';
+import { emptyRecord, type LogRecord } from '../../src/analytics/log-lines/log-record.ts';
 import { CLICKHOUSE_TEST_URL, isScale } from '../helpers/backend.ts';
 
 /** True on the scale leg with ClickHouse: the analytics engine of every test server is ClickHouse, not DuckDB. */
@@ -8,6 +12,21 @@ export const ON_CLICKHOUSE = isScale && CLICKHOUSE_TEST_URL !== '';
 export { upstreamValidator } from '../helpers/upstream.ts';
 
 export { rng } from '../../bench/analytics/generate.ts';
+
+/** One combined line through the reader the imports use (CombinedReader over a string's units), or null. */
+export function readCombined(line: string): LogRecord | null {
+  const units = new StringUnits();
+  units.set(line);
+  const out = emptyRecord();
+  return new CombinedReader().read(units, 0, line.length, out) ? out : null;
+}
+
+/** A line's content key as 16 hex digits, from the function the imports key lines with. */
+export function contentKeyHex(line: string): string {
+  const key = new Int32Array(2);
+  contentKeyInto(line, key);
+  return [key[0], key[1]].map((n) => (n >>> 0).toString(16).padStart(8, '0')).join('');
+}
 
 export interface RefEvent {
   ts: number;

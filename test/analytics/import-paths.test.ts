@@ -13,10 +13,10 @@ import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
 import { ClfClock } from '../../src/analytics/log-lines/clf-time.ts';
 import { StringUnits } from '../../src/analytics/log-lines/code-units.ts';
 import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
-import { contentKey, Repeats } from '../../src/analytics/log-lines/content-key.ts';
+import { Repeats } from '../../src/analytics/log-lines/content-key.ts';
 import { LineConverter } from '../../src/analytics/log-lines/line-converter.ts';
 import { emptyRecord, type LogRecord } from '../../src/analytics/log-lines/log-record.ts';
-import { rng } from './helpers.ts';
+import { contentKeyHex, rng } from './helpers.ts';
 
 const SECRET = 'test-secret-0123456789abcdef';
 const NOW = Date.UTC(2025, 5, 1);
@@ -164,7 +164,7 @@ describe('the direct import fast paths', () => {
     for (const mode of ['string', 'bytes'] as const) {
       const { rows } = importText(text, mode);
       const hex = rows.map((r) => BigInt.asUintN(64, r.key).toString(16).padStart(16, '0'));
-      expect(hex, mode).toEqual([contentKey(line), contentKey(`${line}\n#2`), contentKey(other), contentKey(line), contentKey(`${line}\n#2`)]);
+      expect(hex, mode).toEqual([contentKeyHex(line), contentKeyHex(`${line}\n#2`), contentKeyHex(other), contentKeyHex(line), contentKeyHex(`${line}\n#2`)]);
     }
   });
 

@@ -62,6 +62,13 @@ describe('folio project / key', () => {
     expect(back).toMatchObject({ build: 'on', buildSetup: null, buildCommand: null, buildTimeoutSeconds: null });
   });
 
+  it("sets the team's instructions and the spending limits, and clears them", async () => {
+    const args = ['project', 'update', projectId, '--instructions', 'Use British English.', '--max-cost', '0.5', '--max-tokens', '90000', '--monthly-budget', '25', '--monthly-tokens', '3000000', '--json'];
+    expect(JSON.parse((await runCli(args, env)).stdout)).toMatchObject({ instructions: 'Use British English.', defaultMaxCostUsd: 0.5, defaultMaxTokens: 90_000, monthlyBudgetUsd: 25, monthlyTokenBudget: 3_000_000 });
+    const cleared = JSON.parse((await runCli(['project', 'update', projectId, '--instructions', '', '--max-cost', 'none', '--monthly-budget', 'none', '--json'], env)).stdout);
+    expect(cleared).toMatchObject({ instructions: null, defaultMaxCostUsd: null, monthlyBudgetUsd: null, defaultMaxTokens: 90_000, monthlyTokenBudget: 3_000_000 });
+  });
+
   it('creates a key once, lists prefixes only, revokes', async () => {
     const r = await runCli(['key', 'create', '--project', projectId, '--name', 'CI', '--scope', 'read', '--expires-in', '90d', '--json'], env);
     expect(r.code).toBe(0);
@@ -100,6 +107,9 @@ describe('folio project / key', () => {
     [['project', 'update', 'prj_x', '--build', 'sometimes'], /Allowed choices are on, off/],
     [['project', 'update', 'prj_x', '--build-timeout', '5'], /Give a number of seconds from 10 to 3600, or "default"/],
     [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--build-command', 'make\ndocs'], /The build's command must be one line of at most 2000 characters, without control characters/],
+    [['project', 'update', 'prj_x', '--max-cost', '-1'], /Give a number above 0, or "none"/],
+    [['project', 'update', 'prj_x', '--monthly-tokens', '1.5'], /Give a whole number above 0, or "none"/],
+    [['project', 'create', '--name', 'X', '--repository', 'https://github.com/a/b', '--monthly-budget', '99999999'], /The monthly budget in dollars must be a number above 0 and at most 10,000,000, or none/],
     [['key', 'create', '--project', 'prj_missing'], /does not exist/],
     [['key', 'create', '--project', 'x', '--expires-in', 'soon'], /--expires-in/],
     [['key', 'revoke', 'key_missing'], /does not exist/],

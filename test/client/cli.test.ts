@@ -221,7 +221,9 @@ describe('folio jobs get|list|message|archive|events', () => {
     expect(lines.stdout).not.toMatch(/[\u001b\u0007]/);
     await handler.emit(job.id, 'tool_call', { step: 1, toolCallId: 't1', tool: 'edit_file', args: { path: 'docs/cli.md', find: 'a', replace: 'b' } });
     const withTool = await runCli(['jobs', 'events', job.id]);
-    expect(withTool.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d tool_call {2}edit_file docs\/cli\.md$/m);
+    // A tool call reads as what it did, never its arguments as JSON.
+    expect(withTool.stdout).toMatch(/^#\d+ \d\d:\d\d:\d\d tool_call {2}Edited docs\/cli\.md$/m);
+    expect(withTool.stdout).toMatch(/^#1 \d\d:\d\d:\d\d job\.created {2}Job created: .+, on branch \S+ from \S+$/m);
 
     const following = runCli(['jobs', 'events', job.id, '--follow', '--json']);
     await new Promise((r) => setTimeout(r, 300));
@@ -278,5 +280,29 @@ describe('folio jobs errors', () => {
     const run = await runCli(['jobs', 'list', '--limit', '500']);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("option '--limit <n>' argument '500' is invalid");
+  });
+});
+
+describe('spending limits in the CLI', () => {
+  it('creates a job with its limits, shows them, and shows the month against the budget', async () => {
+    const created = await runCli(['jobs', 'create', 'complete: limited', '--max-cost', '0.5', '--max-tokens', '9000', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const job = JSON.parse(created.stdout);
+    expect(job.limit).toEqual({ maxCostUsd: 0.5, maxTokens: 9000 });
+    await client.waitForJob(job.id, { intervalMs: 100 });
+    expect((await runCli(['jobs', 'get', job.id])).stdout).toMatch(/^LIMIT\s+\$0\.5 or 9000 tokens$/m);
+
+    await server.services.projects.update(projectId, { monthlyBudgetUsd: 40, monthlyTokenBudget: 5_000_000 });
+    const usage = await runCli(['jobs', 'usage', '--days', '7']);
+    expect(usage.code, usage.stderr).toBe(0);
+    expect(usage.stdout).toMatch(/^This month \(\d{4}-\d{2}-01 to \d{4}-\d{2}-01, UTC\): \$\d+\.\d{2} of \$40\.00, \d+ tokens of 5000000 tokens\.$/m);
+    expect(usage.stdout).toMatch(/^DATE\s+JOBS\s+TOKENS\s+COST$/m);
+    const asJson = JSON.parse((await runCli(['jobs', 'usage', '--json'])).stdout);
+    expect(asJson.month).toMatchObject({ budgetUsd: 40, tokenBudget: 5_000_000 });
+
+    const bad = await runCli(['jobs', 'create', 'x', '--max-cost', 'lots']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/Give a number above 0/);
+    await server.services.projects.update(projectId, { monthlyBudgetUsd: null, monthlyTokenBudget: null });
   });
 });

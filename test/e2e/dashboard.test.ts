@@ -170,7 +170,7 @@ describe('dashboard in the browser', () => {
     await page.getByText('completed', { exact: true }).first().waitFor();
     const events = page.getByRole('list', { name: 'Job events' });
     await events.getByText('pull_request').waitFor();
-    await events.getByText(`Opened pull request ${prLink}`).waitFor();
+    await events.getByText(`: ${prLink}`).filter({ hasText: /^Opened pull request #\d+: / }).waitFor();
     await events.getByText('Committed').first().waitFor();
     // The job is named by its pull request's title.
     await page.getByRole('heading', { level: 1, name: 'Document --dry-run' }).waitFor();

@@ -3,7 +3,9 @@
 // events in words; the chart following the count asked for; jobs named by their titles.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { Value } from 'typebox/value';
 import { launchChromium } from '../helpers/browser.ts';
+import { JobEventSchema } from '../../src/contracts/job-events.ts';
 import { ensureDashboardBuilt, signedInPage } from './helpers.ts';
 import { dashboardPages, overflows, OWNER, SIGNED_OUT_PAGES, startRealistic, WIDTHS, type Realistic } from './realistic.ts';
 
@@ -111,12 +113,18 @@ describe('the job page in each state', () => {
     expect(lineOf('workspace')).toMatch(/^Workspace ready on folio\/job_\w+ at [0-9a-f]{10} \([\d,]+ ms\)$/);
     expect(lineOf('usage')).toMatch(/^Model call \d+: [\d,]+ input tokens \+ [\d,]+ output tokens$/);
     expect(lineOf('agent_finished')).toMatch(/^Agent finished after \d+ steps: Document the --dry-run flag of acme deploy \([\d,]+ tokens\)$/);
-    if (lineOf('validation')) expect(lineOf('validation')).toMatch(/^(Edited files check out|Round \d+: )/);
+    if (lineOf('validation')) expect(lineOf('validation')).toMatch(/^(Changed files parse|Round \d+: )/);
+    // Tool calls read as what they did, never their arguments as JSON.
+    const calls = lines.filter((l) => l.type === 'tool_call').map((l) => l.text);
+    expect(calls).toEqual(['Read cli.mdx', 'Edited cli.mdx', 'Finished the turn: Document the --dry-run flag of acme deploy']);
     // No event is left as raw JSON; the data is one click away.
     expect(lines.filter((l) => l.text.startsWith('{'))).toEqual([]);
     const raw = events.getByTestId('job-event').filter({ hasText: 'Job created' }).locator('details');
     await raw.locator('summary').click();
     expect(await raw.locator('pre').textContent()).toContain('"baseRef": "main"');
+    const edit = events.locator('li.event-tool_call').filter({ hasText: 'Edited cli.mdx' }).locator('details');
+    await edit.locator('summary').click();
+    expect(await edit.locator('pre').textContent()).toContain('"old_string": "Uploads `dist/`."');
   });
 
   it('following events scrolls the events box, not the window', async () => {
@@ -184,6 +192,14 @@ describe('analytics', () => {
     expect(hint).not.toContain('ssh://');
     expect(hint).not.toContain('git@');
     await page.context().close();
+  });
+
+  it('every event the real agent recorded has its declared shape (src/contracts/job-events.ts)', async () => {
+    for (const [state, id] of Object.entries(r.jobs)) {
+      const { events } = (await r.e.server.api('GET', `/v2/agent/${r.projectId}/job/${id}/events?limit=500`, { key: r.key })).body;
+      expect(events.length, state).toBeGreaterThan(0);
+      for (const e of events) expect([...Value.Errors(JobEventSchema, e)].length, `${state}: ${JSON.stringify(e).slice(0, 300)}`).toBe(0);
+    }
   });
 
   it('ran without script errors in the page', () => {

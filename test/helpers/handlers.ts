@@ -1,6 +1,7 @@
 // Job handlers for tests: scripted turns that record what ran, when, and in which order.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { JobFailure, type JobContext, type JobHandler, type TurnResult } from '../../src/jobs/handler.ts';
+import { untypedEmit } from './untyped-events.ts';
 
 export interface RecordedTurn {
   jobId: string;
@@ -30,7 +31,7 @@ export class ScriptedHandler implements JobHandler {
     this.maxConcurrentPerJob.set(id, Math.max(n, this.maxConcurrentPerJob.get(id) ?? 0));
     this.turns.push({ jobId: id, seq: ctx.message.seq, prompt: ctx.message.prompt, historyLength: ctx.history.length });
     try {
-      await ctx.emit('test.turn', { seq: ctx.message.seq });
+      await untypedEmit(ctx.emit)('test.turn', { seq: ctx.message.seq });
       if (this.script) return await this.script(ctx);
       if (this.delayMs > 0) await sleep(this.delayMs, undefined, { signal: ctx.signal });
       return { title: `Turn ${ctx.message.seq}`, summary: `Handled: ${ctx.message.prompt}`, prLink: null };

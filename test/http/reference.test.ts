@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { JOB_EVENT_TYPES } from '../../src/contracts/job-events.ts';
 import { ROOT } from '../helpers/process.ts';
 
 const VERSION = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8')).version as string;
@@ -19,6 +20,17 @@ describe('the API reference', () => {
     const res = await server.app.inject({ method: 'GET', url: '/openapi.json' });
     expect(res.statusCode).toBe(200);
     expect(res.json().info).toMatchObject({ title: 'Folio API', version: VERSION });
+  });
+
+  it('documents every job event type with the shape of its data (src/contracts/job-events.ts)', async () => {
+    const doc = (await server.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    const schemas = doc.components.schemas as Record<string, { anyOf?: { properties: { type: { enum: string[] }; data: { anyOf: { properties?: object }[] } } }[] }>;
+    const event = schemas.JobEvent;
+    expect(event.anyOf!.map((s) => s.properties.type.enum[0])).toEqual(JOB_EVENT_TYPES);
+    const toolCall = event.anyOf!.find((s) => s.properties.type.enum[0] === 'tool_call')!;
+    expect(Object.keys(toolCall.properties.data.anyOf[0].properties!)).toEqual(['step', 'toolCallId', 'tool', 'args']);
+    // The events page refers to it.
+    expect(JSON.stringify(doc.paths['/v2/agent/{projectId}/job/{id}/events'].get.responses['200'])).toContain('JobEvent');
   });
 
   it('serves /docs with Folio in the page title, its mark as favicon and logo, and no Swagger defaults', async () => {

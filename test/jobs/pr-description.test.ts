@@ -1,5 +1,6 @@
 // The pull request description Folio writes: every part present, hostile text escaped, size bounded.
 import { describe, expect, it } from 'vitest';
+import type { CheckName } from '../../src/contracts/common.ts';
 import { MAX_BODY_CHARS, pullRequestBody, type DescriptionInput } from '../../src/jobs/pr-description.ts';
 
 const base: DescriptionInput = {
@@ -43,7 +44,7 @@ describe('pull request description', () => {
     expect(pullRequestBody({ ...base, jobUrl: null })).toContain('Folio job `job_1`');
     expect(pullRequestBody({ ...base, checksMode: 'off', checks: null })).toContain('## Docs checks\n\nOff for this project.');
     // With the checks off, a suggestion job still runs what it must pass, and says so.
-    const scoped = { ...base.checks!, mode: 'off' as const, ran: ['redirects', 'scope'], problems: [], preExisting: [] };
+    const scoped = { ...base.checks!, mode: 'off' as const, ran: ['redirects', 'scope'] as CheckName[], problems: [], preExisting: [] };
     const off = pullRequestBody({ ...base, checksMode: 'off', checks: scoped });
     expect(off).toContain('Mode **off** (only what a suggestion job must pass) · mintlify · ran: redirects, scope');
     expect(off).toContain('✅ No problems introduced by this job.');

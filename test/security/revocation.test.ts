@@ -11,6 +11,7 @@ import { backendDatabases, isScale, NEEDS_POSTGRES, type BackendDatabases } from
 import { setUp } from '../dashboard/session.ts';
 import { eventually } from '../helpers/handlers.ts';
 import { startProcess, type Child } from '../helpers/process.ts';
+import { recordUntyped } from '../helpers/untyped-events.ts';
 
 interface OpenStream {
   /** Raw SSE text received so far. */
@@ -65,11 +66,11 @@ describe('revocation ends open event streams', () => {
   async function endsAfter(headers: Record<string, string>, revoke: () => Promise<unknown>, code: string): Promise<void> {
     const stream = await openStream(server, projectId, jobId, headers);
     try {
-      await server.services.jobs.event(jobId, 'test.before', { n: 1 });
+      await recordUntyped(server.services.jobs, jobId, 'test.before', { n: 1 });
       await waitFor(() => stream.text().includes('event: test.before'));
       await revoke();
       const secret = `file contents written after the revocation ${Math.random()}`;
-      await server.services.jobs.event(jobId, 'test.after-revocation', { content: secret });
+      await recordUntyped(server.services.jobs, jobId, 'test.after-revocation', { content: secret });
       expect(await endsWithin(stream, 8000)).toBe(true);
       expect(stream.text()).not.toContain(secret);
       const last = stream.text().trim().split('\n\n').at(-1)!;
@@ -77,7 +78,7 @@ describe('revocation ends open event streams', () => {
       expect(JSON.parse(last.split('\ndata: ')[1])).toMatchObject({ code });
       // Nothing written afterwards reaches it.
       const marker = `file contents ${Math.random()}`;
-      await server.services.jobs.event(jobId, 'test.after', { marker });
+      await recordUntyped(server.services.jobs, jobId, 'test.after', { marker });
       await new Promise((r) => setTimeout(r, 300));
       expect(stream.text()).not.toContain(marker);
     } finally {
@@ -198,7 +199,7 @@ describe.runIf(isScale)(`revocation across processes ${NEEDS_POSTGRES}`, () => {
     const jobId = (await a.api('POST', `/v2/agent/${projectId}/job`, { key: await a.createKey(projectId), body: { prompt: 'Stay' } })).body.id;
     const stream = await openStream(b, projectId, jobId, { authorization: `Bearer ${key}` });
     try {
-      await a.services.jobs.event(jobId, 'test.before', {});
+      await recordUntyped(a.services.jobs, jobId, 'test.before', {});
       await waitFor(() => stream.text().includes('event: test.before'));
       const [row] = (await a.services.keys.store.list(projectId)).filter((k) => key.startsWith(k.prefix));
       await a.services.keys.revoke(row.id);
@@ -229,7 +230,7 @@ describe.runIf(isScale)(`revocation across processes ${NEEDS_POSTGRES}`, () => {
       const jobId = (await a.api('POST', `/v2/agent/${projectId}/job`, { key: await a.createKey(projectId), body: { prompt: 'Stay' } })).body.id;
       stream = await openStream(child, projectId, jobId, { authorization: `Bearer ${key}` });
       const opened = Date.now();
-      await a.services.jobs.event(jobId, 'test.before', {});
+      await recordUntyped(a.services.jobs, jobId, 'test.before', {});
       await waitFor(() => stream!.text().includes('event: test.before'));
       // Revoke halfway between two of the stream's periodic checks (every 2 s from its start) and
       // before its next read of the store (every second): only a check of each batch before it is
@@ -238,7 +239,7 @@ describe.runIf(isScale)(`revocation across processes ${NEEDS_POSTGRES}`, () => {
       const [row] = (await a.services.keys.store.list(projectId)).filter((k) => key.startsWith(k.prefix));
       await a.services.keys.revoke(row.id);
       const secret = `file contents written after the revocation ${Math.random()}`;
-      await a.services.jobs.event(jobId, 'test.after-revocation', { content: secret });
+      await recordUntyped(a.services.jobs, jobId, 'test.after-revocation', { content: secret });
       expect(await endsWithin(stream, 8000)).toBe(true);
       expect(stream.text()).toContain('"code":"revoked_api_key"');
       expect(stream.text()).not.toContain(secret);

@@ -8,6 +8,7 @@ import type { FakeReply } from '../fixtures/fake-openai.ts';
 import { DOCUSAURUS, MINTLIFY, MKDOCS } from '../fixtures/docs-sites.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
 import { isoWeek, WeeklyAutoFix } from '../../src/suggestions/weekly.ts';
+import { eventSentence } from '../../src/jobs/event-text.ts';
 
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const AI_UA = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot';
@@ -158,6 +159,10 @@ describe.each(CASES)('the loop on $name', (c) => {
     expect(started.body.job.trigger).toEqual({ kind: 'suggestion', suggestionId: broken.id, suggestionKind: 'broken_paths', automatic: false });
     const job = await waitForJob(e.server, projectId, started.body.job.id, key);
     expect(job.status).toBe('completed');
+    // Its first event says it came from the suggestion, in the dashboard's and the CLI's words.
+    const [first] = (await e.server.api('GET', `/v2/agent/${projectId}/job/${job.id}/events?limit=1`, { key })).body.events;
+    expect(first).toMatchObject({ type: 'job.created', data: { trigger: started.body.job.trigger } });
+    expect(eventSentence(first)).toMatch(new RegExp(`^Job created from a traffic suggestion \\(broken paths, ${broken.id}\\): `));
     // The prompt and the structured context reached the model.
     const told = JSON.stringify(e.llm.requests.at(-1)!.messages);
     expect(told).toContain(c.broken[1].path);

@@ -1,17 +1,13 @@
 // What the docs-aware checks find and report. Plain data: it goes into job events, the pull request
 // description and the dashboard.
-import type { Static } from 'typebox';
-import type { DocsProblem as DocsProblemSchema, JobTrigger } from '../../contracts/jobs.ts';
+import type { JobTrigger } from '../../contracts/jobs.ts';
+import type { CheckName } from '../../contracts/common.ts';
 
-/** Per project (contracts/dashboard.ts declares them): `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips the checks. */
-export type { ChecksMode } from '../../contracts/dashboard.ts';
+/** Per project (contracts/common.ts declares them): `strict` fails a job that leaves problems, `warn` lists them in the PR, `off` skips the checks. */
+export type { ChecksMode } from '../../contracts/common.ts';
 
-/**
- * The checks, as the contract declares them: internal links, anchors into pages, images and assets,
- * navigation, redirects (moved pages, redirects to pages, none off the site), llms.txt, the scope of
- * a suggestion job, and the site's own build.
- */
-export type CheckName = Static<typeof DocsProblemSchema>['check'];
+/** The checks, as the contract declares them (contracts/common.ts, CHECK_NAMES). */
+export type { CheckName };
 
 /** The kinds of suggestion a job can be started from (contracts/jobs.ts declares them). */
 export type SuggestionKind = Extract<JobTrigger, { kind: 'suggestion' }>['suggestionKind'];

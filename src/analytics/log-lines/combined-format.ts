@@ -4,8 +4,8 @@
 // against), but finds them by scanning code units: 2–3× cheaper than the regex and its capture strings,
 // and it reads ASCII lines straight from the file's bytes (code-units.ts).
 import { ClfClock } from './clf-time.ts';
-import { StringUnits, type CodeUnits } from './code-units.ts';
-import { emptyRecord, type LogRecord } from './log-record.ts';
+import type { CodeUnits } from './code-units.ts';
+import type { LogRecord } from './log-record.ts';
 
 /** Where the fields of a combined line are, as code-unit offsets of the line; -1 for a missing field. */
 export interface CombinedFields {
@@ -196,12 +196,4 @@ export class CombinedReader {
     out.accept = null;
     return true;
   }
-}
-
-/** One combined line as a record, or null (a convenience for tests and one-off callers). */
-export function parseCombined(line: string): LogRecord | null {
-  const units = new StringUnits();
-  units.set(line);
-  const out = emptyRecord();
-  return new CombinedReader().read(units, 0, line.length, out) ? out : null;
 }

@@ -21,15 +21,6 @@ export function contentKeyInto(s: string, key: Int32Array): void {
   key[1] = h2;
 }
 
-const hex8 = (n: number) => (n >>> 0).toString(16).padStart(8, '0');
-
-/** The content key as 16 hex digits (the bulk endpoint's `k`). */
-export function contentKey(s: string): string {
-  const key = new Int32Array(2);
-  contentKeyInto(s, key);
-  return hex8(key[0]) + hex8(key[1]);
-}
-
 /**
  * Counts identical lines (equal content keys) within one second: the first is occurrence 1, the next 2, …
  * Keys are looked up by their high half (a small-integer map key: no allocation per line), with a

@@ -48,10 +48,11 @@ const jobWrites: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Create agent job',
-        description: 'Creates a job that runs in the background. Poll the job until it is completed, archived or failed; `prLink` holds the pull request.',
+        description:
+          'Creates a job that runs in the background. Poll the job until it is completed, archived or failed; `prLink` holds the pull request. `maxCostUsd` or `maxTokens` limit what it may spend (Folio); 402 `monthly_budget_exceeded` once the project\'s monthly budget is spent.',
         params: ProjectParams,
         body: CreateJobBody,
-        response: { 201: JobRef, ...errorResponses(400, 401, 403, 404, 413, 415, 422, 429) },
+        response: { 201: JobRef, ...errorResponses(400, 401, 402, 403, 404, 413, 415, 422, 429) },
       },
       config: ACCESS.write,
     },
@@ -64,10 +65,10 @@ const jobWrites: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags,
         summary: 'Send follow-up message',
-        description: 'Queues a follow-up instruction. The job becomes active again if it had finished. At most 100 per project per hour.',
+        description: 'Queues a follow-up instruction. The job becomes active again if it had finished. At most 100 per project per hour; 402 `monthly_budget_exceeded` once the project\'s monthly budget is spent.',
         params: JobParams,
         body: MessageBody,
-        response: { 200: JobRef, ...errorResponses(400, 401, 403, 404, 409, 413, 415, 422, 429) },
+        response: { 200: JobRef, ...errorResponses(400, 401, 402, 403, 404, 409, 413, 415, 422, 429) },
       },
       config: ACCESS.write,
     },

@@ -69,7 +69,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
           'Starts an ordinary agent job (poll it, follow up, archive) with the suggestion\'s prompt and context; its `trigger` is `{kind: "suggestion", …}`. The range and `minVisitors` must be those the suggestion was listed with (the defaults when omitted). 404 `suggestion_not_found` when no current suggestion has the id (including another project\'s); 409 `suggestion_in_progress` when another job already covers one of its paths. Takes an analytics read slot (it reads the traffic again) and a job-creation slot.',
         params: SuggestionParams,
         querystring: SuggestionsQuery,
-        response: { 201: StartSuggestionResponse, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        response: { 201: StartSuggestionResponse, ...errorResponses(400, 401, 402, 403, 404, 409, 429) },
       },
       config: ACCESS.write,
     },

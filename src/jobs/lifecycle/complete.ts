@@ -19,7 +19,7 @@ export function completeTurn(trx: Trx, deps: LifecycleDeps, t: CompletedTurn): P
     seq: t.seq,
     prLink: t.prLink,
     message: { outcome: 'completed', title: t.title, summary: t.summary },
-    event: { type: 'turn.completed', data: { seq: t.seq, title: t.title, summary: t.summary, prLink: t.prLink } },
+    event: (seq) => ({ type: 'turn.completed', data: { seq, title: t.title, summary: t.summary, prLink: t.prLink } }),
     end: { status: 'completed', error_code: null, error_message: null },
   });
 }

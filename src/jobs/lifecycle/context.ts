@@ -3,7 +3,7 @@
 // outbox entry when the status changed) — so row, event and outbox entry commit or roll back together.
 import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../../config.ts';
-import type { JobEvent } from '../../contracts/jobs.ts';
+import type { JobEvent, JobEventData, JobEventType } from '../../contracts/job-events.ts';
 import type { StoreDialect } from '../../store/dialect.ts';
 import type { Database } from '../../store/schema.ts';
 import { insertJobEvent } from '../events.ts';
@@ -11,6 +11,9 @@ import { enqueueWebhook } from '../webhooks.ts';
 import type { JobRow } from '../view.ts';
 
 export type Trx = Transaction<Database>;
+
+/** A transition's event: a declared type with its data (contracts/job-events.ts). */
+export type TransitionEvent = { [T in JobEventType]: { type: T; data: JobEventData<T> } }[JobEventType];
 
 export interface LifecycleDeps {
   db: Kysely<Database>;
@@ -42,12 +45,12 @@ export async function record(
   trx: Trx,
   deps: LifecycleDeps,
   row: JobRow,
-  event: { type: string; data: Record<string, unknown> } | null,
+  event: TransitionEvent | null,
   statusChanged: boolean,
   now: number,
 ): Promise<JobEvent[]> {
   if (statusChanged) await enqueueWebhook(trx, row, deps.config.models.prices, now);
-  return event ? [await insertJobEvent(trx, deps.dialect, row.id, event.type, event.data)] : [];
+  return event ? [await insertJobEvent(trx, deps.dialect, row.id, event.type, event.data as JobEventData<typeof event.type>)] : [];
 }
 
 /** Marks the job's unhandled messages handled with `outcome` (archive, a job failed by the queue). */

@@ -18,7 +18,7 @@ export function failTurn(trx: Trx, deps: LifecycleDeps, t: FailedTurn): Promise<
     seq: t.seq,
     prLink: null,
     message: { outcome: 'failed' },
-    event: { type: 'error', data: { seq: t.seq, code: t.code, message: t.message } },
+    event: (seq) => ({ type: 'error', data: { seq, code: t.code, message: t.message } }),
     end: { status: 'failed', error_code: t.code, error_message: t.message },
   });
 }

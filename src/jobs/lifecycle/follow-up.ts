@@ -2,6 +2,7 @@
 // active, announced). An archived job takes no more messages.
 import { CodedError } from '../../errors.ts';
 import type { JobRow } from '../view.ts';
+import { refuseOverMonthlyBudget } from '../budget.ts';
 import { lockedJob, record, type Change, type LifecycleDeps, type Trx } from './context.ts';
 
 export interface FollowUp {
@@ -18,6 +19,7 @@ export async function followUp(trx: Trx, deps: LifecycleDeps, input: FollowUp): 
   const job = await lockedJob(trx, deps, jobId, projectId);
   if (!job) throw new CodedError('job_not_found', `Job "${jobId}" does not exist in this project.`);
   if (job.status === 'archived') throw new CodedError('job_archived', `Job "${jobId}" is archived and takes no more messages.`);
+  await refuseOverMonthlyBudget(trx, deps.config.models.prices, projectId);
   await input.takeSlot();
   const { max } = await trx
     .selectFrom('job_messages')

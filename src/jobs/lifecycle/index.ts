@@ -4,7 +4,8 @@
 // transaction and announces what committed, once and only after the commit: events on the bus,
 // workers woken, archived runs stopped, status listeners told. Nothing outside writes a job's status
 // (test/platform/layers.test.ts).
-import type { Job, JobEvent } from '../../contracts/jobs.ts';
+import type { Job } from '../../contracts/jobs.ts';
+import type { JobEvent, JobEventData, JobEventType } from '../../contracts/job-events.ts';
 import { retrying } from '../../util/retry.ts';
 import { appendJobEvent, JobEventBus } from '../events.ts';
 import { jobView, type JobRow } from '../view.ts';
@@ -177,7 +178,7 @@ export class JobLifecycle {
   }
 
   /** A run's own event (no transition: the agent's steps), stored and published. */
-  event(jobId: string, type: string, data: Record<string, unknown>): Promise<JobEvent> {
+  event<T extends JobEventType>(jobId: string, type: T, data: JobEventData<T>): Promise<JobEvent> {
     return appendJobEvent(this.events, this.#deps.db, this.#deps.dialect, jobId, type, data);
   }
 }

@@ -4,7 +4,7 @@
 // is released. The row is locked first, so a follow-up committing meanwhile is either seen here or
 // reopens the job after this commits.
 import type { JobRow } from '../view.ts';
-import { lockedJob, record, type Change, type LifecycleDeps, type Trx } from './context.ts';
+import { lockedJob, record, type Change, type LifecycleDeps, type TransitionEvent, type Trx } from './context.ts';
 
 export interface TurnEnd {
   jobId: string;
@@ -14,7 +14,8 @@ export interface TurnEnd {
   prLink: string | null;
   /** The handled message's columns. */
   message: { outcome: 'completed'; title: string; summary: string } | { outcome: 'failed' };
-  event: { type: string; data: Record<string, unknown> };
+  /** The turn's event, of the message it handled. */
+  event: (seq: number) => TransitionEvent;
   /** The job's columns when no message waits. */
   end: { status: 'completed' | 'failed'; error_code: string | null; error_message: string | null };
 }
@@ -27,7 +28,7 @@ export async function endTurn(trx: Trx, deps: LifecycleDeps, t: TurnEnd): Promis
   if (t.seq !== null) {
     await trx.updateTable('job_messages').set({ handled_at: now, ...t.message }).where('job_id', '=', t.jobId).where('seq', '=', t.seq).execute();
   }
-  const events = t.seq === null ? [] : await record(trx, deps, job, t.event, false, now);
+  const events = t.seq === null ? [] : await record(trx, deps, job, t.event(t.seq), false, now);
   const pending = await trx.selectFrom('job_messages').select('seq').where('job_id', '=', t.jobId).where('handled_at', 'is', null).limit(1).executeTakeFirst();
   const prLink = t.prLink ?? job.pr_link;
   if (pending) {

@@ -4,7 +4,7 @@
 import { useMemo } from 'react';
 import { Diff, Hunk, parseDiff, type FileData } from 'react-diff-view';
 import 'react-diff-view/style/index.css';
-import type { ChecksReport, JobChanges, JobFile, JobStatus } from '../api.ts';
+import type { ChecksMode, ChecksReport, JobChanges, JobFile, JobStatus } from '../api.ts';
 import { Alert, Empty } from '../ui.tsx';
 
 /** Files shown open at first; the rest are one click away (a big diff stays quick to render). */
@@ -27,7 +27,7 @@ const CHECK_LABELS: Record<CheckName, string> = {
 const checkLabel = (name: string) => (Object.hasOwn(CHECK_LABELS, name) ? CHECK_LABELS[name as CheckName] : name);
 
 /** Why a job has no checks report: what happened, by the job's state. */
-function noChecks(mode: string | null, status: JobStatus): string {
+function noChecks(mode: ChecksMode | null, status: JobStatus): string {
   if (mode === 'off') return 'Off for this project.';
   if (status === 'failed') return 'The job failed before checks ran.';
   if (status === 'active') return 'Not run yet: they run when the agent finishes a turn.';
@@ -41,7 +41,7 @@ function noChanges(status: JobStatus): [string, string] {
   return ['No changes', 'The agent changed no files.'];
 }
 
-export function ChecksCard({ checks, mode, status }: { checks: ChecksReport | null; mode: string | null; status: JobStatus }) {
+export function ChecksCard({ checks, mode, status }: { checks: ChecksReport | null; mode: ChecksMode | null; status: JobStatus }) {
   if (!checks) {
     return (
       <section className="card stack" aria-labelledby="checks-title" data-testid="checks">

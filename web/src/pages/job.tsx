@@ -207,6 +207,7 @@ function JobSummary({ job }: { job: Job }) {
         <dt>Usage</dt>
         <dd data-testid="job-usage" title={usageTitle(job.usage)}>
           {job.usage.totalTokens.toLocaleString('en-US')} tokens · {formatCost(job.usage.estimatedCostUsd)}
+          {job.limit && <span data-testid="job-limit"> {limitText(job.limit)}</span>}
         </dd>
       </div>
       <div>
@@ -346,4 +347,10 @@ function StartedBy({ trigger }: { trigger: NonNullable<Job['trigger']> }) {
       </a>
     </>
   );
+}
+
+/** The job's spending limits after its spend: "of $0.50 limit", "of 90,000 tokens limit", or nothing. */
+function limitText(l: NonNullable<Job['limit']>): string {
+  const parts = [l.maxCostUsd !== null ? formatCost(l.maxCostUsd) : null, l.maxTokens !== null ? `${l.maxTokens.toLocaleString('en-US')} tokens` : null].filter(Boolean);
+  return parts.length === 0 ? '(no limit)' : `(limit ${parts.join(' or ')})`;
 }

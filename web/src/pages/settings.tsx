@@ -56,6 +56,12 @@ interface Draft {
   buildCommand: string;
   /** The build's time limit in seconds as typed; empty: the server's. */
   buildTimeout: string;
+  /** The team's instructions and the spending limits as typed; empty: none. */
+  instructions: string;
+  maxCost: string;
+  maxTokens: string;
+  monthlyBudget: string;
+  monthlyTokens: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -80,6 +86,11 @@ const draftOf = (p: Project): Draft => ({
   buildSetup: p.buildSetup ?? '',
   buildCommand: p.buildCommand ?? '',
   buildTimeout: p.buildTimeoutSeconds === null ? '' : String(p.buildTimeoutSeconds),
+  instructions: p.instructions ?? '',
+  maxCost: p.defaultMaxCostUsd === null ? '' : String(p.defaultMaxCostUsd),
+  maxTokens: p.defaultMaxTokens === null ? '' : String(p.defaultMaxTokens),
+  monthlyBudget: p.monthlyBudgetUsd === null ? '' : String(p.monthlyBudgetUsd),
+  monthlyTokens: p.monthlyTokenBudget === null ? '' : String(p.monthlyTokenBudget),
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -112,6 +123,14 @@ function buildTimeoutOf(text: string): number | null {
   return Number(t);
 }
 
+/** A limit as typed: empty is none; a number the server checks further (above 0, whole for tokens). */
+function limitOf(text: string, label: string, whole: boolean): number | null {
+  const t = text.trim().replace(/^\$/, '');
+  if (t === '') return null;
+  if (!(whole ? /^\d+$/ : /^\d+(\.\d+)?$/).test(t)) throw new Error(`"${label}" takes ${whole ? 'a whole number' : 'a number such as 0.50'}, or nothing for no limit.`);
+  return Number(t);
+}
+
 /** What the server is sent: a secret only when typed (or removed), so an empty field keeps it. */
 function inputOf(d: Draft): ProjectInput {
   const input: ProjectInput = {
@@ -128,6 +147,11 @@ function inputOf(d: Draft): ProjectInput {
     buildSetup: d.buildSetup.trim() || null,
     buildCommand: d.buildCommand.trim() || null,
     buildTimeoutSeconds: buildTimeoutOf(d.buildTimeout),
+    instructions: d.instructions.trim() || null,
+    defaultMaxCostUsd: limitOf(d.maxCost, 'Limit per job ($)', false),
+    defaultMaxTokens: limitOf(d.maxTokens, 'Limit per job (tokens)', true),
+    monthlyBudgetUsd: limitOf(d.monthlyBudget, 'Monthly budget ($)', false),
+    monthlyTokenBudget: limitOf(d.monthlyTokens, 'Monthly budget (tokens)', true),
     webhookUrl: d.webhookUrl.trim() || null,
     siteOrigins: listOf(d.origins),
   };
@@ -158,6 +182,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
         <RepositoryFields bind={bind} project={project} session={session} />
         <AgentFields bind={bind} models={session.models} />
         <BuildFields bind={bind} />
+        <InstructionsAndSpendingFields bind={bind} />
         <WebhookFields bind={bind} project={project} />
         <AnalyticsFields bind={bind} project={project} />
         <div className="actions">
@@ -237,6 +262,28 @@ function BuildFields({ bind }: { bind: Bind }) {
         <TextField id="s-build-timeout" label="Build time limit (seconds)" {...bind('buildTimeout')} placeholder="server default" hint="10 to 3600." />
         <TextField id="s-build-setup" label="Setup command" {...bind('buildSetup')} placeholder="framework default" hint="Installs the site’s dependencies; runs once per lockfile." />
         <TextField id="s-build-command" label="Build command" {...bind('buildCommand')} placeholder="framework default" />
+      </div>
+    </Fieldset>
+  );
+}
+
+/** The team's instructions and the spending limits, kept together (docs/agent.md). */
+function InstructionsAndSpendingFields({ bind }: { bind: Bind }) {
+  return (
+    <Fieldset legend="Instructions and spending">
+      <TextField
+        id="s-instructions"
+        label="Instructions for the agent"
+        rows={5}
+        {...bind('instructions')}
+        placeholder="Write in British English. Never use the word “simply”."
+        hint="Given with the repository’s AGENTS.md, CLAUDE.md and similar files as the team’s conventions; they never override Folio’s own rules."
+      />
+      <div className="grid-2">
+        <TextField id="s-max-cost" label="Limit per job ($)" {...bind('maxCost')} placeholder="none" hint="When a job names none; models with a price only. A job at its limit stops and keeps its branch." />
+        <TextField id="s-max-tokens" label="Limit per job (tokens)" {...bind('maxTokens')} placeholder="none" hint="Input + output tokens; applies to every model." />
+        <TextField id="s-monthly-budget" label="Monthly budget ($)" {...bind('monthlyBudget')} placeholder="none" hint="Once spent, new jobs and follow-ups are refused until the 1st of next month (UTC)." />
+        <TextField id="s-monthly-tokens" label="Monthly budget (tokens)" {...bind('monthlyTokens')} placeholder="none" />
       </div>
     </Fieldset>
   );

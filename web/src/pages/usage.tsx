@@ -41,8 +41,30 @@ export function UsagePage({ projectId }: { projectId: string }) {
       <p className="hint">Tokens the model reported for this project's agent jobs (failed turns too), and their estimated cost from the server's price table.</p>
       {report.error && <Alert title="Usage could not be loaded.">{report.error}</Alert>}
       {!report.data && !report.error && <Loading what="usage" />}
+      {report.data?.month && <MonthBudget month={report.data.month} />}
       {report.data && <UsageTables report={report.data} projectId={projectId} />}
     </div>
+  );
+}
+
+/** This month's spend against the project's monthly budgets (Settings), and when the month resets. */
+function MonthBudget({ month }: { month: NonNullable<UsageReport['month']> }) {
+  const over = (month.budgetUsd !== null && month.costUsd >= month.budgetUsd) || (month.tokenBudget !== null && month.totalTokens >= month.tokenBudget);
+  const of = (limit: string | null) => (limit === null ? '' : ` of ${limit}`);
+  return (
+    <section className="card stack" aria-labelledby="this-month" data-testid="usage-month">
+      <h2 id="this-month">This month</h2>
+      <p>
+        {formatCost(month.costUsd)}
+        {of(month.budgetUsd === null ? null : formatCost(month.budgetUsd))} · {formatTokens(month.totalTokens)} tokens
+        {of(month.tokenBudget === null ? null : formatTokens(month.tokenBudget))}
+        {month.budgetUsd === null && month.tokenBudget === null ? ' · no monthly budget (Settings)' : ''}
+      </p>
+      <p className="small muted">
+        Since {month.from}; resets on {month.resetsOn} (UTC).
+      </p>
+      {over && <Alert kind="error">The monthly budget is spent: new jobs and follow-ups are refused until {month.resetsOn}.</Alert>}
+    </section>
   );
 }
 

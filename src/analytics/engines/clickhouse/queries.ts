@@ -5,6 +5,7 @@
 import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
 import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from '../../engine.ts';
 import { queryNotFound } from './not-found.ts';
+import type { OwnHosts } from '../../own-hosts.ts';
 import { queryReferrers } from './referrers.ts';
 import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
@@ -178,8 +179,8 @@ export class ClickHouseQueries {
     return queryNotFound(this.c, this.db, sql`project = ${projectId} AND ${tsCond(range.from, range.to)}`, page);
   }
 
-  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport> {
-    return queryReferrers(this.c, this.db, sql`project = ${projectId} AND ${tsCond(range.from, range.to)}`, page);
+  referrers(projectId: string, range: Range, page: Page, own: OwnHosts): Promise<ReferrersReport> {
+    return queryReferrers(this.c, this.db, sql`project = ${projectId} AND ${tsCond(range.from, range.to)}`, page, own);
   }
 
   async agents(projectId: string, range: Range): Promise<AgentRow[]> {

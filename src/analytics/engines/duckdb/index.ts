@@ -9,7 +9,7 @@ import { DuckDbQueries } from './queries.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
-import { writeNotFound } from './not-found.ts';
+import { appendNotFound, NOT_FOUND_STAGE, notFoundRows } from './not-found.ts';
 import { Serial } from '../../../util/serial.ts';
 
 export class AnalyticsLockedError extends CodedError {
@@ -81,6 +81,7 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
     const writer = await instance.connect();
     await migrate(writer);
     await writer.run(STAGE_TABLE);
+    await writer.run(NOT_FOUND_STAGE);
     const readers: DuckDBConnection[] = [];
     for (let i = 0; i < (opts.readConnections ?? 4); i++) readers.push(await instance.connect());
     const engine = new DuckDbEngine(instance, writer, readers);
@@ -97,16 +98,19 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
   write(events: StoredEvent[]): Promise<WriteOutcome> {
     return this.writes.run(async () => {
       const views = events.filter((e) => !e.notFound);
-      const duplicates = await writeRows(this.writer, this.pending, await rowsOfEvents(this.writer, this.dict, views), this.nextSeq++);
-      if (views.length < events.length) await writeNotFound(this.writer, this.dict, events.filter((e) => e.notFound), duplicates);
+      // Not-found views go into the page views' transaction (one of their own cost ~50× a view: issue 34).
+      const missing = views.length < events.length ? notFoundRows(this.dict, events.filter((e) => e.notFound)) : null;
+      const rows = await rowsOfEvents(this.writer, this.dict, views);
+      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing ? (w, d) => appendNotFound(w, missing, d) : undefined);
       return { duplicates };
     });
   }
 
   writeImport(batch: ImportColumns): Promise<{ duplicates: number }> {
     return this.writes.run(async () => {
-      const duplicates = await writeRows(this.writer, this.pending, await rowsOfImport(this.writer, this.dict, batch), this.nextSeq++);
-      if (batch.notFound?.length) await writeNotFound(this.writer, this.dict, batch.notFound, duplicates);
+      const missing = batch.notFound?.length ? notFoundRows(this.dict, batch.notFound) : null;
+      const rows = await rowsOfImport(this.writer, this.dict, batch);
+      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing ? (w, d) => appendNotFound(w, missing, d) : undefined);
       return { duplicates: duplicates.get(0) ?? 0 };
     });
   }

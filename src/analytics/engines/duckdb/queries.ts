@@ -4,6 +4,7 @@ import { DAY_MS, HOUR_MS, splitRange, type Range } from '../../dates.ts';
 import type { AgentRow, Counts, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from '../../engine.ts';
 import { queryNotFound } from './not-found.ts';
 import { queryReferrers } from './referrers.ts';
+import type { OwnHosts } from '../../own-hosts.ts';
 import { AI_BIT, CLASS_CODE, CLASS_NAME, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { NEW_ROWS } from './writes.ts';
 import { int, num, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
@@ -186,8 +187,8 @@ export class DuckDbQueries {
     return queryNotFound(this.readers, this.dict, projectId, range, page);
   }
 
-  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport> {
-    return queryReferrers(this.readers, this.dict, projectId, range, page);
+  referrers(projectId: string, range: Range, page: Page, own: OwnHosts): Promise<ReferrersReport> {
+    return queryReferrers(this.readers, this.dict, projectId, range, page, own);
   }
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */

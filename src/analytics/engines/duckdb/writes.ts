@@ -111,13 +111,19 @@ export async function rowsOfImport(writer: DuckDBConnection, dict: Dictionaries,
   };
 }
 
-/** Stages the rows (connection-local temp table), then moves them in one transaction. Returns duplicates by group. */
-export async function writeRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number): Promise<Map<number, number>> {
+/** More rows of the same write (not-found views), appended inside its transaction before the commit; adds duplicates by group. */
+export type AlsoInTransaction = (writer: DuckDBConnection, duplicates: Map<number, number>) => Promise<void>;
+
+/**
+ * Stages the rows (connection-local temp table), then moves them in one transaction, `also` in the
+ * same one. Returns duplicates by group.
+ */
+export async function writeRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number, also?: AlsoInTransaction): Promise<Map<number, number>> {
   const duplicates = new Map<number, number>();
   const n = rows.n;
-  if (n === 0) return duplicates;
+  if (n === 0 && !also) return duplicates;
   if (!hasKeys(rows)) {
-    await appendRows(writer, pending, rows, seq);
+    await appendRows(writer, pending, rows, seq, async () => also?.(writer, duplicates));
     return duplicates;
   }
   let minDay = Infinity;
@@ -175,6 +181,7 @@ export async function writeRows(writer: DuckDBConnection, pending: PendingRows, 
         await writer.run('INSERT INTO import_keys SELECT project_key, day, ikey FROM stage WHERE ikey IS NOT NULL');
       }
       await writer.run(`INSERT INTO events SELECT project_key, ts::BIGINT, day, path_id, visitor, cls, agent, referrer, source, ${int(seq)} FROM stage`);
+      await also?.(writer, duplicates);
       // Pending rows per project (an upper bound: duplicates are counted too), known before the commit
       // so a concurrent query never skips rows that are about to be visible.
       countPending(pending, rows);
@@ -225,40 +232,47 @@ function countPending(pending: PendingRows, rows: StageRows): void {
 
 /**
  * Rows without import keys (the events API, collect): appended straight into `events` in one
- * transaction. A small group commit then pays no INSERT … SELECT (~3 ms each on 1,000 rows, more
- * than the rows themselves).
+ * transaction, with `also` (the write's not-found views). A small group commit then pays no INSERT …
+ * SELECT (~3 ms each on 1,000 rows, more than the rows themselves) and no second transaction.
  */
-async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number): Promise<void> {
+async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number, also: () => Promise<void>): Promise<void> {
   const n = rows.n;
   await writer.run('BEGIN TRANSACTION');
   try {
-    const ap = await writer.createAppender('events');
-    try {
-      for (let off = 0; off < n; off += CHUNK_ROWS) {
-        const end = Math.min(n, off + CHUNK_ROWS);
-        const f = new ChunkFiller(EVENT_TYPES, end - off);
-        f.copy(0, rows.project.subarray(off, end));
-        f.int64FromNumbers(1, rows.ts.subarray(off, end));
-        f.copy(2, daysOf(rows.ts, off, end));
-        f.copy(3, rows.pathId.subarray(off, end));
-        f.copy(4, rows.visitor.subarray(off, end));
-        f.copy(5, rows.cls.subarray(off, end));
-        f.strings(6, (j) => agentOf(rows, off + j));
-        f.strings(7, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
-        f.copy(8, rows.source.subarray(off, end));
-        f.int64Constant(9, BigInt(seq));
-        ap.appendDataChunk(f.chunk);
-      }
-      ap.flushSync();
-    } finally {
-      ap.closeSync();
-    }
+    if (n > 0) await appendEvents(writer, rows, seq);
+    await also();
     // Known before the commit, so a concurrent query never skips rows that are about to be visible.
     countPending(pending, rows);
     await writer.run('COMMIT');
   } catch (err) {
     await writer.run('ROLLBACK').catch(() => {});
     throw err;
+  }
+}
+
+/** The rows into `events` through one appender (inside the caller's transaction). */
+async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: number): Promise<void> {
+  const n = rows.n;
+  const ap = await writer.createAppender('events');
+  try {
+    for (let off = 0; off < n; off += CHUNK_ROWS) {
+      const end = Math.min(n, off + CHUNK_ROWS);
+      const f = new ChunkFiller(EVENT_TYPES, end - off);
+      f.copy(0, rows.project.subarray(off, end));
+      f.int64FromNumbers(1, rows.ts.subarray(off, end));
+      f.copy(2, daysOf(rows.ts, off, end));
+      f.copy(3, rows.pathId.subarray(off, end));
+      f.copy(4, rows.visitor.subarray(off, end));
+      f.copy(5, rows.cls.subarray(off, end));
+      f.strings(6, (j) => agentOf(rows, off + j));
+      f.strings(7, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
+      f.copy(8, rows.source.subarray(off, end));
+      f.int64Constant(9, BigInt(seq));
+      ap.appendDataChunk(f.chunk);
+    }
+    ap.flushSync();
+  } finally {
+    ap.closeSync();
   }
 }
 
