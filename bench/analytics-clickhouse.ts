@@ -13,6 +13,10 @@ import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../src/analytics/engines/duckdb/index.ts';
 import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
 import { compareVisitors, median, timed } from './analytics/compare.ts';
+import { agents } from '../src/analytics/reports/agents.ts';
+import { timeseries } from '../src/analytics/reports/timeseries.ts';
+import { views } from '../src/analytics/reports/views.ts';
+import { visitors } from '../src/analytics/reports/visitors.ts';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -78,7 +82,7 @@ try {
     `SELECT uniqExactIf(visitor, kind = 1) AS h, uniqExactIf(visitor, kind = 2) AS a, count(DISTINCT visitor) AS t FROM ${database}.raw WHERE ${where}`,
   ];
   const sqlB = `SELECT path, count() AS c FROM ${database}.raw WHERE ${where} GROUP BY path ORDER BY c DESC, path LIMIT 50`;
-  const ours = () => engine.visitors(PROJECT, { from, to }, { limit: 50, offset: 0 });
+  const ours = () => engine.run(visitors, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 });
   const plain = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])] as [Record<string, unknown>[], Record<string, unknown>[]];
 
   // Exactness: Folio's answer equals the plain count(DISTINCT) answer (and DuckDB's, below).
@@ -96,9 +100,9 @@ try {
   const pt: number[] = [];
   const vw: number[] = [];
   for (let r = 0; r < RUNS; r++) {
-    wk.push((await timed(() => engine.visitors(PROJECT, week, { limit: 50, offset: 0 })))[0]);
-    pt.push((await timed(() => engine.visitors(PROJECT, partial, { limit: 50, offset: 0 })))[0]);
-    vw.push((await timed(() => engine.views(PROJECT, { from, to }, { limit: 50, offset: 0 })))[0]);
+    wk.push((await timed(() => engine.run(visitors, { projectId: PROJECT, range: week, limit: 50, offset: 0 })))[0]);
+    pt.push((await timed(() => engine.run(visitors, { projectId: PROJECT, range: partial, limit: 50, offset: 0 })))[0]);
+    vw.push((await timed(() => engine.run(views, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 })))[0]);
   }
   console.log(`  Folio, 7 whole days:                    ${median(wk).toFixed(0)}`);
   console.log(`  Folio, 7 days with hour bounds:         ${median(pt).toFixed(0)}   (whole days + raw events at the edges)`);
@@ -114,13 +118,13 @@ try {
     let agree = true;
     for (const r of ranges) {
       for (const page of [{ limit: 50, offset: 0 }, { limit: 100, offset: 1000 }]) {
-        const [x, y] = [await engine.visitors(PROJECT, r, page), await duck.visitors(PROJECT, r, page)];
+        const [x, y] = [await engine.run(visitors, { projectId: PROJECT, range: r, ...page }), await duck.run(visitors, { projectId: PROJECT, range: r, ...page })];
         if (JSON.stringify(x) !== JSON.stringify(y)) agree = false;
-        const [vx, vy] = [await engine.views(PROJECT, r, page), await duck.views(PROJECT, r, page)];
+        const [vx, vy] = [await engine.run(views, { projectId: PROJECT, range: r, ...page }), await duck.run(views, { projectId: PROJECT, range: r, ...page })];
         if (JSON.stringify(vx) !== JSON.stringify(vy)) agree = false;
       }
-      if (JSON.stringify(await engine.agents(PROJECT, r)) !== JSON.stringify(await duck.agents(PROJECT, r))) agree = false;
-      if (JSON.stringify(await engine.timeseries(PROJECT, r, 'day')) !== JSON.stringify(await duck.timeseries(PROJECT, r, 'day'))) agree = false;
+      if (JSON.stringify(await engine.run(agents, { projectId: PROJECT, range: r })) !== JSON.stringify(await duck.run(agents, { projectId: PROJECT, range: r }))) agree = false;
+      if (JSON.stringify(await engine.run(timeseries, { projectId: PROJECT, range: r, interval: 'day' })) !== JSON.stringify(await duck.run(timeseries, { projectId: PROJECT, range: r, interval: 'day' }))) agree = false;
     }
     console.log(`\nDuckDB engine on the same events (in memory, stored + compacted in ${duckLoad.toFixed(1)} s): answers ${agree ? 'identical' : 'DIFFERENT — MISMATCH'} (visitors, views, agents, timeseries on 4 ranges)`);
     if (!agree) process.exitCode = 1;

@@ -22,6 +22,8 @@ import { WorktreePool } from './git/worktree-pool.ts';
 import { createSecretBox } from './store/secret-box.ts';
 import { TriggerStore } from './store/triggers.ts';
 import { TriggerReceiver } from './jobs/triggers/receiver.ts';
+import { ReviewComments } from './jobs/triggers/reviews.ts';
+import { ReviewReplies } from './jobs/triggers/review-replies.ts';
 import { TriggersService } from './jobs/triggers/service.ts';
 import { JobEventsService } from './jobs/event-streams.ts';
 import { serviceMetrics, type ServiceMetrics } from './jobs/metrics.ts';
@@ -114,7 +116,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const cleanups: (() => Promise<void>)[] = [];
   cleanups.push(await store.dialect.listen('folio_keys', () => apiKeys.forgetVerified()));
   const triggerStore = new TriggerStore(store.db, createSecretBox(config.secret));
-  const triggers = new TriggersService(new TriggerReceiver({ store: triggerStore, jobs, config, log }), triggerStore, (id) => projects.require(id));
+  const triggers = createTriggers({ config, log, store, projects, jobs, triggerStore, answersHere: workerCount > 0 }, cleanups);
   cleanups.push(() => triggers.receiver.saveRefusals());
   // One pool per process: its mirror locks cover the agent's fetches and the suggestions' reads alike.
   const worktrees = new WorktreePool({ dataDir: config.dataDir, size: config.agent.worktreePool });
@@ -159,6 +161,25 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
       await store.close();
     },
   };
+}
+
+/**
+ * Code-change triggers and review comments. Answers on pull requests for review comments are sent
+ * where turns end: by processes with workers (`answersHere`).
+ */
+function createTriggers(
+  deps: { config: Config; log: Logger; store: Store; projects: ProjectsService; jobs: JobsService; triggerStore: TriggerStore; answersHere: boolean },
+  cleanups: (() => Promise<void>)[],
+): TriggersService {
+  const { config, log, store, projects, jobs, triggerStore } = deps;
+  const replies = deps.answersHere ? new ReviewReplies({ db: store.db, projects: projects.store, config, log }) : null;
+  if (replies) {
+    replies.start();
+    jobs.onStatusChange(() => replies.wake());
+    cleanups.push(() => replies.stop());
+  }
+  const reviews = new ReviewComments({ store: triggerStore, projects: projects.store, jobs, config, log, queued: () => replies?.wake() });
+  return new TriggersService(new TriggerReceiver({ store: triggerStore, jobs, config, log, reviews }), triggerStore, (id) => projects.require(id));
 }
 
 /** Suggestions from traffic; the weekly automatic jobs run where agents run (an API-only process starts none). */

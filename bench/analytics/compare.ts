@@ -1,6 +1,6 @@
 // The visitors-query comparison both engines' benchmarks run: Folio's answer must equal the plain
 // distinct count's, then Folio, (a) the plain query and (b) the GROUP BY floor are timed alternately.
-import type { PagedCounts } from '../../src/analytics/engine.ts';
+import type { PagedCounts } from '../../src/analytics/reports/path-page.ts';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

@@ -13,6 +13,9 @@ import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { generateTraffic, USER_AGENTS } from './generate.ts';
 import { compareVisitors, median, timed } from './compare.ts';
+import { notFound } from '../../src/analytics/reports/not-found.ts';
+import { referrers } from '../../src/analytics/reports/referrers.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -78,7 +81,7 @@ try {
   ];
   const sqlB = `SELECT path, count(*) AS c FROM raw WHERE ${where} GROUP BY path ORDER BY c DESC, path LIMIT 50`;
 
-  const ours = () => engine.visitors(PROJECT, { from, to }, { limit: 50, offset: 0 });
+  const ours = () => engine.run(visitors, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 });
   const plain = async () => [await engine.sql(sqlA[0]), await engine.sql(sqlA[1])] as [Record<string, unknown>[], Record<string, unknown>[]];
   const { same, totals, times, m } = await compareVisitors(ours, plain, () => engine.sql(sqlB), RUNS);
   console.log(`exact: ${same ? 'yes, identical to COUNT(DISTINCT)' : 'NO — MISMATCH'}; totals ${JSON.stringify(totals)}`);
@@ -95,22 +98,22 @@ try {
   const wk: number[] = [];
   const pt: number[] = [];
   for (let r = 0; r < RUNS; r++) {
-    wk.push((await timed(() => engine.visitors(PROJECT, week, { limit: 50, offset: 0 })))[0]);
-    pt.push((await timed(() => engine.visitors(PROJECT, partial, { limit: 50, offset: 0 })))[0]);
+    wk.push((await timed(() => engine.run(visitors, { projectId: PROJECT, range: week, limit: 50, offset: 0 })))[0]);
+    pt.push((await timed(() => engine.run(visitors, { projectId: PROJECT, range: partial, limit: 50, offset: 0 })))[0]);
   }
   console.log(`  Folio, 7 whole days:                 ${median(wk).toFixed(0)}`);
   console.log(`  Folio, 7 days with hour bounds:      ${median(pt).toFixed(0)}   (general path: whole days + raw edges, hash distinct)`);
   const nf: number[] = [];
   let nfPaths = 0;
   for (let r = 0; r < RUNS; r++) {
-    const [ms, report] = await timed(() => engine.notFound(PROJECT, { from, to }, { limit: 50, offset: 0 }));
+    const [ms, report] = await timed(() => engine.run(notFound, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 }));
     nf.push(ms);
     nfPaths = report.rows.length;
   }
   const stored = (await engine.sql('SELECT count(*) AS n FROM not_found'))[0].n;
   console.log(`  not-found report (${stored} not-found views, ${nfPaths} paths on the page): ${median(nf).toFixed(0)}   → ${(median(nf) / m.ours).toFixed(2)}× the visitors query`);
   const rf: number[] = [];
-  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.referrers(PROJECT, { from, to }, { limit: 50, offset: 0 }, new Set())))[0]);
+  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.run(referrers, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 })))[0]);
   console.log(`  referrers report (hosts, classes, AI share per day): ${median(rf).toFixed(0)}   → ${(median(rf) / m.ours).toFixed(2)}× the visitors query`);
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../store/schema.ts';
 import { BUILD_SWITCH, CHECKS_MODES, ProjectStore, projectView, type Project, type ProjectInput, type ProjectRow } from '../store/projects.ts';
+import { REVIEW_COMMENT_MODES, REVIEW_MENTION_PATTERN } from '../contracts/dashboard.ts';
 import { CODE_HOST_KINDS, inferCodeHost, isCodeHostKind, type CodeHostKind } from '../codehost/kinds.ts';
 import { checkBranchName, checkRepositoryUrl, RepositoryInputError } from '../git/repository-url.ts';
 import { checkUrlHost, OutboundRefusedError, type Resolve } from '../net/address-policy.ts';
@@ -121,6 +122,16 @@ function checkInstructionsAndLimits(input: Partial<ProjectSettings>): void {
   }
 }
 
+/** Which review comments act (mention or every) and the name that calls the agent (@ and a user name). */
+function checkReviewSettings(input: Partial<ProjectSettings>): void {
+  if (input.reviewComments !== undefined && !(REVIEW_COMMENT_MODES as readonly string[]).includes(input.reviewComments)) {
+    throw new ProjectInputError(`Review comments must be mention or every, got "${String(input.reviewComments).slice(0, 50)}".`, 'reviewComments');
+  }
+  if (input.reviewMention !== undefined && !new RegExp(REVIEW_MENTION_PATTERN).test(input.reviewMention)) {
+    throw new ProjectInputError('The mention must be @ and a user name of at most 39 letters, digits, dots, dashes or underscores, such as @folio.', 'reviewMention');
+  }
+}
+
 export class ProjectsService {
   readonly store: ProjectStore;
   private readonly config: Pick<Config, 'repositories' | 'outbound'>;
@@ -157,6 +168,7 @@ export class ProjectsService {
     for (const origin of input.siteOrigins ?? []) checkOrigin(origin);
     checkBuildSettings(input);
     checkInstructionsAndLimits(input);
+    checkReviewSettings(input);
     const min = input.autoFixMinVisitors;
     if (min !== undefined && min !== null && !(Number.isInteger(min) && min >= 1 && min <= 1_000_000)) {
       throw new ProjectInputError('The weekly automatic job\'s threshold must be a whole number of visitors from 1 to 1,000,000, or off.', 'autoFixMinVisitors');

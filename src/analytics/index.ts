@@ -1,14 +1,15 @@
 // Visitor analytics as a service: every way in goes through the one pipeline (pipeline.ts: validate →
 // classify → visitor id), then the group-commit writer, then the engine (DuckDB file in the data dir, or
-// ClickHouse). The HTTP routes call these methods and nothing deeper.
+// ClickHouse). The HTTP routes call these methods, and run the reports (reports/) through `run`.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { StoreDialect } from '../store/dialect.ts';
-import type { Range } from './dates.ts';
-import type { AgentRow, AnalyticsEngine, NotFoundReport, Page, PagedCounts, ReferrersReport, TimeseriesPoint } from './engine.ts';
+import type { TSchema } from 'typebox';
+import type { AnalyticsEngine } from './engine.ts';
+import type { Report, ReportParams } from './reports/report.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
@@ -38,7 +39,10 @@ export interface AnalyticsDeps {
 }
 
 export interface Analytics {
+  /** Writes and compaction; reports go through `run`. */
   readonly engine: AnalyticsEngine;
+  /** Answers a report (reports/) for a project, with what the service knows of it (its own hosts). */
+  run<Q extends TSchema, R extends TSchema, Result>(report: Report<Q, R, Result>, params: ReportParams<Q>): Promise<Result>;
   readonly writer: GroupCommitWriter;
   /**
    * The events API: runs each event through the pipeline and stores the good ones; resolves once they
@@ -62,14 +66,6 @@ export interface Analytics {
   importLog(projectId: string, body: Readable, opts: { format: LogFormat; fields: Record<string, string[]> }): Promise<LogImportAnswer>;
   /** Raw log imports running now (at most MAX_LOG_IMPORTS). */
   logImportsRunning(): number;
-  visitors(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
-  views(projectId: string, range: Range, page: Page): Promise<PagedCounts>;
-  timeseries(projectId: string, range: Range, interval: 'day' | 'hour'): Promise<TimeseriesPoint[]>;
-  agents(projectId: string, range: Range): Promise<AgentRow[]>;
-  /** Paths that answered not found (404/410), with exact visitors; never counted in the reports above. */
-  notFound(projectId: string, range: Range, page: Page): Promise<NotFoundReport>;
-  /** Referring hosts of page views, classed (AI assistants, search, social, other), with exact visitors. */
-  referrers(projectId: string, range: Range, page: Page): Promise<ReferrersReport>;
   compact(): Promise<void>;
   /** Deletes events older than config.analytics.retentionDays (no-op when 0). */
   applyRetention(now?: number): Promise<void>;
@@ -185,12 +181,7 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
     },
     importStream: (projectId, body, now = Date.now()) => importNdjson(body, (events) => submit(projectId, events), projectId, ids, now),
     ...logImports(engine, config, extraAgents, own, maintenance.compactIfMany),
-    visitors: (projectId, range, page) => engine.visitors(projectId, range, page),
-    views: (projectId, range, page) => engine.views(projectId, range, page),
-    timeseries: (projectId, range, interval) => engine.timeseries(projectId, range, interval),
-    agents: (projectId, range) => engine.agents(projectId, range),
-    notFound: (projectId, range, page) => engine.notFound(projectId, range, page),
-    referrers: async (projectId, range, page) => engine.referrers(projectId, range, page, await own.of(projectId)),
+    run: async (report, params) => engine.run(report, { ...params, ownHosts: await own.of(params.projectId) }),
     compact: maintenance.compact,
     applyRetention: maintenance.applyRetention,
     async close() {

@@ -2,7 +2,7 @@
 // list). A reader's click from one of the site's pages to another is not a referral: such a view counts
 // as having no referrer. The rule is applied at ingest (the referrer is dropped before it is stored) and
 // in the referrers report's read (rows stored before read the same); isOwnHost is the rule, and the
-// engines' SQL tests the same set (engines/*/referrers.ts). A not-found view keeps its own-site
+// engines' SQL tests the same set (reports/referrers.ts). A not-found view keeps its own-site
 // referrer: there it says that a link on the site itself is broken, which its report is for.
 import { LRUCache } from 'lru-cache';
 import type { AnalyticsEngine, ImportColumns, StoredEvent } from './engine.ts';

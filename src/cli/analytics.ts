@@ -1,7 +1,8 @@
-// `folio analytics import|visitors|views|not-found|referrers`: access logs in (analytics-import.ts does the work), unique
-// visitors and page views out through the typed client.
+// `folio analytics import|visitors|views|not-found|referrers`: access logs in (analytics-import.ts does
+// the work), the reports out through the typed client (one registration line and one view each).
 import { Option, type Command } from 'commander';
-import type { NotFoundPage, NotFoundPath, PathCounts, TrafficCounts } from '../client/types.ts';
+import type { FolioClient } from '../client/client.ts';
+import type { AnalyticsQuery, NotFoundPage, NotFoundPath, PathCounts, ReferrersPage, TrafficCounts, ViewsPage, VisitorsPage } from '../client/types.ts';
 import { DIRECT_BATCH, runImport, type ImportOptions, type ImportSummary } from './analytics-import.ts';
 import { UsageError } from './errors.ts';
 import { clientFor, intOption, projectOption, repeatable, required, withConnection, type ConnectionOptions } from './options.ts';
@@ -79,98 +80,109 @@ function pagedReport(command: Command): Command {
     .addOption(new Option('--format <format>', 'output format').choices(['table', 'json', 'csv']));
 }
 
-/** `visitors` and `views`: one page, or every page with --all, as a table, JSON or CSV. */
-function registerQuery(analytics: Command, name: 'visitors' | 'views', description: string): void {
+type ReportOptions = ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format };
+
+/**
+ * How a report reads in the terminal: its client call (one page), the call for every page when
+ * `--all` may read them, the page's field that holds the rows, CSV columns, table columns (numbers
+ * right-aligned) and the heading above the table.
+ */
+interface ReportView<P extends { hasMore: boolean }, R> {
+  description: string;
+  page(client: FolioClient): (query: AnalyticsQuery) => Promise<P>;
+  every?(client: FolioClient): (query: AnalyticsQuery) => AsyncGenerator<P, void, undefined>;
+  rows: keyof P & string;
+  csv: { header: string[]; row(r: R): (string | number)[] };
+  table: { row(r: R): Record<string, string>; numbers: string[] };
+  heading(page: P): string;
+}
+
+/** One page, or with --all every page as one (the last page's totals, every row). */
+async function readReport<P extends { hasMore: boolean }, R>(view: ReportView<P, R>, client: FolioClient, o: ReportOptions): Promise<P> {
+  const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
+  if (!o.all || !view.every) return view.page(client)(query);
+  let last: P | undefined;
+  const rows: R[] = [];
+  for await (const page of view.every(client)(query)) {
+    last = page;
+    rows.push(...(page[view.rows] as R[]));
+  }
+  return { ...last!, [view.rows]: rows, hasMore: false };
+}
+
+/** `folio analytics <name>`: a report through the typed client, as JSON, CSV or a table. */
+function registerReport<P extends { hasMore: boolean }, R>(analytics: Command, name: string, view: ReportView<P, R>): void {
   pagedReport(analytics.command(name))
-    .description(description)
-    .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
-      const client = clientFor(o);
+    .description(view.description)
+    .action(async (o: ReportOptions) => {
+      if (o.all && !view.every) throw new UsageError(`folio analytics ${name} reads one page: use --limit and --offset.`);
+      const page = await readReport(view, clientFor(o), o);
+      const rows = page[view.rows] as R[];
       const format: Format = o.format ?? (o.json ? 'json' : 'table');
-      const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
-      let totals: TrafficCounts;
-      let rows: PathCounts[];
-      let hasMore: boolean;
-      if (o.all) {
-        rows = [];
-        totals = { human: 0, ai: 0, total: 0 };
-        const pages = name === 'visitors' ? client.allVisitors(query) : client.allViews(query);
-        for await (const page of pages) {
-          totals = page.totals;
-          rows.push(...('visitors' in page ? page.visitors : page.views));
-        }
-        hasMore = false;
-      } else {
-        const page = name === 'visitors' ? await client.visitors(query) : await client.views(query);
-        totals = page.totals;
-        rows = 'visitors' in page ? page.visitors : page.views;
-        hasMore = page.hasMore;
-      }
-      if (format === 'json') return writeJson(process.stdout, { totals, [name]: rows, hasMore });
-      if (format === 'csv') {
-        process.stdout.write(csv(['path', 'human', 'ai', 'total'], rows.map((r) => [r.path, r.human, r.ai, r.total])));
-      } else {
-        const label = name === 'visitors' ? 'Unique visitors' : 'Page views';
-        write(process.stdout, `${label}: ${totals.total} total (${totals.human} human, ${totals.ai} AI)\n`);
-        write(process.stdout, table(rows.map((r) => ({ PATH: r.path, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) })), ['HUMAN', 'AI', 'TOTAL']));
-      }
-      if (hasMore) {
-        const next = (o.offset ?? 0) + (o.limit ?? rows.length);
-        write(process.stderr, `More rows: --offset ${next}${o.limit ? ` --limit ${o.limit}` : ''}, or --all`);
-      }
-    });
-}
-
-/** `not-found`: paths that answered 404 or 410, one page or every page, as a table, JSON or CSV. */
-function registerNotFound(analytics: Command): void {
-  pagedReport(analytics.command('not-found'))
-    .description('Pages not found (404 or 410) with their visitors, human and AI, and top referrers, for a date range.')
-    .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
-      const client = clientFor(o);
-      const format: Format = o.format ?? (o.json ? 'json' : 'table');
-      const query = { dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset };
-      let page: NotFoundPage;
-      if (o.all) {
-        page = { totals: { human: 0, ai: 0, total: 0, derivedVisitors: 0, views: 0 }, paths: [], hasMore: false };
-        for await (const p of client.allNotFound(query)) page = { totals: p.totals, paths: [...page.paths, ...p.paths], hasMore: false };
-      } else page = await client.notFound(query);
-      const referrers = (p: NotFoundPath) => p.referrers.map((r) => `${r.host ?? '(none)'} ${r.visitors}`).join(', ');
       if (format === 'json') return writeJson(process.stdout, page);
-      if (format === 'csv') {
-        const header = ['path', 'human', 'ai', 'total', 'views', 'first_seen', 'last_seen', 'referrers'];
-        process.stdout.write(csv(header, page.paths.map((p) => [p.path, p.human, p.ai, p.total, p.views, p.firstSeen, p.lastSeen, referrers(p)])));
-      } else {
-        const t = page.totals;
-        write(process.stdout, `Visitors who hit a missing page: ${t.total} total (${t.human} human, ${t.ai} AI), ${t.views} views\n`);
-        const rows = page.paths.map((p) => ({ PATH: p.path, HUMAN: String(p.human), AI: String(p.ai), TOTAL: String(p.total), VIEWS: String(p.views), 'LAST SEEN': p.lastSeen.slice(0, 10), REFERRERS: referrers(p) }));
-        write(process.stdout, table(rows, ['HUMAN', 'AI', 'TOTAL', 'VIEWS']));
-      }
+      if (format === 'csv') process.stdout.write(csv(view.csv.header, rows.map(view.csv.row)));
+      else write(process.stdout, view.heading(page) + table(rows.map(view.table.row), view.table.numbers));
       if (page.hasMore) {
-        const next = (o.offset ?? 0) + (o.limit ?? page.paths.length);
-        write(process.stderr, `More rows: --offset ${next}${o.limit ? ` --limit ${o.limit}` : ''}, or --all`);
+        const next = `--offset ${(o.offset ?? 0) + (o.limit ?? rows.length)}`;
+        write(process.stderr, view.every ? `More rows: ${next}${o.limit ? ` --limit ${o.limit}` : ''}, or --all` : `More rows: ${next}`);
       }
     });
 }
 
-/** `referrers`: where readers come from, by class and by host, as a table, JSON or CSV (one page). */
-function registerReferrers(analytics: Command): void {
-  pagedReport(analytics.command('referrers'))
-    .description('Referring hosts with their visitors, classed as AI assistants, search, social or other (JSON adds the humans sent by AI answers per day).')
-    .action(async (o: ConnectionOptions & { from?: string; to?: string; limit?: number; offset?: number; all?: boolean; format?: Format }) => {
-      if (o.all) throw new UsageError('folio analytics referrers reads one page: use --limit and --offset.');
-      const page = await clientFor(o).referrers({ dateFrom: o.from, dateTo: o.to, limit: o.limit, offset: o.offset });
-      const format: Format = o.format ?? (o.json ? 'json' : 'table');
-      if (format === 'json') return writeJson(process.stdout, page);
-      if (format === 'csv') return void process.stdout.write(csv(['host', 'source', 'human', 'ai', 'total'], page.referrers.map((r) => [r.host, r.source, r.human, r.ai, r.total])));
-      for (const c of page.classes) write(process.stdout, `${c.source}: ${c.total} visitors (${c.human} human, ${c.ai} AI)\n`);
-      write(process.stdout, table(page.referrers.map((r) => ({ HOST: r.host, SOURCE: r.source, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) })), ['HUMAN', 'AI', 'TOTAL']));
-      if (page.hasMore) write(process.stderr, `More rows: --offset ${(o.offset ?? 0) + (o.limit ?? page.referrers.length)}`);
-    });
-}
+/** Visitors or views per path: the same columns. */
+const pathCounts = (label: string) => ({
+  csv: { header: ['path', 'human', 'ai', 'total'], row: (r: PathCounts) => [r.path, r.human, r.ai, r.total] },
+  table: { row: (r: PathCounts) => ({ PATH: r.path, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) }), numbers: ['HUMAN', 'AI', 'TOTAL'] },
+  heading: ({ totals: t }: { totals: TrafficCounts }) => `${label}: ${t.total} total (${t.human} human, ${t.ai} AI)\n`,
+});
+
+const VISITORS: ReportView<VisitorsPage, PathCounts> = {
+  description: 'Unique visitors per page, human and AI, for a date range.',
+  page: (c) => c.visitors,
+  every: (c) => c.allVisitors,
+  rows: 'visitors',
+  ...pathCounts('Unique visitors'),
+};
+
+const VIEWS: ReportView<ViewsPage, PathCounts> = {
+  description: 'Page views per page, human and AI, for a date range.',
+  page: (c) => c.views,
+  every: (c) => c.allViews,
+  rows: 'views',
+  ...pathCounts('Page views'),
+};
+
+const notFoundReferrers = (p: NotFoundPath) => p.referrers.map((r) => `${r.host ?? '(none)'} ${r.visitors}`).join(', ');
+
+const NOT_FOUND: ReportView<NotFoundPage, NotFoundPath> = {
+  description: 'Pages not found (404 or 410) with their visitors, human and AI, and top referrers, for a date range.',
+  page: (c) => c.notFound,
+  every: (c) => c.allNotFound,
+  rows: 'paths',
+  csv: {
+    header: ['path', 'human', 'ai', 'total', 'views', 'first_seen', 'last_seen', 'referrers'],
+    row: (p) => [p.path, p.human, p.ai, p.total, p.views, p.firstSeen, p.lastSeen, notFoundReferrers(p)],
+  },
+  table: {
+    row: (p) => ({ PATH: p.path, HUMAN: String(p.human), AI: String(p.ai), TOTAL: String(p.total), VIEWS: String(p.views), 'LAST SEEN': p.lastSeen.slice(0, 10), REFERRERS: notFoundReferrers(p) }),
+    numbers: ['HUMAN', 'AI', 'TOTAL', 'VIEWS'],
+  },
+  heading: ({ totals: t }) => `Visitors who hit a missing page: ${t.total} total (${t.human} human, ${t.ai} AI), ${t.views} views\n`,
+};
+
+const REFERRERS: ReportView<ReferrersPage, ReferrersPage['referrers'][number]> = {
+  description: 'Referring hosts with their visitors, classed as AI assistants, search, social or other (JSON adds the humans sent by AI answers per day).',
+  page: (c) => c.referrers,
+  rows: 'referrers',
+  csv: { header: ['host', 'source', 'human', 'ai', 'total'], row: (r) => [r.host, r.source, r.human, r.ai, r.total] },
+  table: { row: (r) => ({ HOST: r.host, SOURCE: r.source, HUMAN: String(r.human), AI: String(r.ai), TOTAL: String(r.total) }), numbers: ['HUMAN', 'AI', 'TOTAL'] },
+  heading: (p) => p.classes.map((c) => `${c.source}: ${c.total} visitors (${c.human} human, ${c.ai} AI)\n`).join(''),
+};
 
 export function register(analytics: Command): void {
   registerImport(analytics);
-  registerQuery(analytics, 'visitors', 'Unique visitors per page, human and AI, for a date range.');
-  registerQuery(analytics, 'views', 'Page views per page, human and AI, for a date range.');
-  registerNotFound(analytics);
-  registerReferrers(analytics);
+  registerReport(analytics, 'visitors', VISITORS);
+  registerReport(analytics, 'views', VIEWS);
+  registerReport(analytics, 'not-found', NOT_FOUND);
+  registerReport(analytics, 'referrers', REFERRERS);
 }

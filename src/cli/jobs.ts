@@ -2,8 +2,8 @@
 // typed client. Waiting shows the live status on stderr; the outcome is on stdout and in the exit code.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
-import type { Job, JobEvent, JobStatus, UsageReport } from '../client/types.ts';
-import { startedBy } from '../jobs/started-by.ts';
+import type { Job, JobEvent, JobMessage, JobStatus, UsageReport } from '../client/types.ts';
+import { messageOrigin, startedBy } from '../jobs/started-by.ts';
 import { eventSentence } from '../jobs/event-text.ts';
 import { JOB_STATUSES } from '../contracts/jobs.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
@@ -170,6 +170,7 @@ export function register(jobs: Command): void {
   registerWait(jobs);
   registerEvents(jobs);
   registerUsage(jobs);
+  registerMessages(jobs);
 }
 
 /** --timeout of the commands that wait for a job. */
@@ -273,6 +274,26 @@ function registerMessage(jobs: Command): void {
       const job = await client.sendMessage(id, prompt, { idempotencyKey: o.idempotencyKey });
       if (!o.wait) return printJob(job, o.json);
       await waitAndReport(client, job.id, { ...o, after });
+    });
+}
+
+/** The prompt and each follow-up: who sent it (the API, or a review by @name with its link) and the agent's answer. */
+function messagesTable(messages: JobMessage[]): string {
+  return table(
+    messages.map((m) => {
+      const from = m.origin ? messageOrigin(m.origin) : null;
+      return { SEQ: String(m.seq), FROM: from ? `${from.label.replace(/^from /, '')} ${from.url}` : m.seq === 1 ? 'prompt' : 'API', OUTCOME: m.outcome ?? 'waiting', TITLE: m.title ?? '', PROMPT: m.prompt.split('\n')[0].slice(0, 80) };
+    }),
+  );
+}
+
+function registerMessages(jobs: Command): void {
+  withConnection(jobs.command('messages <jobId>'))
+    .description("List a job's prompt and follow-ups (a follow-up from a review comment names the reviewer and links it).")
+    .action(async (id: string, o: ConnectionOptions) => {
+      const messages = await clientFor(o).jobMessages(id);
+      if (o.json) return writeJson(process.stdout, { messages });
+      write(process.stdout, messagesTable(messages));
     });
 }
 

@@ -3,6 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { readNamedSecret } from '../config.ts';
 import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
 import { BUILD_SWITCH, CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
+import { REVIEW_COMMENT_MODES, type ReviewCommentMode } from '../contracts/dashboard.ts';
 import type { BuildSwitch } from '../contracts/dashboard.ts';
 import type { ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
@@ -53,6 +54,8 @@ function settingOptions(command: 'create' | 'update'): Option[] {
     new Option('--max-tokens <n>', "a job's limit in tokens when it names none; \"none\" for no limit").argParser(limitOption(true)),
     new Option('--monthly-budget <usd>', 'what the jobs may spend per calendar month (UTC) in US dollars; "none" for no budget').argParser(limitOption(false)),
     new Option('--monthly-tokens <n>', 'tokens the jobs may use per calendar month (UTC); "none" for no budget').argParser(limitOption(true)),
+    new Option('--review-comments <mode>', create ? "which comments of maintainers on Folio's pull requests start a follow-up: mention (a review requesting changes, or a comment naming the agent; the default) or every" : 'mention or every').choices(REVIEW_COMMENT_MODES),
+    new Option('--review-mention <name>', create ? 'the name that calls the agent in a comment (@folio by default)' : 'e.g. @docs-bot'),
     new Option('--json', 'machine-readable output'),
   ];
 }
@@ -123,6 +126,8 @@ interface CreateOptions {
   maxTokens?: number | 'none';
   monthlyBudget?: number | 'none';
   monthlyTokens?: number | 'none';
+  reviewComments?: ReviewCommentMode;
+  reviewMention?: string;
   json?: boolean;
 }
 
@@ -147,6 +152,8 @@ function registerCreate(project: Command): void {
         buildCommand: o.buildCommand || null,
         buildTimeoutSeconds: typeof o.buildTimeout === 'number' ? o.buildTimeout : null,
         ...limitSettings(o),
+        reviewComments: o.reviewComments,
+        reviewMention: o.reviewMention,
       }),
     );
     printResult(o.json, view, () => `Created project ${view.id} (${view.name}, ${view.codeHost}, base ${view.baseBranch}).`);
@@ -187,6 +194,8 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   if (o.buildCommand !== undefined) input.buildCommand = (o.buildCommand as string) || null;
   if (o.buildTimeout !== undefined) input.buildTimeoutSeconds = o.buildTimeout === 'default' ? null : (o.buildTimeout as number);
   Object.assign(input, limitSettings(o));
+  if (o.reviewComments !== undefined) input.reviewComments = o.reviewComments as ReviewCommentMode;
+  if (o.reviewMention !== undefined) input.reviewMention = o.reviewMention as string;
   if (o.repoTokenEnv !== undefined) {
     const token = readNamedSecret(o.repoTokenEnv as string);
     if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);

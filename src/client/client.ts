@@ -12,6 +12,7 @@ import {
   type JobChanges,
   type JobEvent,
   type JobEventPage,
+  type JobMessage,
   type JobPage,
   type JobStatus,
   type UsageReport,
@@ -233,6 +234,12 @@ export class FolioClient {
       idempotencyKey: this.idemKey(opts),
       signal: opts.signal,
     });
+  }
+
+  /** GET /v2/agent/{projectId}/job/{id}/messages: the prompt and every follow-up, in order. */
+  async jobMessages(id: string, opts: CallOptions = {}): Promise<JobMessage[]> {
+    const res = await this.request<{ messages: JobMessage[] }>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/messages`, { signal: opts.signal });
+    return res.messages;
   }
 
   /** POST /v2/agent/{projectId}/job/{id}/archive: archives the job (final), stopping a running one. */
@@ -493,35 +500,22 @@ export class FolioClient {
 
   // ---- Analytics -------------------------------------------------------------------------
 
+  // One line per report (src/analytics/reports/): GET /v1/analytics/{projectId}/<name>, and its pages.
+
   /** GET /v1/analytics/{projectId}/visitors: one page of unique visitors per path, with site-wide totals. */
-  async visitors(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<VisitorsPage> {
-    return this.request<VisitorsPage>('GET', `v1/analytics/${seg(this.project(opts))}/visitors`, { query: analyticsQuery(query), signal: opts.signal });
-  }
-
+  readonly visitors = this.report<VisitorsPage>('visitors');
   /** Every page of visitors from `offset` on (page size `limit`, default 250), one page per iteration. */
-  allVisitors(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<VisitorsPage, void, undefined> {
-    return this.allPages((q) => this.visitors(q, opts), (p) => p.visitors.length, query);
-  }
-
+  readonly allVisitors = this.everyPage(this.visitors, (p) => p.visitors.length);
   /** GET /v1/analytics/{projectId}/views: one page of view counts per path, with site-wide totals. */
-  async views(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<ViewsPage> {
-    return this.request<ViewsPage>('GET', `v1/analytics/${seg(this.project(opts))}/views`, { query: analyticsQuery(query), signal: opts.signal });
-  }
-
+  readonly views = this.report<ViewsPage>('views');
   /** Every page of views from `offset` on, one page per iteration. */
-  allViews(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<ViewsPage, void, undefined> {
-    return this.allPages((q) => this.views(q, opts), (p) => p.views.length, query);
-  }
-
+  readonly allViews = this.everyPage(this.views, (p) => p.views.length);
   /** GET /v1/analytics/{projectId}/not-found: one page of paths that answered 404 or 410, with exact visitors. */
-  async notFound(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<NotFoundPage> {
-    return this.request<NotFoundPage>('GET', `v1/analytics/${seg(this.project(opts))}/not-found`, { query: analyticsQuery(query), signal: opts.signal });
-  }
-
+  readonly notFound = this.report<NotFoundPage>('not-found');
   /** Every page of not-found paths from `offset` on, one page per iteration. */
-  allNotFound(query: AnalyticsQuery = {}, opts: CallOptions = {}): AsyncGenerator<NotFoundPage, void, undefined> {
-    return this.allPages((q) => this.notFound(q, opts), (p) => p.paths.length, query);
-  }
+  readonly allNotFound = this.everyPage(this.notFound, (p) => p.paths.length);
+  /** GET /v1/analytics/{projectId}/referrers: one page of referring hosts, with the classes and the AI-answer share per day. */
+  readonly referrers = this.report<ReferrersPage>('referrers');
 
   /** GET /v2/agent/{projectId}/suggestions: what the project's traffic proposes to the agent, and the jobs started from it. */
   async suggestions(query: SuggestionsQuery = {}, opts: CallOptions = {}): Promise<SuggestionList> {
@@ -535,11 +529,6 @@ export class FolioClient {
    */
   async startSuggestion(id: string, query: SuggestionsQuery = {}, opts: CallOptions = {}): Promise<SuggestionJob> {
     return this.request<SuggestionJob>('POST', `v2/agent/${seg(this.project(opts))}/suggestions/${seg(id)}/job`, { query: suggestionsQuery(query), signal: opts.signal });
-  }
-
-  /** GET /v1/analytics/{projectId}/referrers: one page of referring hosts, with the classes and the AI-answer share per day. */
-  async referrers(query: AnalyticsQuery = {}, opts: CallOptions = {}): Promise<ReferrersPage> {
-    return this.request<ReferrersPage>('GET', `v1/analytics/${seg(this.project(opts))}/referrers`, { query: analyticsQuery(query), signal: opts.signal });
   }
 
   /**
@@ -582,19 +571,26 @@ export class FolioClient {
 
   // ---- Plumbing --------------------------------------------------------------------------
 
-  private async *allPages<P extends { hasMore: boolean }>(
-    fetchPage: (q: AnalyticsQuery) => Promise<P>,
+  /** A report's call: one page of `GET /v1/analytics/{projectId}/<name>` (the query's dates as the API reads them). */
+  private report<P>(name: string): (query?: AnalyticsQuery, opts?: CallOptions) => Promise<P> {
+    return (query = {}, opts = {}) => this.request<P>('GET', `v1/analytics/${seg(this.project(opts))}/${name}`, { query: analyticsQuery(query), signal: opts.signal });
+  }
+
+  /** Every page of a report from `offset` on (page size `limit`, default 250), one page per iteration. */
+  private everyPage<P extends { hasMore: boolean }>(
+    fetchPage: (query: AnalyticsQuery, opts: CallOptions) => Promise<P>,
     rows: (p: P) => number,
-    query: AnalyticsQuery,
-  ): AsyncGenerator<P, void, undefined> {
-    const limit = query.limit ?? 250;
-    let offset = query.offset ?? 0;
-    for (;;) {
-      const page = await fetchPage({ ...query, limit, offset });
-      yield page;
-      if (!page.hasMore || rows(page) === 0) return;
-      offset += limit;
-    }
+  ): (query?: AnalyticsQuery, opts?: CallOptions) => AsyncGenerator<P, void, undefined> {
+    return async function* (query: AnalyticsQuery = {}, opts: CallOptions = {}) {
+      const limit = query.limit ?? 250;
+      let offset = query.offset ?? 0;
+      for (;;) {
+        const page = await fetchPage({ ...query, limit, offset }, opts);
+        yield page;
+        if (!page.hasMore || rows(page) === 0) return;
+        offset += limit;
+      }
+    };
   }
 
   private project(opts: CallOptions): string {

@@ -28,6 +28,7 @@ export type {
   JobFile,
   JobUsage,
   JobEventPage,
+  JobMessage,
   JobPage,
   JobStatus,
   PathCounts,

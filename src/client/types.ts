@@ -4,6 +4,7 @@ import type { Static } from 'typebox';
 import type {
   Job as JobSchema,
   JobChanges as JobChangesSchema,
+  JobMessage as JobMessageSchema,
   JobStatus as JobStatusSchema,
   UsageReport as UsageReportSchema,
   WebhookDelivery as WebhookDeliverySchema,
@@ -12,6 +13,8 @@ import type { EventsResponse, ImportResponse, NotFoundResponse, ReferrersRespons
 import type { StartSuggestionResponse, SuggestionsResponse } from '../contracts/suggestions.ts';
 
 export type Job = Static<typeof JobSchema>;
+/** The prompt or a follow-up, with the agent's answer once handled and (Folio) where it came from. */
+export type JobMessage = Static<typeof JobMessageSchema>;
 export type JobStatus = Static<typeof JobStatusSchema>;
 /** One event of a job, typed by its `type` (src/contracts/job-events.ts); `data` may be clipped when it was too large to store. */
 import type { JobEvent } from '../contracts/job-events.ts';

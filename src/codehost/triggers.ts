@@ -5,6 +5,7 @@
 import type { TriggerHost } from '../contracts/common.ts';
 import { CodedError } from '../errors.ts';
 import type { ApiConnection } from './types.ts';
+import type { ReplyTarget, ReviewComment, ReviewEvent } from './reviews.ts';
 
 export type { TriggerHost };
 
@@ -32,7 +33,7 @@ export interface ChangeEvent {
   payloadFiles: string[];
 }
 
-export type ParsedDelivery = { type: 'change'; event: ChangeEvent } | { type: 'ping' } | { type: 'ignored'; reason: string };
+export type ParsedDelivery = { type: 'change'; event: ChangeEvent } | { type: 'review'; event: ReviewEvent } | { type: 'ping' } | { type: 'ignored'; reason: string };
 
 /** A payload that is not what its event header says: answered 400. */
 export class MalformedPayload extends CodedError {
@@ -92,6 +93,14 @@ export interface TriggerAdapter {
   repositoryPathProblem(fullPath: string): string | null;
   /** The files a pull request or a range of commits changed (bounded; a host is not trusted either). */
   readChanges(source: ChangeSource, ref: ChangeRef, signal: AbortSignal): Promise<ChangedFile[]>;
+  /** The page of a review comment, built from the configured repository. */
+  reviewUrl(repositoryUrl: string, e: ReviewEvent): string;
+  /** Why the reviewer may not steer a job (not allowed to change the repository); null when they may. */
+  maySteer(source: ChangeSource, e: ReviewEvent, signal: AbortSignal): Promise<string | null>;
+  /** Every comment of the review (GitHub reads a review's comments from its API); the payload's otherwise. */
+  reviewComments(source: ChangeSource, e: ReviewEvent, signal: AbortSignal): Promise<ReviewComment[]>;
+  /** Answers on the pull request, where `target` says. */
+  reply(source: ChangeSource, number: number, target: ReplyTarget, body: string, signal: AbortSignal): Promise<void>;
 }
 
 /** A delivery header's first value. */

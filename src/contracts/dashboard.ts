@@ -66,6 +66,12 @@ export const BUILD_SWITCH = ['on', 'off'] as const;
 /** The site's own build as a check: `on` (where the site has one) or `off`. */
 export type BuildSwitch = (typeof BUILD_SWITCH)[number];
 
+export const REVIEW_COMMENT_MODES = ['mention', 'every'] as const;
+/** Which review comments on Folio's pull requests act: `mention` (a review requesting changes, or a comment naming the agent) or `every` comment of a maintainer. */
+export type ReviewCommentMode = (typeof REVIEW_COMMENT_MODES)[number];
+/** The name that calls the agent in a comment: `@` and a user name. */
+export const REVIEW_MENTION_PATTERN = '^@[A-Za-z0-9][A-Za-z0-9_.-]{0,38}$';
+
 const NullableString = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
 const projectFields = {
@@ -101,6 +107,8 @@ const projectFields = {
   defaultMaxTokens: Type.Union([MaxTokens("A job's limit in tokens (input + output) when it names none."), Type.Null()]),
   monthlyBudgetUsd: Type.Union([MonthlyBudget("What the project's jobs may spend per calendar month (UTC) in US dollars, priced models only."), Type.Null()]),
   monthlyTokenBudget: Type.Union([MaxTokens("Tokens the project's jobs may use per calendar month (UTC), every model."), Type.Null()]),
+  reviewComments: Type.String({ minLength: 1, maxLength: 20, description: "Which comments of maintainers on Folio's pull requests start a follow-up turn: mention (the default: a review requesting changes, or a comment naming reviewMention) or every." }),
+  reviewMention: Type.String({ pattern: REVIEW_MENTION_PATTERN, description: 'The name that calls the agent in a review comment (default @folio).' }),
 };
 
 /** A change names at least one field; an empty string clears an optional one. */
@@ -138,6 +146,8 @@ export const Project = Type.Object({
   defaultMaxTokens: Type.Union([Type.Integer(), Type.Null()]),
   monthlyBudgetUsd: Type.Union([Type.Number(), Type.Null()]),
   monthlyTokenBudget: Type.Union([Type.Integer(), Type.Null()]),
+  reviewComments: Type.Enum(REVIEW_COMMENT_MODES),
+  reviewMention: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
 });
 export type Project = Static<typeof Project>;

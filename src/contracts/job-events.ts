@@ -3,7 +3,7 @@
 // dashboard read them, and job-event-text.ts says each as a sentence.
 import { Type, type Static, type TSchema } from 'typebox';
 import { ChecksModeSchema, CheckNameSchema, MAX_SEQUENCE } from './common.ts';
-import { BuildReport, DocsProblem, JobTrigger } from './jobs.ts';
+import { BuildReport, DocsProblem, JobTrigger, MessageOrigin } from './jobs.ts';
 import { BudgetExceededEventData, InstructionsEventData } from './budget.ts';
 
 const Int = (description?: string) => Type.Integer({ minimum: 0, ...(description ? { description } : {}) });
@@ -16,7 +16,10 @@ export const JOB_EVENT_DATA = {
     { model: Type.String(), ref: Type.String(), baseRef: Type.String(), trigger: Type.Optional(JobTrigger) },
     { description: 'The job was created (by the API, a code change or a suggestion: `trigger`).' },
   ),
-  'message.queued': Type.Object({ seq: Int('1 for the first instruction, 2… for follow-ups.') }, { description: 'An instruction is waiting for a worker.' }),
+  'message.queued': Type.Object(
+    { seq: Int('1 for the first instruction, 2… for follow-ups.'), origin: Type.Optional(MessageOrigin) },
+    { description: 'An instruction is waiting for a worker (`origin`: a follow-up from a review comment).' },
+  ),
   'run.started': Type.Object({ worker: Type.String(), resumed: Type.Boolean() }, { description: 'A worker took the job (again, when `resumed`).' }),
   workspace: Type.Object(
     { branch: Type.String(), baseRef: Type.String(), startSha: Sha, resumed: Type.Boolean(), recycled: Type.Boolean(), ms: Int() },

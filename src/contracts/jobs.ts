@@ -239,6 +239,17 @@ export type JobChanges = Static<typeof JobChanges>;
  * GET /v2/agent/{projectId}/job/{id}/messages: the prompt and every follow-up. The same wire shape as
  * the route's inline response schema (src/http/routes/jobs.ts), which should use this one.
  */
+/** Where a follow-up came from when not from the API: a review comment on the job's pull request. */
+export const MessageOrigin = Type.Object(
+  {
+    kind: Type.Literal('review'),
+    reviewer: Type.String({ description: "The reviewer's user name on the code host." }),
+    url: Type.String({ description: 'The review or comment on the pull request.' }),
+  },
+  { $id: 'MessageOrigin', title: 'MessageOrigin', description: 'A follow-up from a review by @reviewer (docs/triggers.md, review comments).' },
+);
+export type MessageOrigin = Static<typeof MessageOrigin>;
+
 export const JobMessage = Type.Object({
   seq: Type.Integer(),
   prompt: Type.String(),
@@ -247,6 +258,7 @@ export const JobMessage = Type.Object({
   outcome: Type.Union([Type.String(), Type.Null()]),
   title: Type.Union([Type.String(), Type.Null()]),
   summary: Type.Union([Type.String(), Type.Null()]),
+  origin: Type.Optional(Type.Union([MessageOrigin, Type.Null()], { description: 'A follow-up from a review comment: who and where; null for messages sent through the API.' })),
 });
 export type JobMessage = Static<typeof JobMessage>;
 

@@ -2,7 +2,7 @@
 // (1.2 KB)", never the raw JSON of a tool's arguments (that stays behind the dashboard's disclosure
 // and the CLI's --json). Every declared type has its sentence here, or this does not compile.
 import { isClipped, type JobEventData, type JobEventType } from '../contracts/job-events.ts';
-import { startedBy } from './started-by.ts';
+import { messageOrigin, startedBy } from './started-by.ts';
 
 /** What this reads of an event: a declared one, or one of a type this version does not know. */
 export interface EventLike {
@@ -71,7 +71,12 @@ const SENTENCES: Sentences = {
         : `Job created for a code change (${startedBy(d.trigger).label}: ${d.trigger.url})`;
     return `${origin}: ${d.model}, on branch ${d.ref} from ${d.baseRef}`;
   },
-  'message.queued': (d) => (num(d.seq) > 1 ? `Follow-up ${nf(num(d.seq) - 1)} queued` : 'Instruction queued'),
+  'message.queued': (d) => {
+    const queued = num(d.seq) > 1 ? `Follow-up ${nf(num(d.seq) - 1)} queued` : 'Instruction queued';
+    if (!d.origin) return queued;
+    const from = messageOrigin(d.origin);
+    return `${queued}, ${from.label}: ${from.url}`;
+  },
   'run.started': (d) => `Worker ${d.worker} ${d.resumed ? 'resumed' : 'started'} the run`,
   workspace: (d) => `Workspace ready on ${d.branch} at ${short(d.startSha)}${d.resumed ? ', resuming earlier work' : ''} (${nf(d.ms)} ms)`,
   docs_profile: (d) => `Docs site: ${d.framework}${d.configFile ? ` (${d.configFile})` : ''}${d.docsRoot ? `, in ${d.docsRoot}/` : ''}`,

@@ -5,7 +5,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.ts';
 import { CodedError } from '../errors.ts';
-import type { Job, JobTrigger } from '../contracts/jobs.ts';
+import type { Job, JobTrigger, MessageOrigin } from '../contracts/jobs.ts';
 import type { StoreDialect } from '../store/dialect.ts';
 import type { Database, JobStatus } from '../store/schema.ts';
 import { preparedRead } from '../store/prepared.ts';
@@ -38,8 +38,8 @@ export interface TransactionJobs {
   /** Starts a job on the project's default model (takes a job-creation rate-limit slot). */
   /** `title`: the job's title until its pull request names it (default: the prompt's first line). */
   create(input: { prompt: string; trigger: JobTrigger; title?: string }): Promise<Job>;
-  /** Queues a follow-up on a job (takes a follow-up slot); 404 unknown, 409 archived. */
-  followUp(jobId: string, prompt: string): Promise<Job>;
+  /** Queues a follow-up on a job (takes a follow-up slot); 404 unknown, 409 archived. `origin`: a review comment's. */
+  followUp(jobId: string, prompt: string, origin?: MessageOrigin): Promise<Job & { seq: number }>;
 }
 
 /** A job a caller starts with records of its own (JobsService.startWith). */
@@ -185,7 +185,10 @@ export class JobsService {
         const limit = jobLimitFor({}, project, this.deps.config.models.prices, model);
         return this.view(await tx.create({ project, model, prompt, trigger, limit, title: title === undefined ? undefined : jobTitle(title) }));
       },
-      followUp: async (jobId, prompt) => this.view((await tx.followUp({ projectId: project.id, jobId, prompt, takeSlot: () => slot(this.followUpSlot) })).row),
+      followUp: async (jobId, prompt, origin) => {
+        const { row, seq } = await tx.followUp({ projectId: project.id, jobId, prompt, origin, takeSlot: () => slot(this.followUpSlot) });
+        return { ...this.view(row), seq };
+      },
     };
   }
 
@@ -285,6 +288,7 @@ export class JobsService {
       outcome: m.outcome,
       title: m.title,
       summary: m.summary,
+      origin: m.origin ? (JSON.parse(m.origin) as MessageOrigin) : null,
     }));
   }
 

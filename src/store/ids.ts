@@ -3,6 +3,6 @@ import { monotonicFactory } from 'ulid';
 
 const next = monotonicFactory();
 
-export function newId(prefix: 'job' | 'prj' | 'key' | 'usr' | 'ses' | 'whd' | 'trg'): string {
+export function newId(prefix: 'job' | 'prj' | 'key' | 'usr' | 'ses' | 'whd' | 'trg' | 'rpl'): string {
   return `${prefix}_${next().toLowerCase()}`;
 }

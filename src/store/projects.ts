@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Database, ProjectsTable } from './schema.ts';
 import type { CodeHostKind } from '../contracts/common.ts';
 import { newId } from './ids.ts';
-import { BUILD_SWITCH, CHECKS_MODES, type BuildSwitch, type ChecksMode, type Project } from '../contracts/dashboard.ts';
+import { BUILD_SWITCH, CHECKS_MODES, type BuildSwitch, type ChecksMode, type Project, type ReviewCommentMode } from '../contracts/dashboard.ts';
 import { createSecretBox, type SecretBox } from './secret-box.ts';
 
 export type ProjectRow = Selectable<ProjectsTable>;
@@ -42,6 +42,9 @@ export interface ProjectInput {
   defaultMaxTokens?: number | null;
   monthlyBudgetUsd?: number | null;
   monthlyTokenBudget?: number | null;
+  /** Which review comments act, and the name that calls the agent. */
+  reviewComments?: ReviewCommentMode;
+  reviewMention?: string;
 }
 
 /** A project's secrets, opened: only for the agent worker and the webhook sender, never for clients. */
@@ -91,6 +94,8 @@ export function projectView(row: ProjectRow): Project {
     defaultMaxTokens: numberOrNull(row.default_max_tokens),
     monthlyBudgetUsd: numberOrNull(row.monthly_budget_usd),
     monthlyTokenBudget: numberOrNull(row.monthly_token_budget),
+    reviewComments: row.review_comments === 'every' ? 'every' : 'mention',
+    reviewMention: row.review_mention ?? '@folio',
     createdAt: new Date(row.created_at).toISOString(),
   };
 }
@@ -141,6 +146,8 @@ export class ProjectStore {
       default_max_tokens: input.defaultMaxTokens ?? null,
       monthly_budget_usd: input.monthlyBudgetUsd ?? null,
       monthly_token_budget: input.monthlyTokenBudget ?? null,
+      review_comments: input.reviewComments ?? 'mention',
+      review_mention: input.reviewMention ?? '@folio',
       created_at: now,
       updated_at: now,
     };
@@ -172,6 +179,8 @@ export class ProjectStore {
     if (input.defaultMaxTokens !== undefined) set.default_max_tokens = input.defaultMaxTokens;
     if (input.monthlyBudgetUsd !== undefined) set.monthly_budget_usd = input.monthlyBudgetUsd;
     if (input.monthlyTokenBudget !== undefined) set.monthly_token_budget = input.monthlyTokenBudget;
+    if (input.reviewComments !== undefined) set.review_comments = input.reviewComments;
+    if (input.reviewMention !== undefined) set.review_mention = input.reviewMention;
     await this.db.updateTable('projects').set(set).where('id', '=', id).execute();
     return this.get(id);
   }

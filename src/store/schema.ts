@@ -48,6 +48,10 @@ export interface ProjectsTable {
   /** What the project's jobs may spend per calendar month (UTC); null: no budget. */
   monthly_budget_usd: Generated<number | null>;
   monthly_token_budget: Generated<number | null>;
+  /** Which review comments on its pull requests act: mention or every (migration 015). */
+  review_comments: Generated<string>;
+  /** The name that calls the agent in a comment, e.g. @folio. */
+  review_mention: Generated<string>;
   created_at: number;
   updated_at: number;
 }
@@ -112,6 +116,8 @@ export interface JobMessagesTable {
   /** The agent's title and summary of its turn. */
   title: string | null;
   summary: string | null;
+  /** JSON {kind:'review', reviewer, url} of a follow-up from a review comment; null otherwise. */
+  origin: Generated<string | null>;
 }
 
 export interface JobEventsTable {
@@ -306,6 +312,26 @@ export interface JobChangesTable {
   updated_at: number;
 }
 
+/** An answer Folio owes on a pull request for a review comment (jobs/triggers/review-replies.ts). */
+export interface ReviewRepliesTable {
+  id: string;
+  project_id: string;
+  job_id: string;
+  /** The message whose turn the answer reports; null: `text` is the answer. */
+  seq: number | null;
+  text: string | null;
+  host: TriggerHostName;
+  repository_url: string;
+  pr_number: number;
+  /** JSON ReplyTarget (codehost/reviews.ts). */
+  target: string;
+  state: 'pending' | 'sending' | 'sent' | 'failed';
+  attempts: number;
+  error: string | null;
+  created_at: number;
+  answered_at: number | null;
+}
+
 /** Facts about the store itself (migration 008): the secret's fingerprint. */
 export interface FolioMetaTable {
   key: string;
@@ -332,5 +358,6 @@ export interface Database extends UsersDatabase {
   suggestion_auto_runs: SuggestionAutoRunsTable;
   job_usage: JobUsageTable;
   job_changes: JobChangesTable;
+  review_replies: ReviewRepliesTable;
   folio_meta: FolioMetaTable;
 }

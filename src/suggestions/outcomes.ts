@@ -2,7 +2,7 @@
 // was drawn from ("before"), and since its pull request was merged, or else since its job completed
 // ("after"). The two periods differ in length; both are given in days so they can be compared.
 import { DAY_MS } from '../analytics/index.ts';
-import type { NotFoundRow } from '../analytics/engine.ts';
+import type { NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { SuggestionJobRow } from '../store/suggestions.ts';
 import { webLink } from '../jobs/view.ts';
 import type { JobStatusName } from '../contracts/jobs.ts';

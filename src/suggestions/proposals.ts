@@ -4,7 +4,7 @@
 // Each carries the prompt the agent gets and the same facts as structured context. Only paths shaped
 // like the site's (path-shape.ts) are proposed; the others are listed for people as not proposed.
 import { createHash } from 'node:crypto';
-import type { NotFoundRow } from '../analytics/engine.ts';
+import type { NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { DocsFramework } from '../agent/prompts.ts';
 import type { Candidate } from './candidates.ts';
 import type { SiteIndex } from './site-index.ts';

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import { CodedError } from '../errors.ts';
 import type { Analytics, Range } from '../analytics/index.ts';
 import { DAY_MS, parseRange } from '../analytics/index.ts';
-import type { NotFoundRow } from '../analytics/engine.ts';
+import { notFound, type NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { Job } from '../contracts/jobs.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { Database } from '../store/schema.ts';
@@ -52,7 +52,7 @@ export interface SuggestionList {
 export interface SuggestionsDeps {
   db: Kysely<Database>;
   config: Config;
-  analytics: Pick<Analytics, 'notFound'>;
+  analytics: Pick<Analytics, 'run'>;
   jobs: JobsService;
   siteIndex: SiteIndexReader;
   /** The project's repository, its token opened (the one place suggestions read a project's secret). */
@@ -119,7 +119,7 @@ export class SuggestionsService {
   }
 
   async #notFound(projectId: string, range: { from: number; to: number }): Promise<{ rows: NotFoundRow[]; complete: boolean }> {
-    const report = await this.#deps.analytics.notFound(projectId, range, { limit: NOT_FOUND_ROWS, offset: 0 });
+    const report = await this.#deps.analytics.run(notFound, { projectId, range, limit: NOT_FOUND_ROWS, offset: 0 });
     return { rows: report.rows, complete: !report.hasMore };
   }
 

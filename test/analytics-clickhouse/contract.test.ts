@@ -8,13 +8,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateTraffic, USER_AGENTS } from '../../bench/analytics/generate.ts';
 import { classify } from '../../src/analytics/classify.ts';
 import type { Range } from '../../src/analytics/dates.ts';
-import { SOURCE, type PagedCounts, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
+import type { PagedCounts } from '../../src/analytics/reports/path-page.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { chdbVersion, closeChdb, openChdbEngine } from './chdb.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
+import { agents } from '../../src/analytics/reports/agents.ts';
+import { timeseries } from '../../src/analytics/reports/timeseries.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
@@ -135,7 +140,7 @@ describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
     for (const project of [P, Q, 'prj_unknown']) {
       for (const range of ranges()) {
         for (const page of pages) {
-          const [a, b] = await Promise.all([ch.visitors(project, q(range), page), duck.visitors(project, q(range), page)]);
+          const [a, b] = await Promise.all([ch.run(visitors, { projectId: project, range: q(range), ...page }), duck.run(visitors, { projectId: project, range: q(range), ...page })]);
           expect(a, `${project} ${JSON.stringify(range)} ${JSON.stringify(page)}`).toEqual(b);
         }
       }
@@ -146,7 +151,7 @@ describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
     for (const project of [P, Q]) {
       for (const range of ranges()) {
         for (const page of pages) {
-          const [a, b] = await Promise.all([ch.views(project, range, page), duck.views(project, range, page)]);
+          const [a, b] = await Promise.all([ch.run(views, { projectId: project, range, ...page }), duck.run(views, { projectId: project, range, ...page })]);
           expect(a, `${project} ${JSON.stringify(range)} ${JSON.stringify(page)}`).toEqual(b);
         }
       }
@@ -155,10 +160,10 @@ describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
 
   it('paging through every path gives the single-page answer, in order, without repeats', async () => {
     const range = { from: START + 2 * DAY + 7 * HOUR, to: START + 25 * DAY };
-    const whole = await ch.visitors(P, range, { limit: 100_000, offset: 0 });
+    const whole = await ch.run(visitors, { projectId: P, range, limit: 100_000, offset: 0 });
     const rows: PagedCounts['rows'] = [];
     for (let offset = 0; ; offset += 37) {
-      const page = await ch.visitors(P, range, { limit: 37, offset });
+      const page = await ch.run(visitors, { projectId: P, range, limit: 37, offset });
       rows.push(...page.rows);
       expect(page.totals).toEqual(whole.totals);
       if (!page.hasMore) break;
@@ -170,25 +175,25 @@ describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
   it('timeseries by day and hour, and the agents report, match', async () => {
     for (const range of ranges()) {
       for (const interval of ['day', 'hour'] as const) {
-        expect(await ch.timeseries(P, range, interval), `${JSON.stringify(range)} ${interval}`).toEqual(await duck.timeseries(P, range, interval));
+        expect(await ch.run(timeseries, { projectId: P, range, interval }), `${JSON.stringify(range)} ${interval}`).toEqual(await duck.run(timeseries, { projectId: P, range, interval }));
       }
-      expect(await ch.agents(P, range), JSON.stringify(range)).toEqual(await duck.agents(P, range));
-      expect(await ch.agents(Q, range)).toEqual(await duck.agents(Q, range));
+      expect(await ch.run(agents, { projectId: P, range }), JSON.stringify(range)).toEqual(await duck.run(agents, { projectId: P, range }));
+      expect(await ch.run(agents, { projectId: Q, range })).toEqual(await duck.run(agents, { projectId: Q, range }));
     }
   });
 
   it('after a full fold the answers are unchanged', async () => {
-    const before = await ch.visitors(P, { from: START + 3 * DAY, to: START + 20 * DAY }, { limit: 1000, offset: 0 });
+    const before = await ch.run(visitors, { projectId: P, range: { from: START + 3 * DAY, to: START + 20 * DAY }, limit: 1000, offset: 0 });
     await ch.compact();
-    expect(await ch.visitors(P, { from: START + 3 * DAY, to: START + 20 * DAY }, { limit: 1000, offset: 0 })).toEqual(before);
-    expect(await ch.visitors(P, { from: START + 3 * DAY, to: START + 20 * DAY }, { limit: 1000, offset: 0 })).toEqual(
-      await duck.visitors(P, { from: START + 3 * DAY, to: START + 20 * DAY }, { limit: 1000, offset: 0 }),
+    expect(await ch.run(visitors, { projectId: P, range: { from: START + 3 * DAY, to: START + 20 * DAY }, limit: 1000, offset: 0 })).toEqual(before);
+    expect(await ch.run(visitors, { projectId: P, range: { from: START + 3 * DAY, to: START + 20 * DAY }, limit: 1000, offset: 0 })).toEqual(
+      await duck.run(visitors, { projectId: P, range: { from: START + 3 * DAY, to: START + 20 * DAY }, limit: 1000, offset: 0 }),
     );
   });
 
   it('the answers are the plain COUNT(DISTINCT) over the raw events', async () => {
     const rows = await ch.sql(`SELECT count(DISTINCT visitor) AS t FROM ${db}.events WHERE project = '${P}' AND cls <= 2`);
-    const v = await ch.visitors(P, { from: null, to: null }, { limit: 1, offset: 0 });
+    const v = await ch.run(visitors, { projectId: P, range: { from: null, to: null }, limit: 1, offset: 0 });
     expect(v.totals.total).toBe(Number(rows[0].t));
     const mine = new Set(all.filter((e) => e.projectId === P && e.cls <= 2).map((e) => e.visitor));
     expect(v.totals.total).toBe(mine.size);

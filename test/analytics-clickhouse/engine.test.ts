@@ -9,6 +9,10 @@ import { ClickHouseEngine, parseClickHouseUrl } from '../../src/analytics/engine
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL, databaseUrl, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
+import { agents } from '../../src/analytics/reports/agents.ts';
+import { timeseries } from '../../src/analytics/reports/timeseries.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const DAY = 86_400_000;
 const ALL: Range = { from: null, to: null };
@@ -57,7 +61,7 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     await a.write([ev({ ts: Date.UTC(2025, 0, 5) })]);
     await a.close();
     const b = await openEngine(name);
-    expect((await b.visitors('prj_e', ALL, PAGE)).totals).toEqual({ human: 1, ai: 0, total: 1 });
+    expect((await b.run(visitors, { projectId: 'prj_e', range: ALL, ...PAGE })).totals).toEqual({ human: 1, ai: 0, total: 1 });
     await b.close();
   });
 
@@ -99,7 +103,7 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     const again = await openEngine(name);
     const third = await again.write([ev({ ts: d1, importKey: 3n }), ev({ ts: d1, importKey: 4n })]);
     expect([...third.duplicates]).toEqual([[0, 1]]);
-    const v = await again.views('prj_e', ALL, PAGE);
+    const v = await again.run(views, { projectId: 'prj_e', range: ALL, ...PAGE });
     expect(v.totals.total).toBe(6 + 2 + 1); // kept in prj_e: 6 of the first batch, 2 of the second, 1 of the third
     const rows = await again.sql(`SELECT count() AS n FROM \`${name}\`.events WHERE project = 'prj_e'`);
     expect(Number(rows[0].n)).toBe(v.totals.total);
@@ -118,7 +122,7 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     expect(dropped).toBe(45_000 - stored);
     const second = await e.write(batch);
     expect([...second.duplicates.values()].reduce((a, b) => a + b, 0)).toBe(45_000);
-    expect((await e.views('prj_e', ALL, PAGE)).totals.total).toBe(stored);
+    expect((await e.run(views, { projectId: 'prj_e', range: ALL, ...PAGE })).totals.total).toBe(stored);
     await e.close();
   });
 
@@ -147,10 +151,10 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
       expect(min[0].d, t).toBe('2025-02-14');
     }
     for (const range of [ALL, { from: start, to: cutoff * DAY + 3 * DAY }, { from: cutoff * DAY - DAY, to: null }, { from: cutoff * DAY + 3600_000, to: null }]) {
-      expect(await ch.visitors('prj_e', range, PAGE)).toEqual(await duck.visitors('prj_e', range, PAGE));
-      expect(await ch.views('prj_e', range, PAGE)).toEqual(await duck.views('prj_e', range, PAGE));
-      expect(await ch.agents('prj_e', range)).toEqual(await duck.agents('prj_e', range));
-      expect(await ch.timeseries('prj_e', range, 'day')).toEqual(await duck.timeseries('prj_e', range, 'day'));
+      expect(await ch.run(visitors, { projectId: 'prj_e', range, ...PAGE })).toEqual(await duck.run(visitors, { projectId: 'prj_e', range, ...PAGE }));
+      expect(await ch.run(views, { projectId: 'prj_e', range, ...PAGE })).toEqual(await duck.run(views, { projectId: 'prj_e', range, ...PAGE }));
+      expect(await ch.run(agents, { projectId: 'prj_e', range })).toEqual(await duck.run(agents, { projectId: 'prj_e', range }));
+      expect(await ch.run(timeseries, { projectId: 'prj_e', range, interval: 'day' })).toEqual(await duck.run(timeseries, { projectId: 'prj_e', range, interval: 'day' }));
     }
     // Running it again changes nothing and starts no mutation (hourly retention must not rewrite parts).
     const mutations = async () => Number((await ch.sql(`SELECT count() AS n FROM system.mutations WHERE database = '${name}'`))[0].n);
@@ -182,12 +186,12 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     );
     for (const e of engines) await e.close();
     const e = await openEngine(name);
-    const v = await e.views('prj_e', ALL, PAGE);
+    const v = await e.run(views, { projectId: 'prj_e', range: ALL, ...PAGE });
     expect(v.totals.total).toBe(15_000);
     const duck = await DuckDbEngine.open({ file: ':memory:' });
     await duck.write(all);
-    expect(await e.visitors('prj_e', ALL, PAGE)).toEqual(await duck.visitors('prj_e', ALL, PAGE));
-    expect(await e.visitors('prj_e', { from: d + 3_600_000, to: d + 7_200_000 }, PAGE)).toEqual(await duck.visitors('prj_e', { from: d + 3_600_000, to: d + 7_200_000 }, PAGE));
+    expect(await e.run(visitors, { projectId: 'prj_e', range: ALL, ...PAGE })).toEqual(await duck.run(visitors, { projectId: 'prj_e', range: ALL, ...PAGE }));
+    expect(await e.run(visitors, { projectId: 'prj_e', range: { from: d + 3_600_000, to: d + 7_200_000 }, ...PAGE })).toEqual(await duck.run(visitors, { projectId: 'prj_e', range: { from: d + 3_600_000, to: d + 7_200_000 }, ...PAGE }));
     await duck.close();
     await e.close();
   });
@@ -198,9 +202,9 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     const paths = ["/it's", '/a\\b', '/😀/שלום', '/x\uD800y', "/\\'--", '/q"u`o'];
     const t = Date.UTC(2025, 3, 1);
     await e.write(paths.map((path, i) => ev({ ts: t + i, path, visitor: BigInt(i), agent: i % 2 ? "Agent 'x\u0000" : null, referrer: 'https://r.test/\uDC00', cls: i % 2 ? CLASS_CODE.ai : CLASS_CODE.human })));
-    const got = await e.visitors('prj_e', ALL, PAGE);
+    const got = await e.run(visitors, { projectId: 'prj_e', range: ALL, ...PAGE });
     expect(got.rows.map((r) => r.path).sort()).toEqual(paths.map((p) => p.toWellFormed()).sort());
-    expect(await e.agents('prj_e', ALL)).toEqual([{ agent: "Agent 'x\u0000", category: 'ai', visitors: 3, views: 3 }]);
+    expect(await e.run(agents, { projectId: 'prj_e', range: ALL })).toEqual([{ agent: "Agent 'x\u0000", category: 'ai', visitors: 3, views: 3 }]);
     await e.close();
   });
 
@@ -209,11 +213,11 @@ describe.skipIf(!CLICKHOUSE_URL)(`ClickHouse engine ${NEEDS}`, () => {
     const e = await openEngine(name);
     await e.write([ev({ ts: Date.UTC(2025, 0, 1) })]);
     const zero = { totals: { human: 0, ai: 0, total: 0 }, rows: [], hasMore: false };
-    expect(await e.visitors("prj_'; DROP DATABASE x; --", ALL, PAGE)).toEqual(zero);
-    expect(await e.visitors('prj_e', { from: 253_402_300_799_000, to: null }, PAGE)).toEqual(zero);
-    expect(await e.visitors('prj_e', { from: null, to: -1 }, PAGE)).toEqual(zero);
-    expect(await e.timeseries('prj_e', { from: 5, to: 5 }, 'hour')).toEqual([]);
-    expect((await e.visitors('prj_e', { from: -10 * DAY, to: 253_402_300_799_000 }, PAGE)).totals.total).toBe(1);
+    expect(await e.run(visitors, { projectId: "prj_'; DROP DATABASE x; --", range: ALL, ...PAGE })).toEqual(zero);
+    expect(await e.run(visitors, { projectId: 'prj_e', range: { from: 253_402_300_799_000, to: null }, ...PAGE })).toEqual(zero);
+    expect(await e.run(visitors, { projectId: 'prj_e', range: { from: null, to: -1 }, ...PAGE })).toEqual(zero);
+    expect(await e.run(timeseries, { projectId: 'prj_e', range: { from: 5, to: 5 }, interval: 'hour' })).toEqual({ interval: 'hour', series: [] });
+    expect((await e.run(visitors, { projectId: 'prj_e', range: { from: -10 * DAY, to: 253_402_300_799_000 }, ...PAGE })).totals.total).toBe(1);
     await e.close();
   });
 

@@ -7,7 +7,8 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { SOURCE, type AnalyticsEngine, type NotFoundReport, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
+import type { NotFoundReport } from '../../src/analytics/reports/not-found.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import type { ClickHouseConnection } from '../../src/analytics/engines/clickhouse/connection.ts';
 import { httpConnection, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse/connection.ts';
@@ -20,6 +21,7 @@ import { tempDir } from '../helpers/server.ts';
 import { rng, utf8Compare } from '../analytics/helpers.ts';
 import { chdbConnection, closeChdb, openChdbEngine } from './chdb.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
+import { notFound } from '../../src/analytics/reports/not-found.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -82,11 +84,11 @@ const RANGES: [number | null, number | null][] = [
 async function expectCounts(engine: AnalyticsEngine, ref: Ref[], projectId = P): Promise<void> {
   for (const [from, to] of RANGES) {
     const want = expected(ref, from, to);
-    expect(got(await engine.notFound(projectId, { from, to }, { limit: 100, offset: 0 })), `${from}..${to}`).toEqual(want);
+    expect(got(await engine.run(notFound, { projectId, range: { from, to }, limit: 100, offset: 0 })), `${from}..${to}`).toEqual(want);
     // Paged by two, the same rows in the same order.
     const paged = [];
     for (let offset = 0; ; offset += 2) {
-      const page = await engine.notFound(projectId, { from, to }, { limit: 2, offset });
+      const page = await engine.run(notFound, { projectId, range: { from, to }, limit: 2, offset });
       paged.push(...got(page).rows);
       if (!page.hasMore) break;
     }
@@ -219,7 +221,7 @@ describe.each(BACKENDS)('$name: server-derived identities of not-found views', (
       await engine.write([...other.events, ...events.slice(700)]);
       await expectCounts(engine, ref);
       // Sixty visitorIds but at most sixteen (address, agent) pairs: the derived count is the smaller.
-      const all = await engine.notFound(P, { from: null, to: null }, { limit: 100, offset: 0 });
+      const all = await engine.run(notFound, { projectId: P, range: { from: null, to: null }, limit: 100, offset: 0 });
       expect(all.totals.total).toBe(60);
       expect(all.totals.derivedVisitors).toBe(16);
     } finally {
@@ -248,7 +250,7 @@ describe.each(BACKENDS)('$name: server-derived identities of not-found views', (
     const again = await open(name);
     try {
       expect(await version(again, name)).toBe(latest);
-      expect((await again.notFound(P, { from: null, to: null }, { limit: 100, offset: 0 })).totals.views).toBe(1000);
+      expect((await again.run(notFound, { projectId: P, range: { from: null, to: null }, limit: 100, offset: 0 })).totals.views).toBe(1000);
     } finally {
       await again.close();
     }

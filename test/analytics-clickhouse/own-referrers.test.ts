@@ -3,6 +3,8 @@
 // rows stored with such a referrer — as a host, or as the whole URL older rows kept — read as having
 // none, against plain Sets. The same writes carry not-found views (the engines write them beside the
 // page views) and their report is checked too.
+import { notFound } from '../../src/analytics/reports/not-found.ts';
+import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { rmSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import path from 'node:path';
@@ -118,22 +120,22 @@ describe.each(BACKENDS)('$name: the project’s own hosts are no referrers', ({ 
       await engine.compact();
       const want = expected(data.ref);
       const all = { from: null, to: null };
-      const report = await engine.referrers(P, all, { limit: 100, offset: 0 }, OWN);
+      const report = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: OWN });
       expect(report.rows).toEqual(want.rows);
       expect(report.classes).toEqual(want.classes);
       expect(report.aiShare).toEqual(want.days);
       // Paged by three: the same rows in the same order.
       const paged = [];
       for (let offset = 0; ; offset += 3) {
-        const page = await engine.referrers(P, all, { limit: 3, offset }, OWN);
+        const page = await engine.run(referrers, { projectId: P, range: all, limit: 3, offset, ownHosts: OWN });
         paged.push(...page.rows);
         if (!page.hasMore) break;
       }
       expect(paged).toEqual(want.rows);
       // Without own hosts the same rows name the site itself: the rule is the read's, not the data's.
-      const plain = await engine.referrers(P, all, { limit: 100, offset: 0 }, new Set());
+      const plain = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: new Set() });
       expect(plain.rows.map((r) => r.host)).toEqual(expect.arrayContaining(['docs.example.com', '127.0.0.1']));
-      expect((await engine.notFound(P, all, { limit: 100, offset: 0 })).totals.views).toBe(data.notFound);
+      expect((await engine.run(notFound, { projectId: P, range: all, limit: 100, offset: 0 })).totals.views).toBe(data.notFound);
     } finally {
       await engine.close();
       await drop(store);
@@ -166,11 +168,11 @@ describe.each(BACKENDS)('$name: the project’s own hosts are no referrers', ({ 
       await engine.compact();
       const all = { from: null, to: null };
       // Read without the rule: what was stored.
-      const stored = await engine.referrers(P, all, { limit: 100, offset: 0 }, new Set());
+      const stored = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: new Set() });
       expect(stored.rows.map((x) => [x.host, x.total])).toEqual([['www.google.com', 1]]);
       expect(stored.aiShare.reduce((n, d) => n + d.humans, 0)).toBe(4);
       // A not-found view keeps its own-site referrer: a link on the site is broken.
-      expect((await engine.notFound(P, all, { limit: 10, offset: 0 })).rows[0].referrers).toEqual([{ host: 'docs.example.com', visitors: 1 }]);
+      expect((await engine.run(notFound, { projectId: P, range: all, limit: 10, offset: 0 })).rows[0].referrers).toEqual([{ host: 'docs.example.com', visitors: 1 }]);
     } finally {
       await engine.close();
       await drop(store);

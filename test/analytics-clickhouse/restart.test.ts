@@ -13,6 +13,9 @@ import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { rng } from '../analytics/helpers.ts';
 import { CLICKHOUSE_URL } from './helpers.ts';
+import { timeseries } from '../../src/analytics/reports/timeseries.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const BINARY = '/usr/sbin/clickhouse-server';
 const DAY = 86_400_000;
@@ -127,10 +130,10 @@ describe.skipIf(!CLICKHOUSE_URL || !existsSync(BINARY))(
       for (const b of batches) await engine.write(b);
       const range = { from: t0 + 3 * DAY + 3_600_000, to: t0 + 15 * DAY };
       const before = {
-        visitors: await engine.visitors('prj_crash', { from: null, to: null }, { limit: 100, offset: 0 }),
-        partial: await engine.visitors('prj_crash', range, { limit: 100, offset: 0 }),
-        views: await engine.views('prj_crash', { from: null, to: null }, { limit: 100, offset: 0 }),
-        series: await engine.timeseries('prj_crash', range, 'hour'),
+        visitors: await engine.run(visitors, { projectId: 'prj_crash', range: { from: null, to: null }, limit: 100, offset: 0 }),
+        partial: await engine.run(visitors, { projectId: 'prj_crash', range, limit: 100, offset: 0 }),
+        views: await engine.run(views, { projectId: 'prj_crash', range: { from: null, to: null }, limit: 100, offset: 0 }),
+        series: await engine.run(timeseries, { projectId: 'prj_crash', range, interval: 'hour' }),
       };
       expect(before.views.totals.total).toBe(12_000);
 
@@ -141,14 +144,14 @@ describe.skipIf(!CLICKHOUSE_URL || !existsSync(BINARY))(
 
       await server.start();
       engine = await ClickHouseEngine.open({ url: server.url('folio'), requestTimeoutMs: 5000 });
-      expect(await engine.visitors('prj_crash', { from: null, to: null }, { limit: 100, offset: 0 })).toEqual(before.visitors);
-      expect(await engine.visitors('prj_crash', range, { limit: 100, offset: 0 })).toEqual(before.partial);
-      expect(await engine.views('prj_crash', { from: null, to: null }, { limit: 100, offset: 0 })).toEqual(before.views);
-      expect(await engine.timeseries('prj_crash', range, 'hour')).toEqual(before.series);
+      expect(await engine.run(visitors, { projectId: 'prj_crash', range: { from: null, to: null }, limit: 100, offset: 0 })).toEqual(before.visitors);
+      expect(await engine.run(visitors, { projectId: 'prj_crash', range, limit: 100, offset: 0 })).toEqual(before.partial);
+      expect(await engine.run(views, { projectId: 'prj_crash', range: { from: null, to: null }, limit: 100, offset: 0 })).toEqual(before.views);
+      expect(await engine.run(timeseries, { projectId: 'prj_crash', range, interval: 'hour' })).toEqual(before.series);
       // Import keys survived too: re-sending everything stores nothing new; the failed event goes in once.
       const again = await engine.write([...batches.flat(), extra]);
       expect([...again.duplicates.values()].reduce((a, b) => a + b, 0)).toBe(12_000);
-      expect((await engine.views('prj_crash', { from: null, to: null }, { limit: 1, offset: 0 })).totals.total).toBe(12_001);
+      expect((await engine.run(views, { projectId: 'prj_crash', range: { from: null, to: null }, limit: 1, offset: 0 })).totals.total).toBe(12_001);
       await engine.close();
     });
   },

@@ -9,7 +9,7 @@ import { LATEST_VERSION } from '../../src/analytics/engines/clickhouse/schema.ts
 import { ident, raw, type Sql } from '../../src/analytics/engines/clickhouse/sql.ts';
 import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { fixtureEvents, UPGRADE_RANGES } from '../analytics/fixture-v0.ts';
-import { reference } from '../analytics/helpers.ts';
+import { reference, runPathReport } from '../analytics/helpers.ts';
 import { chdbConnection, closeChdb, openChdbEngine } from './chdb.ts';
 import { CLICKHOUSE_URL, databaseUrl, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
 
@@ -86,7 +86,7 @@ describe.each(BACKENDS)('$name: a database written before versioning', ({ skip, 
       for (const [from, to] of UPGRADE_RANGES) {
         for (const mode of ['visitors', 'views'] as const) {
           const want = reference(ref, from, to, mode);
-          const got = await engine[mode](projectId, { from, to }, { limit: 1000, offset: 0 });
+          const got = await runPathReport(engine, mode, { projectId, range: { from, to }, limit: 1000, offset: 0 });
           expect(got.totals, `${mode} ${from}..${to}`).toEqual(want.totals);
           expect(got.rows, `${mode} ${from}..${to}`).toEqual(want.rows);
         }

@@ -5,6 +5,11 @@ import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts
 import { contentKeyInto } from '../../src/analytics/log-lines/content-key.ts';
 import { emptyRecord, type LogRecord } from '../../src/analytics/log-lines/log-record.ts';
 import { CLICKHOUSE_TEST_URL, isScale } from '../helpers/backend.ts';
+import type { AnalyticsEngine } from '../../src/analytics/engine.ts';
+import type { PagedQuery } from '../../src/contracts/analytics.ts';
+import type { ReportParams } from '../../src/analytics/reports/report.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 /** True on the scale leg with ClickHouse: the analytics engine of every test server is ClickHouse, not DuckDB. */
 export const ON_CLICKHOUSE = isScale && CLICKHOUSE_TEST_URL !== '';
@@ -37,6 +42,11 @@ export interface RefEvent {
 }
 
 export const utf8Compare = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/** The visitors or the views report of an engine (the two `reference` computes). */
+export function runPathReport(engine: AnalyticsEngine, mode: 'visitors' | 'views', params: ReportParams<typeof PagedQuery>) {
+  return mode === 'visitors' ? engine.run(visitors, params) : engine.run(views, params);
+}
 
 /** Exact reference of the visitors (or views) query with plain Sets and arrays. */
 export function reference(events: RefEvent[], from: number | null, to: number | null, mode: 'visitors' | 'views' = 'visitors') {

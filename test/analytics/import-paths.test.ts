@@ -17,6 +17,9 @@ import { Repeats } from '../../src/analytics/log-lines/content-key.ts';
 import { LineConverter } from '../../src/analytics/log-lines/line-converter.ts';
 import { emptyRecord, type LogRecord } from '../../src/analytics/log-lines/log-record.ts';
 import { contentKeyHex, rng } from './helpers.ts';
+import { agents } from '../../src/analytics/reports/agents.ts';
+import { views } from '../../src/analytics/reports/views.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const SECRET = 'test-secret-0123456789abcdef';
 const NOW = Date.UTC(2025, 5, 1);
@@ -243,11 +246,11 @@ describe('DuckDbEngine.writeImport', () => {
       // Out of order, with a key twice in the batch: the in-batch check keeps one.
       expect(await engine.writeImport(batch([9n, 8n, 9n], [day + 5000, day, day + 5000], false))).toEqual({ duplicates: 1 });
       const range = { from: day, to: day + 86_400_000 };
-      const views = await engine.views('prj', range, { limit: 10, offset: 0 });
-      expect(views.totals).toEqual({ human: 7, ai: 1, total: 8 });
-      const visitors = await engine.visitors('prj', range, { limit: 10, offset: 0 });
-      expect(visitors.totals).toEqual({ human: 3, ai: 1, total: 3 });
-      expect(await engine.agents('prj', range)).toEqual([{ agent: 'Claude-User', category: 'ai', visitors: 1, views: 1 }]);
+      const viewCounts = await engine.run(views, { projectId: 'prj', range, limit: 10, offset: 0 });
+      expect(viewCounts.totals).toEqual({ human: 7, ai: 1, total: 8 });
+      const visitorCounts = await engine.run(visitors, { projectId: 'prj', range, limit: 10, offset: 0 });
+      expect(visitorCounts.totals).toEqual({ human: 3, ai: 1, total: 3 });
+      expect(await engine.run(agents, { projectId: 'prj', range })).toEqual([{ agent: 'Claude-User', category: 'ai', visitors: 1, views: 1 }]);
     } finally {
       await engine.close();
     }

@@ -9,7 +9,7 @@ import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { closeChdb, openChdbEngine } from '../analytics-clickhouse/chdb.ts';
 import { CLICKHOUSE_URL, dropDatabase, freshName, openEngine } from '../analytics-clickhouse/helpers.ts';
-import { reference, rng, type RefEvent } from './helpers.ts';
+import { reference, rng, runPathReport, type RefEvent } from './helpers.ts';
 
 const DAY = 86_400_000;
 const LIVE = Date.UTC(2025, 6, 1); // July: the live month
@@ -106,7 +106,7 @@ describe.each(ENGINES)('$name stays exact with backfills and late events', ({ sk
             for (const [from, to] of RANGES) {
               for (const mode of ['visitors', 'views'] as const) {
                 const want = reference(written, from, to, mode);
-                const got = await engine[mode](P, { from, to }, { limit: 100, offset: 0 });
+                const got = await runPathReport(engine, mode, { projectId: P, range: { from, to }, limit: 100, offset: 0 });
                 const label = `${phase.name}, ${round} compaction, ${mode} ${from}..${to}`;
                 expect(got.totals, label).toEqual(want.totals);
                 expect(got.rows, label).toEqual(want.rows);

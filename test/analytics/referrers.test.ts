@@ -1,6 +1,7 @@
 // Where readers come from: referring hosts of page views with exact visitors (against plain Sets),
 // classed by the source list, per class, and per day the humans sent by AI answers. Only the host of
 // a referrer is stored; the project's own pages are no referrers. On DuckDB, and on ClickHouse in the scale leg.
+import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { rng, utf8Compare } from './helpers.ts';
@@ -179,7 +180,7 @@ describe('a project’s own pages are no referrers', () => {
     expect(days.reduce((n, d) => n + d.fromAiAssistant, 0)).toBe(2);
     // Dropped at ingest: read without the rule, the stored rows name no own host either.
     const engine = server.services.analytics.engine;
-    const stored = await engine.referrers(projectId, { from: null, to: null }, { limit: 50, offset: 0 }, new Set());
+    const stored = await engine.run(referrers, { projectId: projectId, range: { from: null, to: null }, limit: 50, offset: 0 });
     expect(stored.rows.map((r) => r.host)).toEqual(['chatgpt.com', 'news.ycombinator.com', 'www.google.com']);
     const missing = await server.api('GET', `/v1/analytics/${projectId}/not-found`, { key });
     expect(missing.body.paths[0].referrers).toEqual([{ host: 'docs.example.com', visitors: 1 }]);
@@ -202,7 +203,7 @@ describe('a project’s own pages are no referrers', () => {
     expect(report.classes.find((c: { source: string }) => c.source === 'other')).toEqual({ source: 'other', human: 0, ai: 0, total: 0 });
     expect(report.aiShare.reduce((n: number, d: { humans: number }) => n + d.humans, 0)).toBe(4);
     // The rows themselves are unchanged: without the rule they still name the site.
-    const plain = await engine.referrers(other, { from: null, to: null }, { limit: 50, offset: 0 }, new Set());
+    const plain = await engine.run(referrers, { projectId: other, range: { from: null, to: null }, limit: 50, offset: 0 });
     expect(plain.rows.map((r) => [r.host, r.total])).toEqual([['docs.example.com', 2], ['www.google.com', 1]]);
   });
 });

@@ -9,7 +9,7 @@ import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { LATEST_VERSION } from '../../src/analytics/engines/duckdb/schema.ts';
 import { tempDir } from '../helpers/server.ts';
 import { FIXTURE, fixtureEvents, UPGRADE_RANGES } from './fixture-v0.ts';
-import { reference } from './helpers.ts';
+import { reference, runPathReport } from './helpers.ts';
 
 describe('a store written before versioning', () => {
   const dir = tempDir('folio-upgrade-');
@@ -28,7 +28,7 @@ describe('a store written before versioning', () => {
         for (const [from, to] of UPGRADE_RANGES) {
           for (const mode of ['visitors', 'views'] as const) {
             const want = reference(ref, from, to, mode);
-            const got = await engine[mode](projectId, { from, to }, page);
+            const got = await runPathReport(engine, mode, { projectId, range: { from, to }, ...page });
             expect(got.totals, `${round} ${mode} ${from}..${to}`).toEqual(want.totals);
             expect(got.rows, `${round} ${mode} ${from}..${to}`).toEqual(want.rows);
           }

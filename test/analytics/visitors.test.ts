@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { reference, rng, upstreamValidator, type RefEvent } from './helpers.ts';
+import { visitors } from '../../src/analytics/reports/visitors.ts';
 
 const DAY = 86_400_000;
 const D0 = Date.UTC(2025, 2, 10); // 2025-03-10
@@ -202,7 +203,7 @@ describe('compaction keeps counts exact whatever the arrival order', () => {
           for (let d2 = d1 + 1; d2 <= 9; d2++) {
             const from = d1 < 0 ? null : D0 + d1 * DAY;
             const to = d2 > 8 ? null : D0 + d2 * DAY;
-            const got = await analytics.visitors(projectId, { from, to }, { limit: 250, offset: 0 });
+            const got = await analytics.engine.run(visitors, { projectId, range: { from, to }, limit: 250, offset: 0 });
             const expected = reference(ref, from, to);
             expect({ totals: got.totals, rows: got.rows }, `round ${round} days ${d1}..${d2}`).toEqual(expected);
           }

@@ -69,6 +69,17 @@ describe('folio project / key', () => {
     expect(cleared).toMatchObject({ instructions: null, defaultMaxCostUsd: null, monthlyBudgetUsd: null, defaultMaxTokens: 90_000, monthlyTokenBudget: 3_000_000 });
   });
 
+  it('sets which review comments act and the name that calls the agent; refuses a name that is not @user', async () => {
+    const defaults = JSON.parse((await runCli(['project', 'update', projectId, '--name', 'Docs', '--json'], env)).stdout);
+    expect(defaults).toMatchObject({ reviewComments: 'mention', reviewMention: '@folio' });
+    const set = JSON.parse((await runCli(['project', 'update', projectId, '--review-comments', 'every', '--review-mention', '@docs-bot', '--json'], env)).stdout);
+    expect(set).toMatchObject({ reviewComments: 'every', reviewMention: '@docs-bot' });
+    const bad = await runCli(['project', 'update', projectId, '--review-mention', 'folio; rm -rf'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('The mention must be @ and a user name');
+    expect((await runCli(['project', 'update', projectId, '--review-comments', 'sometimes'], env)).code).toBe(1);
+  });
+
   it('creates a key once, lists prefixes only, revokes', async () => {
     const r = await runCli(['key', 'create', '--project', projectId, '--name', 'CI', '--scope', 'read', '--expires-in', '90d', '--json'], env);
     expect(r.code).toBe(0);

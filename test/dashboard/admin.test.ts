@@ -158,6 +158,14 @@ describe('projects', () => {
     expect(set.body).toMatchObject({ build: 'off', buildSetup: 'pip install -r requirements.txt', buildCommand: 'mkdocs build --strict', buildTimeoutSeconds: 600 });
     const cleared = await b.req('PATCH', `/api/projects/${created.id}`, { body: { build: 'on', buildSetup: '', buildCommand: null, buildTimeoutSeconds: null } });
     expect(cleared.body).toMatchObject({ build: 'on', buildSetup: null, buildCommand: null, buildTimeoutSeconds: null });
+    // Which review comments act, and the name that calls the agent.
+    expect((await b.req('GET', `/api/projects/${created.id}`)).body).toMatchObject({ reviewComments: 'mention', reviewMention: '@folio' });
+    const review = await b.req('PATCH', `/api/projects/${created.id}`, { body: { reviewComments: 'always' } });
+    expectError(review, 400, 'invalid_project');
+    expect(review.body.error).toBe('Review comments must be mention or every, got "always".');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { reviewMention: 'folio' } }), 400, 'invalid_request');
+    expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { reviewMention: '@a b' } }), 400, 'invalid_request');
+    expect((await b.req('PATCH', `/api/projects/${created.id}`, { body: { reviewComments: 'every', reviewMention: '@docs-bot' } })).body).toMatchObject({ reviewComments: 'every', reviewMention: '@docs-bot' });
     expectError(await b.req('PATCH', `/api/projects/${created.id}`, { body: { color: 'red' } }), 400, 'invalid_request');
     expectError(await b.req('PATCH', '/api/projects/prj_unknown', { body: { name: 'x' } }), 404, 'project_not_found');
     expectError(await b.req('GET', '/api/projects/prj_unknown'), 404, 'project_not_found');

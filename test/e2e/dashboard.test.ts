@@ -264,6 +264,17 @@ describe('dashboard in the browser', () => {
     await page.getByText('completed', { exact: true }).first().waitFor({ timeout: 60_000 });
   });
 
+  it('shows a follow-up from a review comment as from a review by @name, linked', async () => {
+    const { jobId } = await jobFromMergedPullRequest(e.server, e.host, { projectId, repo: 'acme/reviewed' });
+    const url = `${e.host.origin}/acme/docs/pull/1#discussion_r501`;
+    e.llm.setResponder(sequence([toolCall('finish', { title: 'Reworded', summary: 'As asked.' })]));
+    await e.server.services.jobs.transact(projectId, (_trx, ops) => ops.followUp(jobId, '@alice commented on this job’s pull request.', { kind: 'review', reviewer: 'alice', url }));
+    await page.goto(`${e.server.url}/projects/${projectId}/jobs/${jobId}`);
+    const origin = page.locator('.messages').getByRole('link', { name: 'from a review by @alice' });
+    await origin.waitFor();
+    expect(await origin.getAttribute('href')).toBe(url);
+  });
+
   it('shows analytics for ingested events and exports the table as CSV', async () => {
     const now = Date.now();
     const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
@@ -275,12 +286,17 @@ describe('dashboard in the browser', () => {
       { timestamp: at(20), path: '/docs/cli', userAgent: human, ip: '203.0.113.1' },
       { timestamp: at(10), path: '/docs/cli', userAgent: 'Claude-User/1.0 (+Claude-User@anthropic.com)', ip: '198.51.100.8' },
       { timestamp: at(5), path: '/docs/cli', userAgent: 'Mozilla/5.0 (compatible; GPTBot/1.1; +https://openai.com/gptbot)', ip: '198.51.100.9' },
+      // Two paths of one visit each, which code-point order and a locale's order put apart: "B" (U+0042) before "a" (U+0061).
+      { timestamp: at(4), path: '/docs/a', userAgent: human, ip: '203.0.113.1' },
+      { timestamp: at(3), path: '/docs/B', userAgent: human, ip: '203.0.113.1' },
     ];
     const ingest = await e.server.api('POST', `/v1/analytics/${projectId}/events`, { key, body: { events } });
     expect(ingest.status).toBe(202);
-    expect(ingest.body.accepted).toBe(6);
+    expect(ingest.body.accepted).toBe(8);
     const visitors = await e.server.api('GET', `/v1/analytics/${projectId}/visitors`, { key });
     expect(visitors.body.totals).toEqual({ human: 2, ai: 2, total: 4 });
+    const apiOrder = visitors.body.visitors.map((r: { path: string }) => r.path);
+    expect(apiOrder).toEqual(['/docs/start', '/docs/cli', '/docs/B', '/docs/a']);
 
     await page.getByRole('link', { name: 'Analytics' }).click();
     await page.waitForURL(`**/projects/${projectId}/analytics`);
@@ -289,12 +305,13 @@ describe('dashboard in the browser', () => {
     expect(await page.getByTestId('total-total').textContent()).toBe('4');
     const table = page.getByRole('table').filter({ has: page.getByRole('button', { name: 'Page' }) });
     const rows = table.getByRole('row');
-    await expect.poll(() => rows.count()).toBe(3);
-    // Sorted by total descending, then path: /docs/cli (2 humans... 1 human + 1 AI = 2) and /docs/start (2 + 1 = 3).
+    await expect.poll(() => rows.count()).toBe(5);
+    // The API's order: total descending, then path by code point — /docs/start (2 + 1 = 3), /docs/cli (1 + 1 = 2), /docs/B, /docs/a.
     expect((await rows.nth(1).textContent())!.replace(/\s+/g, ' ')).toBe('/docs/start213');
     expect((await rows.nth(2).textContent())!.replace(/\s+/g, ' ')).toBe('/docs/cli112');
+    for (const [i, p] of apiOrder.entries()) expect(await rows.nth(i + 1).textContent()).toMatch(new RegExp(`^${p}\\d`));
     await table.getByRole('button', { name: 'Page' }).click();
-    expect(await rows.nth(1).textContent()).toContain('/docs/cli');
+    expect(await rows.nth(1).textContent()).toMatch(/^\/docs\/B\d/);
     await page.getByRole('table').filter({ hasText: 'ChatGPT' }).waitFor();
     await page.getByRole('cell', { name: 'Claude', exact: false }).first().waitFor();
     expect(await page.locator('canvas').count()).toBe(1);
@@ -302,7 +319,7 @@ describe('dashboard in the browser', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const csv = readFileSync((await download.path())!, 'utf8');
     // The same writer as `folio analytics … --format csv` (src/client/csv.ts).
-    expect(csv).toBe('path,human,ai,total\r\n/docs/cli,1,1,2\r\n/docs/start,2,1,3\r\n');
+    expect(csv).toBe('path,human,ai,total\r\n/docs/B,1,0,1\r\n/docs/a,1,0,1\r\n/docs/cli,1,1,2\r\n/docs/start,2,1,3\r\n');
   });
 
   it('saves project settings and shows the script tag', async () => {
@@ -334,7 +351,14 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Build time limit (seconds)').fill('120');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    const built = await e.server.services.projects.store.get(projectId);
+    await page.getByLabel('Comments that act').selectOption('every');
+    await page.getByLabel('Name that calls the agent').fill('@docs-bot');
+    const built = await (async () => {
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByText('Settings saved.').waitFor();
+      return e.server.services.projects.store.get(projectId);
+    })();
+    expect(built).toMatchObject({ review_comments: 'every', review_mention: '@docs-bot' });
     expect(built).toMatchObject({ build: 'on', build_command: 'make docs', build_setup: 'make deps', build_timeout_seconds: 120 });
     // A time limit out of range is refused, and nothing is saved.
     await page.getByLabel('Build time limit (seconds)').fill('5');

@@ -118,6 +118,12 @@ describe('job event sentences', () => {
     );
   });
 
+  it('says a follow-up from a review comment with the reviewer and the link', () => {
+    const origin = { kind: 'review' as const, reviewer: 'alice', url: 'https://github.com/acme/docs/pull/7#discussion_r1' };
+    const e = { id: 4, at: '2026-11-26T10:00:00.000Z', type: 'message.queued' as const, data: { seq: 2, origin } };
+    expect(eventSentence(e)).toBe('Follow-up 1 queued, from a review by @alice: https://github.com/acme/docs/pull/7#discussion_r1');
+  });
+
   it('reads clipped data and types this version does not declare without failing', () => {
     const preview = JSON.stringify({ step: 1, toolCallId: 'c1', tool: 'write_file', args: { path: 'big.mdx', content: 'x'.repeat(200) } }).slice(0, 120);
     expect(eventSentence(event('tool_call', { clipped: true, preview }))).toBe('Wrote big.mdx (too large to store whole)');

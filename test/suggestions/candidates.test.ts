@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Budget, candidatesFor, candidatesOfList, MAX_GROUP_WORDS, PageIndex, words } from '../../src/suggestions/candidates.ts';
 import { isAgentMarkdownPath, promptPath, proposals, suggestionId } from '../../src/suggestions/proposals.ts';
 import type { IndexedPage, SiteIndex } from '../../src/suggestions/site-index.ts';
-import type { NotFoundRow } from '../../src/analytics/engine.ts';
+import type { NotFoundRow } from '../../src/analytics/reports/not-found.ts';
 import { rng } from '../analytics/helpers.ts';
 import { referenceCandidates } from '../fixtures/reference-candidates.ts';
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MINTLIFY } from '../fixtures/docs-sites.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
-import type { NotFoundRow } from '../../src/analytics/engine.ts';
+import type { NotFoundRow } from '../../src/analytics/reports/not-found.ts';
 import { MAX_PATH_CHARS, MAX_PATH_SEGMENTS, siteShapedPath } from '../../src/suggestions/path-shape.ts';
 import { proposals } from '../../src/suggestions/proposals.ts';
 

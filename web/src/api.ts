@@ -40,7 +40,8 @@ export type { TriggerDelivery, TriggerSettings, WatchedRepository };
 /** A project as the dashboard API answers it (with its script tag). */
 export type Project = DashboardProject;
 /** What a project form sends: any of the settings; an empty string clears an optional one. */
-export type ProjectInput = Omit<UpdateProjectBody, 'checks' | 'build'> & { checks?: ChecksMode; build?: BuildSwitch };
+export type ReviewCommentMode = Project['reviewComments'];
+export type ProjectInput = Omit<UpdateProjectBody, 'checks' | 'build' | 'reviewComments'> & { checks?: ChecksMode; build?: BuildSwitch; reviewComments?: ReviewCommentMode };
 export type TriggerEvent = WatchedRepository['events'][number];
 /** A watched repository as the settings form sends it. */
 export type RepositoryInput = RepositorySettings;

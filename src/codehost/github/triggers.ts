@@ -5,6 +5,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { githubClient } from './client.ts';
 import { CodeHostError, type ApiConnection } from '../types.ts';
 import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
+import { GITHUB_REVIEW_EVENTS, githubMaySteer, githubReply, githubReviewComments, parseGitHubReview } from './reviews.ts';
 import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, type Obj } from '../payload.ts';
 
 const SIGNATURE = /^sha256=([0-9a-f]{64})$/i;
@@ -21,7 +22,8 @@ export function verifyGitHub(secret: string, rawBody: Buffer, header: string | u
 /** The `X-GitHub-Event` header and the parsed body. */
 function parseGitHub(event: string, body: unknown): ParsedDelivery {
   if (event === 'ping') return { type: 'ping' };
-  if (event !== 'pull_request' && event !== 'push') return { type: 'ignored', reason: `GitHub event "${event.slice(0, 100)}" is not one Folio acts on (pull_request, push).` };
+  if (GITHUB_REVIEW_EVENTS.includes(event)) return parseGitHubReview(event, body);
+  if (event !== 'pull_request' && event !== 'push') return { type: 'ignored', reason: `GitHub event "${event.slice(0, 100)}" is not one Folio acts on (pull_request, push, and review comments).` };
   const root = obj(body, 'payload');
   const repo = obj(root.repository, 'repository');
   const fullPath = str(repo, 'full_name', 'repository', { max: 500 }).toLowerCase();
@@ -106,7 +108,7 @@ export const githubTriggers: TriggerAdapter = {
   host: 'github',
   name: 'GitHub (and GitHub Enterprise Server)',
   description:
-    'Verified by `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the project\'s trigger secret). Acts on `pull_request` (merged; opened and new commits when enabled) and `push` to the default branch; a redelivery (`X-GitHub-Delivery`) or a replay of the same change under a new id does nothing. Bodies over `FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT` (read before the signature can be checked) get 413.',
+    'Verified by `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the project\'s trigger secret). Acts on `pull_request` (merged; opened and new commits when enabled) and `push` to the default branch, and on review comments on Folio\'s own pull requests (`pull_request_review`, `pull_request_review_comment`, `issue_comment`); a redelivery (`X-GitHub-Delivery`) or a replay of the same change under a new id does nothing. Bodies over `FOLIO_TRIGGER_UNVERIFIED_BODY_LIMIT` (read before the signature can be checked) get 413.',
   eventHeader: { name: 'x-github-event', spelled: 'X-GitHub-Event' },
   deliveryIdHeaders: ['x-github-delivery'],
   signsBody: true,
@@ -123,4 +125,8 @@ export const githubTriggers: TriggerAdapter = {
   },
   repositoryPathProblem: (fullPath) => (fullPath.split('/').length === 2 ? null : 'a GitHub repository address is https://host/owner/name.'),
   readChanges,
+  reviewUrl: (repositoryUrl, e) => `${repositoryUrl}/pull/${e.number}#${e.anchor}`,
+  maySteer: githubMaySteer,
+  reviewComments: githubReviewComments,
+  reply: githubReply,
 };

@@ -5,6 +5,7 @@ import { gitlabClient } from './client.ts';
 import { CodeHostError, type ApiConnection } from '../types.ts';
 import { sameSecret } from '../../util/same-secret.ts';
 import { headerOf, MAX_PATCH, type ChangedFile, type ChangeKind, type ChangeRef, type ParsedDelivery, type TriggerAdapter } from '../triggers.ts';
+import { gitlabMaySteer, gitlabReply, gitlabReviewComments, parseGitLabNote } from './reviews.ts';
 import { boundedText as text, branchOfRef, pushChange, int, labelsOf, list, obj, sha, shaOrNull, str, ZERO_SHA, type Obj } from '../payload.ts';
 
 /** `X-Gitlab-Token` carries the secret itself. */
@@ -14,8 +15,9 @@ export function verifyGitLab(secret: string, header: string | undefined): boolea
 
 /** The `X-Gitlab-Event` header and the parsed body. */
 function parseGitLab(event: string, body: unknown): ParsedDelivery {
+  if (event === 'Note Hook') return parseGitLabNote(body);
   if (event !== 'Merge Request Hook' && event !== 'Push Hook') {
-    return { type: 'ignored', reason: `GitLab event "${event.slice(0, 100)}" is not one Folio acts on (Merge Request Hook, Push Hook).` };
+    return { type: 'ignored', reason: `GitLab event "${event.slice(0, 100)}" is not one Folio acts on (Merge Request Hook, Push Hook, Note Hook).` };
   }
   const root = obj(body, 'payload');
   const project = obj(root.project, 'project');
@@ -88,7 +90,7 @@ export const gitlabTriggers: TriggerAdapter = {
   host: 'gitlab',
   name: 'GitLab',
   description:
-    'Verified by `X-Gitlab-Token` (the project\'s trigger secret). Acts on `Merge Request Hook` (merge; open and new commits when enabled) and `Push Hook` to the default branch; a redelivery (`Idempotency-Key` / `X-Gitlab-Event-UUID`) or a replay of the same change under a new id does nothing.',
+    'Verified by `X-Gitlab-Token` (the project\'s trigger secret). Acts on `Merge Request Hook` (merge; open and new commits when enabled) and `Push Hook` to the default branch, and on `Note Hook` comments on Folio\'s own merge requests; a redelivery (`Idempotency-Key` / `X-Gitlab-Event-UUID`) or a replay of the same change under a new id does nothing.',
   eventHeader: { name: 'x-gitlab-event', spelled: 'X-Gitlab-Event' },
   deliveryIdHeaders: ['idempotency-key', 'x-gitlab-event-uuid'],
   signsBody: false,
@@ -105,4 +107,8 @@ export const gitlabTriggers: TriggerAdapter = {
   },
   repositoryPathProblem: () => null,
   readChanges,
+  reviewUrl: (repositoryUrl, e) => `${repositoryUrl}/-/merge_requests/${e.number}#${e.anchor}`,
+  maySteer: gitlabMaySteer,
+  reviewComments: gitlabReviewComments,
+  reply: gitlabReply,
 };

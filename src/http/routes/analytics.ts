@@ -1,4 +1,4 @@
-// Visitor analytics API for key holders: the visitors / views / timeseries / agents queries, the
+// Visitor analytics API for key holders: the reports (src/analytics/reports/, one route each), the
 // server-side events endpoint and the bulk import (raw access logs, NDJSON). The
 // browser script and its keyless collect endpoint are in analytics-browser.ts.
 import { createGunzip } from 'node:zlib';
@@ -6,28 +6,21 @@ import type { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import type { TSchema } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import type { AnalyticsReadLimit } from '../../analytics/read-limit.ts';
 import { ApiError, badRequest, rateLimitHeaders } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
-import {
-  AgentsResponse,
-  EventsBody,
-  EventsResponse,
-  ImportResponse,
-  LogImportQuery,
-  NotFoundResponse,
-  ReferrersResponse,
-  PagedQuery,
-  RangeQuery,
-  TimeseriesQuery,
-  TimeseriesResponse,
-  ViewsResponse,
-  VisitorsResponse,
-} from '../../contracts/analytics.ts';
+import { EventsBody, EventsResponse, ImportResponse, LogImportQuery, type RangeQuery, type TimeseriesQuery } from '../../contracts/analytics.ts';
 import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../analytics/index.ts';
 import { fieldsFrom } from '../../analytics/log-import.ts';
 import { ImportError } from '../../analytics/import-error.ts';
+import type { Report, ReportParams } from '../../analytics/reports/report.ts';
+import { agents } from '../../analytics/reports/agents.ts';
+import { notFound } from '../../analytics/reports/not-found.ts';
+import { referrers } from '../../analytics/reports/referrers.ts';
+import { timeseries } from '../../analytics/reports/timeseries.ts';
+import { views } from '../../analytics/reports/views.ts';
+import { visitors } from '../../analytics/reports/visitors.ts';
 import { idempotencyKeyOf } from '../idempotency-key.ts';
 import { ACCESS } from '../auth.ts';
 
@@ -46,7 +39,6 @@ function logBody(request: FastifyRequest, body: Readable): Readable {
   throw new ApiError(415, 'unsupported_content_encoding', 'Send the log as is or with "Content-Encoding: gzip".');
 }
 
-/** The visitors / views / timeseries queries, each counted against the hourly read limit (like the reports below). */
 const tags = ['Analytics'];
 
 /** Each route takes its own media types (the stream parsers are not for the events API). */
@@ -73,116 +65,44 @@ async function rangeOf(
   return range;
 }
 
-/** A report's route options: read access, the project in the path, `query`, its answer and the usual refusals. */
-function reportRoute<Q extends TSchema, R extends TSchema>(summary: string, description: string, querystring: Q, response: R) {
-  return {
-    schema: { tags, summary, description, params: ProjectParams, querystring, response: { 200: response, ...errorResponses(400, 401, 403, 429) } },
-    config: ACCESS.read,
-  };
+type App = Parameters<FastifyPluginAsyncTypebox>[0];
+
+/**
+ * A report's route, `GET /v1/analytics/{projectId}/<name>`: read access, the report's query and
+ * answer (its schemas), the usual refusals; each call is one read of the project's hourly limit.
+ */
+function reportRoute<Q extends TSchema, R extends TSchema, Result>(app: App, report: Report<Q, R, Result>, check?: (range: Range, query: Static<Q>) => void): void {
+  const response = { 200: report.response, ...errorResponses(400, 401, 403, 429) };
+  app.get<{ Params: Static<typeof ProjectParams>; Querystring: Static<Q> }>(
+    `/v1/analytics/:projectId/${report.name}`,
+    { schema: { tags, summary: report.summary, description: report.description, params: ProjectParams, querystring: report.query, response }, config: ACCESS.read },
+    async (request, reply) => {
+      const query = request.query as Static<Q> & RangeQuery;
+      const range = await rangeOf(app.analyticsReads, { params: request.params, query }, reply, (r) => check?.(r, query));
+      // The query's other parameters (page, interval) go to the report as they are.
+      const params = { ...query, projectId: request.params.projectId, range } as ReportParams<Q>;
+      return report.wire(await app.analytics.run(report, params));
+    },
+  );
 }
 
-/** The two per-path counts: distinct visitors, and page views. Same parameters, same order. */
-const PATH_COUNTS = {
-  visitors: {
-    summary: 'Get unique visitors',
-    description:
-      'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive.',
-    response: VisitorsResponse,
-  },
-  views: {
-    summary: 'Get page views',
-    description: 'Page-view counts per path and site-wide, split into human and AI. Same parameters and order as the visitors operation.',
-    response: ViewsResponse,
-  },
-} as const;
-
-const analyticsQueries: FastifyPluginAsyncTypebox = async (app) => {
-  const { analytics } = app;
-
-  for (const metric of ['visitors', 'views'] as const) {
-    const { summary, description, response } = PATH_COUNTS[metric];
-    app.get(
-      `/v1/analytics/:projectId/${metric}`,
-      reportRoute(summary, description, PagedQuery, response),
-      async (request, reply) => {
-        const range = await rangeOf(app.analyticsReads, request, reply);
-        const { totals, rows, hasMore } = await analytics[metric](request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
-        return metric === 'visitors' ? { totals, visitors: rows, hasMore } : { totals, views: rows, hasMore };
-      },
-    );
+/** Hourly series are limited to 31 days. */
+function hourlyWithin31Days(range: Range, query: TimeseriesQuery): void {
+  if (query.interval === 'hour' && (range.from === null || range.to === null || range.to - range.from > MAX_HOUR_RANGE_MS)) {
+    throw badRequest('range_too_large', 'interval=hour needs dateFrom and dateTo at most 31 days apart.', [
+      { message: 'hourly series are limited to 31 days', path: '/querystring/interval' },
+    ]);
   }
+}
 
-  app.get(
-    '/v1/analytics/:projectId/timeseries',
-    reportRoute(
-      'Visitors over time',
-      'Distinct human and AI visitors and page views per UTC day or hour, for charts. `interval=hour` needs both bounds, at most 31 days apart.',
-      TimeseriesQuery,
-      TimeseriesResponse,
-    ),
-    async (request, reply) => {
-      const range = await rangeOf(app.analyticsReads, request, reply, (r) => {
-        if (request.query.interval === 'hour' && (r.from === null || r.to === null || r.to - r.from > MAX_HOUR_RANGE_MS)) {
-          throw badRequest('range_too_large', 'interval=hour needs dateFrom and dateTo at most 31 days apart.', [
-            { message: 'hourly series are limited to 31 days', path: '/querystring/interval' },
-          ]);
-        }
-      });
-      const series = await analytics.timeseries(request.params.projectId, range, request.query.interval);
-      return { interval: request.query.interval, series: series.map((p) => ({ ...p, start: new Date(p.start).toISOString() })) };
-    },
-  );
-
-};
-
-/** Who is not a page view: AI agents and crawlers, and visits to pages that were not found. */
+/** The reports (src/analytics/reports/), one line each, in the API reference's order. */
 const analyticsReports: FastifyPluginAsyncTypebox = async (app) => {
-  const { analytics } = app;
-
-  app.get(
-    '/v1/analytics/:projectId/referrers',
-    reportRoute(
-      'Where readers come from',
-      'Referring hosts of page views with exact distinct visitors (human, AI, total), each classed ai_assistant, search, social or other by the source list (extendable with FOLIO_AGENTS_FILE), the same per class, and per UTC day the human visitors and how many of them arrived from an AI answer. Only the referrer\'s host is stored.',
-      PagedQuery,
-      ReferrersResponse,
-    ),
-    async (request, reply) => {
-      const range = await rangeOf(app.analyticsReads, request, reply);
-      const r = await analytics.referrers(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
-      return { classes: r.classes, referrers: r.rows, hasMore: r.hasMore, aiShare: r.aiShare.map((d) => ({ ...d, start: new Date(d.start).toISOString() })) };
-    },
-  );
-
-  app.get(
-    '/v1/analytics/:projectId/not-found',
-    reportRoute(
-      'Pages not found',
-      'Paths that answered 404 or 410 (events and collect calls with `status`), with exact distinct visitors split into human and AI, views, first and last seen, and the top referring hosts. Such views count in no other report. Same `dateFrom`/`dateTo`/`limit`/`offset` rules and order as the visitors operation.',
-      PagedQuery,
-      NotFoundResponse,
-    ),
-    async (request, reply) => {
-      const range = await rangeOf(app.analyticsReads, request, reply);
-      const r = await analytics.notFound(request.params.projectId, range, { limit: request.query.limit, offset: request.query.offset });
-      const iso = (ms: number) => new Date(ms).toISOString();
-      return { totals: r.totals, paths: r.rows.map((p) => ({ ...p, firstSeen: iso(p.firstSeen), lastSeen: iso(p.lastSeen) })), hasMore: r.hasMore };
-    },
-  );
-
-  app.get(
-    '/v1/analytics/:projectId/agents',
-    reportRoute(
-      'AI agents and crawlers',
-      'Distinct visitors and views per agent: AI assistants and coding agents (category ai), search and training crawlers, other bots.',
-      RangeQuery,
-      AgentsResponse,
-    ),
-    async (request, reply) => {
-      const range = await rangeOf(app.analyticsReads, request, reply);
-      return { agents: await analytics.agents(request.params.projectId, range) };
-    },
-  );
+  reportRoute(app, visitors);
+  reportRoute(app, views);
+  reportRoute(app, timeseries, hourlyWithin31Days);
+  reportRoute(app, referrers);
+  reportRoute(app, notFound);
+  reportRoute(app, agents);
 };
 
 /** Server-side events, and the streamed bulk import (raw access logs, NDJSON). */
@@ -260,7 +180,6 @@ const analyticsIngest: FastifyPluginAsyncTypebox = async (app) => {
 
 export const analyticsRoutes = fp(
   async (app) => {
-    await app.register(analyticsQueries);
     await app.register(analyticsReports);
     await app.register(analyticsIngest);
   },

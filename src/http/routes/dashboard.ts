@@ -25,6 +25,7 @@ import {
   SetupState,
   UpdateProjectBody,
   type BuildSwitch,
+  type ReviewCommentMode,
   type ChecksMode,
 } from '../../contracts/dashboard.ts';
 import type { Project } from '../../admin/projects.ts';
@@ -48,13 +49,16 @@ function projectBody(request: FastifyRequest, project: Project): DashboardProjec
  * A project body as the store's input: an empty string of an optional field (a cleared form field)
  * means "none", origins lose a trailing slash. `checks` is checked by the store, with its sentence.
  */
-function projectInput<T extends UpdateProjectBody>(body: T): T & { checks?: ChecksMode; build?: BuildSwitch } {
+/** The enumerated settings as the projects service checks them (it answers an unknown value with a sentence). */
+type Checked = { checks?: ChecksMode; build?: BuildSwitch; reviewComments?: ReviewCommentMode };
+
+function projectInput<T extends UpdateProjectBody>(body: T): T & Checked {
   const out = { ...body };
   for (const k of ['defaultModel', 'repoToken', 'webhookUrl', 'webhookSecret', 'buildSetup', 'buildCommand'] as const) {
     if (out[k] === '') out[k] = null;
   }
   if (out.siteOrigins) out.siteOrigins = out.siteOrigins.map((o) => o.trim().replace(/\/+$/, ''));
-  return out as T & { checks?: ChecksMode; build?: BuildSwitch };
+  return out as T & Checked;
 }
 
 /** A new key: the one answer that holds the key itself, never cached. */

@@ -45,10 +45,11 @@ export class JobTransitions {
     return this.#took(await createJob(this.trx, this.#deps, input)).row;
   }
 
-  /** `reopened`: the job had finished and is active again. */
-  async followUp(input: FollowUp): Promise<{ row: JobRow; reopened: boolean }> {
-    const change = this.#took(await followUp(this.trx, this.#deps, input));
-    return { row: change.row, reopened: change.status };
+  /** `reopened`: the job had finished and is active again; `seq`: the message's number. */
+  async followUp(input: FollowUp): Promise<{ row: JobRow; reopened: boolean; seq: number }> {
+    const change = await followUp(this.trx, this.#deps, input);
+    this.#took(change);
+    return { row: change.row, reopened: change.status, seq: change.seq };
   }
 
   async archive(projectId: string, jobId: string): Promise<JobRow> {

@@ -22,6 +22,7 @@ import type { JobsService } from '../service.ts';
 import { meaningKeyOf, meaningText } from './events.ts';
 import { pathsMatch, summarizeChange } from './summary.ts';
 import { DEFAULT_TEMPLATE, fillTemplate } from './template.ts';
+import type { ReviewComments } from './reviews.ts';
 
 export interface IncomingDelivery {
   projectId: string;
@@ -42,6 +43,8 @@ export interface TriggerReceiverDeps {
   jobs: JobsService;
   config: Config;
   log: Logger;
+  /** Review comments on Folio's pull requests (reviews.ts); without it they are ignored. */
+  reviews?: ReviewComments;
 }
 
 const DELIVERY_ID = /^[\x21-\x7e]{1,200}$/;
@@ -154,7 +157,7 @@ type Seen = { repository: string; changeUrl: string };
 /** A watched repository with its token for the code host's API. */
 type Watched = WatchedRepository & { token: string | null };
 /** Records (unless a job was started or followed up) and answers: with `failure`, its code's status; otherwise `statusCode`. */
-type Answer = (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event' | 'statusCode'> & { statusCode?: number }, failure?: Failure) => Promise<DeliveryAnswer>;
+export type Answer = (r: Omit<DeliveryRecord, 'projectId' | 'host' | 'deliveryId' | 'event' | 'statusCode'> & { statusCode?: number }, failure?: Failure) => Promise<DeliveryAnswer>;
 
 /** What a change starts or follows up, once it is wanted. */
 interface JobRun {
@@ -196,7 +199,7 @@ async function followUpUnlessGone(followUp: () => Promise<{ id: string }>): Prom
 }
 
 /** A refusal by the jobs service (the project's rate limit, an unconfigured model) as the delivery's answer. */
-function refusedByJobs(err: unknown): { record: Pick<DeliveryRecord, 'outcome' | 'reason'>; failure: Failure } | null {
+export function refusedByJobs(err: unknown): { record: Pick<DeliveryRecord, 'outcome' | 'reason'>; failure: Failure } | null {
   if (!(err instanceof CodedError)) return null;
   if (err.code === 'rate_limited') {
     const { retryAfterSeconds, rateLimit } = err.hints;
@@ -327,6 +330,10 @@ export class TriggerReceiver {
     }
     if (parsed.type === 'ping') return answer({ outcome: 'ignored', statusCode: DONE.ping, reason: 'Ping received: the webhook is set up.' });
     if (parsed.type === 'ignored') return answer({ outcome: 'ignored', reason: parsed.reason });
+    if (parsed.type === 'review') {
+      if (!this.deps.reviews) return answer({ outcome: 'ignored', reason: 'Review comments are not handled by this server.' });
+      return this.deps.reviews.act(base, parsed.event, answer);
+    }
     return this.act(d, parsed.event, deliveryId, answer);
   }
 

@@ -17,6 +17,7 @@ import * as m011 from './011_job_titles.ts';
 import * as m012 from './012_redirect_hosts.ts';
 import * as m013 from './013_site_build.ts';
 import * as m014 from './014_budgets_instructions.ts';
+import * as m015 from './015_review_comments.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -37,4 +38,5 @@ export const migrations: Record<string, FolioMigration> = {
   '012_redirect_hosts': m012,
   '013_site_build': m013,
   '014_budgets_instructions': m014,
+  '015_review_comments': m015,
 };

@@ -10,12 +10,26 @@ type SortKey = 'path' | 'human' | 'ai' | 'total';
 type Sort = { key: SortKey; dir: 'asc' | 'desc' };
 const SORT_KEYS: readonly SortKey[] = ['path', 'human', 'ai', 'total'];
 
+/**
+ * Paths in Unicode code-point order, the API's (ROW_ORDER): by default the table keeps the order the
+ * API answered in. Neither `localeCompare` (the reader's locale) nor `<` (UTF-16 units) is that order.
+ */
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0; i < a.length && i < b.length; ) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+  }
+  return a.length - b.length;
+}
+
 /** Sorted by `key`, ties by path, so the order is the same on every render and in the CSV. */
 function sortRows(rows: PathCounts[], { key, dir }: Sort): PathCounts[] {
   const sign = dir === 'asc' ? 1 : -1;
   return [...rows].sort((a, b) => {
-    const primary = key === 'path' ? a.path.localeCompare(b.path) : a[key] - b[key];
-    return primary !== 0 ? primary * sign : a.path.localeCompare(b.path);
+    const primary = key === 'path' ? byCodePoint(a.path, b.path) : a[key] - b[key];
+    return primary !== 0 ? primary * sign : byCodePoint(a.path, b.path);
   });
 }
 

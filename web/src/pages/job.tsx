@@ -7,7 +7,7 @@ import { ActionForm, Alert, Confirm, formatDate, Loading, StatusBadge, SubmitBut
 import { prLabel } from './jobs.tsx';
 import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
-import { startedBy } from '../../../src/jobs/started-by.ts';
+import { messageOrigin, startedBy } from '../../../src/jobs/started-by.ts';
 import { EventList } from './job-events.tsx';
 
 const REFRESH_MS = 3000;
@@ -141,6 +141,19 @@ function StreamState({ state, active }: { state: 'connecting' | 'live' | 'error'
   );
 }
 
+/** Where a follow-up came from: "from a review by @name", linked to the review. */
+function Origin({ origin }: { origin: NonNullable<JobMessage['origin']> }) {
+  const { label, url } = messageOrigin(origin);
+  return (
+    <>
+      {' · '}
+      <a className="origin" href={url} target="_blank" rel="noreferrer noopener">
+        {label}
+      </a>
+    </>
+  );
+}
+
 /** The prompt and the follow-ups, each with the agent's answer once handled. */
 function Messages({ messages }: { messages: JobMessage[] }) {
   return (
@@ -149,6 +162,7 @@ function Messages({ messages }: { messages: JobMessage[] }) {
         <li key={m.seq} className="card message">
           <p className="muted small">
             {m.seq === 1 ? 'Prompt' : `Follow-up ${m.seq - 1}`} · {formatDate(m.createdAt)}
+            {m.origin && <Origin origin={m.origin} />}
           </p>
           <p className="prompt">{m.prompt}</p>
           {m.handledAt ? (

@@ -1,6 +1,6 @@
 // Project settings: repository, branch, code host, model, draft PRs, checks, redirect hosts, webhook, analytics origins, script tag.
 import { useState } from 'react';
-import { api, type BuildSwitch, type ChecksMode, type Project, type ProjectInput, type Session } from '../api.ts';
+import { api, type BuildSwitch, type ChecksMode, type Project, type ProjectInput, type ReviewCommentMode, type Session } from '../api.ts';
 import { ActionForm, Alert, CopyButton, Fieldset, Loading, modelOptions, SelectField, StoredSecretField, SubmitButton, TextField, useAsync, useTitle, type Option } from '../ui.tsx';
 import { TriggersSection } from './triggers.tsx';
 import { CODE_HOST_OPTIONS } from './projects.tsx';
@@ -30,6 +30,11 @@ const CHECKS_OPTIONS: readonly Option<ChecksMode>[] = [
   ['warn', 'Warn: list problems in the pull request'],
   ['strict', 'Strict: fail jobs that leave broken links'],
   ['off', 'Off'],
+];
+
+const REVIEW_OPTIONS: readonly Option<ReviewCommentMode>[] = [
+  ['mention', 'A review requesting changes, or a comment naming the agent'],
+  ['every', 'Every comment of a maintainer'],
 ];
 
 const BUILD_OPTIONS: readonly Option<BuildSwitch>[] = [
@@ -62,6 +67,8 @@ interface Draft {
   maxTokens: string;
   monthlyBudget: string;
   monthlyTokens: string;
+  reviewComments: ReviewCommentMode;
+  reviewMention: string;
   webhookUrl: string;
   webhookSecret: string;
   removeSecret: boolean;
@@ -91,6 +98,8 @@ const draftOf = (p: Project): Draft => ({
   maxTokens: p.defaultMaxTokens === null ? '' : String(p.defaultMaxTokens),
   monthlyBudget: p.monthlyBudgetUsd === null ? '' : String(p.monthlyBudgetUsd),
   monthlyTokens: p.monthlyTokenBudget === null ? '' : String(p.monthlyTokenBudget),
+  reviewComments: p.reviewComments,
+  reviewMention: p.reviewMention,
   webhookUrl: p.webhookUrl ?? '',
   webhookSecret: '',
   removeSecret: false,
@@ -152,6 +161,8 @@ function inputOf(d: Draft): ProjectInput {
     defaultMaxTokens: limitOf(d.maxTokens, 'Limit per job (tokens)', true),
     monthlyBudgetUsd: limitOf(d.monthlyBudget, 'Monthly budget ($)', false),
     monthlyTokenBudget: limitOf(d.monthlyTokens, 'Monthly budget (tokens)', true),
+    reviewComments: d.reviewComments,
+    reviewMention: d.reviewMention.trim(),
     webhookUrl: d.webhookUrl.trim() || null,
     siteOrigins: listOf(d.origins),
   };
@@ -183,6 +194,7 @@ function SettingsForm({ project, session, onSaved }: { project: Project; session
         <AgentFields bind={bind} models={session.models} />
         <BuildFields bind={bind} />
         <InstructionsAndSpendingFields bind={bind} />
+        <ReviewFields bind={bind} />
         <WebhookFields bind={bind} project={project} />
         <AnalyticsFields bind={bind} project={project} />
         <div className="actions">
@@ -284,6 +296,22 @@ function InstructionsAndSpendingFields({ bind }: { bind: Bind }) {
         <TextField id="s-max-tokens" label="Limit per job (tokens)" {...bind('maxTokens')} placeholder="none" hint="Input + output tokens; applies to every model." />
         <TextField id="s-monthly-budget" label="Monthly budget ($)" {...bind('monthlyBudget')} placeholder="none" hint="Once spent, new jobs and follow-ups are refused until the 1st of next month (UTC)." />
         <TextField id="s-monthly-tokens" label="Monthly budget (tokens)" {...bind('monthlyTokens')} placeholder="none" />
+      </div>
+    </Fieldset>
+  );
+}
+
+/** Which review comments on Folio's pull requests start a follow-up (docs/triggers.md). */
+function ReviewFields({ bind }: { bind: Bind }) {
+  return (
+    <Fieldset legend="Review comments">
+      <p className="hint">
+        Comments on Folio’s pull requests by people allowed to change the repository become follow-up turns of the job; Folio answers in the thread with its commit. Others’ comments are
+        listed under the trigger deliveries with the reason.
+      </p>
+      <div className="grid-2">
+        <SelectField id="s-review" label="Comments that act" {...bind('reviewComments')} options={REVIEW_OPTIONS} />
+        <TextField id="s-review-mention" label="Name that calls the agent" {...bind('reviewMention')} placeholder="@folio" hint="@ and a user name." />
       </div>
     </Fieldset>
   );

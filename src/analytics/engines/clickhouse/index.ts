@@ -1,11 +1,13 @@
 // The scale-out analytics engine: ClickHouse (CLICKHOUSE_URL=http://host:8123/<database>). Any number of
 // Folio processes write to and read from the same database. The layout and its migrations are in
-// schema.ts, writes, folds and retention in writes.ts (the first-seen fold in fold.ts), every query
-// in queries.ts. Literals go into SQL through sql.ts only: ClickHouse 18.16 has no query parameters.
+// schema.ts, writes, folds and retention in writes.ts (the first-seen fold in fold.ts); reports
+// (src/analytics/reports/) run on reads.ts. Literals go into SQL through sql.ts only: ClickHouse 18.16 has no query parameters.
+import type { TSchema } from 'typebox';
 import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '../../engine.ts';
-import { eventsOfColumns, ReadsFromQueries } from '../../engine.ts';
+import { eventsOfColumns } from '../../engine.ts';
+import type { Report, ReportParams } from '../../reports/report.ts';
 import { httpConnection, parseClickHouseUrl, type ClickHouseConnection, type Row } from './connection.ts';
-import { ClickHouseQueries } from './queries.ts';
+import type { ClickHouseReads } from './reads.ts';
 import { migrate } from './schema.ts';
 import { ident, raw, sql, type Sql } from './sql.ts';
 import { deleteBefore, fold, FOLD_MARGIN_MS, unfoldedRows, writeEvents } from './writes.ts';
@@ -29,10 +31,11 @@ export interface ClickHouseOptions {
 
 type EngineOptions = Pick<ClickHouseOptions, 'foldLock' | 'foldMarginMs'>;
 
-export class ClickHouseEngine extends ReadsFromQueries<ClickHouseQueries> implements AnalyticsEngine {
+export class ClickHouseEngine implements AnalyticsEngine {
   readonly name = 'clickhouse';
   private readonly conn: ClickHouseConnection;
   private readonly db: Sql;
+  private readonly reads: ClickHouseReads;
   readonly database: string;
   private readonly foldLock: <T>(fn: () => Promise<T>) => Promise<T>;
   private readonly foldMarginMs: number;
@@ -46,7 +49,7 @@ export class ClickHouseEngine extends ReadsFromQueries<ClickHouseQueries> implem
 
   private constructor(conn: ClickHouseConnection, database: string, opts: EngineOptions) {
     const db = ident(database);
-    super(new ClickHouseQueries(conn, db));
+    this.reads = { db, rows: (q) => conn.rows(q) };
     this.conn = conn;
     this.database = database;
     this.db = db;
@@ -71,6 +74,10 @@ export class ClickHouseEngine extends ReadsFromQueries<ClickHouseQueries> implem
       throw new Error(`ClickHouse at ${conn.where} (database ${database}) is not usable: ${(err as Error).message}`, { cause: err });
     }
     return engine;
+  }
+
+  run<Q extends TSchema, R extends TSchema, Result>(report: Report<Q, R, Result>, params: ReportParams<Q>): Promise<Result> {
+    return report.clickhouse(this.reads, params);
   }
 
   pendingRows(): number {

@@ -1,10 +1,10 @@
-// Not-found views on ClickHouse: stored raw in their own table (never page views), counted exactly
-// per path with uniqExact. Written for ClickHouse 18.16 and current releases alike (no window functions).
+// Not-found views on ClickHouse: stored raw in their own table (never page views); the report
+// reading them is src/analytics/reports/not-found.ts. For ClickHouse 18.16 and current releases alike.
 import { DAY_MS } from '../../dates.ts';
-import { notFoundReport, storedReferrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
-import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { storedReferrerHost, type StoredEvent } from '../../engine.ts';
+import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
-import { inList, raw, sql, SqlDate, type Sql } from './sql.ts';
+import { sql, SqlDate, type Sql } from './sql.ts';
 
 /** The table as migration 3 created it (shipped: never edited). */
 export const notFoundTable = (db: Sql) => sql`CREATE TABLE IF NOT EXISTS ${db}.not_found (
@@ -41,24 +41,4 @@ export async function insertNotFound(c: ClickHouseConnection, db: Sql, events: S
       derived_visitor: e.derivedVisitor === undefined || e.derivedVisitor === null ? null : e.derivedVisitor.toString(),
     }));
   if (values.length > 0) await c.insert(`${db.text}.not_found`, values);
-}
-
-// uniqExact skips NULLs: views without a known address count in no derived identity.
-const COUNTS = raw(
-  `uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total, uniqExact(derived_visitor) AS derived_visitors, count() AS views`,
-);
-
-/** The not-found report: paths by distinct visitors (the visitors report's order), with totals and referrers. */
-export async function queryNotFound(c: ClickHouseConnection, db: Sql, where: Sql, page: Page): Promise<NotFoundReport> {
-  const totals = await c.rows(sql`SELECT ${COUNTS} FROM ${db}.not_found WHERE ${where}`);
-  const paths = await c.rows(sql`SELECT path, ${COUNTS}, min(ts) AS first_seen, max(ts) AS last_seen FROM ${db}.not_found WHERE ${where}
-    GROUP BY path ORDER BY total DESC, path ASC LIMIT ${page.offset}, ${page.limit + 1}`);
-  if (paths.length === 0) return notFoundReport(totals, [], page);
-  const referred = await c.rows(sql`SELECT path, referrer_host, uniqExact(visitor) AS referred FROM ${db}.not_found
-    WHERE ${where} AND path IN ${inList(paths.map((p) => String(p.path)))} GROUP BY path, referrer_host`);
-  const hosts = new Map<string, typeof referred>();
-  for (const r of referred) hosts.set(String(r.path), [...(hosts.get(String(r.path)) ?? []), r]);
-  // One row per path and host, in the paths' order (as the DuckDB query answers).
-  const rows = paths.flatMap((p, position) => (hosts.get(String(p.path)) ?? [{}]).map((h) => ({ ...p, position, referrer_host: h.referrer_host, referred: h.referred })));
-  return notFoundReport(totals, rows, page);
 }

@@ -1,11 +1,12 @@
 // The embedded analytics engine: one DuckDB file owned by this process. The layout and its migrations
-// are in schema.ts, writes and compaction in writes.ts, every query in queries.ts.
+// are in schema.ts, writes and compaction in writes.ts; reports (src/analytics/reports/) run on reads.ts.
 import { CodedError } from '../../../errors.ts';
 import { existsSync } from 'node:fs';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { TSchema } from 'typebox';
 import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '../../engine.ts';
-import { ReadsFromQueries } from '../../engine.ts';
-import { DuckDbQueries } from './queries.ts';
+import type { Report, ReportParams } from '../../reports/report.ts';
+import { DuckDbReads } from './reads.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
@@ -51,13 +52,14 @@ export async function migrateDuckDb(file: string): Promise<number[]> {
   }
 }
 
-export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements AnalyticsEngine {
+export class DuckDbEngine implements AnalyticsEngine {
   readonly name = 'duckdb';
   private readonly instance: DuckDBInstance;
   private readonly writer: DuckDBConnection;
   private readonly readerConns: DuckDBConnection[];
   private readonly dict: Dictionaries;
   private readonly pending: PendingRows;
+  private readonly reads: DuckDbReads;
   /** Serialises writes on the writer connection. */
   private readonly writes = new Serial();
   private closed = false;
@@ -67,7 +69,7 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
     const dict = new Dictionaries();
     const pending = new PendingRows();
-    super(new DuckDbQueries(new Pool(readers), dict, pending));
+    this.reads = new DuckDbReads(new Pool(readers), dict, pending);
     this.dict = dict;
     this.pending = pending;
     this.instance = instance;
@@ -89,6 +91,10 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
     await engine.pending.count(writer);
     engine.nextSeq = Number((await writer.runAndReadAll('SELECT coalesce(max(seq), 0) + 1 FROM events')).getRows()[0][0]);
     return engine;
+  }
+
+  run<Q extends TSchema, R extends TSchema, Result>(report: Report<Q, R, Result>, params: ReportParams<Q>): Promise<Result> {
+    return report.duckdb(this.reads, params);
   }
 
   pendingRows(): number {
@@ -125,7 +131,7 @@ export class DuckDbEngine extends ReadsFromQueries<DuckDbQueries> implements Ana
 
   /** Runs SQL on a reader connection (benchmarks and diagnostics only; never with user input). */
   sql(query: string): Promise<Row[]> {
-    return this.queries.sql(query);
+    return this.reads.rows(query);
   }
 
   async close(): Promise<void> {

@@ -1,11 +1,10 @@
-// Not-found views on DuckDB: stored raw in their own table (they are never page views), counted
-// exactly per path with COUNT(DISTINCT) — not-found traffic is a small share of a site's, so the
-// first-seen layout of the page-view reports is not needed here.
+// Not-found views on DuckDB: stored raw in their own table (they are never page views); the report
+// reading them is src/analytics/reports/not-found.ts.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DAY_MS, type Range } from '../../dates.ts';
-import { notFoundReport, storedReferrerHost, type NotFoundReport, type Page, type StoredEvent } from '../../engine.ts';
-import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import { int, num, rows as rowsOf, type Dictionaries, type Pool } from './state.ts';
+import { DAY_MS } from '../../dates.ts';
+import { storedReferrerHost, type StoredEvent } from '../../engine.ts';
+import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { num, rows as rowsOf, type Dictionaries } from './state.ts';
 
 /** The table as migration 3 created it (shipped: never edited). */
 export const NOT_FOUND_TABLE = `CREATE TABLE not_found (project_key INTEGER NOT NULL, ts BIGINT NOT NULL, day INTEGER NOT NULL, path VARCHAR NOT NULL,
@@ -82,26 +81,4 @@ async function appendTo(w: DuckDBConnection, table: 'not_found' | 'not_found_sta
   } finally {
     ap.closeSync();
   }
-}
-
-/** The not-found report: paths by distinct visitors (the visitors report's order), with totals and referrers. */
-export async function queryNotFound(readers: Pool, dict: Dictionaries, projectId: string, range: Range, page: Page): Promise<NotFoundReport> {
-  const pk = dict.projectKeys.get(projectId);
-  if (pk === undefined) return notFoundReport([], [], page);
-  const conds = [`project_key = ${int(pk)}`];
-  if (range.from !== null) conds.push(`ts >= ${int(range.from)}`);
-  if (range.to !== null) conds.push(`ts < ${int(range.to)}`);
-  const nf = `nf AS (SELECT path, visitor, cls, ts, referrer_host, derived_visitor FROM not_found WHERE ${conds.join(' AND ')})`;
-  // count(DISTINCT) skips NULLs: views without a known address count in no derived identity.
-  const counts = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS human, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai,
-    count(DISTINCT visitor) AS total, count(DISTINCT derived_visitor) AS derived_visitors, count(*) AS views`;
-  const pageSql = `WITH ${nf}, paths AS (SELECT path, ${counts}, min(ts) AS first_seen, max(ts) AS last_seen,
-      row_number() OVER (ORDER BY total DESC, path) AS position FROM nf GROUP BY path
-      ORDER BY position LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),
-    referred AS (SELECT path, referrer_host, count(DISTINCT visitor) AS referred FROM nf WHERE path IN (SELECT path FROM paths) GROUP BY ALL)
-    SELECT paths.*, referred.referrer_host, referred.referred FROM paths LEFT JOIN referred USING (path)`;
-  return readers.use(async (c) => {
-    const totals = await rowsOf(c, `WITH ${nf} SELECT ${counts} FROM nf`);
-    return notFoundReport(totals, await rowsOf(c, pageSql), page);
-  });
 }

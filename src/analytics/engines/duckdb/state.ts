@@ -1,6 +1,6 @@
 // What the DuckDB engine's writes and queries share: the connections, the project and path
-// dictionaries (stored as integers) and the count of rows not compacted yet.
-import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
+// dictionaries (stored as integers), the rows not compacted yet and their count.
+import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 export type Row = Record<string, unknown>;
@@ -121,6 +121,10 @@ export class Dictionaries {
     }
   }
 }
+
+/** The visitor rows written since the last compaction, as the day tables' columns (reports and compaction read them). */
+export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
+  FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state)`;
 
 /** Rows not compacted yet, in total and per project key (over-estimates are harmless: queries then also read them). */
 export class PendingRows {

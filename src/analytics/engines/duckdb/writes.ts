@@ -3,19 +3,30 @@
 // without import keys are appended straight into `events`; keyed imports are staged (connection-local
 // temp table) so their duplicates can be dropped in the same transaction that records `import_keys`.
 // Compaction folds the new rows into the first-seen day tables; retention deletes whole days.
-import { AI_BIT, CLASS_CODE, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE } from '../../engine.ts';
-import { int, num, rows as rowsOf, type Dictionaries, type PendingRows } from './state.ts';
+import { int, NEW_ROWS, num, rows as rowsOf, type Dictionaries, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
 
-// ts is staged as a DOUBLE (exact for ms timestamps) so no BigInt is made per row; it is stored as BIGINT.
-const STAGE_TYPES = [INTEGER, INTEGER, DOUBLE, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
+/** Columns in order, declared once: the types of an appender's chunks, and each column's number by name. */
+function columns<C extends Record<string, DuckDBType>>(declared: C): { types: DuckDBType[]; at: Record<keyof C, number> } {
+  const names = Object.keys(declared) as (keyof C)[];
+  return { types: Object.values(declared), at: Object.fromEntries(names.map((n, i) => [n, i])) as Record<keyof C, number> };
+}
 
-export const STAGE_TABLE = `CREATE OR REPLACE TEMP TABLE stage (grp INTEGER, project_key INTEGER, ts DOUBLE, day INTEGER, path_id INTEGER, visitor BIGINT,
-  cls UTINYINT, agent VARCHAR, referrer VARCHAR, source UTINYINT, ikey BIGINT)`;
+// ts is staged as a DOUBLE (exact for ms timestamps) so no BigInt is made per row; it is stored as BIGINT.
+const STAGE_COLUMNS = { grp: INTEGER, project_key: INTEGER, ts: DOUBLE, day: INTEGER, path_id: INTEGER, visitor: BIGINT, cls: UTINYINT, agent: VARCHAR, referrer: VARCHAR, source: UTINYINT, ikey: BIGINT };
+const STAGE = columns(STAGE_COLUMNS);
+
+export const STAGE_TABLE = `CREATE OR REPLACE TEMP TABLE stage (${Object.entries(STAGE_COLUMNS)
+  .map(([name, type]) => `${name} ${type}`)
+  .join(', ')})`;
+
+/** The `events` table's columns, as its migrations made them (appended to directly). */
+const EVENTS = columns({ project_key: INTEGER, ts: BIGINT, day: INTEGER, path_id: INTEGER, visitor: BIGINT, cls: UTINYINT, agent: VARCHAR, referrer: VARCHAR, source: UTINYINT, seq: BIGINT });
 
 /** The rows of one write as columns, ready for the stage table. */
 export interface StageRows {
@@ -141,22 +152,23 @@ export async function writeRows(writer: DuckDBConnection, pending: PendingRows, 
     const ap = await writer.createAppender('stage', 'main', 'temp');
     for (let off = 0; off < n; off += CHUNK_ROWS) {
       const end = Math.min(n, off + CHUNK_ROWS);
-      const f = new ChunkFiller(STAGE_TYPES, end - off);
-      f.copy(0, rows.group === null ? new Int32Array(end - off) : rows.group.subarray(off, end));
-      f.copy(1, rows.project.subarray(off, end));
-      f.copy(2, rows.ts.subarray(off, end));
-      f.copy(3, daysOf(rows.ts, off, end));
-      f.copy(4, rows.pathId.subarray(off, end));
-      f.copy(5, rows.visitor.subarray(off, end));
-      f.copy(6, rows.cls.subarray(off, end));
-      f.strings(7, (j) => agentOf(rows, off + j));
-      f.strings(8, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
-      f.copy(9, rows.source.subarray(off, end));
+      const f = new ChunkFiller(STAGE.types, end - off);
+      const c = STAGE.at;
+      f.copy(c.grp, rows.group === null ? new Int32Array(end - off) : rows.group.subarray(off, end));
+      f.copy(c.project_key, rows.project.subarray(off, end));
+      f.copy(c.ts, rows.ts.subarray(off, end));
+      f.copy(c.day, daysOf(rows.ts, off, end));
+      f.copy(c.path_id, rows.pathId.subarray(off, end));
+      f.copy(c.visitor, rows.visitor.subarray(off, end));
+      f.copy(c.cls, rows.cls.subarray(off, end));
+      f.strings(c.agent, (j) => agentOf(rows, off + j));
+      f.strings(c.referrer, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
+      f.copy(c.source, rows.source.subarray(off, end));
       const keys = rows.key;
-      if (keys === null) f.nullWhere(10, () => true);
+      if (keys === null) f.nullWhere(c.ikey, () => true);
       else {
-        f.copy(10, keys.subarray(off, end));
-        if (rows.hasKey !== null) f.nullWhere(10, (j) => rows.hasKey![off + j] !== 1);
+        f.copy(c.ikey, keys.subarray(off, end));
+        if (rows.hasKey !== null) f.nullWhere(c.ikey, (j) => rows.hasKey![off + j] !== 1);
       }
       ap.appendDataChunk(f.chunk);
     }
@@ -202,8 +214,6 @@ function hasKeys(rows: StageRows): boolean {
   for (let i = 0; i < rows.n; i++) if (rows.hasKey[i] === 1) return true;
   return false;
 }
-
-const EVENT_TYPES = [INTEGER, BIGINT, INTEGER, INTEGER, BIGINT, UTINYINT, VARCHAR, VARCHAR, UTINYINT, BIGINT];
 
 const agentOf = (rows: StageRows, i: number): string | null => (rows.agent[i] < 0 ? null : rows.agents[rows.agent[i]]);
 
@@ -257,17 +267,18 @@ async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: numb
   try {
     for (let off = 0; off < n; off += CHUNK_ROWS) {
       const end = Math.min(n, off + CHUNK_ROWS);
-      const f = new ChunkFiller(EVENT_TYPES, end - off);
-      f.copy(0, rows.project.subarray(off, end));
-      f.int64FromNumbers(1, rows.ts.subarray(off, end));
-      f.copy(2, daysOf(rows.ts, off, end));
-      f.copy(3, rows.pathId.subarray(off, end));
-      f.copy(4, rows.visitor.subarray(off, end));
-      f.copy(5, rows.cls.subarray(off, end));
-      f.strings(6, (j) => agentOf(rows, off + j));
-      f.strings(7, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
-      f.copy(8, rows.source.subarray(off, end));
-      f.int64Constant(9, BigInt(seq));
+      const f = new ChunkFiller(EVENTS.types, end - off);
+      const c = EVENTS.at;
+      f.copy(c.project_key, rows.project.subarray(off, end));
+      f.int64FromNumbers(c.ts, rows.ts.subarray(off, end));
+      f.copy(c.day, daysOf(rows.ts, off, end));
+      f.copy(c.path_id, rows.pathId.subarray(off, end));
+      f.copy(c.visitor, rows.visitor.subarray(off, end));
+      f.copy(c.cls, rows.cls.subarray(off, end));
+      f.strings(c.agent, (j) => agentOf(rows, off + j));
+      f.strings(c.referrer, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
+      f.copy(c.source, rows.source.subarray(off, end));
+      f.int64Constant(c.seq, BigInt(seq));
       ap.appendDataChunk(f.chunk);
     }
     ap.flushSync();
@@ -276,17 +287,12 @@ async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: numb
   }
 }
 
-/** The visitor rows written since the last compaction, as the day tables' columns (queries and compaction read them). */
-export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
-  FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state)`;
-
 /** Folds the rows written up to sequence `upTo` into daily and daily_site (one transaction). */
 export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number): Promise<void> {
   if (pending.total === 0) return;
   await w.run('BEGIN TRANSACTION');
   try {
-    const source = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
-      FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state) AND seq <= ${int(upTo)}`;
+    const source = `${NEW_ROWS} AND seq <= ${int(upTo)}`;
     await fold(w, 'daily', ['path_id', 'visitor'], true, source);
     await fold(w, 'daily_site', ['visitor'], false, source);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);

@@ -1,0 +1,138 @@
+// Exact distinct visitors per path and site-wide, human and AI. Both engines count whole days from
+// the first-seen layout (a key counts on its first row in range: a filtered count, no hash set) plus
+// the rows not compacted (DuckDB) or folded (ClickHouse) yet; a range with a bound inside a day adds
+// the raw events of those partial days.
+import { PagedQuery, VisitorsResponse } from '../../contracts/analytics.ts';
+import { splitRange, type Range } from '../dates.ts';
+import { AI_BIT, HUMAN_BIT } from '../traffic-class.ts';
+import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, LACKS, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { int, NEW_ROWS } from '../engines/duckdb/state.ts';
+import { dayCond as chDayCond, HAS_BIT, LACKS_BIT, num, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
+import { raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
+import { clickhousePage, duckdbPage, EMPTY_PAGE, pagedCounts, ROW_ORDER, type Page, type PagedCounts } from './path-page.ts';
+import type { Report } from './report.ts';
+
+export const visitors: Report<typeof PagedQuery, typeof VisitorsResponse, PagedCounts> = {
+  name: 'visitors',
+  summary: 'Get unique visitors',
+  description:
+    'Exact distinct visitors per path and site-wide, split into human and AI; `total` is deduplicated across both. `dateFrom` inclusive, `dateTo` exclusive.',
+  query: PagedQuery,
+  response: VisitorsResponse,
+  duckdb: (db, p) => duckdbPage(db, p.projectId, (pk) => duckdbCtes(db, pk, p.range), p),
+  clickhouse(db, p) {
+    const split = splitRange(p.range);
+    if (split.edges.length === 0 && split.days !== 'none') return clickhouseFirstSeen(db, p.projectId, split.days.d1, split.days.d2, p);
+    const agg = raw('uniqExactIf(visitor, views_h > 0) AS human, uniqExactIf(visitor, views_a > 0) AS ai, uniqExact(visitor) AS total');
+    return clickhousePage(db, p.projectId, p.range, p, agg);
+  },
+  wire: ({ totals, rows, hasMore }) => ({ totals, visitors: rows, hasMore }),
+};
+
+/** DuckDB: CTEs `per_path(path_id, human, ai, total)` and `totals(human, ai, total)` of exact distinct visitors. */
+function duckdbCtes(db: DuckDbReads, pk: number, range: Range): string {
+  const split = splitRange(range);
+  const p = `project_key = ${int(pk)}`;
+  if (split.edges.length === 0 && split.days !== 'none') return wholeDayCtes(db, pk, split.days);
+  // General path (a bound inside a day): whole days from the day tables plus raw events at the edges.
+  const parts: string[] = [];
+  if (split.days !== 'none') {
+    const dc = dayCond(split.days);
+    parts.push(`SELECT path_id, visitor, mask FROM daily WHERE ${p} AND ${dc}`, `SELECT path_id, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`);
+  }
+  parts.push(`SELECT path_id, visitor, cls AS mask FROM events WHERE ${p} AND ${IS_VISITOR} AND ${edgeCond(split.edges)}`);
+  return `
+      src AS (${parts.join(' UNION ALL ')}),
+      path_visitors AS MATERIALIZED (SELECT path_id, visitor, bit_or(mask) AS mask FROM src GROUP BY ALL),
+      per_path AS MATERIALIZED (SELECT path_id, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total
+                                FROM path_visitors GROUP BY path_id),
+      totals AS (SELECT count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total
+                 FROM (SELECT visitor, bit_or(mask) AS mask FROM path_visitors GROUP BY visitor))`;
+}
+
+/**
+ * DuckDB, whole days only: a key's first row in range is the one whose previous day (per bit) is
+ * before the range, so distinct counts are filtered counts of the day tables.
+ */
+function wholeDayCtes(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }): string {
+  const p = `project_key = ${int(pk)}`;
+  const dc = dayCond(days);
+  const d1 = days.d1 === null ? 'NULL' : int(days.d1);
+  const first = (col: string) => `(${col} IS NULL OR ${col} < ${d1})`;
+  const counts = `count(*) FILTER (WHERE ${HAS_HUMAN('mask')} AND ${first('prev_h')}) AS human,
+                    count(*) FILTER (WHERE ${HAS_AI('mask')} AND ${first('prev_a')}) AS ai, count(*) FILTER (WHERE ${first('prev_t')}) AS total`;
+  const compacted = `
+        compacted AS (SELECT path_id, ${counts} FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
+        compacted_site AS (SELECT ${counts} FROM daily_site WHERE ${p} AND ${dc})`;
+  if ((db.pending.byProject.get(pk) ?? 0) === 0) {
+    return `${compacted},
+        per_path AS MATERIALIZED (SELECT path_id, human, ai, total FROM compacted WHERE total > 0),
+        totals AS (SELECT human, ai, total FROM compacted_site)`;
+  }
+  // Rows not compacted yet: a key of theirs counts when the compacted rows in range lack it.
+  return `${compacted},
+        ${newKeyCtes(p, dc, ['path_id', 'visitor'], 'daily', '')},
+        per_path AS MATERIALIZED (SELECT path_id, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(total)::BIGINT AS total
+                                  FROM (SELECT * FROM compacted UNION ALL SELECT * FROM new_counts) GROUP BY path_id HAVING sum(total) > 0),
+        ${newKeyCtes(p, dc, ['visitor'], 'daily_site', 'site_')},
+        totals AS (SELECT c.human + n.human AS human, c.ai + n.ai AS ai, c.total + n.total AS total FROM compacted_site c, new_site_counts n)`;
+}
+
+/**
+ * DuckDB: CTEs over the rows not compacted yet, per `key` (path and visitor, or visitor site-wide):
+ * `new_<scope>keys` (their keys and masks), `compacted_<scope>masks` (the masks the day table already
+ * holds for those keys in range) and `new_<scope>counts`: the keys (and bits) the day table lacks.
+ */
+function newKeyCtes(p: string, dc: string, key: string[], table: string, scope: string): string {
+  const keys = `new_${scope}keys`;
+  const known = `compacted_${scope}masks`;
+  const perPath = key.includes('path_id');
+  const join = (a: string, b: string) => key.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
+  return `${keys} AS (SELECT ${key.join(', ')}, bit_or(mask) AS mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY ALL),
+        ${known} AS (SELECT ${key.map((c) => `d.${c}`).join(', ')}, bit_or(d.mask) AS mask FROM ${table} d SEMI JOIN ${keys} ON ${join('d', keys)}
+                WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
+        new_${scope}counts AS (SELECT ${perPath ? 'n.path_id, ' : ''}count(*) FILTER (WHERE ${HAS_HUMAN('n.mask')} AND ${LACKS('k.mask', HUMAN_BIT)}) AS human,
+                         count(*) FILTER (WHERE ${HAS_AI('n.mask')} AND ${LACKS('k.mask', AI_BIT)}) AS ai, count(*) FILTER (WHERE k.mask IS NULL) AS total
+                  FROM ${keys} n LEFT JOIN ${known} k ON ${join('n', 'k')}${perPath ? ' GROUP BY n.path_id' : ''})`;
+}
+
+/**
+ * ClickHouse, whole days [d1, d2): a key counts on its first live row in range (previous day before
+ * d1); keys of rows not folded yet count when the folded rows in range lack them (per bit).
+ */
+async function clickhouseFirstSeen(db: ClickHouseReads, projectId: string, d1: number | null, d2: number | null, page: Page): Promise<PagedCounts> {
+  const days = chDayCond(d1, d2);
+  if (days.text === '0') return EMPTY_PAGE;
+  const first = raw(String(Math.max(d1 ?? 0, 0)));
+  const p = sql`project = ${projectId}`;
+  // The watermark, and whether any row of this project and range is not folded yet (usually none:
+  // then the queries are plain filtered counts).
+  const state = await db.rows(sql`SELECT max(watermark) AS folded_up_to, (SELECT count() FROM ${db.db}.pending
+      WHERE ins > (SELECT max(watermark) FROM ${db.db}.fold_state) AND ${p} AND ${days}) AS unfolded_rows FROM ${db.db}.fold_state`);
+  const foldedUpTo = num(state[0]?.folded_up_to);
+  const unfolded = num(state[0]?.unfolded_rows) > 0;
+  const counts = (key: Sql, table: Sql) => {
+    const groupBy = key.text === 'visitor' ? raw('') : sql`GROUP BY path`;
+    const cols = key.text === 'visitor' ? raw('') : raw('path, ');
+    const base = sql`SELECT ${cols}sumIf(sign, ${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}) AS human, sumIf(sign, ${HAS_BIT('mask', AI_BIT)} AND pa < ${first}) AS ai,
+          sumIf(sign, pt < ${first}) AS total
+        FROM ${db.db}.${table} WHERE ${p} AND ${days} ${groupBy}`;
+    // Rows written since the last fold: a key counts for each bit the folded rows in range lack.
+    const newKeys = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS new_mask FROM ${db.db}.pending WHERE ins > ${foldedUpTo} AND ${p} AND ${days} GROUP BY ${key}`;
+    const foldedMasks = sql`SELECT ${key}, toUInt8(groupBitOr(mask)) AS folded_mask FROM (
+          SELECT ${key}, mask FROM ${db.db}.${table} WHERE ${p} AND ${days} AND (${key}) IN (SELECT ${key} FROM (${newKeys}))
+          GROUP BY ${key}, date, mask, ph, pa, pt HAVING sum(sign) > 0) GROUP BY ${key}`;
+    const extra = sql`SELECT ${cols}toInt64(countIf(${HAS_BIT('new_mask', HUMAN_BIT)} AND ${LACKS_BIT('folded_mask', HUMAN_BIT)})) AS human,
+          toInt64(countIf(${HAS_BIT('new_mask', AI_BIT)} AND ${LACKS_BIT('folded_mask', AI_BIT)})) AS ai, toInt64(countIf(folded_mask = 0)) AS total
+        FROM (${newKeys}) AS new_keys ANY LEFT JOIN (${foldedMasks}) AS folded_masks USING (${key}) ${groupBy}`;
+    return { base, extra };
+  };
+  const per = counts(raw('path, visitor'), raw('seen'));
+  const site = counts(raw('visitor'), raw('seen_site'));
+  // One row past the page tells whether more paths exist.
+  const perRows = unfolded ? sql`SELECT path, sum(human) AS human, sum(ai) AS ai, sum(total) AS total FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
+  const rowsQ = sql`SELECT path, human, ai, total FROM (${perRows}) WHERE total > 0 ORDER BY ${raw(ROW_ORDER)} LIMIT ${page.offset}, ${page.limit + 1}`;
+  const totQ = unfolded ? sql`SELECT sum(human) AS human, sum(ai) AS ai, sum(total) AS total FROM (${site.base} UNION ALL ${site.extra})` : site.base;
+  const [rows, totals] = await Promise.all([db.rows(rowsQ), db.rows(totQ)]);
+  return pagedCounts(rows, totals[0], page);
+}
