@@ -5,12 +5,13 @@ import type { Config } from './config.ts';
 import { isReady, openStore, type Store } from './store/database.ts';
 import { ApiKeyStore } from './store/api-keys.ts';
 import type { ProjectStore } from './store/projects.ts';
-import { ProjectsService, projectView } from './admin/projects.ts';
+import { ProjectsService } from './admin/projects.ts';
 import { KeysService } from './admin/keys.ts';
 import { UsersService } from './admin/users.ts';
 import { pruneIdempotency } from './store/idempotency.ts';
 import { JobsService } from './jobs/service.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { JobLifecycle } from './jobs/lifecycle/index.ts';
 import { WorkerPool } from './jobs/worker.ts';
 import type { JobHandler } from './jobs/handler.ts';
 import { modelConfigError } from './agent/models.ts';
@@ -93,23 +94,22 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   // A revocation reaches the verified-key caches of every other process at once (PostgreSQL NOTIFY).
   const apiKeys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
   const keys = new KeysService(apiKeys, projects);
+  const lifecycle = new JobLifecycle({ db: store.db, dialect: store.dialect, config });
   const jobs = new JobsService({
     db: store.db,
     dialect: store.dialect,
     config,
+    lifecycle,
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
   const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects: projects.store, log });
   // A status change committed here queued its delivery in the same transaction: send it now.
   jobs.onStatusChange(() => webhooks.wake());
   webhooks.start();
-  const queue = new JobQueue(store.dialect, config, {
-    onWorkerLost: (row) => {
-      log.warn({ jobId: row.id }, 'job failed: worker lost too often');
-      void jobs.event(row.id, 'error', { code: 'worker_lost', message: row.error_message }).catch(() => {});
-      jobs.statusChanged(row);
-    },
+  jobs.onStatusChange((job) => {
+    if (job.error?.code === 'worker_lost') log.warn({ jobId: job.id }, 'job failed: worker lost too often');
   });
+  const queue = new JobQueue(lifecycle, store.db);
 
   const workerCount = opts.workers ?? config.workers;
   let workers: WorkerPool | null = null;
@@ -123,7 +123,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   cleanups.push(() => worktrees.drain());
   if (workerCount > 0) workers = await startWorkers(workerCount, { config, log, store, projects: projects.store, queue, jobs, worktrees, jobHandler: opts.jobHandler }, cleanups);
 
-  const analytics = await createAnalytics({ config, log, dialect: store.dialect, siteOrigins: async (id) => projects.get(id).then((p) => (p ? projectView(p).siteOrigins : undefined)) });
+  const analytics = await createAnalytics({ config, log, dialect: store.dialect, siteOrigins: async (id) => (await projects.get(id))?.siteOrigins });
 
   const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers }, cleanups);
 
@@ -189,11 +189,7 @@ function createSuggestions(
 ): { suggestions: SuggestionsService; weekly: WeeklyAutoFix } {
   const { config, log, store, analytics, jobs, projects, worktrees } = deps;
   // The project's repository with its token opened: read by the site index and the pull-request checks.
-  const repositoryOf = async (projectId: string) => {
-    const row = await projects.require(projectId);
-    const { repoToken } = projects.store.secrets(row);
-    return { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
-  };
+  const repositoryOf = (projectId: string) => projects.repository(projectId);
   const suggestions = new SuggestionsService(
     { db: store.db, config, analytics, jobs, siteIndex: new SiteIndexReader(config, worktrees), repositoryOf, log },
     new PullRequestStates(store.db, config, repositoryOf, log),
@@ -219,7 +215,7 @@ async function startWorkers(
   if (!handler) {
     handler = (await import('./jobs/agent-handler.ts')).createAgentHandler(config, log, { pool: deps.worktrees });
   }
-  const pool = new WorkerPool({ db: store.db, config, projects, queue, jobs, handler, log });
+  const pool = new WorkerPool({ config, projects, queue, handler, log });
   jobs.onWork(() => pool.wake());
   jobs.onArchive((jobId) => pool.abort(jobId, 'archived'));
   cleanups.push(await store.dialect.listen('folio_jobs', () => pool.wake()));

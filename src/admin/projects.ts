@@ -17,7 +17,7 @@ import { CodedError } from '../errors.ts';
 import { INSTRUCTIONS_MAX_CHARS, LIMIT_MAX } from '../contracts/budget.ts';
 import { dnsHostName } from '../util/host-name.ts';
 
-export { projectView, type Project, type ProjectRow };
+export type { Project };
 
 /** A project's settings as a user sends them: the code host may be left to the repository URL. */
 export type ProjectSettings = Omit<ProjectInput, 'codeHost'> & { codeHost?: CodeHostKind };
@@ -135,7 +135,7 @@ function checkReviewSettings(input: Partial<ProjectSettings>): void {
 }
 
 /** A project as saved, with what the repository check could not confirm (sentences; repository-check.ts). */
-export type SavedProject = ProjectRow & { readonly warnings: string[] };
+export type SavedProject = Project & { readonly warnings: string[] };
 
 /** The settings that change how the repository is reached: saving one asks the repository again. */
 const REPOSITORY_FIELDS = ['repositoryUrl', 'baseBranch', 'codeHost', 'repoToken'] as const;
@@ -187,13 +187,14 @@ export class ProjectsService {
     return input.redirectHosts === undefined ? tidied : { ...tidied, redirectHosts: checkRedirectHosts(input.redirectHosts) };
   }
 
+  // Callers get views (never the stored row with its sealed secrets); `store` is for Folio's own services.
   /** Checks the settings, asks the repository (a refusal throws RepositoryCheckError), then saves. */
   async create(input: ProjectSettings): Promise<SavedProject> {
     const checked = await this.validate(input);
     const codeHost = checked.codeHost ?? inferCodeHost(checked.repositoryUrl);
     const target = { repositoryUrl: checked.repositoryUrl, baseBranch: checked.baseBranch ?? 'main', codeHost, repoToken: checked.repoToken ?? null };
     const warnings = await checkRepositoryReachable(target, this.config, this.resolve);
-    return { ...(await this.store.create({ ...checked, codeHost })), warnings };
+    return { ...projectView(await this.store.create({ ...checked, codeHost })), warnings };
   }
 
   /** The project after the change; undefined when there is no such project. */
@@ -201,7 +202,7 @@ export class ProjectsService {
     const checked = await this.validate(input);
     const warnings = await this.checkChangedRepository(id, checked);
     const row = await this.store.update(id, checked);
-    return row && { ...row, warnings };
+    return row && { ...projectView(row), warnings };
   }
 
   /** Asks the repository again when a change touches how it is reached, with the settings it would have. */
@@ -218,16 +219,28 @@ export class ProjectsService {
     return checkRepositoryReachable(target, this.config, this.resolve);
   }
 
-  get(id: string): Promise<ProjectRow | undefined> {
-    return this.store.get(id);
+  async get(id: string): Promise<Project | undefined> {
+    const row = await this.store.get(id);
+    return row && projectView(row);
   }
 
-  list(): Promise<ProjectRow[]> {
-    return this.store.list();
+  async list(): Promise<Project[]> {
+    return (await this.store.list()).map(projectView);
   }
 
   /** The project, or a CodedError project_not_found. */
-  async require(id: string): Promise<ProjectRow> {
+  async require(id: string): Promise<Project> {
+    return projectView(await this.#row(id));
+  }
+
+  /** The project's repository with its token opened (SecretBoxError when FOLIO_SECRET changed): what git and the code host are reached with. */
+  async repository(id: string): Promise<{ id: string; codeHost: CodeHostKind; repositoryUrl: string; repoToken: string | null; baseBranch: string }> {
+    const row = await this.#row(id);
+    const { repoToken } = this.store.secrets(row);
+    return { id: row.id, codeHost: row.code_host, repositoryUrl: row.repository_url, repoToken, baseBranch: row.base_branch };
+  }
+
+  async #row(id: string): Promise<ProjectRow> {
     const row = await this.store.get(id);
     if (!row) throw new CodedError('project_not_found', `Project "${id}" does not exist.`);
     return row;

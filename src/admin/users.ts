@@ -2,17 +2,51 @@
 // cookie sessions (http/session.ts) are kept in. Stored by store/users.ts.
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.ts';
-import { UserStore, userView, type SessionRow, type UserRow, type UserView } from '../store/users.ts';
+import { UserStore, userView, type SessionRow, type UserView } from '../store/users.ts';
 import { CodedError } from '../errors.ts';
 import { sameSecret } from '../util/same-secret.ts';
 
-export { userView, type SessionRow, type UserRow, type UserView };
+export type { UserView };
 
-/** The session records: what http/session.ts reads and writes, and nothing else of the users. */
-export type SessionRecords = Pick<
-  UserStore,
-  'createSession' | 'findSession' | 'sessionAlive' | 'deleteSession' | 'pruneSessions' | 'recordFailure' | 'failures' | 'clearFailures' | 'pruneFailures'
->;
+/** A session as the HTTP layer sees it: its id and CSRF token (never the hash of its cookie token). */
+export interface SessionView {
+  id: string;
+  csrfToken: string;
+}
+
+/** A signed-in operator: the user and the session, as views. */
+export interface OperatorView {
+  user: UserView;
+  session: SessionView;
+}
+
+/** The session records: what http/session.ts reads and writes, and nothing else of the users; views, not rows. */
+export type SessionRecords = Pick<UserStore, 'sessionAlive' | 'deleteSession' | 'pruneSessions' | 'recordFailure' | 'failures' | 'clearFailures' | 'pruneFailures'> & {
+  createSession(userId: string, ttlMs: number): Promise<{ token: string; session: SessionView }>;
+  findSession(token: string, ttlMs: number): Promise<OperatorView | undefined>;
+};
+
+const sessionView = (row: SessionRow): SessionView => ({ id: row.id, csrfToken: row.csrf_token });
+
+function sessionRecords(store: UserStore): SessionRecords {
+  return {
+    createSession: async (userId, ttlMs) => {
+      const { token, row } = await store.createSession(userId, ttlMs);
+      return { token, session: sessionView(row) };
+    },
+    findSession: async (token, ttlMs) => {
+      const found = await store.findSession(token, ttlMs);
+      return found && { user: userView(found.user), session: sessionView(found.session) };
+    },
+    sessionAlive: (id, now) => store.sessionAlive(id, now),
+    deleteSession: (id) => store.deleteSession(id),
+    pruneSessions: (now) => store.pruneSessions(now),
+    recordFailure: (buckets, now) => store.recordFailure(buckets, now),
+    failures: (bucket, windowMs, now) => store.failures(bucket, windowMs, now),
+    clearFailures: (bucket) => store.clearFailures(bucket),
+    pruneFailures: (windowMs, now) => store.pruneFailures(windowMs, now),
+  };
+}
 
 const alreadySetUp = () => new CodedError('already_set_up', 'Folio already has an owner; sign in instead.');
 
@@ -23,7 +57,7 @@ export class UsersService {
   readonly #setupToken: string;
   constructor(db: Kysely<Database>, setupToken: string) {
     this.store = new UserStore(db);
-    this.sessions = this.store;
+    this.sessions = sessionRecords(this.store);
     this.#setupToken = setupToken;
   }
 
@@ -37,7 +71,7 @@ export class UsersService {
    * (invalid_setup_token) while setup is open, once anyone exists (already_set_up), and for
    * unusable credentials (invalid_user). The token is never repeated in an answer.
    */
-  async createFirstOwner(credentials: { email: string; password: string }, setupToken: string | undefined): Promise<UserRow> {
+  async createFirstOwner(credentials: { email: string; password: string }, setupToken: string | undefined): Promise<UserView> {
     if (setupToken === undefined || !sameSecret(setupToken, this.#setupToken)) {
       if (!(await this.setupRequired())) throw alreadySetUp();
       throw new CodedError(
@@ -49,11 +83,12 @@ export class UsersService {
     }
     const user = await this.store.createFirstOwner(credentials);
     if (!user) throw alreadySetUp();
-    return user;
+    return userView(user);
   }
 
   /** The user for these credentials, or undefined (in the same time whether or not the email exists). */
-  authenticate(email: string, password: string): Promise<UserRow | undefined> {
-    return this.store.authenticate(email, password);
+  async authenticate(email: string, password: string): Promise<UserView | undefined> {
+    const user = await this.store.authenticate(email, password);
+    return user && userView(user);
   }
 }

@@ -5,7 +5,7 @@ import { CODE_HOST_KINDS, type CodeHostKind } from '../codehost/kinds.ts';
 import { BUILD_SWITCH, CHECKS_MODES, type ChecksMode } from '../store/projects.ts';
 import { REVIEW_COMMENT_MODES, type ReviewCommentMode } from '../contracts/dashboard.ts';
 import type { BuildSwitch } from '../contracts/dashboard.ts';
-import { projectView, type ProjectSettings as ProjectInput } from '../admin/projects.ts';
+import type { ProjectSettings as ProjectInput } from '../admin/projects.ts';
 import { UsageError } from './errors.ts';
 import { boolOption, repeatable, required } from './options.ts';
 import { printResult, table } from './output.ts';
@@ -138,7 +138,7 @@ function printWarnings(warnings: readonly string[]): void {
 
 function registerCreate(project: Command): void {
   withOptions(project.command('create').description('Create a project.'), settingOptions('create')).action(async (o: CreateOptions) => {
-    const row = await withStore(({ projects }) =>
+    const saved = await withStore(({ projects }) =>
       projects.create({
         name: o.name,
         repositoryUrl: o.repository,
@@ -161,9 +161,9 @@ function registerCreate(project: Command): void {
         reviewMention: o.reviewMention,
       }),
     );
-    const view = projectView(row);
-    printResult(o.json, view, () => `Created project ${view.id} (${view.name}, ${view.codeHost}, base ${view.baseBranch}).`);
-    printWarnings(row.warnings);
+    const { warnings, ...shown } = saved;
+    printResult(o.json, shown, () => `Created project ${shown.id} (${shown.name}, ${shown.codeHost}, base ${shown.baseBranch}).`);
+    printWarnings(warnings);
   });
 }
 
@@ -171,13 +171,13 @@ function registerUpdate(project: Command): void {
   withOptions(project.command('update <projectId>').description('Change a project\'s settings.'), settingOptions('update')).action(
     async (id: string, o: Record<string, unknown>) => {
       const input = changedSettings(o);
-      const row = await withStore(async ({ projects }) => {
+      const saved = await withStore(async ({ projects }) => {
         if (!(await projects.get(id))) throw new UsageError(`Project "${id}" does not exist.`);
-        return projects.update(id, input);
+        return (await projects.update(id, input))!;
       });
-      const view = projectView(row!);
-      printResult(o.json as boolean | undefined, view, () => `Updated project ${view.id}.`);
-      printWarnings(row!.warnings);
+      const { warnings, ...shown } = saved;
+      printResult(o.json as boolean | undefined, shown, () => `Updated project ${shown.id}.`);
+      printWarnings(warnings);
     },
   );
 }
@@ -219,7 +219,7 @@ function registerList(project: Command): void {
     .description('List projects.')
     .option('--json', 'machine-readable output')
     .action(async (o: { json?: boolean }) => {
-      const rows = (await withStore(({ projects }) => projects.list())).map(projectView);
+      const rows = await withStore(({ projects }) => projects.list());
       printResult(o.json, rows, () =>
         table(rows.map((p) => ({ ID: p.id, NAME: p.name, REPOSITORY: p.repositoryUrl, BRANCH: p.baseBranch, HOST: p.codeHost, MODEL: p.defaultModel ?? '(server default)', CHECKS: p.checks }))),
       );

@@ -5,6 +5,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services.ts';
+import type { JobsApi } from '../jobs/service.ts';
 
 /** The services routes may depend on, stated once: each is a decorator of the app under its name (`storeReady`: whether the store is reachable and migrated, for /readyz). */
 const NAMES = ['config', 'jobs', 'jobEvents', 'webhooks', 'analytics', 'triggers', 'users', 'keys', 'projects', 'metrics', 'storeReady', 'analyticsReads', 'suggestions'] as const satisfies readonly (keyof Services)[];
@@ -14,7 +15,10 @@ type ServiceName = (typeof NAMES)[number];
 export type HttpServices = Pick<Services, ServiceName | 'log'>;
 
 declare module 'fastify' {
-  interface FastifyInstance extends Pick<Services, ServiceName> {}
+  interface FastifyInstance extends Omit<Pick<Services, ServiceName>, 'jobs'> {
+    /** Jobs without the transactions that commit with other areas' records (those are the triggers' and suggestions'). */
+    jobs: JobsApi;
+  }
 }
 
 /** Registers each service as its own named plugin, so route plugins can declare what they need. */

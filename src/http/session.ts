@@ -2,7 +2,7 @@
 // SameSite=Lax, Secure when the request came over HTTPS (behind a proxy: set FOLIO_TRUST_PROXY), a synchronizer CSRF
 // token required in X-CSRF-Token on every state-changing request, and a sign-in rate limit.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { SessionRecords, SessionRow, UserRow } from '../admin/users.ts';
+import type { OperatorView, SessionRecords, SessionView, UserView } from '../admin/users.ts';
 import { ApiError, forbidden, tooManyRequests } from '../errors.ts';
 import { sameSecret } from '../util/same-secret.ts';
 
@@ -25,10 +25,7 @@ export const DEFAULT_SESSION_OPTIONS: SessionOptions = {
   failureWindowMs: 15 * 60_000,
 };
 
-export interface Operator {
-  user: UserRow;
-  session: SessionRow;
-}
+export type Operator = OperatorView;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,13 +56,13 @@ export class SessionManager {
   }
 
   /** Throws 403 unless a state-changing request carries the session's CSRF token. */
-  checkCsrf(request: FastifyRequest, session: SessionRow): void {
+  checkCsrf(request: FastifyRequest, session: SessionView): void {
     if (SAFE_METHODS.has(request.method)) return;
     const sent = request.headers[CSRF_HEADER];
     if (typeof sent !== 'string' || sent === '') {
       throw forbidden('csrf_token_missing', 'Send the X-CSRF-Token header of your session with every change (reload the dashboard to get one).');
     }
-    if (!sameSecret(sent, session.csrf_token)) {
+    if (!sameSecret(sent, session.csrfToken)) {
       throw forbidden('csrf_token_invalid', 'The X-CSRF-Token header does not match your session; reload the dashboard and try again.');
     }
   }
@@ -84,15 +81,15 @@ export class SessionManager {
   }
 
   /** Signs the user in: a new session, its cookie on the reply. */
-  async start(request: FastifyRequest, reply: FastifyReply, user: UserRow): Promise<SessionRow> {
+  async start(request: FastifyRequest, reply: FastifyReply, user: UserView): Promise<SessionView> {
     // A sign-in always gets a fresh session; one the browser already had is ended (no fixation).
     const previous = await this.fromRequest(request);
     if (previous) await this.users.deleteSession(previous.session.id);
-    const { token, row } = await this.users.createSession(user.id, this.options.ttlMs);
+    const { token, session } = await this.users.createSession(user.id, this.options.ttlMs);
     this.setCookie(request, reply, token, Math.floor(this.options.ttlMs / 1000));
-    request.operator = { user, session: row };
+    request.operator = { user, session };
     void this.users.pruneSessions().catch(() => {});
-    return row;
+    return session;
   }
 
   async end(request: FastifyRequest, reply: FastifyReply): Promise<void> {

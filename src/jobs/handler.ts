@@ -19,7 +19,7 @@ export interface TurnMessage {
   handled: boolean;
 }
 
-export interface JobContext {
+export interface JobContext extends RunRecords {
   job: {
     id: string;
     projectId: string;
@@ -58,6 +58,10 @@ export interface JobContext {
   message: TurnMessage;
   /** Aborted when the job is archived, the lease is lost or the process shuts down; `signal.reason` is an AbortReason. */
   signal: AbortSignal;
+}
+
+/** What a run records as it goes, on its job only (the worker's queue binds them to the job and its lease). */
+export interface RunRecords {
   /** Records a job event (secrets must already be redacted). */
   emit: EmitJobEvent;
   /** Persists the pull request link as soon as it exists, so a resumed run reuses it; its title becomes the job's. */

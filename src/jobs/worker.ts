@@ -4,11 +4,8 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Kysely } from 'kysely';
-import type { Database } from '../store/schema.ts';
-import { JobFailure, type AbortReason, type JobContext, type JobHandler, type TurnMessage } from './handler.ts';
+import { JobFailure, type AbortReason, type JobContext, type JobHandler } from './handler.ts';
 import type { JobQueue, TurnOutcome } from './queue.ts';
-import type { JobsService } from './service.ts';
 import { storedTrigger, type JobRow } from './view.ts';
 import { checksMode, redirectHostsOf, type ProjectStore } from '../store/projects.ts';
 import { SecretBoxError } from '../store/secret-box.ts';
@@ -17,11 +14,10 @@ import { SecretBoxError } from '../store/secret-box.ts';
 const ABORT_GRACE_MS = 5_000;
 
 export interface WorkerPoolDeps {
-  db: Kysely<Database>;
   config: Config;
   projects: ProjectStore;
+  /** The worker's one handle on jobs: claims, messages, run records and the end of each turn. */
   queue: JobQueue;
-  jobs: JobsService;
   handler: JobHandler;
   log: Logger;
 }
@@ -96,31 +92,24 @@ export class WorkerPool {
   }
 
   private async run(row: JobRow): Promise<void> {
-    const { queue, jobs, db, log, config } = this.deps;
+    const { queue, log, config } = this.deps;
     const controller = new AbortController();
     this.running.set(row.id, controller);
     const heartbeat = setInterval(() => {
       queue
         .heartbeat(row.id, this.owner)
         .then(async (ok) => {
-          if (!ok && !controller.signal.aborted) controller.abort(await this.reasonFromStore(row.id));
+          if (!ok && !controller.signal.aborted) controller.abort(await queue.stopReason(row.id));
         })
         .catch((err) => log.warn({ err, jobId: row.id }, 'heartbeat failed'));
     }, config.queue.heartbeatMs);
     const jobLog = log.child({ jobId: row.id });
     jobLog.info({ lostLeases: row.lost_leases }, 'job run started');
-    await jobs.event(row.id, 'run.started', { worker: this.owner, resumed: row.lost_leases > 0 });
     try {
       let prLink = row.pr_link;
+      const records = queue.records(row, this.owner, (url) => (prLink = url));
       for (;;) {
-        const messages = await db.selectFrom('job_messages').selectAll().where('job_id', '=', row.id).orderBy('seq').execute();
-        const history: TurnMessage[] = messages.map((m) => ({
-          seq: Number(m.seq),
-          prompt: m.prompt,
-          title: m.title,
-          summary: m.summary,
-          handled: m.handled_at !== null,
-        }));
+        const history = await queue.messages(row.id);
         const message = history.find((m) => !m.handled);
         let outcome: TurnOutcome;
         if (!message) {
@@ -131,40 +120,17 @@ export class WorkerPool {
             if (err instanceof SecretBoxError) return new JobFailure('project_secret_unreadable', err.message);
             throw err;
           });
-          const ctx = (project: JobContext['project']): JobContext => ({
-            job: { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink, trigger: storedTrigger(row.trigger) },
-            project,
-            history,
-            message,
-            signal: controller.signal,
-            emit: async (type, data) => {
-              await jobs.event(row.id, type, data);
-            },
-            setPrLink: async (url, title) => {
-              prLink = url;
-              await queue.setPrLink(row.id, this.owner, url, title);
-            },
-            recordUsage: (usage) => jobs.recordUsage({ id: row.id, projectId: row.project_id, model: row.model }, usage),
-            saveBranchDiff: (diff) => jobs.saveBranchDiff(row.id, diff),
-            saveChecks: (checks) => jobs.saveChecks(row.id, checks), spend: () => jobs.spend(row.id),
-          });
+          const job = { id: row.id, projectId: row.project_id, model: row.model, repository: row.repository, ref: row.ref, baseRef: row.base_ref, prLink, trigger: storedTrigger(row.trigger) };
           outcome =
             project instanceof JobFailure
               ? { kind: 'failed', code: project.code, message: project.message }
-              : await this.runTurn(ctx(project), controller.signal, jobLog);
-          if (outcome.kind === 'completed') {
-            prLink = outcome.prLink ?? prLink;
-            outcome.prLink = prLink;
-            await jobs.event(row.id, 'turn.completed', { seq: message.seq, title: outcome.title, summary: outcome.summary, prLink });
-          } else {
-            await jobs.event(row.id, 'error', { seq: message.seq, code: outcome.code, message: outcome.message });
-          }
+              : await this.runTurn({ job, project, history, message, signal: controller.signal, ...records }, controller.signal, jobLog);
+          if (outcome.kind === 'completed') outcome.prLink = prLink = outcome.prLink ?? prLink;
         }
         const after = await queue.finishTurn(row.id, this.owner, message?.seq ?? null, outcome);
-        if (!after) throw new Aborted(await this.reasonFromStore(row.id));
+        if (!after) throw new Aborted(await queue.stopReason(row.id));
         if (!after.more) {
           jobLog.info({ status: after.row.status, prLink }, 'job run finished');
-          jobs.statusChanged(after.row);
           return;
         }
       }
@@ -195,7 +161,7 @@ export class WorkerPool {
 
   /** The run stopped before finishing: shutdown releases the lease; archive or a lost lease leaves the job to others. */
   private async settleStop(row: JobRow, err: unknown, jobLog: Logger): Promise<void> {
-    const { queue, jobs } = this.deps;
+    const { queue } = this.deps;
     const reason = err instanceof Aborted ? err.reason : undefined;
     if (reason === 'shutdown') {
       await queue.release(row.id, this.owner);
@@ -204,17 +170,11 @@ export class WorkerPool {
     }
     if (reason === 'archived' || reason === 'lease_lost') {
       jobLog.info({ reason }, 'job run stopped');
-      await jobs.event(row.id, 'run.stopped', { reason });
+      await queue.stopped(row.id, reason);
       return;
     }
     // The store failed under us (e.g. database down): keep the lease; it expires and the job resumes.
     jobLog.error({ err }, 'job run broke off; it resumes when its lease expires');
-  }
-
-  /** Why the store says we may not go on: archived, or someone else holds the lease. */
-  private async reasonFromStore(jobId: string): Promise<AbortReason> {
-    const job = await this.deps.db.selectFrom('jobs').select(['status']).where('id', '=', jobId).executeTakeFirst();
-    return job?.status === 'archived' ? 'archived' : 'lease_lost';
   }
 
   /** The job's project with its repository token opened (SecretBoxError when FOLIO_SECRET changed). */

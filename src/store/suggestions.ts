@@ -19,6 +19,16 @@ export async function insertSuggestionJob(trx: Db, row: NewSuggestionJob): Promi
   await trx.insertInto('suggestion_jobs').values({ ...row, pr_state: null, merged_at: null, pr_checked_at: null }).execute();
 }
 
+/** The suggestion jobs' records bound to one transaction (what JobsService.startWith hands its caller). */
+export interface SuggestionJobRecords {
+  started(projectId: string): Promise<SuggestionJobRow[]>;
+  insert(row: NewSuggestionJob): Promise<void>;
+}
+
+export function suggestionJobRecords(trx: Transaction<Database>): SuggestionJobRecords {
+  return { started: (projectId) => suggestionJobs(trx, projectId), insert: (row) => insertSuggestionJob(trx, row) };
+}
+
 /** The project's suggestion jobs with their jobs' state, newest first. */
 export function suggestionJobs(db: Db, projectId: string, limit = 50): Promise<SuggestionJobRow[]> {
   return db

@@ -12,7 +12,7 @@ import { notFound, type NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { Job } from '../contracts/jobs.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { Database } from '../store/schema.ts';
-import { insertSuggestionJob, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
+import { suggestionJobRecords, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
 import { proposals, type Counting, type NotProposedPath, type Proposal, type ProposalInput, type Proposals, type SuggestedPath } from './proposals.ts';
 import { scoreCandidates } from './candidate-scoring.ts';
 import type { SiteIndex, SiteIndexProject, SiteIndexReader } from './site-index.ts';
@@ -165,17 +165,17 @@ export class SuggestionsService {
   /** Starts the job of `suggestion`, one of `list` (just read); the weekly run starts it this way. */
   async startListed(projectId: string, list: SuggestionList, suggestion: Proposal, opts: { automatic: boolean; now: number }): Promise<Job> {
     const { now } = opts;
-    return this.#deps.jobs.transact(projectId, async (trx, jobs) => {
+    return this.#deps.jobs.startWith(projectId, suggestionJobRecords, async (records, start) => {
       // Serialised per project: a start that raced this one has recorded its paths by now.
-      const busy = pathsInProgress(await suggestionJobs(trx, projectId));
+      const busy = pathsInProgress(await records.started(projectId));
       const taken = suggestion.paths.filter((p) => busy.has(p.path)).map((p) => p.path);
       if (taken.length > 0) throw new CodedError('suggestion_in_progress', `A job started from another suggestion is already fixing ${taken.slice(0, 3).join(', ')}${taken.length > 3 ? ' and more' : ''}.`);
-      const created = await jobs.create({
+      const created = await start({
         prompt: suggestion.prompt,
         title: suggestion.title,
         trigger: { kind: 'suggestion', suggestionId: suggestion.id, suggestionKind: suggestion.kind, automatic: opts.automatic },
       });
-      await insertSuggestionJob(trx, {
+      await records.insert({
         job_id: created.id,
         project_id: projectId,
         suggestion_id: suggestion.id,

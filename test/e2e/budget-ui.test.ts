@@ -37,12 +37,12 @@ describe('instructions and spending in the dashboard', () => {
     await page.getByLabel('Monthly budget ($)').fill('lots');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('"Monthly budget ($)" takes a number such as 0.50, or nothing for no limit.').waitFor();
-    expect((await server.services.projects.get(projectId))!.default_max_cost_usd).toBeNull();
+    expect((await server.services.projects.store.get(projectId))!.default_max_cost_usd).toBeNull();
     await page.getByLabel('Monthly budget ($)').fill('$20');
     await page.getByLabel('Monthly budget (tokens)').fill('1000000');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    expect(await server.services.projects.get(projectId)).toMatchObject({
+    expect(await server.services.projects.store.get(projectId)).toMatchObject({
       instructions: 'Write in British English.',
       default_max_cost_usd: 0.5,
       default_max_tokens: 90_000,
@@ -52,7 +52,7 @@ describe('instructions and spending in the dashboard', () => {
     // Emptied fields remove the limits.
     await page.getByLabel('Limit per job ($)').fill('');
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await expect.poll(async () => (await server.services.projects.get(projectId))!.default_max_cost_usd).toBeNull();
+    await expect.poll(async () => (await server.services.projects.store.get(projectId))!.default_max_cost_usd).toBeNull();
     expect(errors).toEqual([]);
   });
 

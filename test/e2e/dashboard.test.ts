@@ -334,11 +334,11 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Redirect hosts').fill('https://status.example.com/');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Redirect host "https://status.example.com/" must be a host name').waitFor();
-    expect((await e.server.services.projects.get(projectId))!.checks).not.toBe('strict');
+    expect((await e.server.services.projects.store.get(projectId))!.checks).not.toBe('strict');
     await page.getByLabel('Redirect hosts').fill('Status.Example.com\npartner.example');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    const project = await e.server.services.projects.get(projectId);
+    const project = await e.server.services.projects.store.get(projectId);
     expect(project).toMatchObject({
       checks: 'strict',
       draft_prs: 1,
@@ -356,7 +356,7 @@ describe('dashboard in the browser', () => {
     const built = await (async () => {
       await page.getByRole('button', { name: 'Save settings' }).click();
       await page.getByText('Settings saved.').waitFor();
-      return e.server.services.projects.get(projectId);
+      return e.server.services.projects.store.get(projectId);
     })();
     expect(built).toMatchObject({ review_comments: 'every', review_mention: '@docs-bot' });
     expect(built).toMatchObject({ build: 'on', build_command: 'make docs', build_setup: 'make deps', build_timeout_seconds: 120 });
@@ -364,12 +364,12 @@ describe('dashboard in the browser', () => {
     await page.getByLabel('Build time limit (seconds)').fill('5');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText(/buildTimeoutSeconds/).first().waitFor();
-    expect((await e.server.services.projects.get(projectId))!.build_timeout_seconds).toBe(120);
+    expect((await e.server.services.projects.store.get(projectId))!.build_timeout_seconds).toBe(120);
     await page.getByLabel('Build time limit (seconds)').fill('');
     await page.getByLabel('Site build', { exact: true }).selectOption('off');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    expect(await e.server.services.projects.get(projectId)).toMatchObject({ build: 'off', build_timeout_seconds: null });
+    expect(await e.server.services.projects.store.get(projectId)).toMatchObject({ build: 'off', build_timeout_seconds: null });
     // Stored sealed, opened only for the webhook sender.
     expect(project!.webhook_secret).toMatch(/^enc:v1:/);
     expect(e.server.services.projects.store.secrets(project!).webhookSecret).toBe('webhook-secret-value');

@@ -114,15 +114,15 @@ describe('the weekly automatic job in Settings', () => {
     await field.fill('ten');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('takes a whole number of visitors').waitFor();
-    expect((await e.server.services.projects.get(projectId))!.auto_fix_min_visitors).toBeNull();
+    expect((await e.server.services.projects.store.get(projectId))!.auto_fix_min_visitors).toBeNull();
     await field.fill('10');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    expect((await e.server.services.projects.get(projectId))!.auto_fix_min_visitors).toBe(10);
+    expect((await e.server.services.projects.store.get(projectId))!.auto_fix_min_visitors).toBe(10);
     await field.fill('');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor();
-    expect((await e.server.services.projects.get(projectId))!.auto_fix_min_visitors).toBeNull();
+    expect((await e.server.services.projects.store.get(projectId))!.auto_fix_min_visitors).toBeNull();
     await page.context().close();
   }, 60_000);
 });

@@ -67,6 +67,33 @@ describe('layers', () => {
     expect(outside.map((f) => path.relative(SRC, f))).toEqual([]);
   });
 
+  it('a job\'s status is written only by src/jobs/lifecycle, which alone queues webhooks and announces transitions', () => {
+    const rel = (f: string) => path.relative(SRC, f);
+    const outside = sources(SRC).filter((f) => !rel(f).startsWith('jobs/lifecycle/'));
+    const writesStatus = (text: string) =>
+      /insertInto\(['"]jobs['"]\)/.test(text) ||
+      /\bupdate\s+jobs\b[^;`]*\bset\b[^;`]*\bstatus\b/i.test(text) ||
+      [...text.matchAll(/updateTable\(['"]jobs['"]\)([\s\S]*?)\.execute/g)].some((m) => /\bstatus\b/.test(m[1]));
+    expect(outside.filter((f) => writesStatus(readFileSync(f, 'utf8'))).map(rel)).toEqual([]);
+    // The outbox entry is written with the transition; the announcement happens in one place.
+    const calling = (pattern: RegExp) => sources(SRC).filter((f) => pattern.test(readFileSync(f, 'utf8'))).map(rel);
+    expect(calling(/\benqueueWebhook\(/)).toEqual(['jobs/lifecycle/context.ts', 'jobs/webhooks.ts']);
+    expect(calling(/\.publish\(/)).toEqual(['jobs/events.ts', 'jobs/lifecycle/index.ts']);
+  });
+
+  it('only jobs and the store hold a transaction: other areas start jobs with their records through JobsService.startWith', () => {
+    const offenders = sources(SRC)
+      .filter((f) => !/^(jobs|store)\//.test(path.relative(SRC, f)))
+      .filter((f) => /\bTransaction\b[^\n]*from 'kysely'|from 'kysely'[^\n]*\bTransaction\b|\.transact\(/.test(readFileSync(f, 'utf8')));
+    expect(offenders.map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
+  it('store rows do not reach HTTP: admin re-exports no row type and routes import none (they get views)', () => {
+    const reexports = sources(path.join(SRC, 'admin')).filter((f) => /^export (type )?\{[^}]*\b\w+Row\b[^}]*\}/m.test(readFileSync(f, 'utf8')));
+    const importers = sources(path.join(SRC, 'http')).filter((f) => /^import [^;]*\b\w+Row\b[^;]*;/m.test(readFileSync(f, 'utf8')));
+    expect([...reexports, ...importers].map((f) => path.relative(SRC, f))).toEqual([]);
+  });
+
   it('one table maps domain codes to statuses, with the hints as headers and details', () => {
     expect(HTTP_STATUS.job_archived).toBe(409);
     // The table is typed by the codes (src/errors.ts, ApiErrorCode): one left without a status does not compile.

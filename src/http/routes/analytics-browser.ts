@@ -10,7 +10,6 @@ import { ApiError, notFound } from '../../errors.ts';
 import { errorResponses, ProjectParams } from '../../contracts/common.ts';
 import { CollectBody } from '../../contracts/analytics.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/index.ts';
-import { projectView } from '../../admin/projects.ts';
 import { ACCESS, publicByDefault } from '../auth.ts';
 
 const COLLECT_BODY_LIMIT = 4 * 1024;
@@ -55,7 +54,7 @@ const collect: FastifyPluginAsyncTypebox = async (app) => {
     if (typeof origin !== 'string' || origin === '' || origin === 'null') {
       throw new ApiError(403, 'origin_not_allowed', 'Page views are accepted from the browser script only: the request has no Origin.');
     }
-    if (!projectView(project).siteOrigins.includes(origin.toLowerCase())) {
+    if (!project.siteOrigins.includes(origin.toLowerCase())) {
       throw new ApiError(403, 'origin_not_allowed', `Origin ${origin.slice(0, 200)} is not one of this project's site origins.`);
     }
     return { origin, methods: 'POST', allowedHeaders: 'content-type', maxAge: 86_400, strictPreflight: false };

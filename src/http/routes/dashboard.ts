@@ -28,9 +28,9 @@ import {
   type ReviewCommentMode,
   type ChecksMode,
 } from '../../contracts/dashboard.ts';
-import { projectView, type ProjectRow } from '../../admin/projects.ts';
+import type { Project } from '../../admin/projects.ts';
 import type { CreatedKey as NewKey } from '../../admin/keys.ts';
-import { userView, type UserRow } from '../../admin/users.ts';
+import type { OperatorView } from '../../admin/users.ts';
 import type { Config } from '../../config.ts';
 import { ACCESS } from '../auth.ts';
 
@@ -41,9 +41,9 @@ export function scriptTag(baseUrl: string, projectId: string): string {
 
 const baseUrlOf = (request: FastifyRequest) => `${request.protocol}://${request.host}`;
 
-function projectBody(request: FastifyRequest, row: ProjectRow & { warnings?: string[] }): DashboardProject {
-  const warnings = row.warnings?.length ? { warnings: row.warnings } : {};
-  return { ...projectView(row), scriptTag: scriptTag(baseUrlOf(request), row.id), ...warnings };
+function projectBody(request: FastifyRequest, project: Project & { warnings?: string[] }): DashboardProject {
+  const { warnings, ...view } = project;
+  return { ...view, scriptTag: scriptTag(baseUrlOf(request), project.id), ...(warnings?.length ? { warnings } : {}) };
 }
 
 /**
@@ -68,10 +68,10 @@ function sendNewKey(reply: FastifyReply, created: NewKey) {
 }
 
 /** What the dashboard learns on sign-in: the user, the session's CSRF token, the models it may pick and the repository URLs the server takes. */
-function sessionBody(config: Config, op: { user: UserRow; session: { csrf_token: string } }) {
+function sessionBody(config: Config, op: OperatorView) {
   return {
-    user: userView(op.user),
-    csrfToken: op.session.csrf_token,
+    user: op.user,
+    csrfToken: op.session.csrfToken,
     models: { default: config.models.defaultModel, allowed: [...config.models.allowed] },
     repositories: { protocols: [...config.repositories.protocols], allowLocal: config.repositories.allowLocal },
   };
@@ -138,7 +138,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { projects, config } = app;
 
   app.get('/api/projects', { schema: { ...hide, response: { 200: ProjectList } }, config: ACCESS.operator }, async (request) => ({
-    projects: (await projects.list()).map((row) => projectBody(request, row)),
+    projects: (await projects.list()).map((project) => projectBody(request, project)),
   }));
 
   app.post(
@@ -147,8 +147,7 @@ const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const input = projectInput(request.body);
       checkModel(config, input.defaultModel);
-      const row = await projects.create(input);
-      return reply.code(201).send(projectBody(request, row));
+      return reply.code(201).send(projectBody(request, await projects.create(input)));
     },
   );
 
