@@ -49,9 +49,10 @@ export function JobCells({ projectId, job }: { projectId: string; job: { id: str
 
 /**
  * A visitor's path in a cell: on one line, never broken inside a word; a long one ends in "…" with the
- * whole path on hover (title) and, with `copy`, in a copy button.
+ * whole path on hover (title) and, with `copy`, in a copy button. `phoneNote`: a column a phone drops,
+ * shown under the path there instead.
  */
-export function PathCell({ path, copy = false, className = '' }: { path: string; copy?: boolean; className?: string }) {
+export function PathCell({ path, copy = false, className = '', phoneNote }: { path: string; copy?: boolean; className?: string; phoneNote?: ReactNode }) {
   return (
     <td className={`path-cell ${className}`.trim()}>
       <span className="path-line">
@@ -60,6 +61,7 @@ export function PathCell({ path, copy = false, className = '' }: { path: string;
         </span>
         {copy && <CopyButton value={path} what="the path" />}
       </span>
+      {phoneNote && <span className="small muted phone-only">{phoneNote}</span>}
     </td>
   );
 }

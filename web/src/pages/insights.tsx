@@ -60,7 +60,9 @@ function AiReferrals({ referrers }: { referrers: ReferrersPage }) {
 
 /** Columns a phone drops (wide-only): the row keeps the path, its visitors and where they came from. */
 const wide = (label: string): Column => ({ label, className: 'wide-only' });
-const MISSING_COLUMNS: Column[] = ['Path', wide('Human'), wide('AI'), 'Visitors', wide('Views'), wide('Last seen'), 'Came from'];
+const MISSING_COLUMNS: Column[] = ['Path', wide('Human'), wide('AI'), 'Visitors', wide('Views'), wide('Last seen'), wide('Came from')];
+
+const cameFrom = (p: NotFoundPage['paths'][number]) => p.referrers.map((r) => `${r.host ?? 'no referrer'} (${r.visitors})`).join(', ');
 
 /** Pages that answered 404 or 410, most visitors first, with where their readers came from. */
 function BrokenPaths({ missing }: { missing: NotFoundPage }) {
@@ -78,13 +80,13 @@ function BrokenPaths({ missing }: { missing: NotFoundPage }) {
           <Table className="numbers" columns={MISSING_COLUMNS}>
             {missing.paths.map((p) => (
               <tr key={p.path}>
-                <PathCell path={p.path} copy />
+                <PathCell path={p.path} copy phoneNote={`From ${cameFrom(p)}`} />
                 <td className="wide-only">{p.human.toLocaleString()}</td>
                 <td className="wide-only">{p.ai.toLocaleString()}</td>
                 <td>{p.total.toLocaleString()}</td>
                 <td className="wide-only">{p.views.toLocaleString()}</td>
                 <td className="small wide-only">{p.lastSeen.slice(0, 10)}</td>
-                <td className="small">{p.referrers.map((r) => `${r.host ?? 'no referrer'} (${r.visitors})`).join(', ')}</td>
+                <td className="small wide-only">{cameFrom(p)}</td>
               </tr>
             ))}
           </Table>

@@ -1,6 +1,6 @@
 // A job's prompt on its page. A suggestion's prompt ends in its context as JSON (for the agent): people
 // read it as a table of paths, visitors and likely pages, with the JSON itself behind a disclosure.
-import { PathCell, Table } from '../tables.tsx';
+import { PathCell, Table, type Column } from '../tables.tsx';
 
 const CONTEXT = /\n*Context \(JSON\):\n```json\n([\s\S]*?)\n```\s*$/;
 
@@ -23,6 +23,9 @@ export function splitContext(prompt: string): { text: string; context: ContextPa
   }
 }
 
+const wide = (label: string): Column => ({ label, className: 'wide-only' });
+const likely = (c: ContextPath) => (c.candidates?.length ? c.candidates.map((x) => x.url ?? x.file).join(', ') : '—');
+
 export function PromptText({ prompt }: { prompt: string }) {
   const { text, context, json } = splitContext(prompt);
   return (
@@ -30,14 +33,14 @@ export function PromptText({ prompt }: { prompt: string }) {
       <p className="prompt">{text}</p>
       {context && (
         <div className="stack" data-testid="prompt-context">
-          <Table className="numbers" aria-label="The suggestion's context" columns={['Path', 'Visitors', 'Human', 'AI', 'Likely page']}>
+          <Table className="numbers" aria-label="The suggestion's context" columns={['Path', 'Visitors', wide('Human'), wide('AI'), wide('Likely page')]}>
             {context.map((c) => (
               <tr key={c.path}>
-                <PathCell path={c.path} copy />
+                <PathCell path={c.path} copy phoneNote={`Likely page: ${likely(c)}`} />
                 <td>{c.visitors?.total ?? '—'}</td>
-                <td>{c.visitors?.human ?? '—'}</td>
-                <td>{c.visitors?.ai ?? '—'}</td>
-                <td className="small">{c.candidates?.length ? c.candidates.map((x) => x.url ?? x.file).join(', ') : '—'}</td>
+                <td className="wide-only">{c.visitors?.human ?? '—'}</td>
+                <td className="wide-only">{c.visitors?.ai ?? '—'}</td>
+                <td className="small wide-only">{likely(c)}</td>
               </tr>
             ))}
           </Table>
