@@ -1,5 +1,6 @@
 // The dashboard's one date format: ISO 8601 in UTC — days as YYYY-MM-DD (as the analytics API reads
-// them), times as YYYY-MM-DD HH:MM — in inputs, chart axes and tables alike.
+// them), times as YYYY-MM-DD HH:MM — in chart axes, tables and addresses alike (a date picker's value
+// is YYYY-MM-DD too; it shows it in the browser's format).
 
 export const DAY = 86_400_000;
 
