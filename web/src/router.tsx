@@ -1,5 +1,6 @@
 // A small history router: the dashboard has a handful of routes and needs no dependency for them.
 import { useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 'react';
+import { rangeFromQuery, type DayRange } from './dates.ts';
 
 const CHANGE = 'folio:navigate';
 
@@ -23,6 +24,28 @@ export function useLocation(): { path: string; query: URLSearchParams } {
     };
   }, []);
   return loc;
+}
+
+/** Changes the current address's query in place (no history entry, no scroll): a page's view kept in its link. */
+export function setQuery(params: Record<string, string | null>): void {
+  const query = new URLSearchParams(window.location.search);
+  for (const [name, value] of Object.entries(params)) {
+    if (value === null) query.delete(name);
+    else query.set(name, value);
+  }
+  const search = query.toString();
+  window.history.replaceState(null, '', `${window.location.pathname}${search ? `?${search}` : ''}`);
+  window.dispatchEvent(new Event(CHANGE));
+}
+
+/** The date range of the address (`?days=30` or `?from=…&to=…`), and setters that write it there. */
+export function useRangeQuery(defaultDays: number): { range: DayRange; setDays: (days: number) => void; setDates: (from: string, to: string) => void } {
+  const { query } = useLocation();
+  return {
+    range: rangeFromQuery(query, defaultDays),
+    setDays: (days) => setQuery({ days: String(days), from: null, to: null }),
+    setDates: (from, to) => setQuery({ days: null, from, to }),
+  };
 }
 
 /** Matches `/projects/:id/jobs` style patterns; returns the params or null. */

@@ -2,7 +2,7 @@
 import type { ReactNode, TableHTMLAttributes } from 'react';
 import type { JobStatus } from './api.ts';
 import { jobPath, Link } from './router.tsx';
-import { StatusBadge } from './ui.tsx';
+import { CopyButton, StatusBadge } from './ui.tsx';
 
 /** A column heading: its words, or its words and a class (e.g. `num` for right-aligned figures). */
 export type Column = string | { label: ReactNode; className?: string };
@@ -44,5 +44,24 @@ export function JobCells({ projectId, job }: { projectId: string; job: { id: str
         <StatusBadge status={job.status} />
       </td>
     </>
+  );
+}
+
+/**
+ * A visitor's path in a cell: on one line, never broken inside a word; a long one ends in "…" with the
+ * whole path on hover (title) and, with `copy`, in a copy button. `phoneNote`: a column a phone drops,
+ * shown under the path there instead.
+ */
+export function PathCell({ path, copy = false, className = '', phoneNote }: { path: string; copy?: boolean; className?: string; phoneNote?: ReactNode }) {
+  return (
+    <td className={`path-cell ${className}`.trim()}>
+      <span className="path-line">
+        <span className="path-text" title={path}>
+          {path}
+        </span>
+        {copy && <CopyButton value={path} what="the path" />}
+      </span>
+      {phoneNote && <span className="small muted phone-only">{phoneNote}</span>}
+    </td>
   );
 }

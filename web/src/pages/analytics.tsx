@@ -5,8 +5,10 @@ import { api, errorMessage, folioClient, type AgentRow, type Interval, type Path
 import { Table } from '../tables.tsx';
 import { Alert, Empty, Loading, SelectField, useTitle, type Option } from '../ui.tsx';
 import { chartTitle, fillSeries, SeriesChart } from './analytics-chart.tsx';
-import { addDays, DAY, isIsoDay, today } from '../dates.ts';
+import { apiRange, DAY, rangeProblem } from '../dates.ts';
+import { useRangeQuery } from '../router.tsx';
 import { PagesTable } from './analytics-pages.tsx';
+import { RangeFields } from './range-fields.tsx';
 
 /** Rows fetched for the table; sorting and paging happen over these. */
 const MAX_ROWS = 2500;
@@ -29,7 +31,7 @@ interface Report {
 
 /** The days from `from` to `to`, both included in the UI; the API's dateTo is exclusive. */
 async function loadReport(client: ReturnType<typeof folioClient>, projectId: string, metric: Metric, from: string, to: string): Promise<Report> {
-  const range = { dateFrom: from, dateTo: addDays(to, 1) };
+  const range = apiRange({ from, to, days: null });
   const interval: Interval = Date.parse(range.dateTo) - Date.parse(range.dateFrom) <= 3 * DAY ? 'hour' : 'day';
   const rows: PathCounts[] = [];
   let totals: TrafficCounts = { human: 0, ai: 0, total: 0 };
@@ -72,31 +74,18 @@ function useReport(projectId: string, metric: Metric, from: string, to: string, 
 
 export function AnalyticsPage({ projectId }: { projectId: string }) {
   useTitle('Analytics');
-  const [from, setFrom] = useState(() => addDays(today(), -29));
-  const [to, setTo] = useState(today);
+  const { range, setDays, setDates } = useRangeQuery(30);
+  const { from, to } = range;
   const [metric, setMetric] = useState<Metric>('visitors');
-  const rangeError = !isIsoDay(from) || !isIsoDay(to) ? 'Write both dates as YYYY-MM-DD.' : from > to ? 'The start date is after the end date.' : null;
+  const rangeError = rangeProblem(range);
   const { report, error, loading } = useReport(projectId, metric, from, to, rangeError);
-  const setPreset = (days: number) => {
-    setTo(today());
-    setFrom(addDays(today(), -(days - 1)));
-  };
   const unit = metric === 'visitors' ? 'visitors' : 'views';
   return (
     <div className="stack">
       <h1>Analytics</h1>
-      <form className="card range" onSubmit={(e) => e.preventDefault()} aria-label="Date range">
-        <DayField id="a-from" label="From" value={from} onChange={setFrom} />
-        <DayField id="a-to" label="To (inclusive)" value={to} onChange={setTo} />
-        <div className="presets" role="group" aria-label="Quick ranges">
-          {[7, 30, 90].map((d) => (
-            <button key={d} type="button" className="button small secondary" onClick={() => setPreset(d)}>
-              Last {d} days
-            </button>
-          ))}
-        </div>
+      <RangeFields id="a" range={range} setDays={setDays} setDates={setDates}>
         <SelectField id="a-metric" label="Count" value={metric} onChange={setMetric} options={METRICS} />
-      </form>
+      </RangeFields>
       {rangeError && <Alert>{rangeError}</Alert>}
       {error && <Alert title="Analytics could not be loaded.">{error}</Alert>}
       {loading && !report && <Loading what="analytics" />}
@@ -113,16 +102,6 @@ export function AnalyticsPage({ projectId }: { projectId: string }) {
           </div>
         </div>
       )}
-    </div>
-  );
-}
-
-/** A day typed as YYYY-MM-DD: the same on every browser and locale (a native date input follows the locale). */
-function DayField({ id, label, value, onChange }: { id: string; label: string; value: string; onChange: (day: string) => void }) {
-  return (
-    <div className="field day-field">
-      <label htmlFor={id}>{label}</label>
-      <input id={id} type="text" inputMode="numeric" placeholder="YYYY-MM-DD" pattern="\d{4}-\d{2}-\d{2}" maxLength={10} value={value} onChange={(e) => onChange(e.target.value.trim())} />
     </div>
   );
 }

@@ -1,45 +1,43 @@
-// Insights: what the docs' traffic says needs fixing. Pages readers and AI agents asked for that were
-// not found (with where they came from), what Folio proposes the agent fixes (suggestions.tsx), and
-// the readers AI assistants' answers sent, over time.
-import { useMemo, useState } from 'react';
+// Insights: what the docs' traffic says to do, first. What Folio proposes the agent fixes (suggestions.tsx),
+// then the share of readers AI assistants' answers sent over time, what each AI company takes and gives
+// back (ai-companies.tsx), the pages readers and AI agents asked
+// for that were not found (with where they came from), and the sources. The range is in the address.
+import { useMemo } from 'react';
 import { folioClient, type NotFoundPage, type ReferrersPage } from '../api.ts';
-import { Table } from '../tables.tsx';
+import { PathCell, Table, type Column } from '../tables.tsx';
 import { Alert, Empty, Loading, useAsync, useTitle } from '../ui.tsx';
-import { lastDays } from '../dates.ts';
+import { apiRange, rangeProblem } from '../dates.ts';
+import { useRangeQuery } from '../router.tsx';
 import { Suggestions } from './suggestions.tsx';
 import { AiCompanies } from './ai-companies.tsx';
-
-const RANGES = [7, 30, 90] as const;
-const percent = (part: number, whole: number) => (whole === 0 ? '—' : `${((part / whole) * 100).toFixed(1)}%`);
+import { AiShareChart } from './insights-chart.tsx';
+import { RangeFields } from './range-fields.tsx';
 
 export function InsightsPage({ projectId }: { projectId: string }) {
   useTitle('Insights');
-  const [days, setDays] = useState<(typeof RANGES)[number]>(30);
+  const { range, setDays, setDates } = useRangeQuery(30);
+  const rangeError = rangeProblem(range);
   const client = useMemo(() => folioClient(projectId), [projectId]);
   const report = useAsync(async () => {
-    const range = lastDays(days);
-    const [missing, referrers, suggestions] = await Promise.all([client.notFound({ ...range, limit: 50 }), client.referrers({ ...range, limit: 20 }), client.suggestions(range)]);
-    return { missing, referrers, suggestions, range };
-  }, [client, days]);
+    if (rangeError) return null;
+    const api = apiRange(range);
+    const [missing, referrers, suggestions] = await Promise.all([client.notFound({ ...api, limit: 50 }), client.referrers({ ...api, limit: 20 }), client.suggestions(api)]);
+    return { missing, referrers, suggestions, range: api };
+  }, [client, range.from, range.to, rangeError]);
   return (
     <div className="stack">
       <h1>Insights</h1>
-      <div className="presets" role="group" aria-label="Range">
-        {RANGES.map((d) => (
-          <button key={d} type="button" className={d === days ? 'button small' : 'button small secondary'} aria-pressed={d === days} onClick={() => setDays(d)}>
-            Last {d} days
-          </button>
-        ))}
-      </div>
+      <RangeFields id="i" range={range} setDays={setDays} setDates={setDates} />
+      {rangeError && <Alert>{rangeError}</Alert>}
       {report.error && <Alert title="Insights could not be loaded.">{report.error}</Alert>}
       {report.loading && !report.data && <Loading what="insights" />}
       {report.data && (
         <div className={report.loading ? 'stack stale' : 'stack'} aria-busy={report.loading}>
-          <AiReferrals referrers={report.data.referrers} />
           <Suggestions list={report.data.suggestions} client={client} projectId={projectId} range={report.data.range} />
+          <AiReferrals referrers={report.data.referrers} />
+          <AiCompanies client={client} range={report.data.range} />
           <BrokenPaths missing={report.data.missing} />
           <Sources referrers={report.data.referrers} />
-          <AiCompanies client={client} range={report.data.range} />
         </div>
       )}
     </div>
@@ -57,28 +55,16 @@ function AiReferrals({ referrers }: { referrers: ReferrersPage }) {
         Human visitors who arrived from an answer of ChatGPT, Perplexity, Claude, Gemini, Copilot or another AI assistant in this range:{' '}
         <strong data-testid="ai-referred">{fromAi.toLocaleString()}</strong>.
       </p>
-      {days.length === 0 ? (
-        <Empty title="No human visitors in this range" />
-      ) : (
-        <Table className="numbers" columns={['Day (UTC)', 'Human visitors', 'From AI answers', 'Share']}>
-          {days.map((d) => (
-            <tr key={d.start}>
-              <td>{d.start.slice(0, 10)}</td>
-              <td>{d.humans.toLocaleString()}</td>
-              <td>{d.fromAiAssistant.toLocaleString()}</td>
-              <td>
-                <span className="share-track" aria-hidden="true">
-                  <span className="share-bar" style={{ width: `${d.humans ? Math.round((d.fromAiAssistant / d.humans) * 100) : 0}%` }} />
-                </span>
-                {percent(d.fromAiAssistant, d.humans)}
-              </td>
-            </tr>
-          ))}
-        </Table>
-      )}
+      {days.every((d) => d.humans === 0) ? <Empty title="No human visitors in this range" /> : <AiShareChart days={days} />}
     </section>
   );
 }
+
+/** Columns a phone drops (wide-only): the row keeps the path, its visitors and where they came from. */
+const wide = (label: string): Column => ({ label, className: 'wide-only' });
+const MISSING_COLUMNS: Column[] = ['Path', wide('Human'), wide('AI'), 'Visitors', wide('Views'), wide('Last seen'), wide('Came from')];
+
+const cameFrom = (p: NotFoundPage['paths'][number]) => p.referrers.map((r) => `${r.host ?? 'no referrer'} (${r.visitors})`).join(', ');
 
 /** Pages that answered 404 or 410, most visitors first, with where their readers came from. */
 function BrokenPaths({ missing }: { missing: NotFoundPage }) {
@@ -93,16 +79,16 @@ function BrokenPaths({ missing }: { missing: NotFoundPage }) {
           <p className="small">
             {t.total.toLocaleString()} visitors ({t.human.toLocaleString()} human, {t.ai.toLocaleString()} AI) asked for a page that was not there, {t.views.toLocaleString()} times.
           </p>
-          <Table className="numbers" columns={['Path', 'Human', 'AI', 'Visitors', 'Views', 'Last seen', 'Came from']}>
+          <Table className="numbers" columns={MISSING_COLUMNS}>
             {missing.paths.map((p) => (
               <tr key={p.path}>
-                <td className="path">{p.path}</td>
-                <td>{p.human.toLocaleString()}</td>
-                <td>{p.ai.toLocaleString()}</td>
+                <PathCell path={p.path} copy phoneNote={`From ${cameFrom(p)}`} />
+                <td className="wide-only">{p.human.toLocaleString()}</td>
+                <td className="wide-only">{p.ai.toLocaleString()}</td>
                 <td>{p.total.toLocaleString()}</td>
-                <td>{p.views.toLocaleString()}</td>
-                <td className="small">{p.lastSeen.slice(0, 10)}</td>
-                <td className="small">{p.referrers.map((r) => `${r.host ?? 'no referrer'} (${r.visitors})`).join(', ')}</td>
+                <td className="wide-only">{p.views.toLocaleString()}</td>
+                <td className="small wide-only">{p.lastSeen.slice(0, 10)}</td>
+                <td className="small wide-only">{cameFrom(p)}</td>
               </tr>
             ))}
           </Table>
@@ -134,7 +120,7 @@ function Sources({ referrers }: { referrers: ReferrersPage }) {
         <Table className="numbers" columns={['Host', 'Source', 'Visitors']}>
           {referrers.referrers.map((r) => (
             <tr key={r.host}>
-              <td className="path">{r.host}</td>
+              <PathCell path={r.host} />
               <td className="small">{SOURCE_LABELS[r.source]}</td>
               <td>{r.total.toLocaleString()}</td>
             </tr>

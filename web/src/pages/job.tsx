@@ -9,6 +9,7 @@ import { ChecksCard, DiffView } from './job-changes.tsx';
 import { formatCost, usageTitle } from './usage.tsx';
 import { messageOrigin, startedBy } from '../../../src/jobs/started-by.ts';
 import { EventList } from './job-events.tsx';
+import { PromptText } from './job-context.tsx';
 
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
@@ -164,7 +165,7 @@ function Messages({ messages }: { messages: JobMessage[] }) {
             {m.seq === 1 ? 'Prompt' : `Follow-up ${m.seq - 1}`} · {formatDate(m.createdAt)}
             {m.origin && <Origin origin={m.origin} />}
           </p>
-          <p className="prompt">{m.prompt}</p>
+          <PromptText prompt={m.prompt} />
           {m.handledAt ? (
             <div className="reply">
               <p className="small muted">

@@ -3,7 +3,7 @@
 // and the jobs started from suggestions with each path's not-found visitors before and after.
 import type { FolioClient, StartedSuggestion, Suggestion, SuggestionList } from '../api.ts';
 import { navigate } from '../router.tsx';
-import { Table } from '../tables.tsx';
+import { PathCell, Table } from '../tables.tsx';
 import { ActionButton, Alert, Empty, StatusBadge, useAction } from '../ui.tsx';
 import { isoMinute } from '../dates.ts';
 
@@ -41,6 +41,8 @@ export function Suggestions({ list, client, projectId, range }: { list: Suggesti
   );
 }
 
+const likely = (p: Suggestion['paths'][number]) => (p.candidates.length ? p.candidates.map((c) => `${c.url} (${c.title})`).join(', ') : '—');
+
 function SuggestionCard({ suggestion, client, projectId, range }: { suggestion: Suggestion; client: FolioClient; projectId: string; range: SuggestionRange }) {
   const start = useAction(async () => {
     const { job } = await client.startSuggestion(suggestion.id, range);
@@ -49,14 +51,14 @@ function SuggestionCard({ suggestion, client, projectId, range }: { suggestion: 
   return (
     <div className="stack" data-testid={`suggestion-${suggestion.kind}`}>
       <h3>{suggestion.title}</h3>
-      <Table className="numbers" columns={['Path', 'Visitors', 'Human', 'AI', 'Likely page']}>
+      <Table className="numbers" columns={['Path', 'Visitors', { label: 'Human', className: 'wide-only' }, { label: 'AI', className: 'wide-only' }, { label: 'Likely page', className: 'wide-only' }]}>
         {suggestion.paths.map((p) => (
           <tr key={p.path}>
-            <td className="path">{p.path}</td>
+            <PathCell path={p.path} copy phoneNote={`Likely page: ${likely(p)}`} />
             <td>{p.visitors.total.toLocaleString()}</td>
-            <td>{p.visitors.human.toLocaleString()}</td>
-            <td>{p.visitors.ai.toLocaleString()}</td>
-            <td className="small path">{p.candidates.length ? p.candidates.map((c) => `${c.url} (${c.title})`).join(', ') : '—'}</td>
+            <td className="wide-only">{p.visitors.human.toLocaleString()}</td>
+            <td className="wide-only">{p.visitors.ai.toLocaleString()}</td>
+            <td className="small wide-only">{likely(p)}</td>
           </tr>
         ))}
       </Table>
@@ -84,7 +86,7 @@ function NotProposed({ paths }: { paths: SuggestionList['notProposed'] }) {
       <Table className="numbers" columns={['Path', 'Visitors', 'Why']}>
         {paths.map((p) => (
           <tr key={p.path}>
-            <td className="path">{p.escaped}</td>
+            <PathCell path={p.escaped} />
             <td>{p.visitors.total.toLocaleString()}</td>
             <td className="small">{p.message}</td>
           </tr>
