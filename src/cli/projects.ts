@@ -33,7 +33,7 @@ function settingOptions(command: 'create' | 'update'): Option[] {
     create ? new Option('--draft-prs', 'open pull requests as drafts') : new Option('--draft-prs <bool>', 'true or false').argParser(boolOption),
     new Option('--webhook-url <url>', create ? 'POSTed on every job status change' : 'empty string removes it'),
     new Option('--webhook-secret <secret>', create ? 'HMAC-SHA256 key for webhook signatures' : 'empty string removes it'),
-    ...(create ? [] : [new Option('--repo-token-env <name>', 'read a per-project repository token from this environment variable')]),
+    new Option('--repo-token-env <name>', 'read a per-project repository token from this environment variable'),
     new Option('--site-origin <origin>', create ? 'origin allowed to send browser analytics (repeatable)' : 'replaces the allowed origins (repeatable)').argParser(repeatable),
     new Option(
       '--checks <mode>',
@@ -128,6 +128,7 @@ interface CreateOptions {
   monthlyTokens?: number | 'none';
   reviewComments?: ReviewCommentMode;
   reviewMention?: string;
+  repoTokenEnv?: string;
   json?: boolean;
 }
 
@@ -159,6 +160,7 @@ function registerCreate(project: Command): void {
         ...limitSettings(o),
         reviewComments: o.reviewComments,
         reviewMention: o.reviewMention,
+        ...(o.repoTokenEnv !== undefined ? { repoToken: repoTokenFrom(o.repoTokenEnv) } : {}),
       }),
     );
     const { warnings, ...shown } = saved;
@@ -205,12 +207,15 @@ function changedSettings(o: Record<string, unknown>): Partial<ProjectInput> {
   Object.assign(input, limitSettings(o));
   if (o.reviewComments !== undefined) input.reviewComments = o.reviewComments as ReviewCommentMode;
   if (o.reviewMention !== undefined) input.reviewMention = o.reviewMention as string;
-  if (o.repoTokenEnv !== undefined) {
-    const token = readNamedSecret(o.repoTokenEnv as string);
-    if (!token) throw new UsageError(`Environment variable ${o.repoTokenEnv as string} is empty.`);
-    input.repoToken = token;
-  }
+  if (o.repoTokenEnv !== undefined) input.repoToken = repoTokenFrom(o.repoTokenEnv as string);
   return input;
+}
+
+/** The token in the named variable; a private repository is checked with it when the project is saved. */
+function repoTokenFrom(name: string): string {
+  const token = readNamedSecret(name);
+  if (!token) throw new UsageError(`Environment variable ${name} is empty.`);
+  return token;
 }
 
 function registerList(project: Command): void {

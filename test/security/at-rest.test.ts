@@ -66,7 +66,7 @@ describe('files at rest', () => {
     cleanups.push(() => databases.drop());
     const env = { ...databases.env, FOLIO_DATA_DIR: dataDir, FOLIO_GIT_PROTOCOLS: 'https,http', FOLIO_OUTBOUND_ALLOW: '127.0.0.0/8', DOCS_TOKEN: TOKEN };
     const url = host.createRepo('acme/docs', { 'README.md': '# Docs\n', 'docs/index.md': '# Home\n' });
-    const project = JSON.parse((await runCli(['project', 'create', '--name', 'P', '--repository', url, '--code-host', 'none', '--json'], env)).stdout);
+    const project = JSON.parse((await runCli(['project', 'create', '--name', 'P', '--repository', url, '--code-host', 'none', '--repo-token-env', 'DOCS_TOKEN', '--json'], env)).stdout);
     expect((await runCli(['project', 'update', project.id, '--repo-token-env', 'DOCS_TOKEN'], env)).code).toBe(0);
     const key = JSON.parse((await runCli(['key', 'create', '--project', project.id, '--json'], env)).stdout).key;
     // `folio serve`, as an operator runs it: the CLI sets the umask.
