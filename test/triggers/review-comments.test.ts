@@ -205,6 +205,22 @@ describe('review comments on GitHub pull requests', () => {
     expect(await turns()).toBe(before);
   });
 
+  it('a comment over the monthly budget is refused with 402, listed as rejected with the sentence, and starts nothing', async () => {
+    const before = await turns();
+    await e.server.services.projects.update(projectId, { monthlyTokenBudget: 1 });
+    try {
+      const sent = await sendGitHub(url, secret, 'issue_comment', githubIssueComment(pr, { id: 796, body: '@folio one more thing', author: maintainer }), { deliveryId: 'ic-796' });
+      expect(sent.status).toBe(402);
+      expect(sent.body).toMatchObject({ outcome: 'rejected', code: 'monthly_budget_exceeded' });
+      expect(sent.body.reason).toMatch(/monthly budget/i);
+      const listed = await deliveries(e.server, projectId);
+      expect(listed.find((d) => d.deliveryId === 'ic-796')).toMatchObject({ outcome: 'rejected' });
+      expect(await turns()).toBe(before);
+    } finally {
+      await e.server.services.projects.update(projectId, { monthlyTokenBudget: null });
+    }
+  });
+
   it('comments on pull requests Folio did not open, or on issues, start nothing', async () => {
     const other = await sendGitHub(url, secret, 'issue_comment', githubIssueComment({ ...pr, number: 99 }, { id: 791, body: '@folio hi', author: maintainer }));
     expect(other.body).toMatchObject({ outcome: 'ignored', reason: 'pull request #99 is not one Folio opened for a job.' });

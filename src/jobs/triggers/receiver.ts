@@ -207,6 +207,8 @@ export function refusedByJobs(err: unknown): { record: Pick<DeliveryRecord, 'out
     return { record: { outcome: 'rejected', reason: err.message }, failure: { code: 'rate_limited', headers } };
   }
   if (err.code === 'model_not_configured') return { record: { outcome: 'failed', reason: err.message }, failure: { code: 'model_not_configured' } };
+  // The project's monthly budget is spent (jobs/budget.ts): listed as rejected with the budget's sentence.
+  if (err.code === 'monthly_budget_exceeded') return { record: { outcome: 'rejected', reason: err.message }, failure: { code: 'monthly_budget_exceeded' } };
   return null;
 }
 

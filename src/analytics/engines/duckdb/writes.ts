@@ -28,6 +28,21 @@ export const STAGE_TABLE = `CREATE OR REPLACE TEMP TABLE stage (${Object.entries
 /** The `events` table's columns, as its migrations made them (appended to directly). */
 const EVENTS = columns({ project_key: INTEGER, ts: BIGINT, day: INTEGER, path_id: INTEGER, visitor: BIGINT, cls: UTINYINT, agent: VARCHAR, referrer: VARCHAR, source: UTINYINT, seq: BIGINT });
 
+/** The columns a view has in both the stage and `events` (ts is typed apart: a DOUBLE staged, a BIGINT stored). */
+type ViewColumns = Record<'project_key' | 'day' | 'path_id' | 'visitor' | 'cls' | 'agent' | 'referrer' | 'source', number>;
+
+/** Rows off..end of a write into those columns of a chunk. */
+function fillView(f: ChunkFiller, c: ViewColumns, rows: StageRows, off: number, end: number): void {
+  f.copy(c.project_key, rows.project.subarray(off, end));
+  f.copy(c.day, daysOf(rows.ts, off, end));
+  f.copy(c.path_id, rows.pathId.subarray(off, end));
+  f.copy(c.visitor, rows.visitor.subarray(off, end));
+  f.copy(c.cls, rows.cls.subarray(off, end));
+  f.strings(c.agent, (j) => agentOf(rows, off + j));
+  f.strings(c.referrer, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
+  f.copy(c.source, rows.source.subarray(off, end));
+}
+
 /** The rows of one write as columns, ready for the stage table. */
 export interface StageRows {
   n: number;
@@ -155,15 +170,8 @@ export async function writeRows(writer: DuckDBConnection, pending: PendingRows, 
       const f = new ChunkFiller(STAGE.types, end - off);
       const c = STAGE.at;
       f.copy(c.grp, rows.group === null ? new Int32Array(end - off) : rows.group.subarray(off, end));
-      f.copy(c.project_key, rows.project.subarray(off, end));
       f.copy(c.ts, rows.ts.subarray(off, end));
-      f.copy(c.day, daysOf(rows.ts, off, end));
-      f.copy(c.path_id, rows.pathId.subarray(off, end));
-      f.copy(c.visitor, rows.visitor.subarray(off, end));
-      f.copy(c.cls, rows.cls.subarray(off, end));
-      f.strings(c.agent, (j) => agentOf(rows, off + j));
-      f.strings(c.referrer, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
-      f.copy(c.source, rows.source.subarray(off, end));
+      fillView(f, c, rows, off, end);
       const keys = rows.key;
       if (keys === null) f.nullWhere(c.ikey, () => true);
       else {
@@ -269,15 +277,8 @@ async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: numb
       const end = Math.min(n, off + CHUNK_ROWS);
       const f = new ChunkFiller(EVENTS.types, end - off);
       const c = EVENTS.at;
-      f.copy(c.project_key, rows.project.subarray(off, end));
       f.int64FromNumbers(c.ts, rows.ts.subarray(off, end));
-      f.copy(c.day, daysOf(rows.ts, off, end));
-      f.copy(c.path_id, rows.pathId.subarray(off, end));
-      f.copy(c.visitor, rows.visitor.subarray(off, end));
-      f.copy(c.cls, rows.cls.subarray(off, end));
-      f.strings(c.agent, (j) => agentOf(rows, off + j));
-      f.strings(c.referrer, (j) => (rows.referrer === null ? null : rows.referrer[off + j]));
-      f.copy(c.source, rows.source.subarray(off, end));
+      fillView(f, c, rows, off, end);
       f.int64Constant(c.seq, BigInt(seq));
       ap.appendDataChunk(f.chunk);
     }
