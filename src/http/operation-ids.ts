@@ -1,6 +1,7 @@
 // The OpenAPI `operationId` of every documented operation, in one table: generated clients name their
 // methods after it (the names follow Folio's own client, src/client/client.ts). The routes stay as they
-// are; `nameOperations` sets the id where each route is registered. A documented route missing here
+// are; `nameOperations` sets the id where each route is registered. The analytics reports name their
+// own (routes/analytics.ts: get + the report's name). A documented route missing here
 // fails test/http/reference.test.ts, and so does an entry no route has. The upstream documents Folio
 // is wire-compatible with (shared/reference/upstream-openapi) name no operationIds, so none is kept.
 import type { FastifyInstance } from 'fastify';
@@ -20,12 +21,6 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v2/agent/:projectId/job/:id/webhooks/:deliveryId/redeliver': 'redeliverWebhook',
   'GET /v2/agent/:projectId/suggestions': 'listSuggestions',
   'POST /v2/agent/:projectId/suggestions/:suggestionId/job': 'startSuggestion',
-  'GET /v1/analytics/:projectId/visitors': 'getVisitors',
-  'GET /v1/analytics/:projectId/views': 'getViews',
-  'GET /v1/analytics/:projectId/timeseries': 'getTimeseries',
-  'GET /v1/analytics/:projectId/referrers': 'getReferrers',
-  'GET /v1/analytics/:projectId/not-found': 'getNotFound',
-  'GET /v1/analytics/:projectId/agents': 'getAgents',
   'POST /v1/analytics/:projectId/events': 'ingestEvents',
   'POST /v1/analytics/:projectId/import': 'importLog',
   'GET /v1/analytics/script.js': 'getBrowserScript',

@@ -76,7 +76,7 @@ function reportRoute<Q extends TSchema, R extends TSchema, Result>(app: App, rep
   const response = { 200: report.response, ...errorResponses(400, 401, 403, 429) };
   app.get<{ Params: Static<typeof ProjectParams>; Querystring: Static<Q> }>(
     `/v1/analytics/:projectId/${report.name}`,
-    { schema: { tags, summary: report.summary, description: report.description, params: ProjectParams, querystring: report.query, response }, config: ACCESS.read },
+    { schema: { tags, operationId: reportOperationId(report.name), summary: report.summary, description: report.description, params: ProjectParams, querystring: report.query, response }, config: ACCESS.read },
     async (request, reply) => {
       const query = request.query as Static<Q> & RangeQuery;
       const range = await rangeOf(app.analyticsReads, { params: request.params, query }, reply, (r) => check?.(r, query));
@@ -86,6 +86,9 @@ function reportRoute<Q extends TSchema, R extends TSchema, Result>(app: App, rep
     },
   );
 }
+
+/** A report's operationId from its name (not-found → getNotFound), so a new report needs no entry in operation-ids.ts. */
+const reportOperationId = (name: string) => `get${name.replace(/(^|-)([a-z])/g, (_, _dash: string, c: string) => c.toUpperCase())}`;
 
 /** Hourly series are limited to 31 days. */
 function hourlyWithin31Days(range: Range, query: TimeseriesQuery): void {
