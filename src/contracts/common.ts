@@ -1,10 +1,16 @@
 // Schemas shared by every area: the error body, path parameters, the code hosts and trigger hosts.
 import { Type, type Static } from 'typebox';
 
+/**
+ * A guide named in an OpenAPI text, as a Markdown link to where every Folio server serves it
+ * (GET /docs/guides/<name>.md, src/http/routes/guides.ts): `docLink('errors')`.
+ */
+export const docLink = (name: string): string => `[docs/${name}.md](/docs/guides/${name}.md)`;
+
 export const ErrorBody = Type.Object(
   {
     error: Type.String({ description: 'One clear sentence about what went wrong.' }),
-    code: Type.String({ description: 'Stable machine-readable code; see docs/errors.md.' }),
+    code: Type.String({ description: `Stable machine-readable code; see ${docLink('errors')}.` }),
     details: Type.Optional(
       Type.Array(
         Type.Object({

@@ -1,6 +1,6 @@
 // Agent-job schemas: one source for validation, TypeScript types, OpenAPI and the typed client.
 import { Type, type Static } from 'typebox';
-import { CheckNameSchema, ChecksModeSchema, MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
+import { CheckNameSchema, ChecksModeSchema, docLink, MAX_SEQUENCE, ProjectId, TriggerHost } from './common.ts';
 import { JOB_TITLE_MAX } from './job-title.ts';
 import { JobLimit, MaxCostUsd, MaxTokens, MonthBudget } from './budget.ts';
 
@@ -247,7 +247,7 @@ export const MessageOrigin = Type.Object(
     reviewer: Type.String({ description: "The reviewer's user name on the code host." }),
     url: Type.String({ description: 'The review or comment on the pull request.' }),
   },
-  { $id: 'MessageOrigin', title: 'MessageOrigin', description: 'A follow-up from a review by @reviewer (docs/triggers.md, review comments).' },
+  { $id: 'MessageOrigin', title: 'MessageOrigin', description: `A follow-up from a review by @reviewer (${docLink('triggers')}, review comments).` },
 );
 export type MessageOrigin = Static<typeof MessageOrigin>;
 

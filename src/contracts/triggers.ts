@@ -1,6 +1,6 @@
 // Schemas of code-change triggers: the answer to a webhook delivery and the dashboard's settings.
 import { Type, type Static } from 'typebox';
-import { ProjectId, TriggerHost } from './common.ts';
+import { docLink, ProjectId, TriggerHost } from './common.ts';
 
 export const TriggerParams = Type.Object({ projectId: ProjectId });
 
@@ -16,7 +16,7 @@ export const DeliveryAnswer = Type.Object(
     deliveryId: Type.Union([Type.String(), Type.Null()]),
     jobId: Type.Optional(Type.String()),
     error: Type.Optional(Type.String({ description: 'On refusals: the same sentence, as in every error body.' })),
-    code: Type.Optional(Type.String({ description: 'On refusals: a stable code (docs/errors.md).' })),
+    code: Type.Optional(Type.String({ description: `On refusals: a stable code (${docLink('errors')}).` })),
   },
   { title: 'TriggerDeliveryAnswer' },
 );

@@ -8,7 +8,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { registerServices, type HttpServices } from './services.ts';
 import { ApiError, type ErrorBody, type ErrorDetail } from '../errors.ts';
-import { ErrorBody as ErrorSchema } from '../contracts/common.ts';
+import { docLink, ErrorBody as ErrorSchema } from '../contracts/common.ts';
 import { Job, JobChanges, WebhookDelivery } from '../contracts/jobs.ts';
 import { JobEventSchema } from '../contracts/job-events.ts';
 import { registerMetrics } from './metrics.ts';
@@ -25,6 +25,7 @@ import { ACCESS, authPlugin, publicScope } from './auth.ts';
 import { httpErrorOf } from './error-status.ts';
 import { triggerRoutes } from './routes/triggers.ts';
 import { triggerSettingsRoutes } from './routes/trigger-settings.ts';
+import { guideRoutes } from './routes/guides.ts';
 import { FOLIO_VERSION } from '../version.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -199,7 +200,7 @@ async function registerReference(app: FastifyInstance): Promise<void> {
       info: {
         title: 'Folio API',
         version: FOLIO_VERSION,
-        description: 'Agent jobs on your docs repository, and visitor analytics that tell humans from AI. Errors are `{error, code, details?}`; see docs/errors.md.',
+        description: `Agent jobs on your docs repository, and visitor analytics that tell humans from AI. Errors are \`{error, code, details?}\`; see ${docLink('errors')}.`,
       },
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An admin API key: folio_…' } } },
       security: [{ bearerAuth: [] }],
@@ -244,6 +245,7 @@ async function registerRoutes(app: FastifyInstance, opts: AppOptions): Promise<v
     await dashboard.register(triggerSettingsRoutes);
     await dashboard.register(publicScope(webAppRoutes), { webRoot: opts.webRoot });
   });
+  await app.register(guideRoutes);
 }
 
 export async function buildApp(services: HttpServices, opts: AppOptions = {}): Promise<FastifyInstance> {

@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ApiError, notFound } from '../../errors.ts';
-import { errorResponses, ProjectParams } from '../../contracts/common.ts';
+import { docLink, errorResponses, ProjectParams } from '../../contracts/common.ts';
 import { CollectBody } from '../../contracts/analytics.ts';
 import { BROWSER_SCRIPT, BROWSER_SCRIPT_ETAG } from '../../analytics/index.ts';
 import { ACCESS, publicByDefault } from '../auth.ts';
@@ -19,7 +19,7 @@ const tags = ['Analytics'];
 export const browserScriptRoute: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/v1/analytics/script.js',
-    { schema: { tags, summary: 'Browser script', description: 'Small, dependency-free page-view script; see docs/analytics.md.', security: [] }, config: ACCESS.public },
+    { schema: { tags, summary: 'Browser script', description: `Small, dependency-free page-view script; see ${docLink('analytics')}.`, security: [] }, config: ACCESS.public },
     async (request, reply) => {
       reply
         .header('content-type', 'text/javascript; charset=utf-8')

@@ -10,7 +10,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Refusal } from '../../jobs/triggers/receiver.ts';
 import { DeliveryAnswer as DeliveryAnswerSchema, DeliveryRefusal, TriggerParams } from '../../contracts/triggers.ts';
-import { TRIGGER_HOSTS, type TriggerHost } from '../../contracts/common.ts';
+import { docLink, TRIGGER_HOSTS, type TriggerHost } from '../../contracts/common.ts';
 import { ACCESS } from '../auth.ts';
 import { triggerAdapter } from '../../codehost/index.ts';
 import { HTTP_STATUS } from '../error-status.ts';
@@ -74,7 +74,7 @@ const routes: FastifyPluginAsyncTypebox = async (app) => {
         schema: {
           tags: ['Code-change triggers'],
           summary: `Receive a ${adapter.name} webhook`,
-          description: `${adapter.description} See docs/triggers.md.`,
+          description: `${adapter.description} See ${docLink('triggers')}.`,
           security: [],
           params: TriggerParams,
           response: {
