@@ -2,28 +2,34 @@
 // humans its assistants' answers sent (GET …/ai-companies); a company's button lists its pages.
 import { useState } from 'react';
 import type { AiCompaniesPage, FolioClient } from '../api.ts';
-import { Table } from '../tables.tsx';
+import { PathCell, Table, type Column } from '../tables.tsx';
 import { Alert, Empty, Loading, useAsync } from '../ui.tsx';
 
 type Row = AiCompaniesPage['companies'][number];
 const n = (x: number) => x.toLocaleString();
 const ratio = (r: number | null) => (r === null ? '—' : r.toFixed(1));
+const crawls = (row: Row) => {
+  const c = row.trainingViews + row.searchViews;
+  return `${n(c)} crawl${c === 1 ? '' : 's'}`;
+};
 
 /** Per company, or per page of one company: the same columns after the first. */
 function Cells({ row }: { row: Row }) {
   return (
     <>
-      <td>{n(row.trainingViews)}</td>
-      <td>{n(row.searchViews)}</td>
-      <td>{n(row.assistantVisitors)}</td>
-      <td>{n(row.assistantViews)}</td>
+      <td className="wide-only">{n(row.trainingViews)}</td>
+      <td className="wide-only">{n(row.searchViews)}</td>
+      <td className="wide-only">{n(row.assistantVisitors)}</td>
+      <td className="wide-only">{n(row.assistantViews)}</td>
       <td>{n(row.referredHumans)}</td>
-      <td>{ratio(row.crawlsPerReferredHuman)}</td>
+      <td className="wide-only">{ratio(row.crawlsPerReferredHuman)}</td>
     </>
   );
 }
 
-const COLUMNS = ['Training crawls', 'Search crawls', 'Assistant visitors', 'Assistant views', 'Humans sent', 'Crawls per human'];
+// A phone keeps the humans a company sends back; what it takes (its crawls) goes under its name.
+const wide = (label: string): Column => ({ label, className: 'wide-only' });
+const COLUMNS: Column[] = [wide('Training crawls'), wide('Search crawls'), wide('Assistant visitors'), wide('Assistant views'), 'Humans sent', wide('Crawls per human')];
 
 export function AiCompanies({ client, range }: { client: FolioClient; range: { dateFrom: string; dateTo: string } }) {
   const [company, setCompany] = useState<string | null>(null);
@@ -44,6 +50,7 @@ export function AiCompanies({ client, range }: { client: FolioClient; range: { d
                 <button type="button" className={company === r.company ? 'button small' : 'button small secondary'} aria-pressed={company === r.company} onClick={() => setCompany(company === r.company ? null : r.company)}>
                   {r.company}
                 </button>
+                <span className="small muted phone-only">{crawls(r)}</span>
               </td>
               <Cells row={r} />
             </tr>
@@ -57,7 +64,7 @@ export function AiCompanies({ client, range }: { client: FolioClient; range: { d
           <Table className="numbers" columns={['Path', ...COLUMNS]}>
             {pages.data.companies.map((r) => (
               <tr key={r.path}>
-                <td className="path">{r.path}</td>
+                <PathCell path={r.path ?? ""} phoneNote={crawls(r)} />
                 <Cells row={r} />
               </tr>
             ))}
