@@ -3,19 +3,15 @@
 // written events: crawls and crawler agents, assistants' visitors and views, humans sent by the
 // assistants' answers (stored hosts and, as older rows kept them, whole URLs), per company and per path.
 import { aiCompanies, type CompanyRow } from '../../src/analytics/reports/ai-companies.ts';
-import { rmSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { AGENTS, MARKDOWN_AGENT } from '../../src/analytics/classify.ts';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { CLASS_CODE, type TrafficClass } from '../../src/analytics/traffic-class.ts';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import type { Range } from '../../src/analytics/dates.ts';
-import { tempDir } from '../helpers/server.ts';
 import { rng, utf8Compare } from '../analytics/helpers.ts';
-import { closeChdb, openChdbEngine } from './chdb.ts';
-import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
+import { freshName } from './helpers.ts';
+import { threeEngines } from './engines.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -98,25 +94,8 @@ function expected(ref: Ref[], range: Range, company?: string): CompanyRow[] {
   return rows.sort((a, b) => taken(b) - taken(a) || b.referredHumans - a.referredHumans || utf8Compare(a.company, b.company) || utf8Compare(a.path ?? '', b.path ?? ''));
 }
 
-const duckDir = tempDir('folio-ai-companies-');
-
-interface Backend {
-  name: string;
-  skip: boolean;
-  open(store: string): Promise<AnalyticsEngine>;
-  drop(store: string): Promise<void>;
-}
-
-const BACKENDS: Backend[] = [
-  { name: 'DuckDB', skip: false, open: (store) => DuckDbEngine.open({ file: path.join(duckDir, `${store}.duckdb`), readConnections: 1 }), drop: async () => {} },
-  { name: `ClickHouse server ${NEEDS}`, skip: !CLICKHOUSE_URL, open: async (store) => (await requireClickHouse(), openEngine(store)), drop: dropDatabase },
-  { name: 'ClickHouse 26.x in-process (chdb)', skip: false, open: openChdbEngine, drop: async () => {} },
-];
-
-afterAll(() => {
-  closeChdb();
-  rmSync(duckDir, { recursive: true, force: true });
-});
+const { backends: BACKENDS, cleanup } = threeEngines('folio-ai-companies-');
+afterAll(cleanup);
 
 describe.each(BACKENDS)('$name: what each AI company takes and gives back', ({ skip, open, drop }) => {
   it.skipIf(skip)('counts every company, and one company per path, exactly as plain Sets, page by page and within a range', async () => {

@@ -5,19 +5,15 @@
 // page views) and their report is checked too.
 import { notFound } from '../../src/analytics/reports/not-found.ts';
 import { referrers } from '../../src/analytics/reports/referrers.ts';
-import { rmSync } from 'node:fs';
 import { Readable } from 'node:stream';
-import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
+import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { ownHostsOf, withoutOwnReferrers } from '../../src/analytics/own-hosts.ts';
 import { fieldsFrom, runLogImport } from '../../src/analytics/log-import.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
-import { tempDir } from '../helpers/server.ts';
 import { rng, utf8Compare } from '../analytics/helpers.ts';
-import { closeChdb, openChdbEngine } from './chdb.ts';
-import { CLICKHOUSE_URL, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
+import { freshName } from './helpers.ts';
+import { threeEngines } from './engines.ts';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -89,25 +85,8 @@ function expected(ref: Ref[]) {
   return { classes, rows: hosts, days };
 }
 
-const duckDir = tempDir('folio-own-referrers-');
-
-interface Backend {
-  name: string;
-  skip: boolean;
-  open(store: string): Promise<AnalyticsEngine>;
-  drop(store: string): Promise<void>;
-}
-
-const BACKENDS: Backend[] = [
-  { name: 'DuckDB', skip: false, open: (store) => DuckDbEngine.open({ file: path.join(duckDir, `${store}.duckdb`), readConnections: 1 }), drop: async () => {} },
-  { name: `ClickHouse server ${NEEDS}`, skip: !CLICKHOUSE_URL, open: async (store) => (await requireClickHouse(), openEngine(store)), drop: dropDatabase },
-  { name: 'ClickHouse 26.x in-process (chdb)', skip: false, open: openChdbEngine, drop: async () => {} },
-];
-
-afterAll(() => {
-  closeChdb();
-  rmSync(duckDir, { recursive: true, force: true });
-});
+const { backends: BACKENDS, cleanup } = threeEngines('folio-own-referrers-');
+afterAll(cleanup);
 
 describe.each(BACKENDS)('$name: the project’s own hosts are no referrers', ({ skip, open, drop }) => {
   it.skipIf(skip)('reads views referred by its own pages as having no referrer, exactly as plain Sets', async () => {
