@@ -29,7 +29,7 @@ export type ApiErrorCode =
   | 'field_too_long' | 'future_timestamp' | 'invalid_event' | 'invalid_field' | 'invalid_ip' | 'invalid_json' | 'invalid_key'
   | 'invalid_path' | 'invalid_timestamp' | 'invalid_user_agent' | 'invalid_visitor_id' | 'missing_field' | 'missing_identity' | 'unknown_field'
   | 'invalid_signature' | 'invalid_setup_token'
-  | 'project_not_found' | 'job_not_found' | 'key_not_found' | 'suggestion_not_found' | 'triggers_not_configured'
+  | 'project_not_found' | 'job_not_found' | 'key_not_found' | 'suggestion_not_found' | 'doc_not_found' | 'triggers_not_configured'
   | 'job_archived' | 'already_set_up' | 'suggestion_in_progress'
   | 'repository_not_found' | 'repository_auth_failed' | 'repository_redirected' | 'repository_address_refused' | 'repository_protocol_refused' | 'branch_not_found'
   | 'line_too_long' | 'payload_too_large'

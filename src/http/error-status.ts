@@ -46,6 +46,7 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   // 404: nothing there (or not for this caller)
   project_not_found: 404,
   job_not_found: 404,
+  doc_not_found: 404,
   key_not_found: 404,
   suggestion_not_found: 404,
   triggers_not_configured: 404,

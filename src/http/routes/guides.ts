@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type } from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { notFound } from '../../errors.ts';
+import { CodedError } from '../../errors.ts';
 import { ACCESS } from '../auth.ts';
 
 export const DEFAULT_DOCS_ROOT = fileURLToPath(new URL('../../../docs/', import.meta.url));
@@ -30,7 +30,7 @@ export const guideRoutes: FastifyPluginAsyncTypebox<{ docsRoot?: string }> = asy
     { schema: { hide: true, params: Type.Object({ name: Type.String() }) }, config: ACCESS.public },
     async (request, reply) => {
       const file = guides.get(request.params.name);
-      if (!file) throw notFound(`There is no guide ${JSON.stringify(request.params.name.slice(0, 100))}; the guides are docs/<name>.md of Folio's repository.`, 'doc_not_found');
+      if (!file) throw new CodedError('doc_not_found', `There is no guide ${JSON.stringify(request.params.name.slice(0, 100))}; the guides are docs/<name>.md of Folio's repository.`);
       return reply.header('content-type', 'text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(readFileSync(file, 'utf8'));
     },
   );
