@@ -12,7 +12,7 @@ import type { Database } from '../store/schema.ts';
 import { numberOrNull, type ProjectRow } from '../store/projects.ts';
 import { costUsd, type PriceTable } from './usage.ts';
 
-type ProjectLimits = Pick<ProjectRow, 'default_max_cost_usd' | 'default_max_tokens' | 'monthly_budget_usd' | 'monthly_token_budget'>;
+export type ProjectLimits = Pick<ProjectRow, 'default_max_cost_usd' | 'default_max_tokens' | 'monthly_budget_usd' | 'monthly_token_budget'>;
 
 /** A job's limits from its create request, else the project's defaults. Dollars need a priced model. */
 export function jobLimitFor(request: { maxCostUsd?: number; maxTokens?: number }, project: ProjectLimits, prices: PriceTable, model: string): JobLimit {
@@ -135,12 +135,15 @@ export function overMonthlyBudget(month: MonthBudget): string | null {
  * Refuses a job or follow-up (`monthly_budget_exceeded`) when the project's monthly budget is spent.
  * Called inside the write's project-serialised transaction.
  */
-export async function refuseOverMonthlyBudget(db: Kysely<Database>, prices: PriceTable, projectId: string, now = Date.now()): Promise<void> {
-  const project = await db
-    .selectFrom('projects')
-    .select(['default_max_cost_usd', 'default_max_tokens', 'monthly_budget_usd', 'monthly_token_budget'])
-    .where('id', '=', projectId)
-    .executeTakeFirst();
+export async function refuseOverMonthlyBudget(db: Kysely<Database>, prices: PriceTable, projectId: string, known?: ProjectLimits, now = Date.now()): Promise<void> {
+  // A create has the project's row already (`known`); a follow-up reads it here.
+  const project =
+    known ??
+    (await db
+      .selectFrom('projects')
+      .select(['default_max_cost_usd', 'default_max_tokens', 'monthly_budget_usd', 'monthly_token_budget'])
+      .where('id', '=', projectId)
+      .executeTakeFirst());
   if (!project || (project.monthly_budget_usd === null && project.monthly_token_budget === null)) return;
   const refusal = overMonthlyBudget(await monthBudget(db, prices, projectId, project, now));
   if (refusal) throw new CodedError('monthly_budget_exceeded', refusal);

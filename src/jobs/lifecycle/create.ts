@@ -5,11 +5,11 @@ import type { JobLimit } from '../../contracts/budget.ts';
 import { jobTitle } from '../../contracts/job-title.ts';
 import { newId } from '../../store/ids.ts';
 import type { JobRow } from '../view.ts';
-import { refuseOverMonthlyBudget } from '../budget.ts';
+import { refuseOverMonthlyBudget, type ProjectLimits } from '../budget.ts';
 import { record, type Change, type LifecycleDeps, type Trx } from './context.ts';
 
 export interface NewJob {
-  project: { id: string; repository_url: string; base_branch: string };
+  project: { id: string; repository_url: string; base_branch: string } & ProjectLimits;
   model: string;
   prompt: string;
   trigger: JobTrigger | null;
@@ -21,7 +21,7 @@ export interface NewJob {
 
 export async function createJob(trx: Trx, deps: LifecycleDeps, input: NewJob): Promise<Change> {
   const { project, model, prompt, trigger } = input;
-  await refuseOverMonthlyBudget(trx, deps.config.models.prices, project.id);
+  await refuseOverMonthlyBudget(trx, deps.config.models.prices, project.id, project);
   const now = Date.now();
   const id = newId('job');
   const row: JobRow = {
