@@ -35,6 +35,8 @@ import type {
 export type { ChecksReport, Job, JobChanges, JobEvent, JobFile, JobStatus, JobUsage, PathCounts, TrafficCounts, UsageReport, WebhookDelivery };
 export type { ApiKey, BuildSwitch, ChecksMode, CreatedKey, JobMessage, Session, User };
 export type { FolioClient };
+export { FolioError };
+export type { ImpactCounts, ImpactPage, JobImpact } from '../../src/client/index.ts';
 export type { AiCompaniesPage, NotFoundPage, NotFoundPath, ReferrersPage, StartedSuggestion, Suggestion, SuggestionList } from '../../src/client/index.ts';
 export type { TriggerDelivery, TriggerSettings, WatchedRepository };
 /** A project as the dashboard API answers it (with its script tag). */

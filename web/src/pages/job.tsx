@@ -10,6 +10,7 @@ import { formatCost, usageTitle } from './usage.tsx';
 import { messageOrigin, startedBy } from '../../../src/jobs/started-by.ts';
 import { EventList } from './job-events.tsx';
 import { PromptText } from './job-context.tsx';
+import { ImpactPanel } from './job-impact.tsx';
 
 const REFRESH_MS = 3000;
 const MAX_EVENTS = 2000;
@@ -125,6 +126,7 @@ export function JobPage({ projectId, jobId }: { projectId: string; jobId: string
           <EventList events={stream.events} />
         </section>
       </div>
+      <ImpactPanel client={client} job={job} />
       <ChecksCard checks={changes?.checks ?? null} mode={checksMode} status={job.status} />
       <DiffView changes={changes} status={job.status} />
     </div>

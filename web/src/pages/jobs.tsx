@@ -5,6 +5,7 @@ import { navigate } from '../router.tsx';
 import { JobCells, Table } from '../tables.tsx';
 import { ActionButton, ActionForm, Alert, Empty, formatDate, Loading, modelOptions, SelectField, SubmitButton, TextField, timeAgo, useAction, useTitle, type Option } from '../ui.tsx';
 import { formatCost, formatTokens, usageTitle } from './usage.tsx';
+import { ImpactBadge } from './job-impact.tsx';
 
 const FILTERS: readonly Option<'' | JobStatus>[] = [
   ['', 'All'],
@@ -84,7 +85,7 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
             {status ? 'Try another status filter.' : 'Describe a change to your docs above and the agent opens a pull request.'}
           </Empty>
         )}
-        {all.length > 0 && <JobsTable projectId={projectId} jobs={all} />}
+        {all.length > 0 && <JobsTable projectId={projectId} jobs={all} client={client} />}
         {hasMore && (
           <div className="actions">
             <ActionButton action={loadMore} label="Load older jobs" busyLabel="Loading…" />
@@ -97,7 +98,7 @@ export function JobsPage({ projectId, session }: { projectId: string; session: S
 
 const JOB_COLUMNS = ['Job', 'Status', 'Pull request', 'Model', 'Tokens', 'Cost', 'Created', 'Updated'];
 
-function JobsTable({ projectId, jobs }: { projectId: string; jobs: Job[] }) {
+function JobsTable({ projectId, jobs, client }: { projectId: string; jobs: Job[]; client: FolioClient }) {
   return (
     <Table columns={JOB_COLUMNS}>
       {jobs.map((j) => (
@@ -110,6 +111,12 @@ function JobsTable({ projectId, jobs }: { projectId: string; jobs: Job[] }) {
               </a>
             ) : (
               <span className="muted">—</span>
+            )}
+            {j.mergedAt && (
+              <>
+                {' '}
+                <ImpactBadge client={client} job={j} />
+              </>
             )}
           </td>
           <td className="small">{j.model}</td>
