@@ -29,7 +29,7 @@ import { JobEventsService } from './jobs/event-streams.ts';
 import { serviceMetrics, type ServiceMetrics } from './jobs/metrics.ts';
 import { SuggestionsService } from './suggestions/service.ts';
 import { SiteIndexReader } from './suggestions/site-index.ts';
-import { PullRequestStates } from './suggestions/pull-request-states.ts';
+import { PullRequestStates } from './jobs/pull-request-states.ts';
 import { WeeklyAutoFix } from './suggestions/weekly.ts';
 
 export interface ServicesOptions {
