@@ -10,6 +10,8 @@ import { MINTLIFY } from '../fixtures/docs-sites.ts';
 import { startE2E, waitForJob, type E2E } from '../agent/e2e-helpers.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
+import { FolioClient, FolioError } from '../../src/client/index.ts';
+import { runCli as run } from '../client/fixtures/run-cli.ts';
 
 const DAY = 86_400_000;
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -152,6 +154,39 @@ describe('the impact of a merged job', () => {
     } finally {
       await again.close();
     }
+  });
+
+  it('the typed client and `folio jobs impact` (table, --json, --csv)', { timeout: 60_000 }, async () => {
+    const client = new FolioClient({ baseUrl: e.server.url, apiKey: key, projectId });
+    const impact = await client.getJobImpact(jobId, { days: 2 });
+    expect(impact.total.after).toEqual({ humans: 2, ai: 1, views: 3, fromAiAnswers: 1, notFound: 1 });
+    await expect(client.getJobImpact(jobId, { days: 91 })).rejects.toMatchObject({ status: 400 });
+    const missing = await client.getJobImpact(`job_${'1'.repeat(26)}`).catch((err: unknown) => err);
+    expect(missing).toBeInstanceOf(FolioError);
+    expect(missing).toMatchObject({ status: 404, code: 'job_not_found' });
+
+    const env = { FOLIO_URL: e.server.url, FOLIO_API_KEY: key, FOLIO_PROJECT: projectId };
+    const table = await run(['jobs', 'impact', jobId, '--days', '2'], env);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(`Merged ${new Date(mergedAt).toISOString()}`);
+    expect(table.stdout).toMatch(/\(2 days each\)/);
+    expect(table.stdout).toMatch(/PAGE +CHANGE +HUMANS +AI +VIEWS +FROM AI ANSWERS +NOT FOUND/);
+    expect(table.stdout).toMatch(/\/guides\/authentication +moved from \/guides\/auth +2→2 +1→0 +3→2 +0→1 +1→1/);
+    expect(table.stdout).toMatch(/\/quickstart +edited +1→0 +0→1 +1→1 +1→0 +0→0/);
+    expect(table.stdout).toMatch(/\/guides\/auth +redirect to \/guides\/authentication +2→0 +1→0 +3→0 +0→0 +1→1/);
+    expect(table.stdout).toMatch(/Total +3→2 +1→1 +4→3 +1→1 +1→1/);
+    const json = await run(['jobs', 'impact', jobId, '--days', '2', '--json'], env);
+    expect(JSON.parse(json.stdout)).toEqual(impact);
+    const csv = await run(['jobs', 'impact', jobId, '--days', '2', '--csv'], env);
+    const lines = csv.stdout.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('path,change,previous_path,redirect_to,humans_before,humans_after,ai_before,ai_after,views_before,views_after,fromAiAnswers_before,fromAiAnswers_after,notFound_before,notFound_after');
+    expect(lines).toContain('/guides/authentication,moved,/guides/auth,,2,2,1,0,3,2,0,1,1,1');
+    expect(lines.at(-1)).toBe(',total,,,3,2,1,1,4,3,1,1,1,1');
+    const bad = await run(['jobs', 'impact', jobId, '--days', '0'], env);
+    expect(bad.code).not.toBe(0);
+    const notReady = await run(['jobs', 'impact', `job_${'1'.repeat(26)}`], env);
+    expect(notReady.code).not.toBe(0);
+    expect(notReady.stderr).toMatch(/does not exist/);
   });
 
   it('404 for an unknown job or another project\'s, 400 for bad days, 409 for a job without a pull request', { timeout: 60_000 }, async () => {
