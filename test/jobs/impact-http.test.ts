@@ -156,6 +156,55 @@ describe('the impact of a merged job', () => {
     }
   });
 
+  it('a job that added and removed pages, merged two days ago: short windows, said so; merged an hour ago: 409', { timeout: 90_000 }, async () => {
+    const run = async (replies: FakeReply[], prompt: string) => {
+      let i = 0;
+      e.llm.setResponder(() => replies[i++] ?? call('finish', { title: 'Pages', summary: 'Pages.' }));
+      const created = await e.server.api('POST', `/v2/agent/${projectId}/job`, { key, body: { prompt } });
+      return waitForJob(e.server, projectId, created.body.id, key);
+    };
+    const docs = JSON.parse(MINTLIFY.files['docs.json']);
+    docs.navigation.tabs[0].groups[1].pages = ['guides/auth', 'guides/tokens'];
+    const job = await run(
+      [
+        call('write_file', { path: 'guides/tokens.mdx', content: '---\ntitle: Tokens\n---\n\nTokens.\n' }),
+        call('delete_file', { path: 'guides/webhooks.mdx' }),
+        call('write_file', { path: 'docs.json', content: JSON.stringify(docs, null, 2) + '\n' }),
+      ],
+      'Replace the webhooks page with a tokens page.',
+    );
+    expect(job.files.map((f: any) => `${f.status} ${f.path}`).sort()).toEqual(['added guides/tokens.mdx', 'deleted guides/webhooks.mdx', 'modified docs.json']);
+    const merged = Date.now() - 2 * DAY;
+    const pr = e.host.github.pulls.find((p) => p.head === job.source.ref)!;
+    Object.assign(pr, { mergedAt: new Date(merged).toISOString(), state: 'closed' });
+    await e.server.api('POST', `/v1/analytics/${projectId}/events`, {
+      key,
+      body: {
+        events: [
+          { path: '/guides/webhooks', userAgent: HUMAN_UA, visitorId: 'w1', timestamp: new Date(merged - DAY).toISOString() },
+          { path: '/guides/webhooks', userAgent: HUMAN_UA, visitorId: 'w2', status: 404, timestamp: new Date(merged + DAY).toISOString() },
+          { path: '/guides/tokens', userAgent: AI_UA, visitorId: 't1', timestamp: new Date(merged + DAY).toISOString() },
+        ],
+      },
+    });
+    const res = await e.server.api('GET', `/v2/agent/${projectId}/job/${job.id}/impact`, { key });
+    expect(res.status).toBe(200);
+    expect(res.body.windowDays).toBe(2);
+    expect(res.body.clipped).toMatch(/^The pull request was merged 2 days ago: both windows are 2 days instead of 14\.$/);
+    expect(res.body.pages).toEqual([
+      { change: 'added', path: '/guides/tokens', previousPath: null, file: 'guides/tokens.mdx', redirectTo: null, before: zero, after: { ...zero, ai: 1, views: 1 } },
+      { change: 'removed', path: '/guides/webhooks', previousPath: null, file: 'guides/webhooks.mdx', redirectTo: null, before: { ...zero, humans: 1, views: 1 }, after: { ...zero, notFound: 1 } },
+    ]);
+
+    // Merged an hour ago: not yet.
+    const recent = await run([call('write_file', { path: 'guides/tokens.mdx', content: '---\ntitle: Tokens\n---\n\nMore tokens.\n' })], 'Expand the tokens page.');
+    Object.assign(e.host.github.pulls.find((p) => p.head === recent.source.ref)!, { mergedAt: new Date(Date.now() - 3_600_000).toISOString(), state: 'closed' });
+    const early = await e.server.api('GET', `/v2/agent/${projectId}/job/${recent.id}/impact`, { key });
+    expect(early.status).toBe(409);
+    expect(early.body.code).toBe('impact_not_ready');
+    expect(early.body.error).toMatch(/merged less than a day ago; its effect can be measured in about 23 hours/);
+  });
+
   it('the typed client and `folio jobs impact` (table, --json, --csv)', { timeout: 60_000 }, async () => {
     const client = new FolioClient({ baseUrl: e.server.url, apiKey: key, projectId });
     const impact = await client.getJobImpact(jobId, { days: 2 });
