@@ -30,12 +30,12 @@ export type ApiErrorCode =
   | 'invalid_path' | 'invalid_timestamp' | 'invalid_user_agent' | 'invalid_visitor_id' | 'missing_field' | 'missing_identity' | 'unknown_field'
   | 'invalid_signature' | 'invalid_setup_token'
   | 'project_not_found' | 'job_not_found' | 'key_not_found' | 'suggestion_not_found' | 'doc_not_found' | 'triggers_not_configured'
-  | 'job_archived' | 'already_set_up' | 'suggestion_in_progress'
+  | 'job_archived' | 'already_set_up' | 'suggestion_in_progress' | 'impact_not_ready'
   | 'repository_not_found' | 'repository_auth_failed' | 'repository_redirected' | 'repository_address_refused' | 'repository_protocol_refused' | 'branch_not_found'
   | 'line_too_long' | 'payload_too_large'
   | 'idempotency_key_reused'
   | 'rate_limited' | 'too_many_imports' | 'too_many_streams'
-  | 'code_host_error' | 'trigger_secret_unavailable';
+  | 'code_host_error' | 'trigger_secret_unavailable' | 'job_pages_unavailable';
 
 /**
  * The base of Folio's own errors: a stable machine `code` (docs/errors.md), one clear sentence and

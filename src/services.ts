@@ -29,7 +29,8 @@ import { JobEventsService } from './jobs/event-streams.ts';
 import { serviceMetrics, type ServiceMetrics } from './jobs/metrics.ts';
 import { SuggestionsService } from './suggestions/service.ts';
 import { SiteIndexReader } from './suggestions/site-index.ts';
-import { PullRequestStates } from './suggestions/pull-request-states.ts';
+import { PullRequestStates } from './jobs/pull-request-states.ts';
+import { JobImpactService } from './jobs/impact.ts';
 import { WeeklyAutoFix } from './suggestions/weekly.ts';
 
 export interface ServicesOptions {
@@ -63,6 +64,8 @@ export interface Services {
   readonly suggestions: SuggestionsService;
   /** The optional weekly automatic broken-paths jobs (started in processes with agent workers). */
   readonly weekly: WeeklyAutoFix;
+  /** The effect of a merged job on the pages it touched. */
+  readonly impact: JobImpactService;
   /** Whether the store is reachable and migrated. */
   storeReady(): Promise<boolean>;
   close(): Promise<void>;
@@ -95,12 +98,17 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const apiKeys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
   const keys = new KeysService(apiKeys, projects);
   const lifecycle = new JobLifecycle({ db: store.db, dialect: store.dialect, config });
+  // The project's repository with its token opened: read by the site index, the touched pages and the pull-request checks.
+  const repositoryOf = (projectId: string) => projects.repository(projectId);
+  // The one refresher of every job's pull request merge state (jobs list, job impact, suggestions).
+  const pullRequests = new PullRequestStates(store.db, config, repositoryOf, log);
   const jobs = new JobsService({
     db: store.db,
     dialect: store.dialect,
     config,
     lifecycle,
     modelConfigError: (model) => modelConfigError(config.models, model),
+    pullRequests,
   });
   const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects: projects.store, log });
   // A status change committed here queued its delivery in the same transaction: send it now.
@@ -125,7 +133,8 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
 
   const analytics = await createAnalytics({ config, log, dialect: store.dialect, siteOrigins: async (id) => (await projects.get(id))?.siteOrigins });
 
-  const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers }, cleanups);
+  const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers, pullRequests }, cleanups);
+  const impact = new JobImpactService({ db: store.db, config, jobs, analytics, pullRequests, pool: worktrees, repositoryOf, log });
 
   const pruner = setInterval(() => {
     void pruneIdempotency(store.db).catch(() => {});
@@ -151,6 +160,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     metrics: serviceMetrics({ db: store.db, queue, workers, receiver: triggers.receiver }),
     suggestions,
     weekly,
+    impact,
     storeReady: () => isReady(store.dialect),
     async close() {
       clearInterval(pruner);
@@ -184,15 +194,14 @@ function createTriggers(
 
 /** Suggestions from traffic; the weekly automatic jobs run where agents run (an API-only process starts none). */
 function createSuggestions(
-  deps: { config: Config; log: Logger; store: Store; analytics: Analytics; jobs: JobsService; projects: ProjectsService; worktrees: WorktreePool; workers: WorkerPool | null },
+  deps: { config: Config; log: Logger; store: Store; analytics: Analytics; jobs: JobsService; projects: ProjectsService; worktrees: WorktreePool; workers: WorkerPool | null; pullRequests: PullRequestStates },
   cleanups: (() => Promise<void>)[],
 ): { suggestions: SuggestionsService; weekly: WeeklyAutoFix } {
   const { config, log, store, analytics, jobs, projects, worktrees } = deps;
-  // The project's repository with its token opened: read by the site index and the pull-request checks.
   const repositoryOf = (projectId: string) => projects.repository(projectId);
   const suggestions = new SuggestionsService(
     { db: store.db, config, analytics, jobs, siteIndex: new SiteIndexReader(config, worktrees), repositoryOf, log },
-    new PullRequestStates(store.db, config, repositoryOf, log),
+    deps.pullRequests,
   );
   const weekly = new WeeklyAutoFix(store.db, suggestions, log);
   if (deps.workers) weekly.start();

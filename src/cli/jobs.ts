@@ -1,13 +1,13 @@
-// `folio jobs create|get|list|message|archive|wait|events`: agent jobs on a Folio server, through the
+// `folio jobs create|get|list|message|archive|wait|events|impact`: agent jobs on a Folio server, through the
 // typed client. Waiting shows the live status on stderr; the outcome is on stdout and in the exit code.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { FolioClient } from '../client/client.ts';
-import type { Job, JobEvent, JobMessage, JobStatus, UsageReport } from '../client/types.ts';
+import type { ImpactCounts, Job, JobEvent, JobImpact, JobMessage, JobStatus, UsageReport } from '../client/types.ts';
 import { messageOrigin, startedBy } from '../jobs/started-by.ts';
 import { eventSentence } from '../jobs/event-text.ts';
 import { JOB_STATUSES } from '../contracts/jobs.ts';
 import { clientFor, durationOption, intOption, withConnection, type ConnectionOptions } from './options.ts';
-import { clean, fields, table, write, writeJson } from './output.ts';
+import { clean, csv, fields, table, write, writeJson } from './output.ts';
 import { statusLine } from './progress.ts';
 
 /** Exit codes of `jobs create --wait`, `jobs message --wait` and `jobs wait`. */
@@ -23,6 +23,8 @@ function jobView(job: Job): string {
     ['BRANCH', `${job.source.ref ?? '—'}${job.source.baseRef ? ` (from ${job.source.baseRef})` : ''}`],
     ['PR', job.prLink ?? '—'],
   ];
+  // `mergedAt` is Folio's (when the code host says the pull request was merged).
+  if (job.mergedAt) rows.push(['MERGED', `${job.mergedAt} (folio jobs impact ${job.id})`]);
   // `trigger` is Folio's (null for jobs made through the API); other servers may not send it.
   if (job.trigger) {
     const { label, url } = startedBy(job.trigger);
@@ -171,6 +173,62 @@ export function register(jobs: Command): void {
   registerEvents(jobs);
   registerUsage(jobs);
   registerMessages(jobs);
+  registerImpact(jobs);
+}
+
+function registerImpact(jobs: Command): void {
+  withConnection(jobs.command('impact <jobId>'))
+    .description("Show the effect of a merged job on the pages it touched: visitors before and after the merge (equal windows).")
+    .addOption(new Option('--days <n>', 'length of each window in days (1-90, default 14)').argParser(intOption(1, 90)))
+    .option('--csv', 'CSV: a row per page and window side by side, the total last')
+    .action(async (id: string, o: ConnectionOptions & { days?: number; csv?: boolean }) => {
+      const impact = await clientFor(o).getJobImpact(id, { days: o.days });
+      if (o.json) return writeJson(process.stdout, impact);
+      if (o.csv) return void process.stdout.write(impactCsv(impact));
+      write(process.stdout, impactText(impact));
+    });
+}
+
+const IMPACT_FIELDS = ['humans', 'ai', 'views', 'fromAiAnswers', 'notFound'] as const;
+
+/** The page's change for people: a moved page names its old address, a redirect its destination. */
+function changeText(p: JobImpact['pages'][number]): string {
+  if (p.change === 'moved' && p.previousPath) return `moved from ${p.previousPath}`;
+  if (p.change === 'redirect' && p.redirectTo) return `redirect to ${p.redirectTo}`;
+  return p.change;
+}
+
+/** The impact as CSV: a row per page, then the total (change `total`), each count before and after. */
+function impactCsv(impact: JobImpact): string {
+  const header = ['path', 'change', 'previous_path', 'redirect_to', ...IMPACT_FIELDS.flatMap((f) => [`${f}_before`, `${f}_after`])];
+  const counts = (b: ImpactCounts, a: ImpactCounts) => IMPACT_FIELDS.flatMap((f) => [b[f], a[f]]);
+  const rows = impact.pages.map((p) => [p.path, p.change, p.previousPath ?? '', p.redirectTo ?? '', ...counts(p.before, p.after)]);
+  rows.push(['', 'total', '', '', ...counts(impact.total.before, impact.total.after)]);
+  return csv(header, rows);
+}
+
+/** The impact for people: the windows, then a row per page and the total, "before→after" per count. */
+function impactText(impact: JobImpact): string {
+  const arrow = (b: ImpactCounts, a: ImpactCounts, f: (typeof IMPACT_FIELDS)[number]) => `${b[f]}→${a[f]}`;
+  const row = (page: string, change: string, b: ImpactCounts, a: ImpactCounts) => ({
+    PAGE: page,
+    CHANGE: change,
+    HUMANS: arrow(b, a, 'humans'),
+    AI: arrow(b, a, 'ai'),
+    VIEWS: arrow(b, a, 'views'),
+    'FROM AI ANSWERS': arrow(b, a, 'fromAiAnswers'),
+    'NOT FOUND': arrow(b, a, 'notFound'),
+  });
+  const rows = impact.pages.map((p) => row(p.path, changeText(p), p.before, p.after));
+  rows.push(row('Total', '', impact.total.before, impact.total.after));
+  const head = [
+    `Merged ${impact.pullRequest.mergedAt}${impact.pullRequest.url ? ` (${impact.pullRequest.url})` : ''}.`,
+    `Before: ${impact.before.from} to ${impact.before.to}; after: ${impact.after.from} to ${impact.after.to} (${impact.windowDays} days each).`,
+    ...(impact.clipped ? [impact.clipped] : []),
+    ...(impact.pages.length === 0 ? ['The job touched no page of the site.'] : []),
+    '',
+  ];
+  return [...head, table(rows, ['HUMANS', 'AI', 'VIEWS', 'FROM AI ANSWERS', 'NOT FOUND'])].join('\n');
 }
 
 /** --timeout of the commands that wait for a job. */

@@ -10,6 +10,7 @@ import {
   type ImportResult,
   type Job,
   type JobChanges,
+  type JobImpact,
   type JobEvent,
   type JobEventPage,
   type JobMessage,
@@ -221,6 +222,15 @@ export class FolioClient {
   /** GET /v2/agent/{projectId}/job/{id}/changes: the branch's diff against its base, its files and the last docs checks (Folio). */
   async getJobChanges(id: string, opts: CallOptions = {}): Promise<JobChanges> {
     return this.request<JobChanges>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/changes`, { signal: opts.signal });
+  }
+
+  /**
+   * GET /v2/agent/{projectId}/job/{id}/impact: the pages a merged job touched, with exact counts for
+   * equal windows of `days` (1–90, default 14) before and after the merge (Folio). 409 `impact_not_ready`
+   * while its pull request is not merged, or merged less than a day ago.
+   */
+  async getJobImpact(id: string, query: { days?: number } = {}, opts: CallOptions = {}): Promise<JobImpact> {
+    return this.request<JobImpact>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/impact`, { query: { days: query.days }, signal: opts.signal });
   }
 
   /** GET /v2/agent/{projectId}/usage: the project's tokens and estimated cost per day and per job, and this month against its budgets (Folio). */

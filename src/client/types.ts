@@ -11,6 +11,7 @@ import type {
 } from '../contracts/jobs.ts';
 import type { AiCompaniesResponse, EventsResponse, ImportResponse, NotFoundResponse, ReferrersResponse, ViewsResponse, VisitorsResponse } from '../contracts/analytics.ts';
 import type { StartSuggestionResponse, SuggestionsResponse } from '../contracts/suggestions.ts';
+import type { ImpactCounts as ImpactCountsSchema, ImpactPage as ImpactPageSchema, JobImpact as JobImpactSchema } from '../contracts/impact.ts';
 
 export type Job = Static<typeof JobSchema>;
 /** The prompt or a follow-up, with the agent's answer once handled and (Folio) where it came from. */
@@ -30,6 +31,12 @@ export type JobUsage = Job['usage'];
 export type JobChanges = Static<typeof JobChangesSchema>;
 /** The docs checks report of a job's last turn. */
 export type ChecksReport = NonNullable<JobChanges['checks']>;
+/** GET /v2/agent/{projectId}/job/{id}/impact: the pages a merged job touched, before and after the merge (Folio). */
+export type JobImpact = Static<typeof JobImpactSchema>;
+/** One touched page of a job's impact, with its counts before and after. */
+export type ImpactPage = Static<typeof ImpactPageSchema>;
+/** The counts of one window of a job's impact. */
+export type ImpactCounts = Static<typeof ImpactCountsSchema>;
 /** GET /v2/agent/{projectId}/usage: tokens and estimated cost per day and per job. */
 export type UsageReport = Static<typeof UsageReportSchema>;
 

@@ -86,6 +86,11 @@ export const Job = Type.Object(
     createdAt: Type.String({ format: 'date-time' }),
     updatedAt: Type.String({ format: 'date-time' }),
     archivedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    mergedAt: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: "When the job's pull request was merged, as the code host says (asked at most every 5 minutes); null while it is not known to be merged (Folio). Its effect: GET …/job/{id}/impact.",
+      }),
+    ),
     error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()], {
       description: 'Why the job failed; null otherwise.',
     }),

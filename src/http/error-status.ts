@@ -54,6 +54,7 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   job_archived: 409,
   already_set_up: 409,
   suggestion_in_progress: 409,
+  impact_not_ready: 409,
   // 413: too large
   line_too_long: 413,
   payload_too_large: 413,
@@ -73,6 +74,7 @@ export const HTTP_STATUS: { readonly [C in ApiErrorCode]: ErrorStatus } = {
   // 502, 503: a code host, or a secret this server cannot open
   code_host_error: 502,
   trigger_secret_unavailable: 503,
+  job_pages_unavailable: 503,
 };
 
 /** The HTTP answer for a domain error whose code is in the table; null for any other error. */

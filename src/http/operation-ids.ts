@@ -13,6 +13,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'POST /v2/agent/:projectId/job/:id/message': 'sendMessage',
   'POST /v2/agent/:projectId/job/:id/archive': 'archiveJob',
   'GET /v2/agent/:projectId/job/:id/changes': 'getJobChanges',
+  'GET /v2/agent/:projectId/job/:id/impact': 'getJobImpact',
   'GET /v2/agent/:projectId/job/:id/messages': 'listJobMessages',
   'GET /v2/agent/:projectId/job/:id/events': 'listJobEvents',
   'GET /v2/agent/:projectId/jobs': 'listJobs',

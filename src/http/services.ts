@@ -8,7 +8,7 @@ import type { Services } from '../services.ts';
 import type { JobsApi } from '../jobs/service.ts';
 
 /** The services routes may depend on, stated once: each is a decorator of the app under its name (`storeReady`: whether the store is reachable and migrated, for /readyz). */
-const NAMES = ['config', 'jobs', 'jobEvents', 'webhooks', 'analytics', 'triggers', 'users', 'keys', 'projects', 'metrics', 'storeReady', 'analyticsReads', 'suggestions'] as const satisfies readonly (keyof Services)[];
+const NAMES = ['config', 'jobs', 'jobEvents', 'webhooks', 'analytics', 'triggers', 'users', 'keys', 'projects', 'metrics', 'storeReady', 'analyticsReads', 'suggestions', 'impact'] as const satisfies readonly (keyof Services)[];
 type ServiceName = (typeof NAMES)[number];
 
 /** What the HTTP layer may use of a process's services: the decorators, and the logger. */

@@ -20,6 +20,7 @@ import { GitError, type Repo, type PreparedWorktree, type WorktreeLease } from '
 import { accessFor, openRepository } from './repository.ts';
 import { JobFailure, type JobContext, type JobHandler, type TurnMessage, type TurnResult } from './handler.ts';
 import { MAX_STORED_DIFF_BYTES } from './changes.ts';
+import { touchedPages } from './impact-pages.ts';
 import { pullRequestBody } from './pr-description.ts';
 import { SiteBuilds, withBuild } from '../site-build/index.ts';
 
@@ -382,7 +383,12 @@ async function saveBranchChanges(turn: Turn, head: string, startSha: string): Pr
   const base = (await repo.forkPoint(head, ctx.job.baseRef)) ?? startSha;
   const files = await repo.diffFiles(base, head);
   const diff = await repo.diffText(base, head, MAX_STORED_DIFF_BYTES);
-  await ctx.saveBranchDiff({ baseSha: base, headSha: head, files, diff: diff.text, diffTruncated: diff.truncated });
+  // The pages it touched, read while the repository is at hand; a failure leaves them to the first impact request.
+  const pages = await touchedPages(repo, base, head, files).catch((err: unknown) => {
+    turn.log.warn({ err }, 'the touched pages could not be read');
+    return null;
+  });
+  await ctx.saveBranchDiff({ baseSha: base, headSha: head, files, diff: diff.text, diffTruncated: diff.truncated, pages });
   await emit('changes', {
     baseSha: base,
     headSha: head,

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { JobChanges, JobFile } from '../contracts/jobs.ts';
 import type { Database } from '../store/schema.ts';
+import type { TouchedPage } from './impact-pages.ts';
 
 /** Stored diffs are cut (at a file boundary) to this many bytes. */
 export const MAX_STORED_DIFF_BYTES = 1024 * 1024;
@@ -13,6 +14,8 @@ export interface BranchDiff {
   files: JobFile[];
   diff: string;
   diffTruncated: boolean;
+  /** The pages it touched (impact-pages.ts); null when they could not be read (computed on the first impact request). */
+  pages?: TouchedPage[] | null;
 }
 
 export type StoredChecks = NonNullable<JobChanges['checks']>;
@@ -21,7 +24,7 @@ async function upsert(db: Kysely<Database>, jobId: string, set: Partial<Omit<Dat
   const now = Date.now();
   await db
     .insertInto('job_changes')
-    .values({ job_id: jobId, base_sha: null, head_sha: null, diff: '', diff_truncated: 0, checks: null, ...set, updated_at: now })
+    .values({ job_id: jobId, base_sha: null, head_sha: null, diff: '', diff_truncated: 0, checks: null, pages: null, ...set, updated_at: now })
     .onConflict((oc) => oc.column('job_id').doUpdateSet({ ...set, updated_at: now }))
     .execute();
 }
@@ -36,12 +39,25 @@ export async function saveBranchDiff(db: Kysely<Database>, jobId: string, d: Bra
       head_sha: d.headSha,
       diff: diff.replace(/\0/g, ''),
       diff_truncated: d.diffTruncated || diff !== d.diff ? 1 : 0,
+      pages: d.pages ? JSON.stringify(d.pages) : null,
     });
   });
 }
 
 export async function saveChecks(db: Kysely<Database>, jobId: string, checks: StoredChecks): Promise<void> {
   await upsert(db, jobId, { checks: JSON.stringify(checks).replace(/\\u0000/g, '') });
+}
+
+/** The pages a job touched, computed after its push by a process that did not have them stored. */
+export async function savePages(db: Kysely<Database>, jobId: string, headSha: string, pages: TouchedPage[]): Promise<void> {
+  // Only for the head they were read at: a later push stored its own.
+  await db.updateTable('job_changes').set({ pages: JSON.stringify(pages) }).where('job_id', '=', jobId).where('head_sha', '=', headSha).execute();
+}
+
+/** The commits and stored pages of a job's branch (null: it never pushed). */
+export async function readPushed(db: Kysely<Database>, jobId: string): Promise<{ baseSha: string; headSha: string; pages: string | null } | null> {
+  const row = await db.selectFrom('job_changes').select(['base_sha', 'head_sha', 'pages']).where('job_id', '=', jobId).executeTakeFirst();
+  return row?.base_sha && row.head_sha ? { baseSha: row.base_sha, headSha: row.head_sha, pages: row.pages } : null;
 }
 
 export async function readChanges(db: Kysely<Database>, jobId: string, files: JobFile[]): Promise<JobChanges> {

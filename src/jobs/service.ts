@@ -21,6 +21,8 @@ import type { JobEventData, JobEventType } from '../contracts/job-events.ts';
 import { jobLimitFor, monthBudget } from './budget.ts';
 import type { ProjectRow } from '../store/projects.ts';
 import type { JobChanges, UsageReport } from '../contracts/jobs.ts';
+import type { PullRequestStates } from './pull-request-states.ts';
+import { stateName } from '../store/job-pull-requests.ts';
 
 /** A write's Idempotency-Key bound to what the request asks for (`requestHash`). */
 export { requestHash, type IdempotencyRequest };
@@ -61,6 +63,8 @@ export interface JobsServiceDeps {
   lifecycle: JobLifecycle;
   /** A sentence naming the missing setting when a model cannot be used; null when it can. */
   modelConfigError: (modelId: string) => string | null;
+  /** The one refresher of pull request merge states (the list asks it about due jobs). */
+  pullRequests?: Pick<PullRequestStates, 'refreshed'>;
 }
 
 type StatusListener = (job: Job, projectId: string) => void;
@@ -74,6 +78,8 @@ export class JobsService {
   readonly events: JobEventBus;
 
   private readonly jobById;
+  /** Jobs whose pull request is being asked about now (a list does not ask twice at once). */
+  private readonly refreshing = new Set<string>();
   private readonly projectById;
   /** Job views by id, valid while the store's data version is unchanged (polling clients hit it). */
   private readonly viewCache = new LRUCache<string, { version: number; job: Job }>({ max: 10_000 });
@@ -82,7 +88,17 @@ export class JobsService {
     this.deps = deps;
     this.events = deps.lifecycle.events;
     this.projectById = preparedRead(deps.dialect, deps.db.selectFrom('projects').selectAll().where('id', '=', ':id'), ['id']);
-    this.jobById = preparedRead(deps.dialect, deps.db.selectFrom('jobs').selectAll().where('id', '=', ':id').where('project_id', '=', ':projectId'), ['id', 'projectId']);
+    this.jobById = preparedRead(
+      deps.dialect,
+      deps.db
+        .selectFrom('jobs')
+        .leftJoin('job_pull_requests as pr', 'pr.job_id', 'jobs.id')
+        .selectAll('jobs')
+        .select('pr.merged_at')
+        .where('jobs.id', '=', ':id')
+        .where('jobs.project_id', '=', ':projectId'),
+      ['id', 'projectId'],
+    );
   }
 
   /** Called after every committed status change (webhooks, metrics). */
@@ -263,17 +279,48 @@ export class JobsService {
       after = decodeCursor(q.cursor);
       if (after === undefined) throw new CodedError('invalid_cursor', 'The cursor is not one this server returned; start again without it.', { details: [{ message: 'invalid cursor', path: '/query/cursor' }] });
     }
-    let query = this.deps.db.selectFrom('jobs').selectAll().where('project_id', '=', projectId);
-    if (q.status) query = query.where('status', '=', q.status);
-    if (after) query = query.where('id', '<', after);
-    const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+    let query = this.deps.db
+      .selectFrom('jobs')
+      .leftJoin('job_pull_requests as pr', 'pr.job_id', 'jobs.id')
+      .selectAll('jobs')
+      .select(['pr.merged_at', 'pr.pr_state', 'pr.pr_checked_at'])
+      .where('jobs.project_id', '=', projectId);
+    if (q.status) query = query.where('jobs.status', '=', q.status);
+    if (after) query = query.where('jobs.id', '<', after);
+    const rows = await query.orderBy('jobs.id', 'desc').limit(limit + 1).execute();
     const hasMore = rows.length > limit;
     const page = rows.slice(0, limit);
+    this.refreshMergeStates(projectId, page);
     return {
       jobs: page.map((r) => jobView(r, this.deps.config.models.prices)),
       hasMore,
       nextCursor: hasMore ? encodeCursor(page[page.length - 1].id) : null,
     };
+  }
+
+  /**
+   * Asks the code host about the listed jobs' pull requests that are due (deps.pullRequests: at most
+   * every 5 minutes per job, a bounded number per call), in the background: a polled list never waits
+   * for a code host, and a later list shows what it said.
+   */
+  private refreshMergeStates(projectId: string, rows: (JobRow & { pr_state: string | null; pr_checked_at: number | null })[]): void {
+    const states = this.deps.pullRequests;
+    if (!states) return;
+    const jobs = rows.filter((r) => r.pr_link !== null && !this.refreshing.has(r.id));
+    if (jobs.length === 0) return;
+    const stored = new Map(
+      rows
+        .filter((r) => r.pr_checked_at !== null && r.pr_checked_at !== undefined)
+        .map((r) => [r.id, { prState: stateName(r.pr_state), mergedAt: r.merged_at === null || r.merged_at === undefined ? null : Number(r.merged_at), checkedAt: Number(r.pr_checked_at) }]),
+    );
+    for (const r of jobs) this.refreshing.add(r.id);
+    const asked = jobs.map((r) => ({ id: r.id, projectId, status: r.status, prLink: r.pr_link, ref: r.ref, baseRef: r.base_ref }));
+    void states
+      .refreshed(asked, Date.now(), stored)
+      .catch(() => {})
+      .finally(() => {
+        for (const r of jobs) this.refreshing.delete(r.id);
+      });
   }
 
   /** Messages of a job in order (dashboard, CLI). */

@@ -4,7 +4,8 @@ import type { Job, JobFile, JobTrigger } from '../contracts/jobs.ts';
 import type { JobsTable } from '../store/schema.ts';
 import { jobUsage, type PriceTable } from './usage.ts';
 
-export type JobRow = Selectable<JobsTable>;
+/** A jobs row, with its pull request's merge time where the read joined job_pull_requests. */
+export type JobRow = Selectable<JobsTable> & { merged_at?: number | string | null };
 
 const iso = (ms: number) => new Date(Number(ms)).toISOString();
 
@@ -42,6 +43,7 @@ export function jobView(row: JobRow, prices: PriceTable): Job {
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
     archivedAt: row.archived_at === null ? null : iso(row.archived_at),
+    mergedAt: row.merged_at === null || row.merged_at === undefined ? null : iso(Number(row.merged_at)),
     error: row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? '' },
     trigger: storedTrigger(row.trigger),
     files: filesOf(row.files),

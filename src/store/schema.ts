@@ -266,9 +266,15 @@ export interface SuggestionJobsTable {
   /** 1 when the weekly automatic run started it. */
   automatic: Generated<number>;
   created_at: number;
+}
+
+/** What the code host last said of a job's pull request (migration 016; jobs/pull-request-states.ts). */
+export interface JobPullRequestsTable {
+  job_id: string;
+  /** open, merged or closed; null: the host knows no pull request of the branch. */
   pr_state: string | null;
   merged_at: number | null;
-  pr_checked_at: number | null;
+  pr_checked_at: number;
 }
 
 export interface SuggestionAutoRunsTable {
@@ -310,6 +316,8 @@ export interface JobChangesTable {
   /** JSON of the last checks report, or null. */
   checks: string | null;
   updated_at: number;
+  /** JSON of the pages the job touched (jobs/impact-pages.ts), null until computed (migration 016). */
+  pages: string | null;
 }
 
 /** An answer Folio owes on a pull request for a review comment (jobs/triggers/review-replies.ts). */
@@ -358,6 +366,7 @@ export interface Database extends UsersDatabase {
   suggestion_auto_runs: SuggestionAutoRunsTable;
   job_usage: JobUsageTable;
   job_changes: JobChangesTable;
+  job_pull_requests: JobPullRequestsTable;
   review_replies: ReviewRepliesTable;
   folio_meta: FolioMetaTable;
 }

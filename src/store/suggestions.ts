@@ -7,16 +7,20 @@ type Db = Kysely<Database> | Transaction<Database>;
 
 export type SuggestionJobRow = Selectable<SuggestionJobsTable> & {
   status: JobStatus;
+  /** From job_pull_requests (null: never asked). */
+  pr_state: string | null;
+  merged_at: number | null;
+  pr_checked_at: number | null;
   pr_link: string | null;
   ref: string;
   base_ref: string;
   job_updated_at: number;
 };
 
-export type NewSuggestionJob = Omit<Selectable<SuggestionJobsTable>, 'pr_state' | 'merged_at' | 'pr_checked_at'>;
+export type NewSuggestionJob = Selectable<SuggestionJobsTable>;
 
 export async function insertSuggestionJob(trx: Db, row: NewSuggestionJob): Promise<void> {
-  await trx.insertInto('suggestion_jobs').values({ ...row, pr_state: null, merged_at: null, pr_checked_at: null }).execute();
+  await trx.insertInto('suggestion_jobs').values(row).execute();
 }
 
 /** The suggestion jobs' records bound to one transaction (what JobsService.startWith hands its caller). */
@@ -34,18 +38,14 @@ export function suggestionJobs(db: Db, projectId: string, limit = 50): Promise<S
   return db
     .selectFrom('suggestion_jobs as s')
     .innerJoin('jobs as j', 'j.id', 's.job_id')
+    .leftJoin('job_pull_requests as pr', 'pr.job_id', 's.job_id')
     .selectAll('s')
-    .select(['j.status', 'j.pr_link', 'j.ref', 'j.base_ref', 'j.updated_at as job_updated_at'])
+    .select(['j.status', 'j.pr_link', 'j.ref', 'j.base_ref', 'j.updated_at as job_updated_at', 'pr.pr_state', 'pr.merged_at', 'pr.pr_checked_at'])
     .where('s.project_id', '=', projectId)
     .orderBy('s.created_at', 'desc')
     .orderBy('s.job_id', 'desc')
     .limit(limit)
     .execute();
-}
-
-/** What the code host last said of a suggestion job's pull request. */
-export async function savePullRequestState(db: Db, jobId: string, state: 'open' | 'merged' | 'closed' | null, mergedAt: number | null, now: number): Promise<void> {
-  await db.updateTable('suggestion_jobs').set({ pr_state: state, merged_at: mergedAt, pr_checked_at: now }).where('job_id', '=', jobId).execute();
 }
 
 /** Claims the project's automatic run for `week`; false when a process claimed it before. */

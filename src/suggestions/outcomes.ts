@@ -1,8 +1,9 @@
 // Whether a started suggestion worked: each path's not-found visitors in the traffic the suggestion
 // was drawn from ("before"), and since its pull request was merged, or else since its job completed
 // ("after"). The two periods differ in length; both are given in days so they can be compared, and
-// "after" is counted only once it covers a day (MIN_AFTER_MS): "0 in 0 days" is no outcome.
-import { DAY_MS } from '../analytics/index.ts';
+// "after" is counted only once it covers a day: the windows are analytics/impact-windows.ts's, which
+// a merged job's impact uses too.
+import { afterSince, inDays } from '../analytics/impact-windows.ts';
 import type { NotFoundRow } from '../analytics/reports/not-found.ts';
 import type { SuggestionJobRow } from '../store/suggestions.ts';
 import { webLink } from '../jobs/view.ts';
@@ -33,10 +34,7 @@ export interface StartedSuggestion {
 /** Not-found paths of a period, busiest first; `complete` when every one of them was read. */
 export type NotFoundRead = (from: number, to: number) => Promise<{ rows: NotFoundRow[]; complete: boolean }>;
 
-const days = (ms: number) => Math.round((ms / DAY_MS) * 10) / 10;
-
-/** The shortest "after" that is compared with "before": a few hours without a visitor is no outcome yet. */
-export const MIN_AFTER_MS = DAY_MS;
+export { MIN_AFTER_MS } from '../analytics/impact-windows.ts';
 
 export async function startedView(
   row: SuggestionJobRow,
@@ -44,17 +42,18 @@ export async function startedView(
   now: number,
 ): Promise<StartedSuggestion> {
   const state = row.pr_state === 'open' || row.pr_state === 'merged' || row.pr_state === 'closed' ? row.pr_state : null;
-  const since = row.merged_at ?? (row.status === 'completed' ? row.job_updated_at : null);
+  const since = row.merged_at !== null ? Number(row.merged_at) : (row.status === 'completed' ? row.job_updated_at : null);
   const measuredFrom = row.merged_at !== null ? 'merge' : since !== null ? 'completion' : null;
-  const afterReady = since !== null && now - since >= MIN_AFTER_MS;
-  const read = afterReady ? await notFound(since, now) : null;
-  const after = read ? new Map(read.rows.map((r) => [r.path, r])) : null;
+  const after = since !== null ? afterSince(since, now) : null;
+  const afterReady = after?.ready ?? false;
+  const read = after?.ready ? await notFound(after.from, after.to) : null;
+  const afterRows = read ? new Map(read.rows.map((r) => [r.path, r])) : null;
   const zero: Visitors = { human: 0, ai: 0, total: 0 };
   const paths = (JSON.parse(row.paths) as SuggestedPath[]).map((p) => {
-    const a = after?.get(p.path);
+    const a = afterRows?.get(p.path);
     // Absent from a complete read: nobody missed it. Absent from a cut one: not known.
     const counted = a ? { human: a.human, ai: a.ai, total: a.total } : read?.complete ? zero : null;
-    return { path: p.path, before: p.visitors, after: after ? counted : null };
+    return { path: p.path, before: p.visitors, after: afterRows ? counted : null };
   });
   return {
     suggestionId: row.suggestion_id,
@@ -66,8 +65,8 @@ export async function startedView(
     pullRequest: state ? { state, mergedAt: row.merged_at } : null,
     measuredFrom,
     measuredSince: since,
-    beforeDays: days(row.range_to - row.range_from),
-    afterDays: since !== null ? days(Math.max(0, now - since)) : null,
+    beforeDays: inDays(row.range_to - row.range_from),
+    afterDays: since !== null ? inDays(now - since) : null,
     afterReady,
     paths,
   };

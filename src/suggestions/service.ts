@@ -13,10 +13,11 @@ import type { Job } from '../contracts/jobs.ts';
 import type { JobsService } from '../jobs/service.ts';
 import type { Database } from '../store/schema.ts';
 import { suggestionJobRecords, suggestionJobs, type SuggestionJobRow } from '../store/suggestions.ts';
+import { stateName } from '../store/job-pull-requests.ts';
 import { proposals, type Counting, type NotProposedPath, type Proposal, type ProposalInput, type Proposals, type SuggestedPath } from './proposals.ts';
 import { scoreCandidates } from './candidate-scoring.ts';
 import type { SiteIndex, SiteIndexProject, SiteIndexReader } from './site-index.ts';
-import { PullRequestStates } from './pull-request-states.ts';
+import type { PullRequestStates } from '../jobs/pull-request-states.ts';
 import { startedView, type StartedSuggestion } from './outcomes.ts';
 
 /** Not-found paths read per list, busiest first: far more than a suggestion covers. */
@@ -95,6 +96,17 @@ export class SuggestionsService {
     this.#prStates = prStates;
   }
 
+  /** The rows with their pull requests' states, those due asked anew (the one refresher of every job's). */
+  async #refreshed(rows: SuggestionJobRow[], now: number): Promise<SuggestionJobRow[]> {
+    const jobs = rows.map((r) => ({ id: r.job_id, projectId: r.project_id, status: r.status, prLink: r.pr_link, ref: r.ref, baseRef: r.base_ref }));
+    const stored = new Map(rows.filter((r) => r.pr_checked_at !== null).map((r) => [r.job_id, { prState: stateName(r.pr_state), mergedAt: r.merged_at === null ? null : Number(r.merged_at), checkedAt: Number(r.pr_checked_at) }]));
+    const states = await this.#prStates.refreshed(jobs, now, stored);
+    return rows.map((r) => {
+      const pr = states.get(r.job_id);
+      return pr ? { ...r, pr_state: pr.prState, merged_at: pr.mergedAt, pr_checked_at: pr.checkedAt } : r;
+    });
+  }
+
   /** The range asked for, or the last `config.suggestions.days` whole UTC days up to the end of today. */
   rangeOf(q: SuggestionsQuery, now = Date.now()): { from: number; to: number } {
     const r: Range = parseRange(q);
@@ -143,7 +155,7 @@ export class SuggestionsService {
     const [{ index, status }, { rows }, started] = await Promise.all([
       this.#site(projectId),
       this.#notFound(projectId, range),
-      suggestionJobs(this.#deps.db, projectId).then((rows) => this.#prStates.refreshed(rows, now)),
+      suggestionJobs(this.#deps.db, projectId).then((rows) => this.#refreshed(rows, now)),
     ]);
     const days = Math.max(1, Math.round((range.to - range.from) / DAY_MS));
     const views = await Promise.all(started.map((r) => startedView(r, (from, to) => this.#notFound(projectId, { from, to }), now)));

@@ -33,7 +33,7 @@ describe('create job', () => {
     const res = await server.api('POST', `${base()}/job`, { key, body: { prompt: 'Document the --dry-run flag' } });
     expect(res.status).toBe(201);
     const job = res.body;
-    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'files', 'id', 'limit', 'model', 'prLink', 'source', 'status', 'title', 'trigger', 'updatedAt', 'usage']);
+    expect(Object.keys(job).sort()).toEqual(['archivedAt', 'createdAt', 'error', 'files', 'id', 'limit', 'mergedAt', 'model', 'prLink', 'source', 'status', 'title', 'trigger', 'updatedAt', 'usage']);
     // Until the agent opens a pull request, the title is the prompt's first line.
     expect(job.title).toBe('Document the --dry-run flag');
     expect(job.files).toEqual([]);

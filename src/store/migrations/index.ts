@@ -18,6 +18,7 @@ import * as m012 from './012_redirect_hosts.ts';
 import * as m013 from './013_site_build.ts';
 import * as m014 from './014_budgets_instructions.ts';
 import * as m015 from './015_review_comments.ts';
+import * as m016 from './016_job_pull_requests.ts';
 
 export interface FolioMigration {
   up(db: Kysely<unknown>, dialect: StoreDialect, secrets: SecretBox): Promise<void>;
@@ -39,4 +40,5 @@ export const migrations: Record<string, FolioMigration> = {
   '013_site_build': m013,
   '014_budgets_instructions': m014,
   '015_review_comments': m015,
+  '016_job_pull_requests': m016,
 };
