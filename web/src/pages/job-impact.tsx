@@ -23,6 +23,8 @@ export function changeText(before: number, after: number): string {
   return pct === 0 ? (after > before ? '+<1%' : '−<1%') : `${pct > 0 ? '+' : '−'}${Math.abs(pct)}%`;
 }
 
+const daysText = (d: number) => (d === 1 ? 'day' : `${d} days`);
+
 /** A before → after cell with the change in its title. */
 function Delta({ before, after, className }: { before: number; after: number; className?: string }) {
   return (
@@ -40,18 +42,19 @@ function Figures({ before, after }: { before: ImpactCounts; after: ImpactCounts 
       <Delta before={before.ai} after={after.ai} className="wide-only" />
       <Delta before={before.views} after={after.views} className="wide-only" />
       <Delta before={before.fromAiAnswers} after={after.fromAiAnswers} className="wide-only" />
-      <Delta before={before.notFound} after={after.notFound} />
+      <Delta before={before.notFound} after={after.notFound} className="wide-only" />
     </>
   );
 }
 
 const wide = (label: string): Column => ({ label, className: 'wide-only' });
-const COLUMNS: Column[] = ['Page', wide('Change'), 'Humans', wide('AI visitors'), wide('Views'), wide('From AI answers'), 'Not found'];
+// A phone keeps the page and its humans; the change and the not-found visitors go under the path.
+const COLUMNS: Column[] = ['Page', { label: 'Change', className: 'wide-only change-cell' }, { label: 'Humans', className: 'num' }, wide('AI visitors'), wide('Views'), wide('From AI answers'), wide('Not found')];
 
 function pageNote(p: ImpactPage): string {
-  if (p.change === 'moved' && p.previousPath) return `Moved from ${p.previousPath}`;
-  if (p.change === 'redirect' && p.redirectTo) return `Redirect to ${p.redirectTo}`;
-  return CHANGE_WORDS[p.change];
+  const change = p.change === 'moved' && p.previousPath ? `Moved from ${p.previousPath}` : p.change === 'redirect' && p.redirectTo ? `Redirect to ${p.redirectTo}` : CHANGE_WORDS[p.change];
+  const notFound = p.before.notFound > 0 || p.after.notFound > 0 ? `; not found ${n(p.before.notFound)} → ${n(p.after.notFound)}` : '';
+  return change + notFound;
 }
 
 function ImpactTable({ impact }: { impact: JobImpact }) {
@@ -60,7 +63,7 @@ function ImpactTable({ impact }: { impact: JobImpact }) {
       {impact.pages.map((p) => (
         <tr key={`${p.change}:${p.path}`}>
           <PathCell path={p.path} copy phoneNote={pageNote(p)} />
-          <td className="wide-only small">
+          <td className="wide-only small change-cell">
             {CHANGE_WORDS[p.change]}
             {p.change === 'moved' && p.previousPath && <span className="small muted path-line"> from <span className="path-text" title={p.previousPath}>{p.previousPath}</span></span>}
             {p.change === 'redirect' && p.redirectTo && <span className="small muted path-line"> to <span className="path-text" title={p.redirectTo}>{p.redirectTo}</span></span>}
@@ -82,8 +85,8 @@ function Headline({ impact }: { impact: JobImpact }) {
   const { before, after } = impact.total;
   return (
     <p data-testid="impact-headline">
-      Human visitors on its pages: <strong>{n(before.humans)}</strong> in the {impact.windowDays} days before the merge, <strong>{n(after.humans)}</strong> in the{' '}
-      {impact.windowDays} days after ({changeText(before.humans, after.humans)}).
+      Human visitors on its pages: <strong>{n(before.humans)}</strong> in the {daysText(impact.windowDays)} before the merge, <strong>{n(after.humans)}</strong> in the{' '}
+      {daysText(impact.windowDays)} after ({changeText(before.humans, after.humans)}).
       {(before.notFound > 0 || after.notFound > 0) && (
         <>
           {' '}
@@ -94,31 +97,33 @@ function Headline({ impact }: { impact: JobImpact }) {
   );
 }
 
-/** The panel on a job's page: shown once the job has a pull request; the figures once it was merged a day ago. */
+/**
+ * The panel on a job's page, once the job has a pull request: the figures once it was merged a day
+ * ago, else why not yet (asking is what makes the server check the pull request's state).
+ */
 export function ImpactPanel({ client, job }: { client: FolioClient; job: Job }) {
   const [days, setDays] = useState('14');
-  const merged = Boolean(job.mergedAt);
-  const impact = useAsync(async () => (merged ? readImpact(client, job.id, Number(days)) : null), [client, job.id, merged, days]);
+  const impact = useAsync(async () => (job.prLink ? readImpact(client, job.id, Number(days)) : null), [client, job.id, job.prLink, job.mergedAt, days]);
   if (!job.prLink) return null;
+  const ready = impact.data?.kind === 'ready' ? impact.data.impact : null;
   return (
-    <section className="card stack" aria-labelledby="impact-title">
+    <section className="card stack" aria-labelledby="impact-title" data-testid="job-impact">
       <div className="page-head">
         <h2 id="impact-title">Effect on its pages</h2>
-        {merged && <SelectField id="impact-days" label="Window" inline value={days} onChange={setDays} options={WINDOWS} />}
+        {ready && <SelectField id="impact-days" label="Window" inline value={days} onChange={setDays} options={WINDOWS} />}
       </div>
-      {!merged && <p className="small muted">Measured once the pull request is merged: visitors to the pages it touched, before and after the merge.</p>}
-      {merged && impact.loading && !impact.data && <Loading what="the effect of the change" />}
+      {impact.loading && !impact.data && <Loading what="the effect of the change" />}
       {impact.error && <Alert title="The effect could not be measured.">{impact.error}</Alert>}
+      <p className="small">Visitors of the pages the job touched, in equal windows before and after its pull request was merged.</p>
       {impact.data?.kind === 'waiting' && <p className="small muted">{impact.data.reason}</p>}
-      {impact.data?.kind === 'ready' && (
+      {ready && (
         <>
-          <Headline impact={impact.data.impact} />
+          <Headline impact={ready} />
           <p className="small muted">
-            Merged {formatDate(impact.data.impact.pullRequest.mergedAt)}; windows of {impact.data.impact.windowDays} days: {formatDate(impact.data.impact.before.from)} to{' '}
-            {formatDate(impact.data.impact.before.to)} and {formatDate(impact.data.impact.after.from)} to {formatDate(impact.data.impact.after.to)}.
-            {impact.data.impact.clipped && ` ${impact.data.impact.clipped}`}
+            Merged {formatDate(ready.pullRequest.mergedAt)}; windows of {ready.windowDays === 1 ? '1 day' : `${ready.windowDays} days`}: {formatDate(ready.before.from)} to {formatDate(ready.before.to)} and{' '}
+            {formatDate(ready.after.from)} to {formatDate(ready.after.to)}.{ready.clipped && ` ${ready.clipped}`}
           </p>
-          {impact.data.impact.pages.length === 0 ? <p className="small muted">The job changed no page of the site (only other files).</p> : <ImpactTable impact={impact.data.impact} />}
+          {ready.pages.length === 0 ? <p className="small muted">The job changed no page of the site (only other files).</p> : <ImpactTable impact={ready} />}
         </>
       )}
     </section>
@@ -146,7 +151,7 @@ export function ImpactBadge({ client, job }: { client: FolioClient; job: Job }) 
   const { before, after } = data.impact.total;
   const trend = after.humans > before.humans ? 'up' : after.humans < before.humans ? 'down' : 'flat';
   return (
-    <span className={`badge impact-${trend}`} title={`Human visitors on its pages: ${n(before.humans)} in the ${data.impact.windowDays} days before the merge, ${n(after.humans)} after.`}>
+    <span className={`badge impact-${trend}`} title={`Human visitors on its pages: ${n(before.humans)} in the ${daysText(data.impact.windowDays)} before the merge, ${n(after.humans)} after.`}>
       merged · humans {changeText(before.humans, after.humans)}
     </span>
   );
