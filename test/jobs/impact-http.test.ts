@@ -91,6 +91,8 @@ describe('the impact of a merged job', () => {
 
     const res = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}/impact?days=2`, { key });
     expect(res.status).toBe(200);
+    // One analytics read against the project's hourly limit, as a report is.
+    expect(res.headers.get('ratelimit-limit')).toBeTruthy();
     expect(res.body).toMatchObject({
       jobId,
       pullRequest: { url: job.prLink, mergedAt: new Date(mergedAt).toISOString() },
