@@ -41,15 +41,11 @@ export function lockedJob(trx: Trx, deps: LifecycleDeps, jobId: string, projectI
   return deps.dialect.forUpdate(q).executeTakeFirst();
 }
 
-/** What a transition that just inserted the job knows: its project's webhook URL, and that its event is the first. */
-export interface NewRow {
-  webhookUrl: string | null;
-}
-
 /**
  * Writes what goes with a transition's row: its event (if any) and, when `statusChanged`, the
  * announcement of the new status in the webhook outbox. Returns the events to publish after commit
- * and whether a delivery was queued.
+ * and whether a delivery was queued. `created`: the transition inserted the job (a create), so its
+ * project's webhook URL is known and its event is the job's first.
  */
 export async function record(
   trx: Trx,
@@ -58,7 +54,7 @@ export async function record(
   event: TransitionEvent | null,
   statusChanged: boolean,
   now: number,
-  created?: NewRow,
+  created?: { webhookUrl: string | null },
 ): Promise<{ events: JobEvent[]; webhook: boolean }> {
   const webhook = statusChanged && (await enqueueWebhook(trx, row, deps.config.models.prices, now, created?.webhookUrl));
   const events = event ? [await insertJobEvent(trx, deps.dialect, row.id, event.type, event.data as JobEventData<typeof event.type>, created !== undefined)] : [];
