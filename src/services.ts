@@ -97,22 +97,11 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   // A revocation reaches the verified-key caches of every other process at once (PostgreSQL NOTIFY).
   const apiKeys = new ApiKeyStore(store.db, store.dialect, { notifyRevoked: () => store.dialect.notify('folio_keys') });
   const keys = new KeysService(apiKeys, projects);
-  const lifecycle = new JobLifecycle({ db: store.db, dialect: store.dialect, config });
-  // The project's repository with its token opened: read by the site index, the touched pages and the pull-request checks.
-  const repositoryOf = (projectId: string) => projects.repository(projectId);
-  // The one refresher of every job's pull request merge state (jobs list, job impact, suggestions).
-  const pullRequests = new PullRequestStates(store.db, config, repositoryOf, log);
-  const jobs = new JobsService({
-    db: store.db,
-    dialect: store.dialect,
-    config,
-    lifecycle,
-    modelConfigError: (model) => modelConfigError(config.models, model),
-    pullRequests,
-  });
+  const { lifecycle, jobs, pullRequests } = createJobs(config, log, store, projects);
   const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects: projects.store, log });
-  // A status change committed here queued its delivery in the same transaction: send it now.
-  jobs.onStatusChange(() => webhooks.wake());
+  // A transition committed here queued a delivery in the same transaction: send it now. (Not on every
+  // status change: a project without a webhook URL queues none, and a needless claim costs each create.)
+  lifecycle.onWebhook(() => webhooks.wake());
   webhooks.start();
   jobs.onStatusChange((job) => {
     if (job.error?.code === 'worker_lost') log.warn({ jobId: job.id }, 'job failed: worker lost too often');
@@ -134,7 +123,7 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   const analytics = await createAnalytics({ config, log, dialect: store.dialect, siteOrigins: async (id) => (await projects.get(id))?.siteOrigins });
 
   const { suggestions, weekly } = createSuggestions({ config, log, store, analytics, jobs, projects, worktrees, workers, pullRequests }, cleanups);
-  const impact = new JobImpactService({ db: store.db, config, jobs, analytics, pullRequests, pool: worktrees, repositoryOf, log });
+  const impact = new JobImpactService({ db: store.db, config, jobs, analytics, pullRequests, pool: worktrees, repositoryOf: (id) => projects.repository(id), log });
 
   const pruner = setInterval(() => {
     void pruneIdempotency(store.db).catch(() => {});
@@ -173,6 +162,22 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
   };
 }
 
+/** The jobs service over the one lifecycle, and the one refresher of every job's pull request merge state (jobs list, job impact, suggestions). */
+function createJobs(config: Config, log: Logger, store: Store, projects: ProjectsService): { lifecycle: JobLifecycle; jobs: JobsService; pullRequests: PullRequestStates } {
+  const lifecycle = new JobLifecycle({ db: store.db, dialect: store.dialect, config });
+  // The project's repository with its token opened: the pull-request checks ask its code host.
+  const pullRequests = new PullRequestStates(store.db, config, (projectId) => projects.repository(projectId), log);
+  const jobs = new JobsService({
+    db: store.db,
+    dialect: store.dialect,
+    config,
+    lifecycle,
+    modelConfigError: (model) => modelConfigError(config.models, model),
+    pullRequests,
+  });
+  return { lifecycle, jobs, pullRequests };
+}
+
 /**
  * Code-change triggers and review comments. Answers on pull requests for review comments are sent
  * where turns end: by processes with workers (`answersHere`).
@@ -198,6 +203,7 @@ function createSuggestions(
   cleanups: (() => Promise<void>)[],
 ): { suggestions: SuggestionsService; weekly: WeeklyAutoFix } {
   const { config, log, store, analytics, jobs, projects, worktrees } = deps;
+  // The project's repository with its token opened: read by the site index.
   const repositoryOf = (projectId: string) => projects.repository(projectId);
   const suggestions = new SuggestionsService(
     { db: store.db, config, analytics, jobs, siteIndex: new SiteIndexReader(config, worktrees), repositoryOf, log },

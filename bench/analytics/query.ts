@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
-import { classifyUserAgent } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { generateTraffic, USER_AGENTS } from './generate.ts';
@@ -25,6 +25,7 @@ const arg = (name: string, def: string) => {
 const N = Number(arg('events', '1000000'));
 const RUNS = Number(arg('runs', '5'));
 const PROJECT = 'prj_bench';
+const RULES = ClassificationRules.load();
 const DAY = 86_400_000;
 
 const mib = (b: number) => `${Math.round(b / 1048576)} MiB`;
@@ -36,7 +37,7 @@ try {
   console.log(`generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb') });
-  const classes = USER_AGENTS.map((ua) => classifyUserAgent(ua));
+  const classes = USER_AGENTS.map((ua) => RULES.classifyUserAgent(ua));
   // Visitor ids: a 63-bit mix of the identity (what the keyed hash gives), so ids look random.
   const vid = (v: number) => (BigInt(Math.imul(v, 0x9e3779b1) >>> 0) << 31n) ^ BigInt(v);
   t0 = performance.now();
@@ -114,10 +115,10 @@ try {
   const stored = (await engine.sql('SELECT count(*) AS n FROM not_found'))[0].n;
   console.log(`  not-found report (${stored} not-found views, ${nfPaths} paths on the page): ${median(nf).toFixed(0)}   → ${(median(nf) / m.ours).toFixed(2)}× the visitors query`);
   const rf: number[] = [];
-  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.run(referrers, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 })))[0]);
+  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.run(referrers, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, rules: RULES })))[0]);
   console.log(`  referrers report (hosts, classes, AI share per day): ${median(rf).toFixed(0)}   → ${(median(rf) / m.ours).toFixed(2)}× the visitors query`);
   const ac: number[] = [];
-  for (let r = 0; r < RUNS; r++) ac.push((await timed(() => engine.run(aiCompanies, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0 })))[0]);
+  for (let r = 0; r < RUNS; r++) ac.push((await timed(() => engine.run(aiCompanies, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, rules: RULES })))[0]);
   console.log(`  AI-companies report (crawls, assistants, humans sent, per company): ${median(ac).toFixed(0)}   → ${(median(ac) / m.ours).toFixed(2)}× the visitors query`);
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();

@@ -7,7 +7,7 @@ import type { ImpactChange } from '../contracts/impact.ts';
 import type { JobFile } from '../contracts/jobs.ts';
 import { detectDocs } from '../agent/prompts.ts';
 import { buildSite } from '../agent/checks/frameworks.ts';
-import type { Site } from '../agent/checks/site.ts';
+import { normalizeSitePath, type Site } from '../agent/checks/site.ts';
 import { MAX_PAGE_BYTES, sourceTree } from '../agent/checks/tree.ts';
 import type { Repo } from '../git/git.ts';
 
@@ -22,6 +22,11 @@ export interface TouchedPage {
 
 /** Touched pages kept per job at most (a job that rewrites a whole site still answers quickly). */
 export const MAX_TOUCHED_PAGES = 500;
+/** The longest address analytics stores (pipeline.ts LIMITS.path): a longer one was never visited. */
+const MAX_ADDRESS = 2048;
+
+/** An address traffic can have: a site path within the stored length, without control characters (redirect sources come from the branch's config). */
+const countable = (p: string | null) => p === null || (p.startsWith('/') && p.length <= MAX_ADDRESS && !/[\u0000-\u001f\u007f-\u009f]/.test(p));
 
 async function siteAt(repo: Pick<Repo, 'treeSource'>, sha: string): Promise<Site> {
   const source = await repo.treeSource(sha, MAX_PAGE_BYTES);
@@ -30,6 +35,11 @@ async function siteAt(repo: Pick<Repo, 'treeSource'>, sha: string): Promise<Site
 
 /** A page's site path at a commit's site, null when the file is no page there. */
 const pageUrl = (site: Site, file: string) => (site.pages.has(file) ? site.urlOf(file) : null);
+
+/** A redirect's source as a site path: Mintlify and Docusaurus give site paths, MkDocs files under docs_dir (`old.md`). */
+function redirectSource(source: string): string {
+  return normalizeSitePath(source.startsWith('/') ? source : source.replace(/\.(md|markdown)$/i, ''));
+}
 
 export function pagesBetween(base: Site, head: Site, files: JobFile[]): TouchedPage[] {
   const out: TouchedPage[] = [];
@@ -43,9 +53,9 @@ export function pagesBetween(base: Site, head: Site, files: JobFile[]): TouchedP
   }
   const before = new Set((base.redirects ?? []).map((r) => `${r.source}\0${r.destination}`));
   for (const r of head.redirects ?? []) {
-    if (!before.has(`${r.source}\0${r.destination}`)) out.push({ change: 'redirect', path: r.source, previousPath: null, file: null, redirectTo: r.destination });
+    if (!before.has(`${r.source}\0${r.destination}`)) out.push({ change: 'redirect', path: redirectSource(r.source), previousPath: null, file: null, redirectTo: r.destination });
   }
-  return out.slice(0, MAX_TOUCHED_PAGES);
+  return out.filter((p) => countable(p.path) && countable(p.previousPath)).slice(0, MAX_TOUCHED_PAGES);
 }
 
 /** The pages the job's files touched between `baseSha` and `headSha` (both in the repository's mirror). */

@@ -25,7 +25,7 @@ export interface StartedSuggestion {
   measuredSince: number | null;
   beforeDays: number;
   afterDays: number | null;
-  /** "after" covers at least MIN_AFTER_MS: until then no path has an `after` count. */
+  /** "after" covers at least a day (impact-windows.ts MIN_AFTER_MS): until then no path has an `after` count. */
   afterReady: boolean;
   /** `after` is null before measuredSince, and when the path was not among the period's busiest not-found paths read. */
   paths: { path: string; before: Visitors; after: Visitors | null }[];
@@ -33,8 +33,6 @@ export interface StartedSuggestion {
 
 /** Not-found paths of a period, busiest first; `complete` when every one of them was read. */
 export type NotFoundRead = (from: number, to: number) => Promise<{ rows: NotFoundRow[]; complete: boolean }>;
-
-export { MIN_AFTER_MS } from '../analytics/impact-windows.ts';
 
 export async function startedView(
   row: SuggestionJobRow,
@@ -62,7 +60,7 @@ export async function startedView(
     automatic: row.automatic === 1,
     createdAt: row.created_at,
     job: { id: row.job_id, status: row.status, prLink: webLink(row.pr_link) },
-    pullRequest: state ? { state, mergedAt: row.merged_at } : null,
+    pullRequest: state ? { state, mergedAt: row.merged_at === null ? null : Number(row.merged_at) } : null,
     measuredFrom,
     measuredSince: since,
     beforeDays: inDays(row.range_to - row.range_from),

@@ -22,7 +22,7 @@ describe('folio', () => {
   });
 
   it.each([
-    [['jobs', '--help'], ['create', 'get', 'list', 'message', 'archive', 'wait', 'events', 'usage', 'messages']],
+    [['jobs', '--help'], ['create', 'get', 'list', 'message', 'archive', 'wait', 'events', 'usage', 'messages', 'impact']],
     [['help', 'project'], ['create', 'update', 'list']],
     [['key', '--help'], ['create', 'list', 'revoke']],
     [['user', '--help'], ['create', 'set-password', 'list']],

@@ -91,6 +91,8 @@ describe('the impact of a merged job', () => {
 
     const res = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}/impact?days=2`, { key });
     expect(res.status).toBe(200);
+    // One analytics read against the project's hourly limit, as a report is.
+    expect(res.headers.get('ratelimit-limit')).toBeTruthy();
     expect(res.body).toMatchObject({
       jobId,
       pullRequest: { url: job.prLink, mergedAt: new Date(mergedAt).toISOString() },
@@ -187,6 +189,15 @@ describe('the impact of a merged job', () => {
         ],
       },
     });
+    // The jobs list asks the host about it (in the background): a later list shows the merge.
+    let listed: any;
+    for (let tries = 0; tries < 100 && !listed?.mergedAt; tries++) {
+      listed = (await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key })).body.jobs.find((j: any) => j.id === job.id);
+      if (!listed.mergedAt) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(listed.mergedAt).toBe(new Date(merged).toISOString());
+    expect((await e.server.api('GET', `/v2/agent/${projectId}/job/${job.id}`, { key })).body.mergedAt).toBe(new Date(merged).toISOString());
+
     const res = await e.server.api('GET', `/v2/agent/${projectId}/job/${job.id}/impact`, { key });
     expect(res.status).toBe(200);
     expect(res.body.windowDays).toBe(2);

@@ -8,6 +8,7 @@ import { addressesOf, jobImpact, type JobImpactResult } from '../../src/analytic
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { rng } from '../analytics/helpers.ts';
 import { freshName } from '../analytics-clickhouse/helpers.ts';
 import { threeEngines } from '../analytics-clickhouse/engines.ts';
@@ -19,6 +20,7 @@ const START = Date.UTC(2025, 8, 1);
 const MERGED = START + 10 * DAY + 5 * 3_600_000;
 const P = 'prj_impact';
 const OWN = ownHostsOf(['https://docs.example.com']);
+const RULES = ClassificationRules.load();
 
 /** The touched pages as the service gives them: where views count, where not-found visitors count. */
 const PAGES = [
@@ -107,7 +109,7 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
       const data = generate(34, 3000, START);
       for (let s = 0; s < data.events.length; s += 500) await engine.write(data.events.slice(s, s + 500));
       await engine.compact();
-      const run = (days: number, now: number, projectId = P): Promise<JobImpactResult> => engine.run(jobImpact, { projectId, range: { from: null, to: null }, ownHosts: OWN, pages: PAGES, at: MERGED, days, now });
+      const run = (days: number, now: number, projectId = P): Promise<JobImpactResult> => engine.run(jobImpact, { projectId, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days, now });
 
       // Five days after the merge, three-day windows: not clipped.
       const full = await run(3, MERGED + 5 * DAY);

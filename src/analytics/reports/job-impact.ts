@@ -6,7 +6,7 @@
 // (a job touches a few pages): DuckDB and ClickHouse SQL side by side, the same answer.
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
-import { sourceRules } from '../referrer-sources.ts';
+import type { SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS } from '../own-hosts.ts';
@@ -15,7 +15,7 @@ import type { DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { clickhouseHost, duckdbHost, quote } from './referrers.ts';
-import type { Report, ReportParams } from './report.ts';
+import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
 const PageAddresses = Type.Object({
@@ -104,8 +104,8 @@ const firstOf = (rows: Record<string, unknown>[]) => {
 };
 
 // DuckDB: the source class of a referring host by the source list (first match wins), as referrers.ts reads it.
-function duckdbSourceOf(host: string): string {
-  const cases = sourceRules().map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
+function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
+  const cases = sources.map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
   return cases.length ? `CASE ${cases.join(' ')} ELSE 'other' END` : `'other'`;
 }
 
@@ -114,7 +114,7 @@ const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT})
 
 const values = (list: [number, string][]) => list.map(([i, a]) => `(${int(i)}, ${quote(a)})`).join(', ');
 
-async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS }: Params): Promise<JobImpactResult> {
+async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const pk = db.projectKey(projectId);
   const views = pairs(pages, 'views');
   const nf = pairs(pages, 'notFound');
@@ -130,7 +130,7 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
     if (views.list.length > 0) {
       const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
           WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND e.${span} AND p.path IN (${views.all.map(quote).join(', ')})),
-        w AS (SELECT ts, visitor, cls, path, ${side}, ${duckdbSourceOf('host')} AS source FROM ev),
+        w AS (SELECT ts, visitor, cls, path, ${side}, ${duckdbSourceOf('host', rulesOf(rules).sources)} AS source FROM ev),
         addr(page, path) AS (VALUES ${values(views.list)})`;
       viewRows = await rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
@@ -147,8 +147,7 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
 }
 
 /** ClickHouse: the source class of `host` by the source list, as referrers.ts reads it. */
-function clickhouseSourceOf(host: Sql): Sql {
-  const rules = sourceRules();
+function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql {
   if (rules.length === 0) return raw(`'other'`);
   const arms = rules.flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.category}`]);
   return sql`multiIf(${join(arms)}, 'other')`;
@@ -166,7 +165,7 @@ const pageOf = (list: [number, string][]) => {
   return sql`arrayJoin(arrayFilter((g, a, p) -> a = p, ${pages}, ${list.map(([, a]) => a)}, replicate(path, ${pages})))`;
 };
 
-async function clickhouse(db: ClickHouseReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS }: Params): Promise<JobImpactResult> {
+async function clickhouse(db: ClickHouseReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const views = pairs(pages, 'views');
   const nf = pairs(pages, 'notFound');
   const first = await db.rows(sql`SELECT min(ts) AS first FROM ${db.db}.events WHERE project = ${projectId} AND ts < ${at}
@@ -177,7 +176,7 @@ async function clickhouse(db: ClickHouseReads, { projectId, pages, at, days, now
   const side = sql`toUInt8(ts >= ${at}) AS after`;
   let viewRows: Record<string, unknown>[] = [];
   if (views.list.length > 0) {
-    const w = sql`SELECT ts, visitor, cls, path, ${side}, ${clickhouseSourceOf(raw('host'))} AS source
+    const w = sql`SELECT ts, visitor, cls, path, ${side}, ${clickhouseSourceOf(raw('host'), rulesOf(rules).sources)} AS source
       FROM (SELECT ts, visitor, cls, path, ${clickhouseHost(ownHosts)} AS host FROM ${db.db}.events
         WHERE project = ${projectId} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN ${inList(views.all)})`;
     viewRows = [

@@ -3,7 +3,7 @@
 // the humans sent by AI answers. The ClickHouse SQL is for 18.16 and current releases alike.
 import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
 import { REFERRER_HOST_PATTERN } from '../engine.ts';
-import { SOURCE_CLASSES, sourceRules, type SourceClass } from '../referrer-sources.ts';
+import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
@@ -12,7 +12,7 @@ import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
 import type { Counts, Page } from './path-page.ts';
-import { iso, type Report, type ReportParams } from './report.ts';
+import { iso, rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** Referring hosts by class and by host, with exact visitors, and the share of humans sent by AI answers per day. */
 export interface ReferrersReport {
@@ -44,8 +44,8 @@ const clickhouseWhere = (projectId: string, range: Range) => sql`project = ${pro
 export const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** DuckDB: the class of `host` (a SQL expression) by the source list, as a CASE of host literals (plain names, safe as SQL text). */
-function duckdbSourceOf(host: string): string {
-  const cases = sourceRules().map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
+function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
+  const cases = sources.map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
   return cases.length ? `CASE ${cases.join(' ')} ELSE 'other' END` : `'other'`;
 }
 
@@ -66,12 +66,12 @@ export function clickhouseHost(own: OwnHosts): Sql {
   return own.size === 0 ? stored : sql`if(${stored} IN ${inList([...own])}, '', ${stored})`;
 }
 
-async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOSTS, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
+async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
   const pk = db.projectKey(projectId);
   if (pk === undefined) return referrersReport([], [], [], page);
   const host = duckdbHost(ownHosts);
   const base = `WITH hosts AS (SELECT ts, visitor, cls, ${host} AS host FROM events WHERE ${duckdbWhere(pk, range)}),
-    sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host')} AS source FROM hosts)`;
+    sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host', rulesOf(rules).sources)} AS source FROM hosts)`;
   const referred = `${base}, referred AS (SELECT * FROM sourced WHERE host IS NOT NULL)`;
   return db.readers.use(async (c) => {
     const classes = await rowsOf(c, `${referred} SELECT source, ${DUCKDB_COUNTS} FROM referred GROUP BY source`);
@@ -84,8 +84,7 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOS
 }
 
 /** ClickHouse: the class of `host` by the source list. */
-function clickhouseSourceOf(host: Sql): Sql {
-  const rules = sourceRules();
+function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql {
   if (rules.length === 0) return raw(`'other'`);
   const arms = rules.flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.category}`]);
   return sql`multiIf(${join(arms)}, 'other')`;
@@ -93,9 +92,9 @@ function clickhouseSourceOf(host: Sql): Sql {
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total`);
 
-async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts = NO_OWN_HOSTS, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
+async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
   const host = clickhouseHost(ownHosts);
-  const sourced = sql`SELECT ts, visitor, cls, host, ${clickhouseSourceOf(raw('host'))} AS source
+  const sourced = sql`SELECT ts, visitor, cls, host, ${clickhouseSourceOf(raw('host'), rulesOf(rules).sources)} AS source
     FROM (SELECT ts, visitor, cls, ${host} AS host FROM ${db.db}.events WHERE ${clickhouseWhere(projectId, range)})`;
   const classes = await db.rows(sql`SELECT source, ${CLICKHOUSE_COUNTS} FROM (${sourced}) WHERE host != '' GROUP BY source`);
   const pageRows = await db.rows(sql`SELECT host, any(source) AS source, ${CLICKHOUSE_COUNTS} FROM (${sourced}) WHERE host != '' GROUP BY host
