@@ -56,12 +56,3 @@ export const JobImpact = Type.Object(
   { description: "The effect of a merged job on the pages it touched: equal windows before and after its pull request's merge." },
 );
 export type JobImpact = Static<typeof JobImpact>;
-
-/** The jobs list's badge: the change in human visitors on a merged job's pages (null until measurable). */
-export const ImpactSummary = Type.Object({
-  mergedAt: Type.String({ format: 'date-time' }),
-  humansBefore: Type.Integer({ minimum: 0 }),
-  humansAfter: Type.Integer({ minimum: 0 }),
-  windowDays: Type.Number(),
-});
-export type ImpactSummary = Static<typeof ImpactSummary>;
