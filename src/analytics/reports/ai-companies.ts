@@ -1,20 +1,25 @@
-// What each AI company takes and gives back, from the raw events: views and distinct agents of its
-// training and search crawlers, visitors and views of its assistants (user-triggered fetchers), and
-// the distinct humans its assistants' answers sent (an ai_assistant referrer naming the company);
-// per company, or with `company` per path of one company. Agents map to companies by the agent list
-// (classify.ts), hosts by the source list (referrer-sources.ts). ClickHouse SQL for 18.16 and current.
+// What each AI company takes and gives back: views and distinct agents of its training and search
+// crawlers, visitors and views of its assistants (user-triggered fetchers), and the distinct humans
+// its assistants' answers sent (an ai_assistant referrer naming the company); per company, or with
+// `company` per path of one company. Agents map to companies by the agent list (classify.ts), hosts by
+// the source list (referrer-sources.ts), both at query time over the few agents and hosts in range.
+// On DuckDB, the per-company report over whole days reads the agents' view sums (daily_agents) and the
+// first-seen rows per agent and per referring host (daily_keys); per path, or with a bound inside a
+// day, it reads the raw events. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import { agentCompanies } from '../classify.ts';
 import { sourceRules } from '../referrer-sources.ts';
 import { CLASS_CODE } from '../traffic-class.ts';
-import { tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, num } from '../engines/duckdb/state.ts';
+import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { splitRange } from '../dates.ts';
+import { firstIn } from './first-seen.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
-import { NO_OWN_HOSTS } from '../own-hosts.ts';
+import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
-import { clickhouseHost, duckdbHost, quote } from './referrers.ts';
+import { clickhouseHost, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
 import type { Report, ReportParams } from './report.ts';
 
 export interface CompanyRow {
@@ -76,15 +81,20 @@ const CRAWLERS = `${CLASS_CODE.search}, ${CLASS_CODE.training}`;
 /** Views taken first, then readers sent: both engines' order (the contract's description). */
 const ORDER = '(training_views + search_views + assistant_views) DESC, referred_humans DESC, company ASC';
 
-/** DuckDB: the company a view credits, over columns cls, agent and host. */
-function duckdbCompany(): string {
-  const host = 'host';
+/** DuckDB: the company a referring host (a column) credits, NULL for none. */
+function duckdbHostCompany(host: string): string {
   const hosts = hostRules().map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${r.company === null ? 'NULL' : quote(r.company)}`);
-  const agents = [...agentCompanies()].map(([name, company]) => `WHEN ${quote(name)} THEN ${quote(company)}`);
-  const byHost = hosts.length ? `CASE ${hosts.join(' ')} END` : 'NULL';
-  const byAgent = agents.length ? `CASE agent ${agents.join(' ')} END` : 'NULL';
-  return `CASE WHEN cls = ${CLASS_CODE.human} THEN ${byHost} ELSE ${byAgent} END`;
+  return hosts.length ? `CASE ${hosts.join(' ')} END` : 'NULL';
 }
+
+/** DuckDB: the company of an agent (a column), NULL for none. */
+function duckdbAgentCompany(agent: string): string {
+  const agents = [...agentCompanies()].map(([name, company]) => `WHEN ${quote(name)} THEN ${quote(company)}`);
+  return agents.length ? `CASE ${agent} ${agents.join(' ')} END` : 'NULL';
+}
+
+/** DuckDB: the company a view credits, over columns cls, agent and host. */
+const duckdbCompany = () => `CASE WHEN cls = ${CLASS_CODE.human} THEN ${duckdbHostCompany('host')} ELSE ${duckdbAgentCompany('agent')} END`;
 
 const DUCKDB_COUNTS = `count(*) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, count(*) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, count(DISTINCT visitor) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_visitors,
@@ -93,6 +103,13 @@ const DUCKDB_COUNTS = `count(*) FILTER (WHERE cls = ${CLASS_CODE.training}) AS t
 async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, company, limit, offset }: Params): Promise<AiCompaniesReport> {
   const pk = db.projectKey(projectId);
   if (pk === undefined) return { company: company ?? null, rows: [], hasMore: false };
+  const split = splitRange(range);
+  if (company === undefined && split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts ?? NO_OWN_HOSTS, limit, offset);
+  return duckdbFromEvents(db, pk, { range, ownHosts, company, limit, offset });
+}
+
+/** DuckDB, any range, per company or per path: COUNT(DISTINCT) over the raw events (also the benchmark's naive query). */
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, ownHosts, company, limit, offset }: Omit<Params, 'projectId'>): Promise<AiCompaniesReport> {
   const where = [`project_key = ${int(pk)}`, `cls IN (${READ_CLASSES})`, ...tsCond(range)].join(' AND ');
   const hosted = `SELECT path_id, visitor, cls, agent, ${duckdbHost(ownHosts ?? NO_OWN_HOSTS)} AS host FROM events WHERE ${where}`;
   const credited = `SELECT path_id, visitor, cls, agent, ${duckdbCompany()} AS company FROM (${hosted})`;
@@ -102,6 +119,43 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, company, li
         WHERE c.company = ${quote(company)} GROUP BY c.company, p.path ORDER BY ${ORDER}, path ASC`
     : `SELECT company, NULL AS path, ${DUCKDB_COUNTS} FROM (${credited}) WHERE company IS NOT NULL GROUP BY company ORDER BY ${ORDER}`;
   return companiesReport(await db.rows(`${query} LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`), company, limit);
+}
+
+/**
+ * DuckDB, per company over whole days [d1, d2): views per (agent, class) from daily_agents; the
+ * assistants' visitors from each (agent, visitor) key's first row in range and the humans sent from
+ * each (host, visitor) key's first human row, counted distinct per company (a visitor of two agents
+ * or hosts of one company counts once). Agents and hosts map to companies after grouping (few of
+ * them). Rows not compacted yet are added as they are (sums, and rows of the distinct counts).
+ */
+async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }, own: OwnHosts, limit: number, offset: number): Promise<AiCompaniesReport> {
+  const p = `project_key = ${int(pk)}`;
+  const dc = dayCond(days);
+  const first = firstIn(days.d1);
+  const fresh = (kind: number) => `SELECT k, visitor, mask FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${p} AND kind = ${kind} AND ${dc}`;
+  const views = `SELECT agent, cls, sum(views)::BIGINT AS views FROM (
+      SELECT agent, cls, views FROM daily_agents WHERE ${p} AND ${dc}
+      UNION ALL SELECT agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND agent IS NOT NULL) GROUP BY agent, cls`;
+  const assistants = `SELECT k, visitor FROM daily_keys WHERE ${p} AND kind = ${KEY_KIND.agent} AND ${dc} AND ${first('prev_t')}
+    UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.agent)})`;
+  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
+  const humans = `SELECT k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')} AND ${first('prev_h')}
+    UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.host)}) WHERE ${duckdbNotOwn('k', own)} AND ${HAS_HUMAN('mask')}`;
+  const query = `WITH v AS MATERIALIZED (${views}),
+      agent_company AS MATERIALIZED (SELECT agent, ${duckdbAgentCompany('agent')} AS company FROM (SELECT DISTINCT agent FROM v)),
+      taken AS (SELECT company, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
+                  count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views
+                FROM v JOIN agent_company USING (agent) WHERE company IS NOT NULL GROUP BY company),
+      a AS (${assistants}),
+      served AS (SELECT company, count(DISTINCT visitor) AS assistant_visitors FROM a JOIN agent_company ON agent_company.agent = a.k WHERE company IS NOT NULL GROUP BY company),
+      h AS (${humans}),
+      host_company AS MATERIALIZED (SELECT k, ${duckdbHostCompany('k')} AS company FROM (SELECT DISTINCT k FROM h)),
+      sent AS (SELECT company, count(DISTINCT visitor) AS referred_humans FROM h JOIN host_company USING (k) WHERE company IS NOT NULL GROUP BY company),
+      c AS (SELECT company, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
+                   coalesce(assistant_visitors, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(referred_humans, 0) AS referred_humans
+            FROM taken FULL JOIN served USING (company) FULL JOIN sent USING (company))
+    SELECT company, NULL AS path, * EXCLUDE (company) FROM c ORDER BY ${ORDER} LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`;
+  return companiesReport(await db.rows(query), undefined, limit);
 }
 
 /** ClickHouse: the company a view credits ('' for none), over columns cls, agent and host. */

@@ -11,7 +11,7 @@ import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { int, KEY_KIND, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
-import { firstIn, firstSeenCounts, newKeyCtes } from './first-seen.ts';
+import { firstIn, newKeyCtes } from './first-seen.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
@@ -77,6 +77,11 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOS
   if (pk === undefined) return referrersReport([], [], [], page);
   const split = splitRange(range);
   if (split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts, page);
+  return duckdbFromEvents(db, pk, range, ownHosts, page);
+}
+
+/** DuckDB, any range: COUNT(DISTINCT) over the raw events (a range with a bound inside a day; the benchmark's naive query). */
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range, ownHosts: OwnHosts, page: Page): Promise<ReferrersReport> {
   const host = duckdbHost(ownHosts);
   const base = `WITH hosts AS (SELECT ts, visitor, cls, ${host} AS host FROM events WHERE ${duckdbWhere(pk, range)}),
     sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host')} AS source FROM hosts)`;
@@ -105,17 +110,26 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
   const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
   const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
   const fresh = `SELECT k, visitor, mask, day FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}`;
-  const counted = `SELECT k, ${firstSeenCounts(days.d1)} FROM daily_keys WHERE ${hostRows} GROUP BY k`;
+  // Each key's first rows in range (per bit), with the bits they count: one row per (host, visitor) has t.
+  const bits = `(CASE WHEN ${HAS_HUMAN('mask')} AND ${first('prev_h')} THEN ${HUMAN_BIT} ELSE 0 END) | (CASE WHEN ${HAS_AI('mask')} AND ${first('prev_a')} THEN ${AI_BIT} ELSE 0 END)`;
+  const counted = `SELECT k, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) FILTER (WHERE t) AS total FROM r GROUP BY k`;
   const perHost = pending
     ? `${newKeyCtes({ scope: 'host_', fresh, compacted: `SELECT k, visitor, mask FROM daily_keys WHERE ${hostRows}`, key: ['k', 'visitor'], group: ['k'] })},
       per_host AS (SELECT k, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(total)::BIGINT AS total
                    FROM (${counted} UNION ALL SELECT * FROM new_host_counts) GROUP BY k HAVING sum(total) > 0)`
     : `per_host AS (${counted})`;
-  // Each key's first rows in range (per bit), as the bits they count: the pairs of (host, visitor).
-  const bits = `(CASE WHEN ${HAS_HUMAN('mask')} AND ${first('prev_h')} THEN ${HUMAN_BIT} ELSE 0 END) | (CASE WHEN ${HAS_AI('mask')} AND ${first('prev_a')} THEN ${AI_BIT} ELSE 0 END)`;
-  const pairs = `SELECT k, visitor, ${bits} AS mask FROM daily_keys WHERE ${hostRows} AND (${first('prev_t')} OR ${first('prev_h')} OR ${first('prev_a')})
-    ${pending ? `UNION ALL SELECT k, visitor, mask FROM (${fresh})` : ''}`;
-  const classed = (rows: string) => `WITH r AS (${rows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k')} AS source FROM (SELECT DISTINCT k FROM r))`;
+  const pairs = `SELECT k, visitor, mask FROM r${pending ? ` UNION ALL SELECT k, visitor, mask FROM (${fresh})` : ''}`;
+  // Hosts and classes in one statement over the first rows (part 0: the page of hosts in order; part 1: the classes).
+  const hostsAndClasses = `WITH r AS MATERIALIZED (SELECT k, visitor, ${bits} AS mask, ${first('prev_t')} AS t FROM daily_keys
+          WHERE ${hostRows} AND (${first('prev_t')} OR ${first('prev_h')} OR ${first('prev_a')})),
+      ${perHost},
+      hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k')} AS source FROM (SELECT k FROM per_host GROUP BY k)),
+      paged AS (SELECT k AS host, source, human, ai, total, row_number() OVER (ORDER BY total DESC, k) AS pos FROM per_host JOIN hs USING (k)
+                ORDER BY total DESC, host LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),
+      per_class AS (SELECT hs.source, p.visitor, bit_or(p.mask) AS mask FROM (${pairs}) p JOIN hs USING (k) GROUP BY ALL)
+    SELECT 0 AS part, pos, host, source, human, ai, total FROM paged
+    UNION ALL SELECT 1, 0, NULL, source, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}), count(*) FILTER (WHERE ${HAS_AI('mask')}), count(*) FROM per_class GROUP BY source
+    ORDER BY part, pos`;
   const siteFresh = `SELECT day, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`;
   const humans = pending
     ? `WITH ${newKeyCtes({ scope: 'site_', fresh: siteFresh, compacted: `SELECT day, visitor, mask FROM daily_site WHERE ${p} AND ${dc}`, key: ['day', 'visitor'], group: ['day'] })}
@@ -124,16 +138,19 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
     : `SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day`;
   const humanRows = `SELECT day, k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')}
     ${pending ? `UNION ALL SELECT day, k, visitor FROM (${fresh}) WHERE ${HAS_HUMAN('mask')}` : ''}`;
-  return db.readers.use(async (c) => {
-    const pageRows = await rowsOf(c, `WITH ${perHost} SELECT k AS host, ${duckdbSourceOf('k')} AS source, human, ai, total FROM per_host
-      ORDER BY total DESC, host LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}`);
-    const classes = await rowsOf(c, `${classed(pairs)}, per_class AS (SELECT hs.source, r.visitor, bit_or(r.mask) AS mask FROM r JOIN hs USING (k) GROUP BY ALL)
-      SELECT source, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) AS total FROM per_class GROUP BY source`);
-    const fromAi = `${classed(humanRows)} SELECT r.day, count(DISTINCT r.visitor) AS from_ai FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY r.day`;
-    const dayRows = await rowsOf(c, `WITH h AS (${humans}), a AS (${fromAi})
-      SELECT h.day, h.humans, coalesce(a.from_ai, 0) AS from_ai FROM h LEFT JOIN a USING (day) ORDER BY h.day`);
-    return referrersReport(classes, pageRows, dayRows, page);
-  });
+  const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k')} AS source FROM (SELECT k FROM r GROUP BY k))
+    SELECT r.day, count(DISTINCT r.visitor) AS from_ai FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY r.day`;
+  // The two statements on two reader connections at once.
+  const [rows, dayRows] = await Promise.all([
+    db.rows(hostsAndClasses),
+    db.rows(`WITH h AS (${humans}), a AS (${fromAi}) SELECT h.day, h.humans, coalesce(a.from_ai, 0) AS from_ai FROM h LEFT JOIN a USING (day) ORDER BY h.day`),
+  ]);
+  return referrersReport(
+    rows.filter((r) => num(r.part) === 1),
+    rows.filter((r) => num(r.part) === 0),
+    dayRows,
+    page,
+  );
 }
 
 /** ClickHouse: the class of `host` by the source list. */
