@@ -131,6 +131,9 @@ try {
     referrersNaive: () => engine.run({ ...referrers, duckdb: (db) => referrersFromEvents(db, pk, params.range, own, params) }, params),
     aiCompanies: () => engine.run(aiCompanies, params),
     aiCompaniesNaive: () => engine.run({ ...aiCompanies, duckdb: (db) => aiCompaniesFromEvents(db, pk, params) }, params),
+    // One company per path (?company=OpenAI).
+    aiPerPath: () => engine.run(aiCompanies, { ...params, company: 'OpenAI' }),
+    aiPerPathNaive: () => engine.run({ ...aiCompanies, duckdb: (db) => aiCompaniesFromEvents(db, pk, { ...params, company: 'OpenAI' }) }, { ...params, company: 'OpenAI' }),
   };
   const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
   const answers: Record<string, unknown> = {};
@@ -148,7 +151,12 @@ try {
   console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
   console.log(`  exact: ${identical ? 'yes, both reports identical to their naive COUNT(DISTINCT)' : 'NO — MISMATCH'}`);
   console.log(`  round-robin, median of ${RUNS} (ms): visitors ${med('visitors').toFixed(0)}`);
-  for (const [name, label] of [['referrers', 'referrers report (hosts, classes, AI share per day)'], ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)']]) {
+  const labels = [
+    ['referrers', 'referrers report (hosts, classes, AI share per day)'],
+    ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)'],
+    ['aiPerPath', 'AI-companies report per path of one company (?company=OpenAI)'],
+  ];
+  for (const [name, label] of labels) {
     console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); naive COUNT(DISTINCT) ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`);
   }
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);

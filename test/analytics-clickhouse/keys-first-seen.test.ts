@@ -3,11 +3,11 @@
 // been compacted (DuckDB) or folded (ClickHouse): rows written before a compaction, after it (not
 // compacted yet), late rows for earlier days, the site's own host and whole-URL referrers, visitors
 // sent by two hosts of one class or company, and ranges of whole days (the first-seen layout) or with
-// a bound inside a day (raw events).
+// a bound inside a day (raw events), and after retention deleted the first days.
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { freshName } from './helpers.ts';
 import { threeEngines } from './engines.ts';
-import { check, DAYS, generate } from './keys-reference.ts';
+import { check, DAY, DAYS, generate, START } from './keys-reference.ts';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 120_000 });
 const { backends: BACKENDS, cleanup } = threeEngines('folio-keys-first-seen-');
@@ -33,6 +33,10 @@ describe.each(BACKENDS)('$name: referrers and AI companies over the first-seen l
       // A visitor sent by two hosts of one class (and one company) counts once in each.
       const twice = both.filter((e) => e.cls === 'human' && e.company === 'OpenAI');
       expect(new Set(twice.map((e) => e.host)).size).toBeGreaterThan(1);
+      // Retention: the days before the cut-off are gone, and keys first seen before it count from it.
+      const cutoff = START / DAY + 2;
+      await engine.deleteBefore(cutoff);
+      await check(engine, both.filter((e) => e.ts >= cutoff * DAY), 'after retention');
     } finally {
       await engine.close();
       await drop(store);

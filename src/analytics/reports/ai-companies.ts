@@ -105,12 +105,18 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, company, li
   if (pk === undefined) return { company: company ?? null, rows: [], hasMore: false };
   const split = splitRange(range);
   if (company === undefined && split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts ?? NO_OWN_HOSTS, limit, offset);
-  return duckdbFromEvents(db, pk, { range, ownHosts, company, limit, offset });
+  return duckdbFromEvents(db, pk, { range, ownHosts, company, limit, offset }, company !== undefined);
 }
 
-/** DuckDB, any range, per company or per path: COUNT(DISTINCT) over the raw events (also the benchmark's naive query). */
-export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, ownHosts, company, limit, offset }: Omit<Params, 'projectId'>): Promise<AiCompaniesReport> {
-  const where = [`project_key = ${int(pk)}`, `cls IN (${READ_CLASSES})`, ...tsCond(range)].join(' AND ');
+/**
+ * DuckDB, any range, per company or per path: COUNT(DISTINCT) over the raw events (also the
+ * benchmark's naive query). `narrow`, with a company: only views that may credit it are mapped (its
+ * agents' views and referred humans' views), not every view of the range.
+ */
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, ownHosts, company, limit, offset }: Omit<Params, 'projectId'>, narrow = false): Promise<AiCompaniesReport> {
+  const agents = [...agentCompanies()].filter(([, c]) => c === company).map(([name]) => quote(name));
+  const mayCredit = `((cls = ${CLASS_CODE.human} AND referrer IS NOT NULL) OR ${agents.length ? `agent IN (${agents.join(', ')})` : 'false'})`;
+  const where = [`project_key = ${int(pk)}`, `cls IN (${READ_CLASSES})`, ...tsCond(range), ...(narrow && company !== undefined ? [mayCredit] : [])].join(' AND ');
   const hosted = `SELECT path_id, visitor, cls, agent, ${duckdbHost(ownHosts ?? NO_OWN_HOSTS)} AS host FROM events WHERE ${where}`;
   const credited = `SELECT path_id, visitor, cls, agent, ${duckdbCompany()} AS company FROM (${hosted})`;
   const perPath = company !== undefined;
