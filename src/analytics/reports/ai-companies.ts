@@ -12,7 +12,7 @@ import { agentCompanies } from '../classify.ts';
 import { sourceRules } from '../referrer-sources.ts';
 import { CLASS_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn } from './first-seen.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
@@ -104,8 +104,47 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, company, li
   const pk = db.projectKey(projectId);
   if (pk === undefined) return { company: company ?? null, rows: [], hasMore: false };
   const split = splitRange(range);
-  if (company === undefined && split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts ?? NO_OWN_HOSTS, limit, offset);
+  if (split.edges.length === 0 && split.days !== 'none') {
+    const own = ownHosts ?? NO_OWN_HOSTS;
+    return company === undefined ? duckdbFirstSeen(db, pk, split.days, own, limit, offset) : duckdbPerPath(db, pk, split.days, own, company, limit, offset);
+  }
   return duckdbFromEvents(db, pk, { range, ownHosts, company, limit, offset }, company !== undefined);
+}
+
+/**
+ * DuckDB, one company per path over whole days [d1, d2): its agents' views and crawler agents from
+ * daily_agents (plus rows not compacted yet); its assistants' visitors and the humans its hosts sent
+ * from the events of its agents and of those hosts only (the hosts of the range, from daily_keys,
+ * mapped to companies first), as distinct (path, visitor) pairs counted per path.
+ */
+async function duckdbPerPath(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }, own: OwnHosts, company: string, limit: number, offset: number): Promise<AiCompaniesReport> {
+  const p = `project_key = ${int(pk)}`;
+  const dc = dayCond(days);
+  const agents = [...agentCompanies()].filter(([, c]) => c === company).map(([name]) => quote(name));
+  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
+  // The company's hosts among the range's referring hosts (few: mapped after grouping).
+  const hosts = `SELECT k FROM (SELECT k FROM daily_keys WHERE ${hostRows} GROUP BY k UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows})
+    WHERE ${duckdbHostCompany('k')} = ${quote(company)}`;
+  const inList = (col: string, list: string[]) => (list.length ? `${col} IN (${list.join(', ')})` : 'false');
+  const views = `SELECT path_id, agent, cls, sum(views)::BIGINT AS views FROM (
+      SELECT path_id, agent, cls, views FROM daily_agents WHERE ${p} AND ${dc} AND ${inList('agent', agents)}
+      UNION ALL SELECT path_id, agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND ${inList('agent', agents)})
+    GROUP BY ALL`;
+  // One scan of the events: distinct (path, visitor, class) of its assistants' views and of the humans its hosts sent.
+  const readers = `SELECT path_id, visitor, cls FROM events WHERE ${p} AND ${dc} AND ((cls = ${CLASS_CODE.ai} AND ${inList('agent', agents)})
+      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND (${STORED_HOST}) IN (SELECT k FROM company_hosts))) GROUP BY ALL`;
+  const query = `WITH company_hosts AS MATERIALIZED (${hosts}), v AS (${views}),
+      taken AS (SELECT path_id, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
+                  count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views FROM v GROUP BY path_id),
+      r AS (${readers}),
+      served AS (SELECT path_id, count(*) AS n FROM r WHERE cls = ${CLASS_CODE.ai} GROUP BY path_id),
+      sent AS (SELECT path_id, count(*) AS n FROM r WHERE cls = ${CLASS_CODE.human} GROUP BY path_id),
+      c AS (SELECT path_id, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
+                   coalesce(served.n, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(sent.n, 0) AS referred_humans
+            FROM taken FULL JOIN served USING (path_id) FULL JOIN sent USING (path_id))
+    SELECT ${quote(company)} AS company, paths.path AS path, c.* EXCLUDE (path_id) FROM c JOIN paths USING (path_id)
+    ORDER BY ${ORDER}, path ASC LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`;
+  return companiesReport(await db.rows(query), company, limit);
 }
 
 /**
