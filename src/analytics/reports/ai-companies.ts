@@ -4,8 +4,8 @@
 // `company` per path of one company. Agents map to companies by the agent list (classify.ts), hosts by
 // the source list (referrer-sources.ts), both at query time over the few agents and hosts in range.
 // On DuckDB, the per-company report over whole days reads the agents' view sums (daily_agents) and the
-// first-seen rows per agent and per referring host (daily_keys); per path, or with a bound inside a
-// day, it reads the raw events. ClickHouse SQL for 18.16 and current.
+// first-seen rows per agent and per referring host (daily_keys); per path, the view sums and the events
+// of the company's agents and hosts only; with a bound inside a day, the raw events. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import { agentCompanies } from '../classify.ts';
@@ -192,10 +192,12 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
                   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views
                 FROM v JOIN agent_company USING (agent) WHERE company IS NOT NULL GROUP BY company),
       a AS (${assistants}),
-      served AS (SELECT company, count(DISTINCT visitor) AS assistant_visitors FROM a JOIN agent_company ON agent_company.agent = a.k WHERE company IS NOT NULL GROUP BY company),
+      served AS (SELECT company, count(*) AS assistant_visitors FROM (SELECT company, visitor FROM a JOIN agent_company ON agent_company.agent = a.k
+                   WHERE company IS NOT NULL GROUP BY ALL) GROUP BY company),
       h AS (${humans}),
       host_company AS MATERIALIZED (SELECT k, ${duckdbHostCompany('k')} AS company FROM (SELECT DISTINCT k FROM h)),
-      sent AS (SELECT company, count(DISTINCT visitor) AS referred_humans FROM h JOIN host_company USING (k) WHERE company IS NOT NULL GROUP BY company),
+      sent AS (SELECT company, count(*) AS referred_humans FROM (SELECT company, visitor FROM h JOIN host_company USING (k) WHERE company IS NOT NULL GROUP BY ALL)
+               GROUP BY company),
       c AS (SELECT company, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
                    coalesce(assistant_visitors, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(referred_humans, 0) AS referred_humans
             FROM taken FULL JOIN served USING (company) FULL JOIN sent USING (company))

@@ -139,7 +139,7 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
   const humanRows = `SELECT day, k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')}
     ${pending ? `UNION ALL SELECT day, k, visitor FROM (${fresh}) WHERE ${HAS_HUMAN('mask')}` : ''}`;
   const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k')} AS source FROM (SELECT k FROM r GROUP BY k))
-    SELECT r.day, count(DISTINCT r.visitor) AS from_ai FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY r.day`;
+    SELECT day, count(*) AS from_ai FROM (SELECT r.day, r.visitor FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY ALL) GROUP BY day`;
   // The two statements on two reader connections at once.
   const [rows, dayRows] = await Promise.all([
     db.rows(hostsAndClasses),
