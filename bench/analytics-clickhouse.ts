@@ -6,7 +6,7 @@
 // and (unless --no-duckdb) that the DuckDB engine gives the identical answer on the same events.
 // Usage: node bench/analytics-clickhouse.ts --events 1000000 [--runs 5] [--url http://127.0.0.1:8123] [--no-duckdb] [--database name --keep]
 import { randomBytes } from 'node:crypto';
-import { classifyUserAgent } from '../src/analytics/classify.ts';
+import { ClassificationRules } from '../src/analytics/classify.ts';
 import { SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
 import { CLASS_CODE } from '../src/analytics/traffic-class.ts';
 import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
@@ -29,6 +29,7 @@ const SERVER = arg('url', process.env.FOLIO_BENCH_CLICKHOUSE_URL ?? 'http://127.
 const WITH_DUCKDB = !process.argv.includes('--no-duckdb');
 const KEEP = process.argv.includes('--keep'); // keep the database afterwards (to explore the data with clickhouse-client)
 const PROJECT = 'prj_bench';
+const RULES = ClassificationRules.load();
 const DAY = 86_400_000;
 
 const mib = (b: number) => `${(b / 1048576).toFixed(1)} MiB`;
@@ -44,7 +45,7 @@ try {
   const traffic = generateTraffic({ events: N, days: 30 });
   console.log(`ClickHouse ${version}; generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-  const classes = USER_AGENTS.map((ua) => classifyUserAgent(ua));
+  const classes = USER_AGENTS.map((ua) => RULES.classifyUserAgent(ua));
   // Visitor ids: a 63-bit mix of the identity (what the keyed hash gives), as in bench/analytics/query.ts.
   const vid = (v: number) => (BigInt(Math.imul(v, 0x9e3779b1) >>> 0) << 31n) ^ BigInt(v);
   const batches: StoredEvent[][] = [];

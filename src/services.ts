@@ -103,8 +103,9 @@ export async function createServices(config: Config, opts: ServicesOptions = {})
     modelConfigError: (model) => modelConfigError(config.models, model),
   });
   const webhooks = new WebhookOutbox({ db: store.db, dialect: store.dialect, config, projects: projects.store, log });
-  // A status change committed here queued its delivery in the same transaction: send it now.
-  jobs.onStatusChange(() => webhooks.wake());
+  // A transition committed here queued a delivery in the same transaction: send it now. (Not on every
+  // status change: a project without a webhook URL queues none, and a needless claim costs each create.)
+  lifecycle.onWebhook(() => webhooks.wake());
   webhooks.start();
   jobs.onStatusChange((job) => {
     if (job.error?.code === 'worker_lost') log.warn({ jobId: job.id }, 'job failed: worker lost too often');

@@ -17,7 +17,7 @@ import { loadConfig } from '../../src/config.ts';
 import { openStore } from '../../src/store/database.ts';
 import { ProjectsService } from '../../src/admin/projects.ts';
 import { ApiKeyStore } from '../../src/store/api-keys.ts';
-import { classify } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { tempDir } from '../../test/helpers/server.ts';
 import { generateTraffic, ipOf, rng, timeOrder, USER_AGENTS, type Traffic } from './generate.ts';
 
@@ -36,6 +36,7 @@ const ROUNDS = Number(values.rounds);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TREE = values.tree ? path.resolve(values.tree) : ROOT;
 const DAY = 86_400_000;
+const RULES = ClassificationRules.load();
 
 interface Server {
   url: string;
@@ -156,7 +157,7 @@ function expectedTotals(t: Traffic, mix = false): { human: number; ai: number; t
   const a = new Set<number>();
   for (let k = 0; k < t.n; k++) {
     if (mix && notFoundView(k)) continue;
-    const c = classify(USER_AGENTS[t.ua[k]], t.paths[t.path[k]]).class;
+    const c = RULES.classify(USER_AGENTS[t.ua[k]], t.paths[t.path[k]]).class;
     // The visitor id is a keyed hash of IP + user agent: one identity per (visitor, user agent).
     const id = t.visitor[k] * 64 + t.ua[k];
     if (c === 'human') h.add(id);

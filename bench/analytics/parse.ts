@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { DeferredVisitors } from '../../src/analytics/deferred-visitors.ts';
 import { VisitorIds } from '../../src/analytics/identity.ts';
 import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { AsciiBytes, StringUnits } from '../../src/analytics/log-lines/code-units.ts';
 import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
 import { LineConverter } from '../../src/analytics/log-lines/line-converter.ts';
@@ -39,11 +40,12 @@ function best(name: string, run: () => number): void {
 }
 
 const ids = new VisitorIds('bench-secret-0123456789abcdef');
+const rules = ClassificationRules.load();
 // One converter and builder per path across rounds: visitor ids and interned values stay cached, so
 // the best round measures reading, not first-sight hashing. The byte path runs first, before the
 // reader has seen any string: its functions are then measured as the import worker uses them on an
 // ASCII log (only ever on bytes).
-const byteBuilder = new ImportColumnsBuilder('prj', ids, Date.now(), 1 << 16);
+const byteBuilder = new ImportColumnsBuilder('prj', rules, ids, Date.now(), 1 << 16);
 const fast = new ByteLineImporter(new LineConverter('auto'), byteBuilder, ids, new DeferredVisitors());
 best('byte path: ByteLineImporter.line', () => {
   const builder = byteBuilder;
@@ -56,7 +58,7 @@ best('byte path: ByteLineImporter.line', () => {
 });
 
 const stringConv = new LineConverter('auto');
-const stringBuilder = new ImportColumnsBuilder('prj', ids, Date.now(), 1 << 16);
+const stringBuilder = new ImportColumnsBuilder('prj', rules, ids, Date.now(), 1 << 16);
 best('string path: LineConverter + builder.add', () => {
   const conv = stringConv;
   const builder = stringBuilder;

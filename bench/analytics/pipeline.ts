@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { EVENTS_WIRE, prepareBatch } from '../../src/analytics/pipeline.ts';
 import { VisitorIds } from '../../src/analytics/identity.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { generateTraffic, ipOf, timeOrder, USER_AGENTS } from './generate.ts';
 
 const { values } = parseArgs({ options: { events: { type: 'string', default: '300000' }, rounds: { type: 'string', default: '4' } } });
@@ -22,6 +23,7 @@ for (let s = 0; s < N; s += 1000) {
   bodies.push(JSON.stringify({ events }));
 }
 const ids = new VisitorIds('bench-secret-0123456789abcdef');
+const rules = ClassificationRules.load();
 const now = Date.now();
 for (let round = 1; round <= Number(values.rounds); round++) {
   let parse = 0;
@@ -31,7 +33,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const t0 = performance.now();
     const { events } = JSON.parse(body) as { events: unknown[] };
     const t1 = performance.now();
-    good += prepareBatch(events, EVENTS_WIRE, 'prj_bench', ids, now).good.length;
+    good += prepareBatch(events, EVENTS_WIRE, 'prj_bench', rules, ids, now).good.length;
     prepare += performance.now() - t1;
     parse += t1 - t0;
   }

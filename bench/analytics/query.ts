@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
-import { classifyUserAgent } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
 import { generateTraffic, OWN_HOST, REFERRER_HOSTS, USER_AGENTS } from './generate.ts';
@@ -31,6 +31,7 @@ const arg = (name: string, def: string) => {
 const N = Number(arg('events', '1000000'));
 const RUNS = Number(arg('runs', '5'));
 const PROJECT = 'prj_bench';
+const RULES = ClassificationRules.load();
 const DAY = 86_400_000;
 
 const mib = (b: number) => `${Math.round(b / 1048576)} MiB`;
@@ -42,7 +43,7 @@ try {
   console.log(`generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb') });
-  const classes = USER_AGENTS.map((ua) => classifyUserAgent(ua));
+  const classes = USER_AGENTS.map((ua) => RULES.classifyUserAgent(ua));
   // Visitor ids: a 63-bit mix of the identity (what the keyed hash gives), so ids look random.
   const vid = (v: number) => (BigInt(Math.imul(v, 0x9e3779b1) >>> 0) << 31n) ^ BigInt(v);
   t0 = performance.now();
@@ -121,14 +122,14 @@ try {
   console.log(`  not-found report (${stored} not-found views, ${nfPaths} paths on the page): ${median(nf).toFixed(0)}   → ${(median(nf) / m.ours).toFixed(2)}× the visitors query`);
   // The referrers and AI-companies reports vs their naive COUNT(DISTINCT) over the same events, alternating.
   const own = ownHostsOf([`https://${OWN_HOST}`]);
-  const params = { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, ownHosts: own };
+  const params = { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, ownHosts: own, rules: RULES };
   const pk = Number((await engine.sql(`SELECT project_key FROM projects WHERE project_id = '${PROJECT}'`))[0].project_key);
   console.log(`  referred visitors by class: ${JSON.stringify((await engine.run(referrers, params)).classes)}`);
   // Timed round-robin with the visitors query, so each ratio is of times taken under the same load.
   const timings: Record<string, () => Promise<unknown>> = {
     visitors: () => engine.run(visitors, params),
     referrers: () => engine.run(referrers, params),
-    referrersNaive: () => engine.run({ ...referrers, duckdb: (db) => referrersFromEvents(db, pk, params.range, own, params) }, params),
+    referrersNaive: () => engine.run({ ...referrers, duckdb: (db) => referrersFromEvents(db, pk, params.range, own, RULES.sources, params) }, params),
     aiCompanies: () => engine.run(aiCompanies, params),
     aiCompaniesNaive: () => engine.run({ ...aiCompanies, duckdb: (db) => aiCompaniesFromEvents(db, pk, params) }, params),
     // One company per path (?company=OpenAI).

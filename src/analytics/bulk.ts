@@ -7,6 +7,7 @@ import { CodedError } from '../errors.ts';
 import { LAST_VISITOR_CODE } from './traffic-class.ts';
 import { LineTooLongError, readLineChunks } from './log-lines/split-lines.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
+import type { ClassificationRules } from './classify.ts';
 import type { PendingEvent } from './writer.ts';
 
 export interface ImportResult {
@@ -33,12 +34,14 @@ class BatchSink {
   private failed: unknown = null;
   private readonly submit: Submit;
   private readonly projectId: string;
+  private readonly rules: ClassificationRules;
   private readonly ids: Identities;
   private readonly now: number;
 
-  constructor(submit: Submit, projectId: string, ids: Identities, now: number) {
+  constructor(submit: Submit, projectId: string, rules: ClassificationRules, ids: Identities, now: number) {
     this.submit = submit;
     this.projectId = projectId;
+    this.rules = rules;
     this.ids = ids;
     this.now = now;
   }
@@ -47,7 +50,7 @@ class BatchSink {
   add(record: unknown): void {
     const line = ++this.result.received;
     try {
-      const e = prepareRecord(record, IMPORT_WIRE, this.projectId, this.ids, this.now);
+      const e = prepareRecord(record, IMPORT_WIRE, this.projectId, this.rules, this.ids, this.now);
       if (e.cls > LAST_VISITOR_CODE) this.result.crawlers++;
       this.batch.push(e);
     } catch (err) {
@@ -94,8 +97,8 @@ class BatchSink {
 }
 
 /** NDJSON records from a streamed body. A line longer than MAX_IMPORT_LINE ends the import with a 413 (the lines before it are stored). */
-export async function importNdjson(stream: Readable, submit: Submit, projectId: string, ids: Identities, now: number): Promise<ImportResult> {
-  const sink = new BatchSink(submit, projectId, ids, now);
+export async function importNdjson(stream: Readable, submit: Submit, projectId: string, rules: ClassificationRules, ids: Identities, now: number): Promise<ImportResult> {
+  const sink = new BatchSink(submit, projectId, rules, ids, now);
   const chunks = readLineChunks(stream, MAX_IMPORT_LINE);
   for (;;) {
     let next: IteratorResult<string[]>;

@@ -1,9 +1,10 @@
 // Human vs AI classification (docs/analytics.md, "Classification"): the curated agent list first (AI answers, then search
 // index, then training crawlers), then `isbot` for every other bot, else human. A Markdown view by a
-// human-looking client counts as AI.
+// human-looking client counts as AI. The lists in force — Folio's agents.json and the operator's
+// FOLIO_AGENTS_FILE — are one value, ClassificationRules, built once at startup and passed to what
+// classifies (the ingest pipeline) and to the reports that map agents and hosts.
 import { readFileSync } from 'node:fs';
-import { parseSourceRules, useExtraSources } from './referrer-sources.ts';
-import { AGENT_LIST } from './agent-list.ts';
+import { parseSourceRules, type SourceRule } from './referrer-sources.ts';
 import { isbot } from 'isbot';
 import { Memo } from '../util/memo.ts';
 import type { TrafficClass } from './traffic-class.ts';
@@ -27,17 +28,11 @@ export interface Classification {
 const CATEGORY_ORDER: readonly AgentCategory[] = ['ai_answer', 'search', 'training'];
 const CLASS_OF: Record<AgentCategory, TrafficClass> = { ai_answer: 'ai', search: 'search', training: 'training' };
 
-export const AGENTS: readonly AgentEntry[] = Object.freeze(
-  (AGENT_LIST as { agents: AgentEntry[] }).agents,
-);
-
-type Compiled = AgentEntry & { re: RegExp };
-
-function compile(list: readonly AgentEntry[]): Compiled[] {
-  return CATEGORY_ORDER.flatMap((category) => list.filter((a) => a.category === category).map((a) => ({ ...a, re: new RegExp(a.pattern, 'i') })));
+/** The lists in force, the operator's entries first: plain data, so a worker thread can be given them. */
+export interface RuleLists {
+  agents: readonly AgentEntry[];
+  sources: readonly SourceRule[];
 }
-
-let COMPILED = compile(AGENTS);
 
 /** Checks an operator's agent list ({agents: [...]}); throws an Error with one clear sentence. */
 export function parseAgentList(json: unknown, where: string): AgentEntry[] {
@@ -61,8 +56,14 @@ export function parseAgentList(json: unknown, where: string): AgentEntry[] {
   });
 }
 
-/** Reads an operator's agent list from a file (FOLIO_AGENTS_FILE); its `referrers`, if any, take effect at once. */
-export function readAgentsFile(file: string): AgentEntry[] {
+/** Folio's own lists (agents.json: its `agents` and its `referrers`). */
+function builtInLists(): RuleLists {
+  const json: unknown = JSON.parse(readFileSync(new URL('./agents.json', import.meta.url), 'utf8'));
+  return { agents: (json as { agents: AgentEntry[] }).agents, sources: parseSourceRules(json, 'agents.json') };
+}
+
+/** The operator's lists from FOLIO_AGENTS_FILE (its `referrers` are optional). */
+function readAgentsFile(file: string): RuleLists {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -75,46 +76,65 @@ export function readAgentsFile(file: string): AgentEntry[] {
   } catch {
     throw new Error(`FOLIO_AGENTS_FILE ${file} is not valid JSON.`);
   }
-  const agents = parseAgentList(json, `FOLIO_AGENTS_FILE ${file}`);
-  useExtraSources(parseSourceRules(json, `FOLIO_AGENTS_FILE ${file}`));
-  return agents;
-}
-
-/**
- * Adds the operator's agents: within each category they are checked before the built-in ones, so an
- * entry can also reclassify a known user agent. Clears the classification cache.
- */
-export function useExtraAgents(extra: readonly AgentEntry[]): void {
-  COMPILED = compile([...extra, ...AGENTS]);
-  uaCache.clear();
-}
-
-/** Each agent name's company in the list in force (the operator's first: a name's first entry wins). */
-export function agentCompanies(): ReadonlyMap<string, string> {
-  const companies = new Map<string, string>();
-  for (const a of COMPILED) if (!companies.has(a.name)) companies.set(a.name, a.company);
-  return companies;
+  return { agents: parseAgentList(json, `FOLIO_AGENTS_FILE ${file}`), sources: parseSourceRules(json, `FOLIO_AGENTS_FILE ${file}`) };
 }
 
 export const MARKDOWN_AGENT = 'Markdown client';
 
-/** Classifies a user agent alone (no Markdown rule). */
-export function classifyUserAgent(userAgent: string): Classification {
-  for (const a of COMPILED) if (a.re.test(userAgent)) return { class: CLASS_OF[a.category], agent: a.name };
-  if (userAgent.trim() === '' || isbot(userAgent)) return { class: 'bot', agent: null };
-  return { class: 'human', agent: null };
-}
+/** The agent and referring-source lists in force, compiled for classifying, with a cache of user agents. */
+export class ClassificationRules implements RuleLists {
+  readonly agents: readonly AgentEntry[];
+  /** The referring-source rules (referrer-sources.ts). */
+  readonly sources: readonly SourceRule[];
+  /** Each agent name's company (the operator's first: a name's first entry wins). */
+  readonly agentCompanies: ReadonlyMap<string, string>;
+  readonly #compiled: (AgentEntry & { re: RegExp })[];
+  /** User agents repeat a lot. */
+  readonly #cache = new Memo<string, Classification>(20_000);
 
-const uaCache = new Memo<string, Classification>(20_000);
-
-/** classifyUserAgent with a bounded cache: user agents repeat a lot. */
-export function classifyUserAgentCached(userAgent: string): Classification {
-  let c = uaCache.get(userAgent);
-  if (c === undefined) {
-    c = classifyUserAgent(userAgent);
-    uaCache.set(userAgent, c);
+  constructor(lists: RuleLists) {
+    this.agents = lists.agents;
+    this.sources = lists.sources;
+    // Within each category the operator's agents come first, so an entry can also reclassify a known user agent.
+    this.#compiled = CATEGORY_ORDER.flatMap((category) => lists.agents.filter((a) => a.category === category).map((a) => ({ ...a, re: new RegExp(a.pattern, 'i') })));
+    const companies = new Map<string, string>();
+    for (const a of this.#compiled) if (!companies.has(a.name)) companies.set(a.name, a.company);
+    this.agentCompanies = companies;
   }
-  return c;
+
+  /** Folio's lists, with the operator's file (FOLIO_AGENTS_FILE) checked first; a bad file throws one clear sentence. */
+  static load(agentsFile?: string | null): ClassificationRules {
+    return agentsFile ? ClassificationRules.withExtra(readAgentsFile(agentsFile)) : new ClassificationRules(builtInLists());
+  }
+
+  /** Folio's lists with `extra` checked first (its entries as parseAgentList and parseSourceRules give them). */
+  static withExtra(extra: Partial<RuleLists>): ClassificationRules {
+    const builtIn = builtInLists();
+    return new ClassificationRules({ agents: [...(extra.agents ?? []), ...builtIn.agents], sources: [...(extra.sources ?? []), ...builtIn.sources] });
+  }
+
+  /** Classifies a user agent alone (no Markdown rule). */
+  classifyUserAgent(userAgent: string): Classification {
+    let c = this.#cache.get(userAgent);
+    if (c === undefined) {
+      c = this.#uncached(userAgent);
+      this.#cache.set(userAgent, c);
+    }
+    return c;
+  }
+
+  #uncached(userAgent: string): Classification {
+    for (const a of this.#compiled) if (a.re.test(userAgent)) return { class: CLASS_OF[a.category], agent: a.name };
+    if (userAgent.trim() === '' || isbot(userAgent)) return { class: 'bot', agent: null };
+    return { class: 'human', agent: null };
+  }
+
+  /** The full rule: user agent first; a human-looking client reading Markdown is AI. */
+  classify(userAgent: string, path: string, accept?: string | null): Classification {
+    const c = this.classifyUserAgent(userAgent);
+    if (c.class === 'human' && (isMarkdownPath(path) || prefersMarkdown(accept))) return { class: 'ai', agent: MARKDOWN_AGENT };
+    return c;
+  }
 }
 
 /** A path that asks for Markdown: `*.md`, `*.mdx`, `llms.txt`, `llms-full.txt`. */
@@ -140,11 +160,4 @@ export function prefersMarkdown(accept: string | undefined | null): boolean {
     if ((t === 'text/html' || t === 'application/xhtml+xml') && q > html.q) html = { q, i };
   });
   return md.q > 0 && (md.q > html.q || (md.q === html.q && md.i < html.i));
-}
-
-/** The full rule: user agent first; a human-looking client reading Markdown is AI. */
-export function classify(userAgent: string, path: string, accept?: string | null): Classification {
-  const c = classifyUserAgentCached(userAgent);
-  if (c.class === 'human' && (isMarkdownPath(path) || prefersMarkdown(accept))) return { class: 'ai', agent: MARKDOWN_AGENT };
-  return c;
 }

@@ -7,7 +7,7 @@ import { ProjectStore, projectView } from '../store/projects.ts';
 import { analyticsFile } from './index.ts';
 import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
 import type { AnalyticsEngine } from './engine.ts';
-import { readAgentsFile, type AgentEntry } from './classify.ts';
+import { ClassificationRules } from './classify.ts';
 import { ImportError } from './import-error.ts';
 import type { LogFormat } from './log-lines/line-converter.ts';
 import { runLogImport, type ImportProgress, type LogImportResult } from './log-import.ts';
@@ -15,11 +15,11 @@ import { ownHostsOf, withoutOwnReferrers, type OwnHosts } from './own-hosts.ts';
 
 export type DirectImportResult = LogImportResult;
 
-async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string; agents: AgentEntry[]; own: OwnHosts }> {
+async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine; secret: string; rules: ClassificationRules; own: OwnHosts }> {
   const config = loadConfig();
-  let agents: AgentEntry[] = [];
+  let rules: ClassificationRules;
   try {
-    if (config.analytics.agentsFile) agents = readAgentsFile(config.analytics.agentsFile);
+    rules = ClassificationRules.load(config.analytics.agentsFile);
   } catch (err) {
     throw new ImportError((err as Error).message);
   }
@@ -35,13 +35,13 @@ async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine;
   if (config.clickhouseUrl) {
     // The scale engine: a shared database, no file lock; import dedupe is the engine's own, as over HTTP.
     try {
-      return { engine: await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret, agents, own };
+      return { engine: await (await import('./engines/clickhouse/index.ts')).createClickHouseEngine(config.clickhouseUrl), secret: config.secret, rules, own };
     } catch (err) {
       throw new ImportError((err as Error).message);
     }
   }
   try {
-    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret, agents, own };
+    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret, rules, own };
   } catch (err) {
     if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
     throw err;
@@ -53,9 +53,9 @@ export async function importDirect(
   opts: { project: string; format: LogFormat; fields: Record<string, string[]>; batch: number },
   progress: ImportProgress,
 ): Promise<DirectImportResult> {
-  const { engine, secret, agents, own } = await openEngine(opts.project);
+  const { engine, secret, rules, own } = await openEngine(opts.project);
   try {
-    const result = await runLogImport(withoutOwnReferrers(engine, own), { projectId: opts.project, format: opts.format, fields: opts.fields, batch: opts.batch, secret, agents, input: { files }, progress });
+    const result = await runLogImport(withoutOwnReferrers(engine, own), { projectId: opts.project, format: opts.format, fields: opts.fields, batch: opts.batch, secret, rules, input: { files }, progress });
     // ClickHouse: servers fold, one at a time across the deployment (answers are exact before that).
     if (engine instanceof DuckDbEngine) await engine.compact();
     return result;

@@ -5,6 +5,7 @@ import type { ImportColumns } from './engine.ts';
 import { LAST_VISITOR_CODE } from './traffic-class.ts';
 import type { LineConverter } from './log-lines/line-converter.ts';
 import { IMPORT_WIRE, prepareRecord, Rejected, type Identities } from './pipeline.ts';
+import type { ClassificationRules } from './classify.ts';
 
 export interface LineError {
   line: number;
@@ -22,6 +23,7 @@ const MAX_ERRORS = 20;
 
 export class ImportColumnsBuilder {
   private readonly projectId: string;
+  private readonly rules: ClassificationRules;
   private readonly ids: Identities;
   private readonly now: number;
   private readonly capacity: number;
@@ -40,8 +42,9 @@ export class ImportColumnsBuilder {
   rejected = 0;
   readonly errors: LineError[] = [];
 
-  constructor(projectId: string, ids: Identities, now: number, capacity: number) {
+  constructor(projectId: string, rules: ClassificationRules, ids: Identities, now: number, capacity: number) {
     this.projectId = projectId;
+    this.rules = rules;
     this.ids = ids;
     this.now = now;
     this.capacity = capacity;
@@ -71,7 +74,7 @@ export class ImportColumnsBuilder {
   addRecord(record: Record<string, unknown>, line: number, keyHi: number, keyLo: number, ids: Identities = this.ids): void {
     let e;
     try {
-      e = prepareRecord(record, IMPORT_WIRE, this.projectId, ids, this.now);
+      e = prepareRecord(record, IMPORT_WIRE, this.projectId, this.rules, ids, this.now);
     } catch (err) {
       if (!(err instanceof Rejected)) throw err;
       return this.reject(err, line);

@@ -4,7 +4,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ImportColumns } from './engine.ts';
 import type { ViewKinds } from './log-import.ts';
-import { useExtraAgents, type AgentEntry } from './classify.ts';
+import { ClassificationRules, type RuleLists } from './classify.ts';
 import { DeferredVisitors, type NewIdentities } from './deferred-visitors.ts';
 import { VisitorIds } from './identity.ts';
 import { ImportColumnsBuilder, transferList, type LineError } from './import-columns.ts';
@@ -21,8 +21,8 @@ export interface ImportWorkerData {
   fields: Record<string, string[]>;
   projectId: string;
   secret: string;
-  /** The operator's extra agents (FOLIO_AGENTS_FILE). */
-  agents: AgentEntry[];
+  /** The main thread's classification lists in force. */
+  rules: RuleLists;
   now: number;
   /** Views per batch. */
   batch: number;
@@ -90,7 +90,7 @@ class LineSink {
   constructor(data: ImportWorkerData, deferred: DeferredVisitors, poster: BatchPoster) {
     this.converter = new LineConverter(data.format, data.fields);
     const ids = new VisitorIds(data.secret);
-    this.builder = new ImportColumnsBuilder(data.projectId, ids, data.now, data.batch);
+    this.builder = new ImportColumnsBuilder(data.projectId, new ClassificationRules(data.rules), ids, data.now, data.batch);
     this.fast = new ByteLineImporter(this.converter, this.builder, ids, deferred);
     this.poster = poster;
   }
@@ -157,7 +157,6 @@ async function readFile(file: string, sink: LineSink, post: Post): Promise<boole
 
 async function run(port: NonNullable<typeof parentPort>, data: ImportWorkerData): Promise<void> {
   const post: Post = (m, transfer = []) => port.postMessage(m, transfer);
-  if (data.agents.length > 0) useExtraAgents(data.agents);
   const deferred = new DeferredVisitors();
   const poster = new BatchPoster(port, post, deferred, data.ahead);
   const sink = new LineSink(data, deferred, poster);

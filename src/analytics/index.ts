@@ -13,7 +13,7 @@ import type { Report, ReportParams } from './reports/report.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
-import { readAgentsFile, useExtraAgents, type AgentEntry } from './classify.ts';
+import { ClassificationRules } from './classify.ts';
 import { startMaintenance } from './maintenance.ts';
 import { LAST_VISITOR_CODE } from './traffic-class.ts';
 import { COLLECT_WIRE, EVENTS_WIRE, prepareBatch, prepareRecord, type Rejection, type ServerFields } from './pipeline.ts';
@@ -41,7 +41,9 @@ export interface AnalyticsDeps {
 export interface Analytics {
   /** Writes and compaction; reports go through `run`. */
   readonly engine: AnalyticsEngine;
-  /** Answers a report (reports/) for a project, with what the service knows of it (its own hosts). */
+  /** The agent and referring-source lists in force (agents.json and FOLIO_AGENTS_FILE), built once at start. */
+  readonly rules: ClassificationRules;
+  /** Answers a report (reports/) for a project, with what the service knows of it (its own hosts, the rules). */
   run<Q extends TSchema, R extends TSchema, Result>(report: Report<Q, R, Result>, params: ReportParams<Q>): Promise<Result>;
   readonly writer: GroupCommitWriter;
   /**
@@ -122,7 +124,7 @@ async function openEngine(config: Config, dialect: StoreDialect): Promise<Analyt
 }
 
 /** Raw log imports of the bulk endpoint, at most MAX_LOG_IMPORTS at once. */
-function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[], own: OwnHostsCache, afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
+function logImports(engine: AnalyticsEngine, config: Config, rules: ClassificationRules, own: OwnHostsCache, afterImport: () => void): Pick<Analytics, 'importLog' | 'logImportsRunning'> {
   let running = 0;
   return {
     async importLog(projectId, body, opts) {
@@ -131,7 +133,7 @@ function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[
       }
       running++;
       try {
-        const r = await runLogImport(withoutOwnReferrers(engine, await own.of(projectId)), { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, agents, input: { stream: body, name: 'the request body' } });
+        const r = await runLogImport(withoutOwnReferrers(engine, await own.of(projectId)), { projectId, ...opts, batch: LOG_IMPORT_BATCH, secret: config.secret, rules, input: { stream: body, name: 'the request body' } });
         afterImport();
         return { received: r.lines, recorded: r.recorded, duplicates: r.duplicates, crawlers: r.crawlers, rejected: r.rejected, errors: r.errors, skipped: r.skipped, kinds: r.kinds };
       } catch (err) {
@@ -147,8 +149,7 @@ function logImports(engine: AnalyticsEngine, config: Config, agents: AgentEntry[
 
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
-  const extraAgents = config.analytics.agentsFile ? readAgentsFile(config.analytics.agentsFile) : [];
-  if (extraAgents.length > 0) useExtraAgents(extraAgents);
+  const rules = ClassificationRules.load(config.analytics.agentsFile);
   const engine = await openEngine(config, deps.dialect);
   const ids = new VisitorIds(config.secret);
   const maintenance = await startMaintenance(engine, config, log);
@@ -165,23 +166,24 @@ export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   };
   return {
     engine,
+    rules,
     writer,
     async ingest(projectId, events, now = Date.now(), idempotencyKey) {
       const keyOf = idempotencyKey === undefined ? undefined : batchImportKeys(projectId, idempotencyKey, events);
-      const { good, rejected } = prepareBatch(events, EVENTS_WIRE, projectId, ids, now, keyOf);
+      const { good, rejected } = prepareBatch(events, EVENTS_WIRE, projectId, rules, ids, now, keyOf);
       const { duplicates } = await submit(projectId, good);
       return { accepted: good.length, rejected, replayed: duplicates };
     },
     async collect(projectId, body, request, now = Date.now()) {
       // A rejected record throws Rejected, a CodedError the HTTP layer answers with 400 (error-status.ts).
-      const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, ids, now, request);
+      const e: PendingEvent = prepareRecord(body, COLLECT_WIRE, projectId, rules, ids, now, request);
       if (e.cls > LAST_VISITOR_CODE) return false; // bots are dropped
       await submit(projectId, [e]);
       return true;
     },
-    importStream: (projectId, body, now = Date.now()) => importNdjson(body, (events) => submit(projectId, events), projectId, ids, now),
-    ...logImports(engine, config, extraAgents, own, maintenance.compactIfMany),
-    run: async (report, params) => engine.run(report, { ...params, ownHosts: await own.of(params.projectId) }),
+    importStream: (projectId, body, now = Date.now()) => importNdjson(body, (events) => submit(projectId, events), projectId, rules, ids, now),
+    ...logImports(engine, config, rules, own, maintenance.compactIfMany),
+    run: async (report, params) => engine.run(report, { ...params, ownHosts: await own.of(params.projectId), rules }),
     compact: maintenance.compact,
     applyRetention: maintenance.applyRetention,
     async close() {

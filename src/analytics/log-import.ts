@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import { VisitorResolver } from './deferred-visitors.ts';
 import type { AnalyticsEngine } from './engine.ts';
-import type { AgentEntry } from './classify.ts';
+import type { ClassificationRules } from './classify.ts';
 import { VisitorIds } from './identity.ts';
 import type { LineError } from './import-columns.ts';
 import { ImportError } from './import-error.ts';
@@ -29,8 +29,8 @@ export interface LogImportOptions {
   batch: number;
   /** FOLIO_SECRET: the key of visitor ids. */
   secret: string;
-  /** The operator's extra agents (FOLIO_AGENTS_FILE). */
-  agents: AgentEntry[];
+  /** The lists in force (the worker thread builds its own rules from them). */
+  rules: ClassificationRules;
   /** Log files (`-` is this process's stdin), or a byte stream of log lines. */
   input: { files: string[] } | { stream: Readable; name: string };
   progress?: ImportProgress;
@@ -88,7 +88,7 @@ export async function runLogImport(engine: AnalyticsEngine, opts: LogImportOptio
     fields: opts.fields,
     projectId: opts.projectId,
     secret: opts.secret,
-    agents: opts.agents,
+    rules: { agents: opts.rules.agents, sources: opts.rules.sources },
     now: Date.now(),
     batch: opts.batch,
     // Two batches waiting or being written, one being built: the worker rarely waits for a write.

@@ -6,7 +6,7 @@
 import { CodedError } from '../errors.ts';
 import { isIP } from 'node:net';
 import { Memo } from '../util/memo.ts';
-import { classify } from './classify.ts';
+import type { ClassificationRules } from './classify.ts';
 import { parseInstant } from './dates.ts';
 import { referrerHost, SOURCE } from './engine.ts';
 import { CLASS_CODE } from './traffic-class.ts';
@@ -257,9 +257,9 @@ const present = (v: unknown) => v !== undefined && v !== null;
  * The record function: validates a raw record (an object in `wire`'s names), classifies it and
  * derives its visitor id. Throws Rejected, always for the first broken rule in this order: shape,
  * unknown field, path, user agent, IP, visitor id, identity, timestamp, referrer, Accept, key, status.
- * `now` is the time of arrival (the timestamp of a record without one).
+ * `now` is the time of arrival (the timestamp of a record without one); `rules` the lists in force.
  */
-export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Identities, now: number, server?: ServerFields): PendingEvent {
+export function prepareRecord(raw: unknown, w: Wire, projectId: string, rules: ClassificationRules, ids: Identities, now: number, server?: ServerFields): PendingEvent {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Rejected('invalid_event', 'The event must be a JSON object.');
   const f: Fields = { timestamp: undefined, path: undefined, userAgent: undefined, ip: undefined, visitorId: undefined, referrer: undefined, accept: undefined, key: undefined, status: undefined };
   const r = raw as Record<string, unknown>;
@@ -297,7 +297,7 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
     importKey = BigInt.asIntN(64, BigInt('0x' + f.key));
   }
   const notFound = present(f.status) ? notFoundStatus(f.status, n.status!) : false;
-  const c = classify(userAgent, path, accept);
+  const c = rules.classify(userAgent, path, accept);
   let visitor: bigint;
   if (w.source === SOURCE.script) {
     // The browser script's own first-party id, or (no storage) a hash salted with the day.
@@ -314,12 +314,20 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, ids: Ide
 }
 
 /** prepareRecord for a batch: good events and the rejections by index. */
-export function prepareBatch(records: readonly unknown[], w: Wire, projectId: string, ids: Identities, now: number, keyOf?: (index: number) => bigint): { good: PendingEvent[]; rejected: Rejection[] } {
+export function prepareBatch(
+  records: readonly unknown[],
+  w: Wire,
+  projectId: string,
+  rules: ClassificationRules,
+  ids: Identities,
+  now: number,
+  keyOf?: (index: number) => bigint,
+): { good: PendingEvent[]; rejected: Rejection[] } {
   const good: PendingEvent[] = [];
   const rejected: Rejection[] = [];
   for (let i = 0; i < records.length; i++) {
     try {
-      const e = prepareRecord(records[i], w, projectId, ids, now);
+      const e = prepareRecord(records[i], w, projectId, rules, ids, now);
       if (keyOf) e.importKey = keyOf(i);
       good.push(e);
     } catch (err) {

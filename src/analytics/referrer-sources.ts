@@ -1,9 +1,9 @@
 // Where readers come from, by the referring host: answers of AI assistants (ai_assistant), search
 // engines, social sites, or other. The list is agents.json's `referrers` plus the operator's in
-// FOLIO_AGENTS_FILE (checked first); a host matches itself and its subdomains, and an ai_assistant
-// host may name its `company` (the AI-companies report). The engines turn it into their SQL (a host
-// is a plain name: letters, digits, dots and dashes, so it is safe as a literal; a company is quoted).
-import { AGENT_LIST } from './agent-list.ts';
+// FOLIO_AGENTS_FILE (checked first), in force as ClassificationRules' `sources` (classify.ts); a host
+// matches itself and its subdomains, and an ai_assistant host may name its `company` (the AI-companies
+// report). The reports turn it into their SQL (a host is a plain name: letters, digits, dots and
+// dashes, so it is safe as a literal; a company is quoted).
 
 export const SOURCE_CLASSES = ['ai_assistant', 'search', 'social', 'other'] as const;
 export type SourceClass = (typeof SOURCE_CLASSES)[number];
@@ -31,18 +31,4 @@ export function parseSourceRules(json: unknown, where: string): SourceRule[] {
     }
     return { host: r.host, category: r.category as SourceRule['category'], ...(r.company === undefined ? {} : { company: r.company }) };
   });
-}
-
-const BUILT_IN = parseSourceRules(AGENT_LIST, 'agents.json');
-
-let rules: readonly SourceRule[] = BUILT_IN;
-
-/** The rules in force: the operator's first (so they can reclassify a host), then the built-in ones. */
-export function sourceRules(): readonly SourceRule[] {
-  return rules;
-}
-
-/** Adds the operator's rules (FOLIO_AGENTS_FILE). */
-export function useExtraSources(extra: readonly SourceRule[]): void {
-  rules = [...extra, ...BUILT_IN];
 }

@@ -35,7 +35,9 @@ function clipData(data: object): string {
 /**
  * Inserts an event inside the caller's transaction; publish it on the bus after commit.
  * The job's row is locked first, so writers of one job's events take numbers one after another
- * (on PostgreSQL; a SQLite transaction already holds the database).
+ * (on PostgreSQL; a SQLite transaction already holds the database). `first`: the job's row was
+ * inserted in this transaction, so no one else can see it and its first event is number 1 (a create:
+ * two reads fewer on its hot path).
  */
 export async function insertJobEvent<T extends JobEventType>(
   trx: Transaction<Database>,
@@ -43,18 +45,24 @@ export async function insertJobEvent<T extends JobEventType>(
   jobId: string,
   type: T,
   data: JobEventData<T>,
+  first = false,
 ): Promise<JobEvent> {
-  await dialect.forUpdate(trx.selectFrom('jobs').select('id').where('id', '=', jobId)).execute();
   const body = clipData(data);
   const at = Date.now();
+  const seq = first ? 1 : await nextSeq(trx, dialect, jobId);
+  await trx.insertInto('job_events').values({ job_id: jobId, seq, at, type, data: body }).execute();
+  return { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) } as JobEvent;
+}
+
+/** The job's next event number, with its row locked. */
+async function nextSeq(trx: Transaction<Database>, dialect: Pick<StoreDialect, 'forUpdate'>, jobId: string): Promise<number> {
+  await dialect.forUpdate(trx.selectFrom('jobs').select('id').where('id', '=', jobId)).execute();
   const { max } = await trx
     .selectFrom('job_events')
     .select((eb) => eb.fn.max<number>('seq').as('max'))
     .where('job_id', '=', jobId)
     .executeTakeFirstOrThrow();
-  const seq = Number(max ?? 0) + 1;
-  await trx.insertInto('job_events').values({ job_id: jobId, seq, at, type, data: body }).execute();
-  return { id: seq, at: new Date(at).toISOString(), type, data: JSON.parse(body) } as JobEvent;
+  return Number(max ?? 0) + 1;
 }
 
 export async function appendJobEvent<T extends JobEventType>(

@@ -34,11 +34,13 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).to
 
 /**
  * Queues the announcement of a job's status (`job.<status>`), in the transaction that changed it.
- * Nothing is queued for a project without a webhook URL.
+ * Nothing is queued for a project without a webhook URL; `webhookUrl` is the project's when the
+ * caller has its row already (a create), else it is read. True when an entry was queued.
  */
-export async function enqueueWebhook(trx: Transaction<Database>, row: JobRow, prices: PriceTable, now = Date.now()): Promise<void> {
-  const project = await trx.selectFrom('projects').select('webhook_url').where('id', '=', row.project_id).executeTakeFirst();
-  if (!project?.webhook_url) return;
+export async function enqueueWebhook(trx: Transaction<Database>, row: JobRow, prices: PriceTable, now = Date.now(), webhookUrl?: string | null): Promise<boolean> {
+  const url =
+    webhookUrl !== undefined ? webhookUrl : (await trx.selectFrom('projects').select('webhook_url').where('id', '=', row.project_id).executeTakeFirst())?.webhook_url;
+  if (!url) return false;
   const id = newId('whd');
   const event = `job.${row.status}`;
   const body = JSON.stringify({ id, event, createdAt: iso(now), job: { ...jobView(row, prices), projectId: row.project_id } });
@@ -46,6 +48,7 @@ export async function enqueueWebhook(trx: Transaction<Database>, row: JobRow, pr
     .insertInto('webhook_outbox')
     .values({ id, project_id: row.project_id, job_id: row.id, event, body, status: 'pending', attempts: 0, next_attempt_at: now, created_at: now, updated_at: now })
     .execute();
+  return true;
 }
 
 export interface WebhookDelivery {

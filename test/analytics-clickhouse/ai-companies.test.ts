@@ -5,7 +5,7 @@
 import { aiCompanies, type CompanyRow } from '../../src/analytics/reports/ai-companies.ts';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
-import { AGENTS, MARKDOWN_AGENT } from '../../src/analytics/classify.ts';
+import { ClassificationRules, MARKDOWN_AGENT } from '../../src/analytics/classify.ts';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { CLASS_CODE, type TrafficClass } from '../../src/analytics/traffic-class.ts';
 import type { Range } from '../../src/analytics/dates.ts';
@@ -40,7 +40,8 @@ const AGENTS_OF: Record<Exclude<TrafficClass, 'human'>, (string | null)[]> = {
   bot: [null],
 };
 const PATHS = ['/a', '/b', '/c', '/docs/é', '/docs/z', '/Z'];
-const COMPANY = new Map(AGENTS.map((a) => [a.name, a.company]));
+const RULES = ClassificationRules.load();
+const COMPANY = new Map(RULES.agents.map((a) => [a.name, a.company]));
 
 interface Ref {
   ts: number;
@@ -106,7 +107,7 @@ describe.each(BACKENDS)('$name: what each AI company takes and gives back', ({ s
       for (let s = 0; s < data.events.length; s += 400) await engine.write(data.events.slice(s, s + 400));
       await engine.compact();
       const run = (range: Range, limit: number, offset: number, company?: string) =>
-        engine.run(aiCompanies, { projectId: P, range, limit, offset, ownHosts: OWN, ...(company === undefined ? {} : { company }) });
+        engine.run(aiCompanies, { projectId: P, range, limit, offset, ownHosts: OWN, rules: RULES, ...(company === undefined ? {} : { company }) });
       const all: Range = { from: null, to: null };
       const want = expected(data.ref, all);
       expect(want.map((r) => r.company)).toEqual(expect.arrayContaining(['OpenAI', 'Anthropic', 'ByteDance', 'Common Crawl', 'DeepSeek', 'Microsoft']));
@@ -138,7 +139,7 @@ describe.each(BACKENDS)('$name: what each AI company takes and gives back', ({ s
       }
       expect(wire.companies.find((r) => r.company === 'Common Crawl')?.crawlsPerReferredHuman).toBeNull();
       // Another project, or none stored: no rows.
-      expect((await engine.run(aiCompanies, { projectId: 'prj_none', range: all, limit: 10, offset: 0 })).rows).toEqual([]);
+      expect((await engine.run(aiCompanies, { projectId: 'prj_none', range: all, limit: 10, offset: 0, rules: RULES })).rows).toEqual([]);
     } finally {
       await engine.close();
       await drop(store);

@@ -6,7 +6,7 @@
 // (26.x in-process through chdb, always).
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateTraffic, USER_AGENTS } from '../../bench/analytics/generate.ts';
-import { classify } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import type { Range } from '../../src/analytics/dates.ts';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import type { PagedCounts } from '../../src/analytics/reports/path-page.ts';
@@ -22,6 +22,8 @@ import { timeseries } from '../../src/analytics/reports/timeseries.ts';
 import { views } from '../../src/analytics/reports/views.ts';
 import { visitors } from '../../src/analytics/reports/visitors.ts';
 
+// Folio's own lists, as a server without FOLIO_AGENTS_FILE builds them.
+const RULES = ClassificationRules.load();
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
 const START = Date.UTC(2025, 4, 20); // 30 days across the May/June partition boundary
@@ -36,7 +38,7 @@ function events(): StoredEvent[] {
   const out: StoredEvent[] = [];
   for (let k = 0; k < t.n; k++) {
     const path = t.paths[t.path[k] % 400]; // fewer paths: deep pages with ties
-    const c = classify(USER_AGENTS[t.ua[k]], path);
+    const c = RULES.classify(USER_AGENTS[t.ua[k]], path);
     out.push({ projectId: k % 10 === 0 ? Q : P, ts: t.ts[k], path, visitor: vid(t.visitor[k]), cls: CLASS_CODE[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
   }
   // Edge cases: day bounds, one visitor human and AI, Unicode and quote paths, tie-heavy counts.
@@ -187,11 +189,11 @@ describe.each(BACKENDS)('$name answers like DuckDB', ({ skip, open, drop }) => {
     for (const [i, range] of ranges().entries()) {
       const page = pages[i % 2];
       for (const company of [undefined, i % 2 ? 'OpenAI' : 'Google']) {
-        const params = { projectId: P, range, ...page, ...(company === undefined ? {} : { company }) };
+        const params = { projectId: P, range, ...page, rules: RULES, ...(company === undefined ? {} : { company }) };
         expect(await ch.run(aiCompanies, params), `${JSON.stringify(range)} ${JSON.stringify(page)} ${company}`).toEqual(await duck.run(aiCompanies, params));
       }
     }
-    const whole = await duck.run(aiCompanies, { projectId: P, range: { from: null, to: null }, limit: 250, offset: 0 });
+    const whole = await duck.run(aiCompanies, { projectId: P, range: { from: null, to: null }, limit: 250, offset: 0, rules: RULES });
     expect(whole.rows.filter((r) => r.trainingViews + r.searchViews + r.assistantViews > 0).length).toBeGreaterThan(3);
   });
 

@@ -5,7 +5,7 @@ import { aiCompanies, type CompanyRow } from '../../src/analytics/reports/ai-com
 import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { expect } from 'vitest';
 import { SOURCE, type AnalyticsEngine, type StoredEvent } from '../../src/analytics/engine.ts';
-import { AGENTS } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { CLASS_CODE, type TrafficClass } from '../../src/analytics/traffic-class.ts';
 import type { Range } from '../../src/analytics/dates.ts';
@@ -39,7 +39,8 @@ const AGENTS_OF: Record<Exclude<TrafficClass, 'human'>, (string | null)[]> = {
   bot: [null],
 };
 const PATHS = ['/a', '/b', '/c', '/docs/é'];
-const COMPANY = new Map(AGENTS.map((a) => [a.name, a.company]));
+export const RULES = ClassificationRules.load();
+const COMPANY = new Map(RULES.agents.map((a) => [a.name, a.company]));
 
 export interface Ref {
   ts: number;
@@ -134,14 +135,14 @@ export async function check(engine: AnalyticsEngine, ref: Ref[], when: string): 
   for (const range of RANGES) {
     const label = `${when}, range ${JSON.stringify(range)}`;
     const want = expectedReferrers(ref, range);
-    const got = await engine.run(referrers, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN });
+    const got = await engine.run(referrers, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES });
     expect({ classes: got.classes, rows: got.rows, aiShare: got.aiShare }, label).toEqual(want);
-    const page = await engine.run(referrers, { projectId: P, range, limit: 2, offset: 1, ownHosts: OWN });
+    const page = await engine.run(referrers, { projectId: P, range, limit: 2, offset: 1, ownHosts: OWN, rules: RULES });
     expect(page.rows, label).toEqual(want.rows.slice(1, 3));
     expect(page.hasMore, label).toBe(want.rows.length > 3);
-    expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN })).rows, label).toEqual(expectedCompanies(ref, range));
-    const companies = await engine.run(aiCompanies, { projectId: P, range, limit: 2, offset: 1, ownHosts: OWN });
+    expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES })).rows, label).toEqual(expectedCompanies(ref, range));
+    const companies = await engine.run(aiCompanies, { projectId: P, range, limit: 2, offset: 1, ownHosts: OWN, rules: RULES });
     expect(companies.rows, label).toEqual(expectedCompanies(ref, range).slice(1, 3));
-    expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, company: 'OpenAI' })).rows, label).toEqual(expectedCompanies(ref, range, 'OpenAI'));
+    expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES, company: 'OpenAI' })).rows, label).toEqual(expectedCompanies(ref, range, 'OpenAI'));
   }
 }

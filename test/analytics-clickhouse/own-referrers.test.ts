@@ -11,6 +11,7 @@ import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { ownHostsOf, withoutOwnReferrers } from '../../src/analytics/own-hosts.ts';
 import { fieldsFrom, runLogImport } from '../../src/analytics/log-import.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { rng, utf8Compare } from '../analytics/helpers.ts';
 import { freshName } from './helpers.ts';
 import { threeEngines } from './engines.ts';
@@ -18,6 +19,7 @@ import { threeEngines } from './engines.ts';
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const DAY = 86_400_000;
+const RULES = ClassificationRules.load();
 const START = Date.UTC(2025, 5, 27);
 const P = 'prj_own_referrers';
 const OWN = ownHostsOf(['https://docs.example.com', 'http://127.0.0.1:5173']);
@@ -99,20 +101,20 @@ describe.each(BACKENDS)('$name: the project’s own hosts are no referrers', ({ 
       await engine.compact();
       const want = expected(data.ref);
       const all = { from: null, to: null };
-      const report = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: OWN });
+      const report = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: OWN, rules: RULES });
       expect(report.rows).toEqual(want.rows);
       expect(report.classes).toEqual(want.classes);
       expect(report.aiShare).toEqual(want.days);
       // Paged by three: the same rows in the same order.
       const paged = [];
       for (let offset = 0; ; offset += 3) {
-        const page = await engine.run(referrers, { projectId: P, range: all, limit: 3, offset, ownHosts: OWN });
+        const page = await engine.run(referrers, { projectId: P, range: all, limit: 3, offset, ownHosts: OWN, rules: RULES });
         paged.push(...page.rows);
         if (!page.hasMore) break;
       }
       expect(paged).toEqual(want.rows);
       // Without own hosts the same rows name the site itself: the rule is the read's, not the data's.
-      const plain = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: new Set() });
+      const plain = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: new Set(), rules: RULES });
       expect(plain.rows.map((r) => r.host)).toEqual(expect.arrayContaining(['docs.example.com', '127.0.0.1']));
       expect((await engine.run(notFound, { projectId: P, range: all, limit: 100, offset: 0 })).totals.views).toBe(data.notFound);
     } finally {
@@ -140,14 +142,14 @@ describe.each(BACKENDS)('$name: the project’s own hosts are no referrers', ({ 
         fields: fieldsFrom(),
         batch: 1000,
         secret: 'test-secret-0123456789abcdef',
-        agents: [],
+        rules: RULES,
         input: { stream: Readable.from([log.join('\n') + '\n']), name: 'the test log' },
       });
       expect(r.recorded).toBe(5);
       await engine.compact();
       const all = { from: null, to: null };
       // Read without the rule: what was stored.
-      const stored = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: new Set() });
+      const stored = await engine.run(referrers, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: new Set(), rules: RULES });
       expect(stored.rows.map((x) => [x.host, x.total])).toEqual([['www.google.com', 1]]);
       expect(stored.aiShare.reduce((n, d) => n + d.humans, 0)).toBe(4);
       // A not-found view keeps its own-site referrer: a link on the site is broken.

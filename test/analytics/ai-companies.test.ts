@@ -3,7 +3,7 @@
 // company and per path of one; read access, refusals with their codes, the typed client and
 // `folio analytics ai-companies`. On DuckDB, and on ClickHouse in the scale leg.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENTS } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { parseSourceRules } from '../../src/analytics/referrer-sources.ts';
 import { FolioClient, type AiCompaniesPage } from '../../src/client/index.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -13,7 +13,7 @@ import { rng, utf8Compare } from './helpers.ts';
 const DAY = 86_400_000;
 const D0 = Date.UTC(2025, 7, 4);
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
-const agent = (name: string) => AGENTS.find((a) => a.name === name)!;
+const agent = (name: string) => ClassificationRules.load().agents.find((a) => a.name === name)!;
 /** Who reads: a user agent, its class, its agent name and company (null: credited by referrer, or no one). */
 const READERS: [string, 'human' | 'ai' | 'search' | 'training' | 'bot', string | null, string | null][] = [
   [HUMAN_UA, 'human', null, null],

@@ -2,13 +2,19 @@
 // other bots, the Markdown rule, path normalisation and keyed visitor ids.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AGENTS, classify, classifyUserAgent, isMarkdownPath, prefersMarkdown } from '../../src/analytics/classify.ts';
+import { ClassificationRules, isMarkdownPath, parseAgentList, prefersMarkdown } from '../../src/analytics/classify.ts';
 import { normalizePath, VisitorIds } from '../../src/analytics/identity.ts';
 import { parseClfTime } from '../../src/analytics/log-lines/clf-time.ts';
 import { parseJsonLine } from '../../src/analytics/log-lines/json-lines.ts';
 import { isDocumentPath } from '../../src/analytics/log-lines/page-views.ts';
 import { parseInstant } from '../../src/analytics/dates.ts';
 import { contentKeyHex, readCombined } from './helpers.ts';
+
+// Folio's own lists, as a server without FOLIO_AGENTS_FILE builds them.
+const RULES = ClassificationRules.load();
+const AGENTS = RULES.agents;
+const classifyUserAgent = (ua: string) => RULES.classifyUserAgent(ua);
+const classify = (ua: string, path: string, accept?: string) => RULES.classify(ua, path, accept);
 
 const HUMANS = [
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
@@ -202,7 +208,6 @@ describe('CLF times', () => {
 
 describe('operator agents (FOLIO_AGENTS_FILE)', () => {
   it('are checked before the built-in list, can reclassify a known agent, and a bad list is refused clearly', async () => {
-    const { parseAgentList, useExtraAgents } = await import('../../src/analytics/classify.ts');
     const extra = parseAgentList(
       {
         agents: [
@@ -212,15 +217,13 @@ describe('operator agents (FOLIO_AGENTS_FILE)', () => {
       },
       'test',
     );
-    try {
-      useExtraAgents(extra);
-      expect(classifyUserAgent('Mozilla/5.0 (compatible; AcmeAssistant/2.1)')).toEqual({ class: 'ai', agent: 'AcmeAssistant' });
-      expect(classifyUserAgent('python-requests/2.32.3')).toEqual({ class: 'training', agent: 'Internal crawler' });
-      expect(classifyUserAgent(AGENTS[0].example).agent).toBe(AGENTS[0].name);
-    } finally {
-      useExtraAgents([]);
-    }
-    expect(classifyUserAgent('Mozilla/5.0 (compatible; AcmeAssistant/2.1)').class).toBe('bot'); // isbot's verdict once the entry is gone
+    const withExtra = ClassificationRules.withExtra({ agents: extra });
+    expect(withExtra.classifyUserAgent('Mozilla/5.0 (compatible; AcmeAssistant/2.1)')).toEqual({ class: 'ai', agent: 'AcmeAssistant' });
+    expect(withExtra.classifyUserAgent('python-requests/2.32.3')).toEqual({ class: 'training', agent: 'Internal crawler' });
+    expect(withExtra.classifyUserAgent(AGENTS[0].example).agent).toBe(AGENTS[0].name);
+    expect(withExtra.agentCompanies.get('AcmeAssistant')).toBe('Acme');
+    // The rules without the file are another value: nothing of the operator's list leaks into them.
+    expect(classifyUserAgent('Mozilla/5.0 (compatible; AcmeAssistant/2.1)').class).toBe('bot'); // isbot's verdict without the entry
     expect(() => parseAgentList({ agents: [{ name: 'X', company: 'Y', category: 'ai', pattern: 'X', example: 'X' }] }, 'f')).toThrow(/category must be one of/);
     expect(() => parseAgentList({ agents: [{ name: 'X', company: 'Y', category: 'search', pattern: '(', example: 'X' }] }, 'f')).toThrow(/not a valid regular expression/);
     expect(() => parseAgentList({ agents: [{ name: 'X', company: 'Y', category: 'search', pattern: 'Z', example: 'X' }] }, 'f')).toThrow(/does not match its own example/);

@@ -18,6 +18,15 @@ export { upstreamValidator } from '../helpers/upstream.ts';
 
 export { rng } from '../../bench/analytics/generate.ts';
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** An instant as an access log's time (CLF, UTC): `02/Jun/2025:10:00:00 +0000`. */
+export function clf(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+}
+
 /** One combined line through the reader the imports use (CombinedReader over a string's units), or null. */
 export function readCombined(line: string): LogRecord | null {
   const units = new StringUnits();

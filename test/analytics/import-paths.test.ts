@@ -10,6 +10,7 @@ import { VisitorIds } from '../../src/analytics/identity.ts';
 import { ByteLineImporter } from '../../src/analytics/log-bytes/reader.ts';
 import { ipv4At } from '../../src/analytics/log-bytes/ipv4.ts';
 import { ImportColumnsBuilder } from '../../src/analytics/import-columns.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { ClfClock } from '../../src/analytics/log-lines/clf-time.ts';
 import { StringUnits } from '../../src/analytics/log-lines/code-units.ts';
 import { CombinedReader } from '../../src/analytics/log-lines/combined-format.ts';
@@ -96,7 +97,7 @@ function importText(text: string, mode: 'string' | 'bytes', batch = 64) {
   let viaBytes = 0;
   const conv = new LineConverter('auto');
   const ids = new VisitorIds(SECRET);
-  const builder = new ImportColumnsBuilder('prj', ids, NOW, batch);
+  const builder = new ImportColumnsBuilder('prj', ClassificationRules.load(), ids, NOW, batch);
   const deferred = new DeferredVisitors();
   const resolver = new VisitorResolver(new VisitorIds(SECRET), 5 * batch);
   const fast = new ByteLineImporter(conv, builder, ids, deferred);

@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { reference, rng, type RefEvent } from './helpers.ts';
+import { clf, reference, rng, type RefEvent } from './helpers.ts';
 import { MAX_LINE_BYTES } from '../../src/analytics/import-worker.ts';
 import { MAX_LOG_IMPORTS } from '../../src/analytics/index.ts';
 import { DEFAULT_FIELDS } from '../../src/analytics/log-lines/json-lines.ts';
@@ -13,15 +13,8 @@ import { logPieces } from '../../src/analytics/log-pieces.ts';
 import { FolioClient } from '../../src/client/index.ts';
 import { tempDir } from '../helpers/server.ts';
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const HUMAN = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0';
 const AI = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ChatGPT-User/1.0; +https://openai.com/bot)';
-
-function clf(ms: number): string {
-  const d = new Date(ms);
-  const p = (n: number) => String(n).padStart(2, '0');
-  return `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
-}
 
 /** A combined log of page views, assets and errors, and the reference of what must be counted. */
 function makeLog(n: number) {

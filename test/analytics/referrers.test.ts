@@ -4,9 +4,10 @@
 import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { rng, utf8Compare } from './helpers.ts';
+import { clf, rng, utf8Compare } from './helpers.ts';
 import { SOURCE } from '../../src/analytics/engine.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 
 const DAY = 86_400_000;
 const D0 = Date.UTC(2025, 5, 2);
@@ -117,12 +118,6 @@ describe('a project’s own pages are no referrers', () => {
   const SITE = 'https://docs.example.com';
   const DEV = 'http://127.0.0.1:5173';
   const AT = Date.now() - 120_000;
-  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-  const clf = (t: number) => {
-    const d = new Date(t);
-    const p = (n: number) => String(n).padStart(2, '0');
-    return `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
-  };
   let server: TestServer;
   let projectId: string;
   let key: string;
@@ -180,7 +175,7 @@ describe('a project’s own pages are no referrers', () => {
     expect(days.reduce((n, d) => n + d.fromAiAssistant, 0)).toBe(2);
     // Dropped at ingest: read without the rule, the stored rows name no own host either.
     const engine = server.services.analytics.engine;
-    const stored = await engine.run(referrers, { projectId: projectId, range: { from: null, to: null }, limit: 50, offset: 0 });
+    const stored = await engine.run(referrers, { projectId: projectId, range: { from: null, to: null }, limit: 50, offset: 0, rules: ClassificationRules.load() });
     expect(stored.rows.map((r) => r.host)).toEqual(['chatgpt.com', 'news.ycombinator.com', 'www.google.com']);
     const missing = await server.api('GET', `/v1/analytics/${projectId}/not-found`, { key });
     expect(missing.body.paths[0].referrers).toEqual([{ host: 'docs.example.com', visitors: 1 }]);
@@ -203,7 +198,7 @@ describe('a project’s own pages are no referrers', () => {
     expect(report.classes.find((c: { source: string }) => c.source === 'other')).toEqual({ source: 'other', human: 0, ai: 0, total: 0 });
     expect(report.aiShare.reduce((n: number, d: { humans: number }) => n + d.humans, 0)).toBe(4);
     // The rows themselves are unchanged: without the rule they still name the site.
-    const plain = await engine.run(referrers, { projectId: other, range: { from: null, to: null }, limit: 50, offset: 0 });
+    const plain = await engine.run(referrers, { projectId: other, range: { from: null, to: null }, limit: 50, offset: 0, rules: ClassificationRules.load() });
     expect(plain.rows.map((r) => [r.host, r.total])).toEqual([['docs.example.com', 2], ['www.google.com', 1]]);
   });
 });

@@ -2,13 +2,14 @@
 // company's crawls and assistant reads against the humans its answers sent, and one company's pages.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { AGENTS } from '../../src/analytics/classify.ts';
+import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { launchChromium } from '../helpers/browser.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { setUp } from '../dashboard/session.ts';
 import { ensureDashboardBuilt, signedInPage } from './helpers.ts';
 
 const HUMAN_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const AGENTS = ClassificationRules.load().agents;
 const ua = (name: string) => AGENTS.find((a) => a.name === name)!.example;
 
 let server: TestServer;

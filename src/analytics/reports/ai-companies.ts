@@ -5,11 +5,11 @@
 // the source list (referrer-sources.ts), both at query time over the few agents and hosts in range.
 // On DuckDB, the per-company report over whole days reads the agents' view sums (daily_agents) and the
 // first-seen rows per agent and per referring host (daily_keys); per path, the view sums and the events
-// of the company's agents and hosts only; with a bound inside a day, the raw events. ClickHouse SQL for 18.16 and current.
+// of the company's agents and hosts only; with a bound inside a day, the raw events. The lists are the
+// params' rules. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
-import { agentCompanies } from '../classify.ts';
-import { sourceRules } from '../referrer-sources.ts';
+import type { ClassificationRules } from '../classify.ts';
 import { CLASS_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
@@ -20,7 +20,7 @@ import { join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
 import { clickhouseHost, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
-import type { Report, ReportParams } from './report.ts';
+import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 export interface CompanyRow {
   company: string;
@@ -58,14 +58,14 @@ export const aiCompanies: Report<typeof AiCompaniesQuery, typeof AiCompaniesResp
 };
 
 /** Every company the lists name: agents' and ai_assistant hosts'. */
-export function knownCompanies(): Set<string> {
-  const hosts = sourceRules().flatMap((r) => (r.category === 'ai_assistant' && r.company ? [r.company] : []));
-  return new Set([...agentCompanies().values(), ...hosts]);
+export function knownCompanies(rules: ClassificationRules): Set<string> {
+  const hosts = rules.sources.flatMap((r) => (r.category === 'ai_assistant' && r.company ? [r.company] : []));
+  return new Set([...rules.agentCompanies.values(), ...hosts]);
 }
 
 /** The route's check: a `company` must be one the lists name (a typo answers 400, not an empty page). */
-export function knownCompany(_range: Range, query: { company?: string }): void {
-  if (query.company !== undefined && !knownCompanies().has(query.company)) {
+export function knownCompany(_range: Range, query: { company?: string }, rules: ClassificationRules): void {
+  if (query.company !== undefined && !knownCompanies(rules).has(query.company)) {
     throw new CodedError('unknown_company', `No company "${query.company.slice(0, 100)}" in the agent list: use a company as GET …/ai-companies lists it, such as OpenAI.`, {
       details: [{ message: 'not a company of the agent list', path: '/querystring/company' }],
     });
@@ -73,7 +73,7 @@ export function knownCompany(_range: Range, query: { company?: string }): void {
 }
 
 /** The ai_assistant hosts that name a company, in the order the source list checks them (first match wins). */
-const hostRules = () => sourceRules().map((r) => ({ host: r.host, company: r.category === 'ai_assistant' ? (r.company ?? null) : null }));
+const hostRules = (rules: ClassificationRules) => rules.sources.map((r) => ({ host: r.host, company: r.category === 'ai_assistant' ? (r.company ?? null) : null }));
 
 /** The views the report reads: humans (credited by referrer), assistants, search and training crawlers. */
 const READ_CLASSES = [CLASS_CODE.human, CLASS_CODE.ai, CLASS_CODE.search, CLASS_CODE.training].join(', ');
@@ -82,33 +82,34 @@ const CRAWLERS = `${CLASS_CODE.search}, ${CLASS_CODE.training}`;
 const ORDER = '(training_views + search_views + assistant_views) DESC, referred_humans DESC, company ASC';
 
 /** DuckDB: the company a referring host (a column) credits, NULL for none. */
-function duckdbHostCompany(host: string): string {
-  const hosts = hostRules().map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${r.company === null ? 'NULL' : quote(r.company)}`);
+function duckdbHostCompany(host: string, rules: ClassificationRules): string {
+  const hosts = hostRules(rules).map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${r.company === null ? 'NULL' : quote(r.company)}`);
   return hosts.length ? `CASE ${hosts.join(' ')} END` : 'NULL';
 }
 
 /** DuckDB: the company of an agent (a column), NULL for none. */
-function duckdbAgentCompany(agent: string): string {
-  const agents = [...agentCompanies()].map(([name, company]) => `WHEN ${quote(name)} THEN ${quote(company)}`);
+function duckdbAgentCompany(agent: string, rules: ClassificationRules): string {
+  const agents = [...rules.agentCompanies].map(([name, company]) => `WHEN ${quote(name)} THEN ${quote(company)}`);
   return agents.length ? `CASE ${agent} ${agents.join(' ')} END` : 'NULL';
 }
 
 /** DuckDB: the company a view credits, over columns cls, agent and host. */
-const duckdbCompany = () => `CASE WHEN cls = ${CLASS_CODE.human} THEN ${duckdbHostCompany('host')} ELSE ${duckdbAgentCompany('agent')} END`;
+const duckdbCompany = (rules: ClassificationRules) => `CASE WHEN cls = ${CLASS_CODE.human} THEN ${duckdbHostCompany('host', rules)} ELSE ${duckdbAgentCompany('agent', rules)} END`;
 
 const DUCKDB_COUNTS = `count(*) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, count(*) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, count(DISTINCT visitor) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_visitors,
   count(*) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views, count(DISTINCT visitor) FILTER (WHERE cls = ${CLASS_CODE.human}) AS referred_humans`;
 
-async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, company, limit, offset }: Params): Promise<AiCompaniesReport> {
+async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, rules, company, limit, offset }: Params): Promise<AiCompaniesReport> {
   const pk = db.projectKey(projectId);
   if (pk === undefined) return { company: company ?? null, rows: [], hasMore: false };
   const split = splitRange(range);
   if (split.edges.length === 0 && split.days !== 'none') {
     const own = ownHosts ?? NO_OWN_HOSTS;
-    return company === undefined ? duckdbFirstSeen(db, pk, split.days, own, limit, offset) : duckdbPerPath(db, pk, split.days, own, company, limit, offset);
+    const r = rulesOf(rules);
+    return company === undefined ? duckdbFirstSeen(db, pk, split.days, own, r, limit, offset) : duckdbPerPath(db, pk, split.days, own, r, company, limit, offset);
   }
-  return duckdbFromEvents(db, pk, { range, ownHosts, company, limit, offset }, company !== undefined);
+  return duckdbFromEvents(db, pk, { range, ownHosts, rules, company, limit, offset }, company !== undefined);
 }
 
 /**
@@ -117,14 +118,23 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, company, li
  * from the events of its agents and of those hosts only (the hosts of the range, from daily_keys,
  * mapped to companies first), as distinct (path, visitor) pairs counted per path.
  */
-async function duckdbPerPath(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }, own: OwnHosts, company: string, limit: number, offset: number): Promise<AiCompaniesReport> {
+async function duckdbPerPath(
+  db: DuckDbReads,
+  pk: number,
+  days: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  company: string,
+  limit: number,
+  offset: number,
+): Promise<AiCompaniesReport> {
   const p = `project_key = ${int(pk)}`;
   const dc = dayCond(days);
-  const agents = [...agentCompanies()].filter(([, c]) => c === company).map(([name]) => quote(name));
+  const agents = [...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => quote(name));
   const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
   // The company's hosts among the range's referring hosts (few: mapped after grouping).
   const hosts = `SELECT k FROM (SELECT k FROM daily_keys WHERE ${hostRows} GROUP BY k UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows})
-    WHERE ${duckdbHostCompany('k')} = ${quote(company)}`;
+    WHERE ${duckdbHostCompany('k', rules)} = ${quote(company)}`;
   const inList = (col: string, list: string[]) => (list.length ? `${col} IN (${list.join(', ')})` : 'false');
   const views = `SELECT path_id, agent, cls, sum(views)::BIGINT AS views FROM (
       SELECT path_id, agent, cls, views FROM daily_agents WHERE ${p} AND ${dc} AND ${inList('agent', agents)}
@@ -152,12 +162,12 @@ async function duckdbPerPath(db: DuckDbReads, pk: number, days: { d1: number | n
  * benchmark's naive query). `narrow`, with a company: only views that may credit it are mapped (its
  * agents' views and referred humans' views), not every view of the range.
  */
-export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, ownHosts, company, limit, offset }: Omit<Params, 'projectId'>, narrow = false): Promise<AiCompaniesReport> {
-  const agents = [...agentCompanies()].filter(([, c]) => c === company).map(([name]) => quote(name));
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, ownHosts, rules, company, limit, offset }: Omit<Params, 'projectId'>, narrow = false): Promise<AiCompaniesReport> {
+  const agents = [...rulesOf(rules).agentCompanies].filter(([, c]) => c === company).map(([name]) => quote(name));
   const mayCredit = `((cls = ${CLASS_CODE.human} AND referrer IS NOT NULL) OR ${agents.length ? `agent IN (${agents.join(', ')})` : 'false'})`;
   const where = [`project_key = ${int(pk)}`, `cls IN (${READ_CLASSES})`, ...tsCond(range), ...(narrow && company !== undefined ? [mayCredit] : [])].join(' AND ');
   const hosted = `SELECT path_id, visitor, cls, agent, ${duckdbHost(ownHosts ?? NO_OWN_HOSTS)} AS host FROM events WHERE ${where}`;
-  const credited = `SELECT path_id, visitor, cls, agent, ${duckdbCompany()} AS company FROM (${hosted})`;
+  const credited = `SELECT path_id, visitor, cls, agent, ${duckdbCompany(rulesOf(rules))} AS company FROM (${hosted})`;
   const perPath = company !== undefined;
   const query = perPath
     ? `SELECT c.company, p.path AS path, ${DUCKDB_COUNTS} FROM (${credited}) c JOIN paths p ON p.path_id = c.path_id
@@ -173,7 +183,15 @@ export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, own
  * or hosts of one company counts once). Agents and hosts map to companies after grouping (few of
  * them). Rows not compacted yet are added as they are (sums, and rows of the distinct counts).
  */
-async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }, own: OwnHosts, limit: number, offset: number): Promise<AiCompaniesReport> {
+async function duckdbFirstSeen(
+  db: DuckDbReads,
+  pk: number,
+  days: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  limit: number,
+  offset: number,
+): Promise<AiCompaniesReport> {
   const p = `project_key = ${int(pk)}`;
   const dc = dayCond(days);
   const first = firstIn(days.d1);
@@ -187,7 +205,7 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
   const humans = `SELECT k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')} AND ${first('prev_h')}
     UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.host)}) WHERE ${duckdbNotOwn('k', own)} AND ${HAS_HUMAN('mask')}`;
   const query = `WITH v AS MATERIALIZED (${views}),
-      agent_company AS MATERIALIZED (SELECT agent, ${duckdbAgentCompany('agent')} AS company FROM (SELECT DISTINCT agent FROM v)),
+      agent_company AS MATERIALIZED (SELECT agent, ${duckdbAgentCompany('agent', rules)} AS company FROM (SELECT DISTINCT agent FROM v)),
       taken AS (SELECT company, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
                   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views
                 FROM v JOIN agent_company USING (agent) WHERE company IS NOT NULL GROUP BY company),
@@ -195,7 +213,7 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
       served AS (SELECT company, count(*) AS assistant_visitors FROM (SELECT company, visitor FROM a JOIN agent_company ON agent_company.agent = a.k
                    WHERE company IS NOT NULL GROUP BY ALL) GROUP BY company),
       h AS (${humans}),
-      host_company AS MATERIALIZED (SELECT k, ${duckdbHostCompany('k')} AS company FROM (SELECT DISTINCT k FROM h)),
+      host_company AS MATERIALIZED (SELECT k, ${duckdbHostCompany('k', rules)} AS company FROM (SELECT DISTINCT k FROM h)),
       sent AS (SELECT company, count(*) AS referred_humans FROM (SELECT company, visitor FROM h JOIN host_company USING (k) WHERE company IS NOT NULL GROUP BY ALL)
                GROUP BY company),
       c AS (SELECT company, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
@@ -206,10 +224,10 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
 }
 
 /** ClickHouse: the company a view credits ('' for none), over columns cls, agent and host. */
-function clickhouseCompany(): Sql {
+function clickhouseCompany(rules: ClassificationRules): Sql {
   const host = raw('host');
-  const hostArms = hostRules().flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.company ?? ''}`]);
-  const agentArms = [...agentCompanies()].flatMap(([name, company]) => [sql`ifNull(agent, '') = ${name}`, sql`${company}`]);
+  const hostArms = hostRules(rules).flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.company ?? ''}`]);
+  const agentArms = [...rules.agentCompanies].flatMap(([name, company]) => [sql`ifNull(agent, '') = ${name}`, sql`${company}`]);
   const byHost = hostArms.length ? sql`multiIf(${join(hostArms)}, '')` : raw(`''`);
   const byAgent = agentArms.length ? sql`multiIf(${join(agentArms)}, '')` : raw(`''`);
   return sql`if(cls = ${CLASS_CODE.human}, ${byHost}, ${byAgent})`;
@@ -219,10 +237,10 @@ const CLICKHOUSE_COUNTS = raw(`countIf(cls = ${CLASS_CODE.training}) AS training
   uniqExactIf(ifNull(agent, ''), cls IN (${CRAWLERS})) AS crawlers, uniqExactIf(visitor, cls = ${CLASS_CODE.ai}) AS assistant_visitors,
   countIf(cls = ${CLASS_CODE.ai}) AS assistant_views, uniqExactIf(visitor, cls = ${CLASS_CODE.human}) AS referred_humans`);
 
-async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts, company, limit, offset }: Params): Promise<AiCompaniesReport> {
+async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts, rules, company, limit, offset }: Params): Promise<AiCompaniesReport> {
   const hosted = sql`SELECT path, visitor, cls, agent, ${clickhouseHost(ownHosts ?? NO_OWN_HOSTS)} AS host FROM ${db.db}.events
     WHERE project = ${projectId} AND ${chTsCond(range.from, range.to)} AND cls IN (${raw(READ_CLASSES)})`;
-  const credited = sql`SELECT path, visitor, cls, agent, ${clickhouseCompany()} AS company FROM (${hosted})`;
+  const credited = sql`SELECT path, visitor, cls, agent, ${clickhouseCompany(rulesOf(rules))} AS company FROM (${hosted})`;
   const query =
     company !== undefined
       ? sql`SELECT company, path, ${CLICKHOUSE_COUNTS} FROM (${credited}) WHERE company = ${company} GROUP BY company, path ORDER BY ${raw(ORDER)}, path ASC`

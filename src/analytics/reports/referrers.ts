@@ -6,7 +6,7 @@
 // current releases alike.
 import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
 import { REFERRER_HOST_PATTERN } from '../engine.ts';
-import { SOURCE_CLASSES, sourceRules, type SourceClass } from '../referrer-sources.ts';
+import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { int, KEY_KIND, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
@@ -17,7 +17,7 @@ import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
 import type { Counts, Page } from './path-page.ts';
-import { iso, type Report, type ReportParams } from './report.ts';
+import { iso, rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** Referring hosts by class and by host, with exact visitors, and the share of humans sent by AI answers per day. */
 export interface ReferrersReport {
@@ -49,8 +49,8 @@ const clickhouseWhere = (projectId: string, range: Range) => sql`project = ${pro
 export const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** DuckDB: the class of `host` (a SQL expression) by the source list, as a CASE of host literals (plain names, safe as SQL text). */
-function duckdbSourceOf(host: string): string {
-  const cases = sourceRules().map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
+function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
+  const cases = sources.map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
   return cases.length ? `CASE ${cases.join(' ')} ELSE 'other' END` : `'other'`;
 }
 
@@ -72,19 +72,20 @@ export function clickhouseHost(own: OwnHosts): Sql {
   return own.size === 0 ? stored : sql`if(${stored} IN ${inList([...own])}, '', ${stored})`;
 }
 
-async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOSTS, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
+async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
   const pk = db.projectKey(projectId);
   if (pk === undefined) return referrersReport([], [], [], page);
+  const sources = rulesOf(rules).sources;
   const split = splitRange(range);
-  if (split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts, page);
-  return duckdbFromEvents(db, pk, range, ownHosts, page);
+  if (split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts, sources, page);
+  return duckdbFromEvents(db, pk, range, ownHosts, sources, page);
 }
 
 /** DuckDB, any range: COUNT(DISTINCT) over the raw events (a range with a bound inside a day; the benchmark's naive query). */
-export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range, ownHosts: OwnHosts, page: Page): Promise<ReferrersReport> {
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range, ownHosts: OwnHosts, sources: readonly SourceRule[], page: Page): Promise<ReferrersReport> {
   const host = duckdbHost(ownHosts);
   const base = `WITH hosts AS (SELECT ts, visitor, cls, ${host} AS host FROM events WHERE ${duckdbWhere(pk, range)}),
-    sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host')} AS source FROM hosts)`;
+    sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host', sources)} AS source FROM hosts)`;
   const referred = `${base}, referred AS (SELECT * FROM sourced WHERE host IS NOT NULL)`;
   return db.readers.use(async (c) => {
     const classes = await rowsOf(c, `${referred} SELECT source, ${DUCKDB_COUNTS} FROM referred GROUP BY source`);
@@ -103,7 +104,14 @@ export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range
  * visitor) and the distinct humans among the ai_assistant hosts' rows. Rows not compacted yet are
  * added: per host and per day as keys the compacted rows lack, in the distinct counts as they are.
  */
-async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }, own: OwnHosts, page: Page): Promise<ReferrersReport> {
+async function duckdbFirstSeen(
+  db: DuckDbReads,
+  pk: number,
+  days: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  sources: readonly SourceRule[],
+  page: Page,
+): Promise<ReferrersReport> {
   const p = `project_key = ${int(pk)}`;
   const dc = dayCond(days);
   const first = firstIn(days.d1);
@@ -123,7 +131,7 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
   const hostsAndClasses = `WITH r AS MATERIALIZED (SELECT k, visitor, ${bits} AS mask, ${first('prev_t')} AS t FROM daily_keys
           WHERE ${hostRows} AND (${first('prev_t')} OR ${first('prev_h')} OR ${first('prev_a')})),
       ${perHost},
-      hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k')} AS source FROM (SELECT k FROM per_host GROUP BY k)),
+      hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (SELECT k FROM per_host GROUP BY k)),
       paged AS (SELECT k AS host, source, human, ai, total, row_number() OVER (ORDER BY total DESC, k) AS pos FROM per_host JOIN hs USING (k)
                 ORDER BY total DESC, host LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),
       per_class AS (SELECT hs.source, p.visitor, bit_or(p.mask) AS mask FROM (${pairs}) p JOIN hs USING (k) GROUP BY ALL)
@@ -138,7 +146,7 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
     : `SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day`;
   const humanRows = `SELECT day, k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')}
     ${pending ? `UNION ALL SELECT day, k, visitor FROM (${fresh}) WHERE ${HAS_HUMAN('mask')}` : ''}`;
-  const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k')} AS source FROM (SELECT k FROM r GROUP BY k))
+  const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (SELECT k FROM r GROUP BY k))
     SELECT day, count(*) AS from_ai FROM (SELECT r.day, r.visitor FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY ALL) GROUP BY day`;
   // The two statements on two reader connections at once.
   const [rows, dayRows] = await Promise.all([
@@ -154,8 +162,7 @@ async function duckdbFirstSeen(db: DuckDbReads, pk: number, days: { d1: number |
 }
 
 /** ClickHouse: the class of `host` by the source list. */
-function clickhouseSourceOf(host: Sql): Sql {
-  const rules = sourceRules();
+function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql {
   if (rules.length === 0) return raw(`'other'`);
   const arms = rules.flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.category}`]);
   return sql`multiIf(${join(arms)}, 'other')`;
@@ -163,9 +170,9 @@ function clickhouseSourceOf(host: Sql): Sql {
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total`);
 
-async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts = NO_OWN_HOSTS, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
+async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
   const host = clickhouseHost(ownHosts);
-  const sourced = sql`SELECT ts, visitor, cls, host, ${clickhouseSourceOf(raw('host'))} AS source
+  const sourced = sql`SELECT ts, visitor, cls, host, ${clickhouseSourceOf(raw('host'), rulesOf(rules).sources)} AS source
     FROM (SELECT ts, visitor, cls, ${host} AS host FROM ${db.db}.events WHERE ${clickhouseWhere(projectId, range)})`;
   const classes = await db.rows(sql`SELECT source, ${CLICKHOUSE_COUNTS} FROM (${sourced}) WHERE host != '' GROUP BY source`);
   const pageRows = await db.rows(sql`SELECT host, any(source) AS source, ${CLICKHOUSE_COUNTS} FROM (${sourced}) WHERE host != '' GROUP BY host

@@ -5,14 +5,22 @@
 import type { Static, TSchema } from 'typebox';
 import type { Range } from '../dates.ts';
 import type { OwnHosts } from '../own-hosts.ts';
+import type { ClassificationRules } from '../classify.ts';
 import type { ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import type { DuckDbReads } from '../engines/duckdb/reads.ts';
 
 /**
  * What a report is asked: the project, the parsed date range and its query's other parameters (page,
- * interval); and the project's own hosts, which the analytics service adds (own-hosts.ts: no referrers).
+ * interval); and what the analytics service adds: the project's own hosts (own-hosts.ts: no
+ * referrers) and the classification rules in force (the reports that map agents and hosts).
  */
-export type ReportParams<Q extends TSchema> = { projectId: string; range: Range; ownHosts?: OwnHosts } & Omit<Static<Q>, 'dateFrom' | 'dateTo'>;
+export type ReportParams<Q extends TSchema> = { projectId: string; range: Range; ownHosts?: OwnHosts; rules?: ClassificationRules } & Omit<Static<Q>, 'dateFrom' | 'dateTo'>;
+
+/** The rules a report that maps agents or hosts runs with: never a default of its own. */
+export function rulesOf(rules: ClassificationRules | undefined): ClassificationRules {
+  if (!rules) throw new Error('This report maps agents and hosts: run it with the classification rules (the analytics service adds them).');
+  return rules;
+}
 
 export interface Report<Q extends TSchema, R extends TSchema, Result> {
   /** The route's last segment: `GET /v1/analytics/{projectId}/<name>`. */

@@ -15,6 +15,7 @@ import { DAY_MS, MAX_EVENTS_PER_REQUEST, parseRange, type Range } from '../../an
 import { fieldsFrom } from '../../analytics/log-import.ts';
 import { ImportError } from '../../analytics/import-error.ts';
 import type { Report, ReportParams } from '../../analytics/reports/report.ts';
+import type { ClassificationRules } from '../../analytics/classify.ts';
 import { agents } from '../../analytics/reports/agents.ts';
 import { aiCompanies, knownCompany } from '../../analytics/reports/ai-companies.ts';
 import { notFound } from '../../analytics/reports/not-found.ts';
@@ -72,14 +73,18 @@ type App = Parameters<FastifyPluginAsyncTypebox>[0];
  * A report's route, `GET /v1/analytics/{projectId}/<name>`: read access, the report's query and
  * answer (its schemas), the usual refusals; each call is one read of the project's hourly limit.
  */
-function reportRoute<Q extends TSchema, R extends TSchema, Result>(app: App, report: Report<Q, R, Result>, check?: (range: Range, query: Static<Q>) => void): void {
+function reportRoute<Q extends TSchema, R extends TSchema, Result>(
+  app: App,
+  report: Report<Q, R, Result>,
+  check?: (range: Range, query: Static<Q>, rules: ClassificationRules) => void,
+): void {
   const response = { 200: report.response, ...errorResponses(400, 401, 403, 429) };
   app.get<{ Params: Static<typeof ProjectParams>; Querystring: Static<Q> }>(
     `/v1/analytics/:projectId/${report.name}`,
     { schema: { tags, operationId: reportOperationId(report.name), summary: report.summary, description: report.description, params: ProjectParams, querystring: report.query, response }, config: ACCESS.read },
     async (request, reply) => {
       const query = request.query as Static<Q> & RangeQuery;
-      const range = await rangeOf(app.analyticsReads, { params: request.params, query }, reply, (r) => check?.(r, query));
+      const range = await rangeOf(app.analyticsReads, { params: request.params, query }, reply, (r) => check?.(r, query, app.analytics.rules));
       // The query's other parameters (page, interval) go to the report as they are.
       const params = { ...query, projectId: request.params.projectId, range } as ReportParams<Q>;
       return report.wire(await app.analytics.run(report, params));

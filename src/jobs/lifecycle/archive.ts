@@ -12,6 +12,5 @@ export async function archiveJob(trx: Trx, deps: LifecycleDeps, projectId: strin
   await trx.updateTable('jobs').set({ status: 'archived', archived_at: now, updated_at: now }).where('id', '=', jobId).execute();
   await settleMessages(trx, jobId, 'archived', now);
   const row: JobRow = { ...job, status: 'archived', archived_at: now, updated_at: now };
-  const events = await record(trx, deps, row, { type: 'job.archived', data: {} }, true, now);
-  return { row, events, status: true, archived: true };
+  return { row, ...(await record(trx, deps, row, { type: 'job.archived', data: {} }, true, now)), status: true, archived: true };
 }

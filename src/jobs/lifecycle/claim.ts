@@ -33,6 +33,6 @@ export async function claimJob(trx: Trx, deps: LifecycleDeps, owner: string, now
     .set({ lease_owner: owner, lease_expires_at: row.lease_expires_at, lost_leases: row.lost_leases })
     .where('id', '=', row.id)
     .execute();
-  const events = await record(trx, deps, row, { type: 'run.started', data: { worker: owner, resumed: row.lost_leases > 0 } }, false, now);
-  return { kind: 'claimed', change: { row, events, status: false } };
+  const recorded = await record(trx, deps, row, { type: 'run.started', data: { worker: owner, resumed: row.lost_leases > 0 } }, false, now);
+  return { kind: 'claimed', change: { row, ...recorded, status: false } };
 }

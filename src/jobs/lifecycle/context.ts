@@ -21,11 +21,15 @@ export interface LifecycleDeps {
   config: Pick<Config, 'queue' | 'models' | 'agent'>;
 }
 
-/** What a committed transition announces: its events, and whether the status changed, work was queued or the job archived. */
+/**
+ * What a committed transition announces: its events, and whether the status changed, a webhook
+ * delivery was queued, work was queued or the job archived.
+ */
 export interface Change {
   row: JobRow;
   events: JobEvent[];
   status: boolean;
+  webhook?: boolean;
   work?: boolean;
   archived?: boolean;
 }
@@ -39,7 +43,9 @@ export function lockedJob(trx: Trx, deps: LifecycleDeps, jobId: string, projectI
 
 /**
  * Writes what goes with a transition's row: its event (if any) and, when `statusChanged`, the
- * announcement of the new status in the webhook outbox. Returns the events to publish after commit.
+ * announcement of the new status in the webhook outbox. Returns the events to publish after commit
+ * and whether a delivery was queued. `created`: the transition inserted the job (a create), so its
+ * project's webhook URL is known and its event is the job's first.
  */
 export async function record(
   trx: Trx,
@@ -48,9 +54,11 @@ export async function record(
   event: TransitionEvent | null,
   statusChanged: boolean,
   now: number,
-): Promise<JobEvent[]> {
-  if (statusChanged) await enqueueWebhook(trx, row, deps.config.models.prices, now);
-  return event ? [await insertJobEvent(trx, deps.dialect, row.id, event.type, event.data as JobEventData<typeof event.type>)] : [];
+  created?: { webhookUrl: string | null },
+): Promise<{ events: JobEvent[]; webhook: boolean }> {
+  const webhook = statusChanged && (await enqueueWebhook(trx, row, deps.config.models.prices, now, created?.webhookUrl));
+  const events = event ? [await insertJobEvent(trx, deps.dialect, row.id, event.type, event.data as JobEventData<typeof event.type>, created !== undefined)] : [];
+  return { events, webhook };
 }
 
 /** Marks the job's unhandled messages handled with `outcome` (archive, a job failed by the queue). */

@@ -9,7 +9,8 @@ import { refuseOverMonthlyBudget, type ProjectLimits } from '../budget.ts';
 import { record, type Change, type LifecycleDeps, type Trx } from './context.ts';
 
 export interface NewJob {
-  project: { id: string; repository_url: string; base_branch: string } & ProjectLimits;
+  /** The project's row as the caller read it (its webhook URL and budgets are not read again). */
+  project: { id: string; repository_url: string; base_branch: string; webhook_url: string | null } & ProjectLimits;
   model: string;
   prompt: string;
   trigger: JobTrigger | null;
@@ -52,6 +53,6 @@ export async function createJob(trx: Trx, deps: LifecycleDeps, input: NewJob): P
   await trx.insertInto('jobs').values(row).execute();
   await trx.insertInto('job_messages').values({ job_id: id, seq: 1, prompt, created_at: now, handled_at: null, outcome: null, title: null, summary: null }).execute();
   const data = { model, ref: row.ref, baseRef: row.base_ref, ...(trigger ? { trigger } : {}) };
-  const events = await record(trx, deps, row, { type: 'job.created', data }, true, now);
-  return { row, events, status: true, work: true };
+  const recorded = await record(trx, deps, row, { type: 'job.created', data }, true, now, { webhookUrl: project.webhook_url });
+  return { row, ...recorded, status: true, work: true };
 }

@@ -44,6 +44,6 @@ export async function followUp(trx: Trx, deps: LifecycleDeps, input: FollowUp): 
     .set({ status: 'active', updated_at: now, error_code: null, error_message: null, ...(reopened ? { lost_leases: 0 } : {}) })
     .where('id', '=', jobId)
     .execute();
-  const events = await record(trx, deps, row, { type: 'message.queued', data: { seq, ...(origin ? { origin } : {}) } }, reopened, now);
-  return { row, events, status: reopened, work: true, seq };
+  const recorded = await record(trx, deps, row, { type: 'message.queued', data: { seq, ...(origin ? { origin } : {}) } }, reopened, now);
+  return { row, ...recorded, status: reopened, work: true, seq };
 }

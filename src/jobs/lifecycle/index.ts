@@ -1,9 +1,9 @@
 // A job's life in one place. Every transition of a job's status — create, follow-up, archive,
 // claim, lease lost, complete, fail, stop, release — is one function of this folder that writes the
 // row, its event and its webhook outbox entry in the caller's transaction; this file runs them in a
-// transaction and announces what committed, once and only after the commit: events on the bus,
-// workers woken, archived runs stopped, status listeners told. Nothing outside writes a job's status
-// (test/platform/layers.test.ts).
+// transaction and announces what committed, once and only after the commit: events on the bus, the
+// webhook outbox and workers woken, archived runs stopped, status listeners told. Nothing outside
+// writes a job's status (test/platform/layers.test.ts).
 import type { Job } from '../../contracts/jobs.ts';
 import type { JobEvent, JobEventData, JobEventType } from '../../contracts/job-events.ts';
 import { retrying } from '../../util/retry.ts';
@@ -85,6 +85,7 @@ export class JobLifecycle {
   readonly #statusListeners: StatusListener[] = [];
   readonly #workListeners: (() => void)[] = [];
   readonly #archiveListeners: ((jobId: string) => void)[] = [];
+  readonly #webhookListeners: (() => void)[] = [];
 
   constructor(deps: LifecycleDeps) {
     this.#deps = deps;
@@ -97,6 +98,10 @@ export class JobLifecycle {
   /** Called after new work was queued (wakes idle workers at once). */
   onWork(fn: () => void): void {
     this.#workListeners.push(fn);
+  }
+  /** Called after a webhook delivery was queued (the outbox sends it now, not at its next poll). */
+  onWebhook(fn: () => void): void {
+    this.#webhookListeners.push(fn);
   }
   /** Called after a job was archived (stops its run in this process). */
   onArchive(fn: (jobId: string) => void): void {
@@ -122,6 +127,7 @@ export class JobLifecycle {
   #announce(changes: Change[]): void {
     for (const c of changes) {
       for (const e of c.events) this.events.publish(c.row.id, e);
+      if (c.webhook) for (const fn of this.#webhookListeners) fn();
       if (c.archived) {
         for (const fn of this.#archiveListeners) fn(c.row.id);
         void this.#deps.dialect.notify('folio_archive', c.row.id).catch(() => {});

@@ -22,6 +22,6 @@ export async function leaseLost(trx: Trx, deps: LifecycleDeps, job: JobRow, now:
   await trx.updateTable('jobs').set(set).where('id', '=', job.id).execute();
   await settleMessages(trx, job.id, 'failed', now);
   const row: JobRow = { ...job, ...set };
-  const events = await record(trx, deps, row, { type: 'error', data: { code: set.error_code, message: set.error_message } }, true, now);
-  return { kind: 'failed', change: { row, events, status: true } };
+  const recorded = await record(trx, deps, row, { type: 'error', data: { code: set.error_code, message: set.error_message } }, true, now);
+  return { kind: 'failed', change: { row, ...recorded, status: true } };
 }

@@ -6,7 +6,7 @@ import { lockedJob, record, type Change, type LifecycleDeps, type Trx } from './
 export async function stopRun(trx: Trx, deps: LifecycleDeps, jobId: string, reason: Exclude<AbortReason, 'shutdown'>): Promise<Change | undefined> {
   const job = await lockedJob(trx, deps, jobId);
   if (!job) return undefined;
-  return { row: job, events: await record(trx, deps, job, { type: 'run.stopped', data: { reason } }, false, Date.now()), status: false };
+  return { row: job, ...(await record(trx, deps, job, { type: 'run.stopped', data: { reason } }, false, Date.now())), status: false };
 }
 
 /** Why the store says a run may not go on: its job was archived, or someone else holds the lease. */

@@ -28,7 +28,7 @@ export async function endTurn(trx: Trx, deps: LifecycleDeps, t: TurnEnd): Promis
   if (t.seq !== null) {
     await trx.updateTable('job_messages').set({ handled_at: now, ...t.message }).where('job_id', '=', t.jobId).where('seq', '=', t.seq).execute();
   }
-  const events = t.seq === null ? [] : await record(trx, deps, job, t.event(t.seq), false, now);
+  const events = t.seq === null ? [] : (await record(trx, deps, job, t.event(t.seq), false, now)).events;
   const pending = await trx.selectFrom('job_messages').select('seq').where('job_id', '=', t.jobId).where('handled_at', 'is', null).limit(1).executeTakeFirst();
   const prLink = t.prLink ?? job.pr_link;
   if (pending) {
@@ -38,6 +38,6 @@ export async function endTurn(trx: Trx, deps: LifecycleDeps, t: TurnEnd): Promis
   const set = { ...t.end, pr_link: prLink, updated_at: now, lease_owner: null, lease_expires_at: null, lost_leases: 0 };
   await trx.updateTable('jobs').set(set).where('id', '=', t.jobId).execute();
   const row: JobRow = { ...job, ...set };
-  await record(trx, deps, row, null, true, now);
-  return { change: { row, events, status: true }, more: false };
+  const { webhook } = await record(trx, deps, row, null, true, now);
+  return { change: { row, events, status: true, webhook }, more: false };
 }
