@@ -3,7 +3,10 @@
 //   - human visitors in sessions of several views within ~30 minutes, 35% of sessions by returning
 //     visitors (earlier days), weekday-heavy days,
 //   - about 30% of views by AI agents (assistants and coding agents, short bursts, some on .md pages),
-//   - some crawlers (search and training) with few identities and many views.
+//   - some crawlers (search and training) with few identities and many views,
+//   - 1 in 3 human sessions referred (its first view; later views are clicks from the site's own host
+//     OWN_HOST half the time): ~20% of them by AI assistants' answers, the rest by search, social and
+//     many other hosts (REFERRER_HOSTS).
 // Usage as a script: node bench/analytics/generate.ts --events 1000000 --days 30 --out access.log
 import { createWriteStream } from 'node:fs';
 
@@ -30,12 +33,26 @@ export const CRAWLER_UAS = [
 ];
 export const USER_AGENTS = [...HUMAN_UAS, ...AI_UAS, ...CRAWLER_UAS];
 
+/** The site's own host: clicks between its pages carry it as referrer (never a referral). */
+export const OWN_HOST = 'docs.example.com';
+/** Referring hosts, by weight: AI assistants (on the source list), search, social, and 300 other sites (on no list). */
+const WEIGHTED_HOSTS: [string, number][] = [
+  ['chatgpt.com', 10], ['www.perplexity.ai', 4], ['claude.ai', 3], ['gemini.google.com', 2], ['copilot.microsoft.com', 1],
+  ['www.google.com', 35], ['www.bing.com', 4], ['duckduckgo.com', 3],
+  ['news.ycombinator.com', 3], ['www.reddit.com', 4], ['github.com', 6], ['stackoverflow.com', 5],
+  ...Array.from({ length: 300 }, (_, i): [string, number] => [`blog-${i}.example.org`, 20 / 300]),
+];
+export const REFERRER_HOSTS = [...WEIGHTED_HOSTS.map(([h]) => h), OWN_HOST];
+const OWN_INDEX = REFERRER_HOSTS.length - 1;
+
 export interface Traffic {
   n: number;
   ts: Float64Array;
   path: Int32Array;
   visitor: Int32Array;
   ua: Uint8Array;
+  /** Index into REFERRER_HOSTS, -1 for none. */
+  referrer: Int16Array;
   paths: string[];
   visitors: number;
   start: number;
@@ -93,7 +110,13 @@ export function generateTraffic(opts: { events: number; days?: number; seed?: nu
     for (let d = 0; d < days; d++) if ((x -= dayWeights[d]) <= 0) return d;
     return days - 1;
   };
-  const t = { n, ts: new Float64Array(n), path: new Int32Array(n), visitor: new Int32Array(n), ua: new Uint8Array(n), paths, visitors: 0, start, days };
+  const hostWeight = WEIGHTED_HOSTS.reduce((a, [, w]) => a + w, 0);
+  const pickHost = () => {
+    let x = r() * hostWeight;
+    for (let h = 0; h < WEIGHTED_HOSTS.length; h++) if ((x -= WEIGHTED_HOSTS[h][1]) <= 0) return h;
+    return WEIGHTED_HOSTS.length - 1;
+  };
+  const t = { n, ts: new Float64Array(n), path: new Int32Array(n), visitor: new Int32Array(n), ua: new Uint8Array(n), referrer: new Int16Array(n).fill(-1), paths, visitors: 0, start, days };
   const humanSeen: { id: number; ua: number; day: number }[] = [];
   const crawlerIds = Array.from({ length: 40 }, (_, i) => i);
   let nextVisitor = crawlerIds.length;
@@ -114,12 +137,14 @@ export function generateTraffic(opts: { events: number; days?: number; seed?: nu
         if (humanSeen.length < 2_000_000) humanSeen.push({ id, ua, day });
       }
       const views = 1 + Math.floor(-Math.log(1 - r()) * 3);
+      const referred = r() < 1 / 3 ? pickHost() : -1;
       let page = zipf();
       for (let v = 0; v < views && i < n; v++, i++) {
         t.ts[i] = ts;
         t.path[i] = page;
         t.visitor[i] = id;
         t.ua[i] = ua;
+        t.referrer[i] = v === 0 ? referred : r() < 0.5 ? OWN_INDEX : -1;
         ts += Math.floor(5_000 + r() * 240_000);
         page = r() < 0.5 ? zipf() : Math.min(paths.length - 1, page + 1 + Math.floor(r() * 5));
       }
@@ -162,7 +187,8 @@ const p2 = (x: number) => (x < 10 ? '0' + x : String(x));
 export function combinedLine(t: Traffic, k: number): string {
   const d = new Date(t.ts[k]);
   const when = `${p2(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p2(d.getUTCHours())}:${p2(d.getUTCMinutes())}:${p2(d.getUTCSeconds())} +0000`;
-  return `${ipOf(t.visitor[k])} - - [${when}] "GET ${t.paths[t.path[k]]} HTTP/1.1" 200 ${2000 + (k % 5000)} "-" "${USER_AGENTS[t.ua[k]]}"`;
+  const referrer = t.referrer[k] < 0 ? '-' : `https://${REFERRER_HOSTS[t.referrer[k]]}/`;
+  return `${ipOf(t.visitor[k])} - - [${when}] "GET ${t.paths[t.path[k]]} HTTP/1.1" 200 ${2000 + (k % 5000)} "${referrer}" "${USER_AGENTS[t.ua[k]]}"`;
 }
 
 /** Time-ordered event indices (access logs are in time order). */

@@ -1,8 +1,10 @@
 // The visitors query (30-day range, limit 50) on Folio's layout, measured in the same run beside
 // (a) a plain DuckDB COUNT(DISTINCT …) over a raw events table of the same data and (b) the floor,
 // a GROUP BY path row count on that raw table. Checks that all answers agree exactly. One view in 50
-// is a not-found view (404) and some views have a referring host: the not-found, referrers and
-// AI-companies reports are timed beside the visitors query.
+// is a not-found view (404) and 1 in 3 human sessions is referred (generate.ts; later views of a
+// session carry the site's own host, which is no referrer): the not-found report, and the referrers
+// and AI-companies reports beside their naive COUNT(DISTINCT) over the same events (the raw-event
+// path, answers checked identical), are timed in the same run as the visitors query.
 // Usage: node bench/analytics/query.ts --events 10000000 [--runs 5]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +13,11 @@ import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
-import { generateTraffic, USER_AGENTS } from './generate.ts';
+import { generateTraffic, OWN_HOST, REFERRER_HOSTS, USER_AGENTS } from './generate.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
+import { duckdbFromEvents as aiCompaniesFromEvents } from '../../src/analytics/reports/ai-companies.ts';
+import { duckdbFromEvents as referrersFromEvents } from '../../src/analytics/reports/referrers.ts';
 import { compareVisitors, median, timed } from './compare.ts';
 import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
 import { notFound } from '../../src/analytics/reports/not-found.ts';
@@ -53,8 +59,8 @@ try {
         visitor: vid(traffic.visitor[k]),
         cls: CLASS_CODE[c.class],
         agent: c.agent,
-        // Hosts, as the pipeline stores them: one view in 7 from an AI answer, one in 5 from search.
-        referrer: k % 7 === 0 ? 'chatgpt.com' : k % 5 === 0 ? 'www.google.com' : null,
+        // Hosts, as the pipeline stores them; the site's own host as rows stored before ingest dropped it.
+        referrer: traffic.referrer[k] < 0 ? null : REFERRER_HOSTS[traffic.referrer[k]],
         source: SOURCE.api,
         importKey: null,
         notFound: k % 50 === 0,
@@ -114,12 +120,46 @@ try {
   }
   const stored = (await engine.sql('SELECT count(*) AS n FROM not_found'))[0].n;
   console.log(`  not-found report (${stored} not-found views, ${nfPaths} paths on the page): ${median(nf).toFixed(0)}   → ${(median(nf) / m.ours).toFixed(2)}× the visitors query`);
-  const rf: number[] = [];
-  for (let r = 0; r < RUNS; r++) rf.push((await timed(() => engine.run(referrers, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, rules: RULES })))[0]);
-  console.log(`  referrers report (hosts, classes, AI share per day): ${median(rf).toFixed(0)}   → ${(median(rf) / m.ours).toFixed(2)}× the visitors query`);
-  const ac: number[] = [];
-  for (let r = 0; r < RUNS; r++) ac.push((await timed(() => engine.run(aiCompanies, { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, rules: RULES })))[0]);
-  console.log(`  AI-companies report (crawls, assistants, humans sent, per company): ${median(ac).toFixed(0)}   → ${(median(ac) / m.ours).toFixed(2)}× the visitors query`);
+  // The referrers and AI-companies reports vs their naive COUNT(DISTINCT) over the same events, alternating.
+  const own = ownHostsOf([`https://${OWN_HOST}`]);
+  const params = { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, ownHosts: own, rules: RULES };
+  const pk = Number((await engine.sql(`SELECT project_key FROM projects WHERE project_id = '${PROJECT}'`))[0].project_key);
+  console.log(`  referred visitors by class: ${JSON.stringify((await engine.run(referrers, params)).classes)}`);
+  // Timed round-robin with the visitors query, so each ratio is of times taken under the same load.
+  const timings: Record<string, () => Promise<unknown>> = {
+    visitors: () => engine.run(visitors, params),
+    referrers: () => engine.run(referrers, params),
+    referrersNaive: () => engine.run({ ...referrers, duckdb: (db) => referrersFromEvents(db, pk, params.range, own, RULES.sources, params) }, params),
+    aiCompanies: () => engine.run(aiCompanies, params),
+    aiCompaniesNaive: () => engine.run({ ...aiCompanies, duckdb: (db) => aiCompaniesFromEvents(db, pk, params) }, params),
+    // One company per path (?company=OpenAI).
+    aiPerPath: () => engine.run(aiCompanies, { ...params, company: 'OpenAI' }),
+    aiPerPathNaive: () => engine.run({ ...aiCompanies, duckdb: (db) => aiCompaniesFromEvents(db, pk, { ...params, company: 'OpenAI' }) }, { ...params, company: 'OpenAI' }),
+  };
+  const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
+  const answers: Record<string, unknown> = {};
+  let identical = true;
+  for (let r = 0; r < RUNS; r++) {
+    for (const [name, fn] of Object.entries(timings)) {
+      const [ms, answer] = await timed(fn);
+      t[name].push(ms);
+      if (name.endsWith('Naive')) identical &&= isDeepStrictEqual(answer, answers[name.replace('Naive', '')]);
+      else answers[name] = answer;
+    }
+  }
+  if (!identical) process.exitCode = 1;
+  const med = (k: string) => median(t[k]);
+  console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
+  console.log(`  exact: ${identical ? 'yes, both reports identical to their naive COUNT(DISTINCT)' : 'NO — MISMATCH'}`);
+  console.log(`  round-robin, median of ${RUNS} (ms): visitors ${med('visitors').toFixed(0)}`);
+  const labels = [
+    ['referrers', 'referrers report (hosts, classes, AI share per day)'],
+    ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)'],
+    ['aiPerPath', 'AI-companies report per path of one company (?company=OpenAI)'],
+  ];
+  for (const [name, label] of labels) {
+    console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); naive COUNT(DISTINCT) ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`);
+  }
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();
 } finally {

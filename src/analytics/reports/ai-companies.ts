@@ -1,20 +1,25 @@
-// What each AI company takes and gives back, from the raw events: views and distinct agents of its
-// training and search crawlers, visitors and views of its assistants (user-triggered fetchers), and
-// the distinct humans its assistants' answers sent (an ai_assistant referrer naming the company);
-// per company, or with `company` per path of one company. Agents map to companies by the agent list
-// (classify.ts), hosts by the source list (referrer-sources.ts), both in the params' rules. ClickHouse
-// SQL for 18.16 and current.
+// What each AI company takes and gives back: views and distinct agents of its training and search
+// crawlers, visitors and views of its assistants (user-triggered fetchers), and the distinct humans
+// its assistants' answers sent (an ai_assistant referrer naming the company); per company, or with
+// `company` per path of one company. Agents map to companies by the agent list (classify.ts), hosts by
+// the source list (referrer-sources.ts), both at query time over the few agents and hosts in range.
+// On DuckDB, the per-company report over whole days reads the agents' view sums (daily_agents) and the
+// first-seen rows per agent and per referring host (daily_keys); per path, the view sums and the events
+// of the company's agents and hosts only; with a bound inside a day, the raw events. The lists are the
+// params' rules. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import type { ClassificationRules } from '../classify.ts';
 import { CLASS_CODE } from '../traffic-class.ts';
-import { tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, num } from '../engines/duckdb/state.ts';
+import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { splitRange } from '../dates.ts';
+import { firstIn } from './first-seen.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
-import { NO_OWN_HOSTS } from '../own-hosts.ts';
+import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
-import { clickhouseHost, duckdbHost, quote } from './referrers.ts';
+import { clickhouseHost, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 export interface CompanyRow {
@@ -76,15 +81,20 @@ const CRAWLERS = `${CLASS_CODE.search}, ${CLASS_CODE.training}`;
 /** Views taken first, then readers sent: both engines' order (the contract's description). */
 const ORDER = '(training_views + search_views + assistant_views) DESC, referred_humans DESC, company ASC';
 
-/** DuckDB: the company a view credits, over columns cls, agent and host. */
-function duckdbCompany(rules: ClassificationRules): string {
-  const host = 'host';
+/** DuckDB: the company a referring host (a column) credits, NULL for none. */
+function duckdbHostCompany(host: string, rules: ClassificationRules): string {
   const hosts = hostRules(rules).map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${r.company === null ? 'NULL' : quote(r.company)}`);
-  const agents = [...rules.agentCompanies].map(([name, company]) => `WHEN ${quote(name)} THEN ${quote(company)}`);
-  const byHost = hosts.length ? `CASE ${hosts.join(' ')} END` : 'NULL';
-  const byAgent = agents.length ? `CASE agent ${agents.join(' ')} END` : 'NULL';
-  return `CASE WHEN cls = ${CLASS_CODE.human} THEN ${byHost} ELSE ${byAgent} END`;
+  return hosts.length ? `CASE ${hosts.join(' ')} END` : 'NULL';
 }
+
+/** DuckDB: the company of an agent (a column), NULL for none. */
+function duckdbAgentCompany(agent: string, rules: ClassificationRules): string {
+  const agents = [...rules.agentCompanies].map(([name, company]) => `WHEN ${quote(name)} THEN ${quote(company)}`);
+  return agents.length ? `CASE ${agent} ${agents.join(' ')} END` : 'NULL';
+}
+
+/** DuckDB: the company a view credits, over columns cls, agent and host. */
+const duckdbCompany = (rules: ClassificationRules) => `CASE WHEN cls = ${CLASS_CODE.human} THEN ${duckdbHostCompany('host', rules)} ELSE ${duckdbAgentCompany('agent', rules)} END`;
 
 const DUCKDB_COUNTS = `count(*) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, count(*) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, count(DISTINCT visitor) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_visitors,
@@ -93,7 +103,69 @@ const DUCKDB_COUNTS = `count(*) FILTER (WHERE cls = ${CLASS_CODE.training}) AS t
 async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, rules, company, limit, offset }: Params): Promise<AiCompaniesReport> {
   const pk = db.projectKey(projectId);
   if (pk === undefined) return { company: company ?? null, rows: [], hasMore: false };
-  const where = [`project_key = ${int(pk)}`, `cls IN (${READ_CLASSES})`, ...tsCond(range)].join(' AND ');
+  const split = splitRange(range);
+  if (split.edges.length === 0 && split.days !== 'none') {
+    const own = ownHosts ?? NO_OWN_HOSTS;
+    const r = rulesOf(rules);
+    return company === undefined ? duckdbFirstSeen(db, pk, split.days, own, r, limit, offset) : duckdbPerPath(db, pk, split.days, own, r, company, limit, offset);
+  }
+  return duckdbFromEvents(db, pk, { range, ownHosts, rules, company, limit, offset }, company !== undefined);
+}
+
+/**
+ * DuckDB, one company per path over whole days [d1, d2): its agents' views and crawler agents from
+ * daily_agents (plus rows not compacted yet); its assistants' visitors and the humans its hosts sent
+ * from the events of its agents and of those hosts only (the hosts of the range, from daily_keys,
+ * mapped to companies first), as distinct (path, visitor) pairs counted per path.
+ */
+async function duckdbPerPath(
+  db: DuckDbReads,
+  pk: number,
+  days: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  company: string,
+  limit: number,
+  offset: number,
+): Promise<AiCompaniesReport> {
+  const p = `project_key = ${int(pk)}`;
+  const dc = dayCond(days);
+  const agents = [...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => quote(name));
+  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
+  // The company's hosts among the range's referring hosts (few: mapped after grouping).
+  const hosts = `SELECT k FROM (SELECT k FROM daily_keys WHERE ${hostRows} GROUP BY k UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows})
+    WHERE ${duckdbHostCompany('k', rules)} = ${quote(company)}`;
+  const inList = (col: string, list: string[]) => (list.length ? `${col} IN (${list.join(', ')})` : 'false');
+  const views = `SELECT path_id, agent, cls, sum(views)::BIGINT AS views FROM (
+      SELECT path_id, agent, cls, views FROM daily_agents WHERE ${p} AND ${dc} AND ${inList('agent', agents)}
+      UNION ALL SELECT path_id, agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND ${inList('agent', agents)})
+    GROUP BY ALL`;
+  // One scan of the events: distinct (path, visitor, class) of its assistants' views and of the humans its hosts sent.
+  const readers = `SELECT path_id, visitor, cls FROM events WHERE ${p} AND ${dc} AND ((cls = ${CLASS_CODE.ai} AND ${inList('agent', agents)})
+      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND (${STORED_HOST}) IN (SELECT k FROM company_hosts))) GROUP BY ALL`;
+  const query = `WITH company_hosts AS MATERIALIZED (${hosts}), v AS (${views}),
+      taken AS (SELECT path_id, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
+                  count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views FROM v GROUP BY path_id),
+      r AS (${readers}),
+      served AS (SELECT path_id, count(*) AS n FROM r WHERE cls = ${CLASS_CODE.ai} GROUP BY path_id),
+      sent AS (SELECT path_id, count(*) AS n FROM r WHERE cls = ${CLASS_CODE.human} GROUP BY path_id),
+      c AS (SELECT path_id, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
+                   coalesce(served.n, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(sent.n, 0) AS referred_humans
+            FROM taken FULL JOIN served USING (path_id) FULL JOIN sent USING (path_id))
+    SELECT ${quote(company)} AS company, paths.path AS path, c.* EXCLUDE (path_id) FROM c JOIN paths USING (path_id)
+    ORDER BY ${ORDER}, path ASC LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`;
+  return companiesReport(await db.rows(query), company, limit);
+}
+
+/**
+ * DuckDB, any range, per company or per path: COUNT(DISTINCT) over the raw events (also the
+ * benchmark's naive query). `narrow`, with a company: only views that may credit it are mapped (its
+ * agents' views and referred humans' views), not every view of the range.
+ */
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, { range, ownHosts, rules, company, limit, offset }: Omit<Params, 'projectId'>, narrow = false): Promise<AiCompaniesReport> {
+  const agents = [...rulesOf(rules).agentCompanies].filter(([, c]) => c === company).map(([name]) => quote(name));
+  const mayCredit = `((cls = ${CLASS_CODE.human} AND referrer IS NOT NULL) OR ${agents.length ? `agent IN (${agents.join(', ')})` : 'false'})`;
+  const where = [`project_key = ${int(pk)}`, `cls IN (${READ_CLASSES})`, ...tsCond(range), ...(narrow && company !== undefined ? [mayCredit] : [])].join(' AND ');
   const hosted = `SELECT path_id, visitor, cls, agent, ${duckdbHost(ownHosts ?? NO_OWN_HOSTS)} AS host FROM events WHERE ${where}`;
   const credited = `SELECT path_id, visitor, cls, agent, ${duckdbCompany(rulesOf(rules))} AS company FROM (${hosted})`;
   const perPath = company !== undefined;
@@ -102,6 +174,53 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, rules, comp
         WHERE c.company = ${quote(company)} GROUP BY c.company, p.path ORDER BY ${ORDER}, path ASC`
     : `SELECT company, NULL AS path, ${DUCKDB_COUNTS} FROM (${credited}) WHERE company IS NOT NULL GROUP BY company ORDER BY ${ORDER}`;
   return companiesReport(await db.rows(`${query} LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`), company, limit);
+}
+
+/**
+ * DuckDB, per company over whole days [d1, d2): views per (agent, class) from daily_agents; the
+ * assistants' visitors from each (agent, visitor) key's first row in range and the humans sent from
+ * each (host, visitor) key's first human row, counted distinct per company (a visitor of two agents
+ * or hosts of one company counts once). Agents and hosts map to companies after grouping (few of
+ * them). Rows not compacted yet are added as they are (sums, and rows of the distinct counts).
+ */
+async function duckdbFirstSeen(
+  db: DuckDbReads,
+  pk: number,
+  days: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  limit: number,
+  offset: number,
+): Promise<AiCompaniesReport> {
+  const p = `project_key = ${int(pk)}`;
+  const dc = dayCond(days);
+  const first = firstIn(days.d1);
+  const fresh = (kind: number) => `SELECT k, visitor, mask FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${p} AND kind = ${kind} AND ${dc}`;
+  const views = `SELECT agent, cls, sum(views)::BIGINT AS views FROM (
+      SELECT agent, cls, views FROM daily_agents WHERE ${p} AND ${dc}
+      UNION ALL SELECT agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND agent IS NOT NULL) GROUP BY agent, cls`;
+  const assistants = `SELECT k, visitor FROM daily_keys WHERE ${p} AND kind = ${KEY_KIND.agent} AND ${dc} AND ${first('prev_t')}
+    UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.agent)})`;
+  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
+  const humans = `SELECT k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')} AND ${first('prev_h')}
+    UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.host)}) WHERE ${duckdbNotOwn('k', own)} AND ${HAS_HUMAN('mask')}`;
+  const query = `WITH v AS MATERIALIZED (${views}),
+      agent_company AS MATERIALIZED (SELECT agent, ${duckdbAgentCompany('agent', rules)} AS company FROM (SELECT DISTINCT agent FROM v)),
+      taken AS (SELECT company, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
+                  count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views
+                FROM v JOIN agent_company USING (agent) WHERE company IS NOT NULL GROUP BY company),
+      a AS (${assistants}),
+      served AS (SELECT company, count(*) AS assistant_visitors FROM (SELECT company, visitor FROM a JOIN agent_company ON agent_company.agent = a.k
+                   WHERE company IS NOT NULL GROUP BY ALL) GROUP BY company),
+      h AS (${humans}),
+      host_company AS MATERIALIZED (SELECT k, ${duckdbHostCompany('k', rules)} AS company FROM (SELECT DISTINCT k FROM h)),
+      sent AS (SELECT company, count(*) AS referred_humans FROM (SELECT company, visitor FROM h JOIN host_company USING (k) WHERE company IS NOT NULL GROUP BY ALL)
+               GROUP BY company),
+      c AS (SELECT company, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
+                   coalesce(assistant_visitors, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(referred_humans, 0) AS referred_humans
+            FROM taken FULL JOIN served USING (company) FULL JOIN sent USING (company))
+    SELECT company, NULL AS path, * EXCLUDE (company) FROM c ORDER BY ${ORDER} LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`;
+  return companiesReport(await db.rows(query), undefined, limit);
 }
 
 /** ClickHouse: the company a view credits ('' for none), over columns cls, agent and host. */

@@ -1,12 +1,17 @@
-// Where readers come from: page views' referring hosts from the raw events, classed by the source
-// list (referrer-sources.ts), with exact distinct visitors per host and per class, and per UTC day
-// the humans sent by AI answers. The ClickHouse SQL is for 18.16 and current releases alike.
+// Where readers come from: page views' referring hosts, classed by the source list
+// (referrer-sources.ts), with exact distinct visitors per host and per class, and per UTC day the
+// humans sent by AI answers. On DuckDB, whole-day ranges count over the first-seen rows per (host,
+// visitor) (`daily_keys`) and per visitor (`daily_site`), classing the few hosts at query time;
+// a range with a bound inside a day reads the raw events. The ClickHouse SQL is for 18.16 and
+// current releases alike.
 import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
 import { REFERRER_HOST_PATTERN } from '../engine.ts';
 import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
-import { tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
+import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { int, KEY_KIND, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { splitRange } from '../dates.ts';
+import { firstIn, newKeyCtes } from './first-seen.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
@@ -55,10 +60,11 @@ const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT})
 // (not left out: its reader still counts among the day's humans), rows stored before the rule included.
 // DuckDB: the referring host of a view (NULL for none); the AI-companies report reads it too.
 export function duckdbHost(own: OwnHosts): string {
-  // Stored referrers are hosts; rows written before that kept the whole URL, read for its host here.
-  const stored = `CASE WHEN referrer LIKE '%://%' THEN nullif(lower(regexp_extract(referrer, ${quote(REFERRER_HOST_PATTERN)}, 1)), '') ELSE referrer END`;
-  return own.size === 0 ? stored : `CASE WHEN (${stored}) NOT IN (${[...own].map(quote).join(', ')}) THEN ${stored} END`;
+  return own.size === 0 ? STORED_HOST : `CASE WHEN (${STORED_HOST}) NOT IN (${[...own].map(quote).join(', ')}) THEN ${STORED_HOST} END`;
 }
+
+/** DuckDB: the condition on a stored host column that leaves out the project's own hosts. */
+export const duckdbNotOwn = (col: string, own: OwnHosts) => (own.size === 0 ? 'true' : `${col} NOT IN (${[...own].map(quote).join(', ')})`);
 
 /** ClickHouse: the referring host of a view as duckdbHost reads it ('' for none). */
 export function clickhouseHost(own: OwnHosts): Sql {
@@ -69,9 +75,17 @@ export function clickhouseHost(own: OwnHosts): Sql {
 async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
   const pk = db.projectKey(projectId);
   if (pk === undefined) return referrersReport([], [], [], page);
+  const sources = rulesOf(rules).sources;
+  const split = splitRange(range);
+  if (split.edges.length === 0 && split.days !== 'none') return duckdbFirstSeen(db, pk, split.days, ownHosts, sources, page);
+  return duckdbFromEvents(db, pk, range, ownHosts, sources, page);
+}
+
+/** DuckDB, any range: COUNT(DISTINCT) over the raw events (a range with a bound inside a day; the benchmark's naive query). */
+export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range, ownHosts: OwnHosts, sources: readonly SourceRule[], page: Page): Promise<ReferrersReport> {
   const host = duckdbHost(ownHosts);
   const base = `WITH hosts AS (SELECT ts, visitor, cls, ${host} AS host FROM events WHERE ${duckdbWhere(pk, range)}),
-    sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host', rulesOf(rules).sources)} AS source FROM hosts)`;
+    sourced AS (SELECT ts, visitor, cls, host, ${duckdbSourceOf('host', sources)} AS source FROM hosts)`;
   const referred = `${base}, referred AS (SELECT * FROM sourced WHERE host IS NOT NULL)`;
   return db.readers.use(async (c) => {
     const classes = await rowsOf(c, `${referred} SELECT source, ${DUCKDB_COUNTS} FROM referred GROUP BY source`);
@@ -81,6 +95,70 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOS
       count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT} AND source = 'ai_assistant') AS from_ai FROM sourced GROUP BY day ORDER BY day`);
     return referrersReport(classes, pageRows, days, page);
   });
+}
+
+/**
+ * DuckDB, whole days [d1, d2): per host, the filtered counts of the first-seen rows (daily_keys,
+ * kind host); per class, the keys' first rows in range grouped by (class, visitor), so a visitor
+ * sent by two hosts of one class counts once; per day, the humans of daily_site (one row per day and
+ * visitor) and the distinct humans among the ai_assistant hosts' rows. Rows not compacted yet are
+ * added: per host and per day as keys the compacted rows lack, in the distinct counts as they are.
+ */
+async function duckdbFirstSeen(
+  db: DuckDbReads,
+  pk: number,
+  days: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  sources: readonly SourceRule[],
+  page: Page,
+): Promise<ReferrersReport> {
+  const p = `project_key = ${int(pk)}`;
+  const dc = dayCond(days);
+  const first = firstIn(days.d1);
+  const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
+  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
+  const fresh = `SELECT k, visitor, mask, day FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}`;
+  // Each key's first rows in range (per bit), with the bits they count: one row per (host, visitor) has t.
+  const bits = `(CASE WHEN ${HAS_HUMAN('mask')} AND ${first('prev_h')} THEN ${HUMAN_BIT} ELSE 0 END) | (CASE WHEN ${HAS_AI('mask')} AND ${first('prev_a')} THEN ${AI_BIT} ELSE 0 END)`;
+  const counted = `SELECT k, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS human, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai, count(*) FILTER (WHERE t) AS total FROM r GROUP BY k`;
+  const perHost = pending
+    ? `${newKeyCtes({ scope: 'host_', fresh, compacted: `SELECT k, visitor, mask FROM daily_keys WHERE ${hostRows}`, key: ['k', 'visitor'], group: ['k'] })},
+      per_host AS (SELECT k, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(total)::BIGINT AS total
+                   FROM (${counted} UNION ALL SELECT * FROM new_host_counts) GROUP BY k HAVING sum(total) > 0)`
+    : `per_host AS (${counted})`;
+  const pairs = `SELECT k, visitor, mask FROM r${pending ? ` UNION ALL SELECT k, visitor, mask FROM (${fresh})` : ''}`;
+  // Hosts and classes in one statement over the first rows (part 0: the page of hosts in order; part 1: the classes).
+  const hostsAndClasses = `WITH r AS MATERIALIZED (SELECT k, visitor, ${bits} AS mask, ${first('prev_t')} AS t FROM daily_keys
+          WHERE ${hostRows} AND (${first('prev_t')} OR ${first('prev_h')} OR ${first('prev_a')})),
+      ${perHost},
+      hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (SELECT k FROM per_host GROUP BY k)),
+      paged AS (SELECT k AS host, source, human, ai, total, row_number() OVER (ORDER BY total DESC, k) AS pos FROM per_host JOIN hs USING (k)
+                ORDER BY total DESC, host LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),
+      per_class AS (SELECT hs.source, p.visitor, bit_or(p.mask) AS mask FROM (${pairs}) p JOIN hs USING (k) GROUP BY ALL)
+    SELECT 0 AS part, pos, host, source, human, ai, total FROM paged
+    UNION ALL SELECT 1, 0, NULL, source, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}), count(*) FILTER (WHERE ${HAS_AI('mask')}), count(*) FROM per_class GROUP BY source
+    ORDER BY part, pos`;
+  const siteFresh = `SELECT day, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`;
+  const humans = pending
+    ? `WITH ${newKeyCtes({ scope: 'site_', fresh: siteFresh, compacted: `SELECT day, visitor, mask FROM daily_site WHERE ${p} AND ${dc}`, key: ['day', 'visitor'], group: ['day'] })}
+       SELECT day, sum(humans)::BIGINT AS humans FROM (SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day
+         UNION ALL SELECT day, human FROM new_site_counts) GROUP BY day`
+    : `SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day`;
+  const humanRows = `SELECT day, k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')}
+    ${pending ? `UNION ALL SELECT day, k, visitor FROM (${fresh}) WHERE ${HAS_HUMAN('mask')}` : ''}`;
+  const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (SELECT k FROM r GROUP BY k))
+    SELECT day, count(*) AS from_ai FROM (SELECT r.day, r.visitor FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY ALL) GROUP BY day`;
+  // The two statements on two reader connections at once.
+  const [rows, dayRows] = await Promise.all([
+    db.rows(hostsAndClasses),
+    db.rows(`WITH h AS (${humans}), a AS (${fromAi}) SELECT h.day, h.humans, coalesce(a.from_ai, 0) AS from_ai FROM h LEFT JOIN a USING (day) ORDER BY h.day`),
+  ]);
+  return referrersReport(
+    rows.filter((r) => num(r.part) === 1),
+    rows.filter((r) => num(r.part) === 0),
+    dayRows,
+    page,
+  );
 }
 
 /** ClickHouse: the class of `host` by the source list. */

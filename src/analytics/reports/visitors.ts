@@ -5,7 +5,8 @@
 import { PagedQuery, VisitorsResponse } from '../../contracts/analytics.ts';
 import { splitRange, type Range } from '../dates.ts';
 import { AI_BIT, HUMAN_BIT } from '../traffic-class.ts';
-import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, LACKS, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { firstSeenCounts, newKeyCtes } from './first-seen.ts';
 import { int, NEW_ROWS } from '../engines/duckdb/state.ts';
 import { dayCond as chDayCond, HAS_BIT, LACKS_BIT, num, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
@@ -57,10 +58,7 @@ function duckdbCtes(db: DuckDbReads, pk: number, range: Range): string {
 function wholeDayCtes(db: DuckDbReads, pk: number, days: { d1: number | null; d2: number | null }): string {
   const p = `project_key = ${int(pk)}`;
   const dc = dayCond(days);
-  const d1 = days.d1 === null ? 'NULL' : int(days.d1);
-  const first = (col: string) => `(${col} IS NULL OR ${col} < ${d1})`;
-  const counts = `count(*) FILTER (WHERE ${HAS_HUMAN('mask')} AND ${first('prev_h')}) AS human,
-                    count(*) FILTER (WHERE ${HAS_AI('mask')} AND ${first('prev_a')}) AS ai, count(*) FILTER (WHERE ${first('prev_t')}) AS total`;
+  const counts = firstSeenCounts(days.d1);
   const compacted = `
         compacted AS (SELECT path_id, ${counts} FROM daily WHERE ${p} AND ${dc} GROUP BY path_id),
         compacted_site AS (SELECT ${counts} FROM daily_site WHERE ${p} AND ${dc})`;
@@ -70,30 +68,14 @@ function wholeDayCtes(db: DuckDbReads, pk: number, days: { d1: number | null; d2
         totals AS (SELECT human, ai, total FROM compacted_site)`;
   }
   // Rows not compacted yet: a key of theirs counts when the compacted rows in range lack it.
+  const fresh = (key: string) => `SELECT ${key}, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`;
+  const stored = (table: string, key: string) => `SELECT ${key}, mask FROM ${table} WHERE ${p} AND ${dc}`;
   return `${compacted},
-        ${newKeyCtes(p, dc, ['path_id', 'visitor'], 'daily', '')},
+        ${newKeyCtes({ scope: '', fresh: fresh('path_id, visitor'), compacted: stored('daily', 'path_id, visitor'), key: ['path_id', 'visitor'], group: ['path_id'] })},
         per_path AS MATERIALIZED (SELECT path_id, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(total)::BIGINT AS total
                                   FROM (SELECT * FROM compacted UNION ALL SELECT * FROM new_counts) GROUP BY path_id HAVING sum(total) > 0),
-        ${newKeyCtes(p, dc, ['visitor'], 'daily_site', 'site_')},
+        ${newKeyCtes({ scope: 'site_', fresh: fresh('visitor'), compacted: stored('daily_site', 'visitor'), key: ['visitor'], group: [] })},
         totals AS (SELECT c.human + n.human AS human, c.ai + n.ai AS ai, c.total + n.total AS total FROM compacted_site c, new_site_counts n)`;
-}
-
-/**
- * DuckDB: CTEs over the rows not compacted yet, per `key` (path and visitor, or visitor site-wide):
- * `new_<scope>keys` (their keys and masks), `compacted_<scope>masks` (the masks the day table already
- * holds for those keys in range) and `new_<scope>counts`: the keys (and bits) the day table lacks.
- */
-function newKeyCtes(p: string, dc: string, key: string[], table: string, scope: string): string {
-  const keys = `new_${scope}keys`;
-  const known = `compacted_${scope}masks`;
-  const perPath = key.includes('path_id');
-  const join = (a: string, b: string) => key.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
-  return `${keys} AS (SELECT ${key.join(', ')}, bit_or(mask) AS mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc} GROUP BY ALL),
-        ${known} AS (SELECT ${key.map((c) => `d.${c}`).join(', ')}, bit_or(d.mask) AS mask FROM ${table} d SEMI JOIN ${keys} ON ${join('d', keys)}
-                WHERE d.${p} AND ${dc.replaceAll('day', 'd.day')} GROUP BY ALL),
-        new_${scope}counts AS (SELECT ${perPath ? 'n.path_id, ' : ''}count(*) FILTER (WHERE ${HAS_HUMAN('n.mask')} AND ${LACKS('k.mask', HUMAN_BIT)}) AS human,
-                         count(*) FILTER (WHERE ${HAS_AI('n.mask')} AND ${LACKS('k.mask', AI_BIT)}) AS ai, count(*) FILTER (WHERE k.mask IS NULL) AS total
-                  FROM ${keys} n LEFT JOIN ${known} k ON ${join('n', 'k')}${perPath ? ' GROUP BY n.path_id' : ''})`;
 }
 
 /**

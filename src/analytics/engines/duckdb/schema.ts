@@ -14,8 +14,13 @@
 //   import_keys (project, day, key) of imported log lines, so importing a file twice changes nothing.
 //   not_found   views that answered 404/410 (v3), raw, with the referrer's host: the not-found report;
 //               `derived_visitor` (v4) the keyed hash of address and user agent, NULL when none is known.
+//   daily_keys  (v5) the first-seen layout per (project, day, kind, key, visitor): kind 1 the referring
+//               host of humans' and AI views, kind 2 the agent of assistant views; raw keys (hosts,
+//               agent names), so source classes and companies are mapped at query time by the lists.
+//   daily_agents (v5) views per (project, day, path, agent, class) of assistants and crawlers.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fold } from './writes.ts';
+import { fold, FIRST_SEEN } from './writes.ts';
+import { AGENT_VIEW_ROWS, KEY_ROWS } from './state.ts';
 import { NOT_FOUND_DERIVED_VISITOR, NOT_FOUND_TABLE } from './not-found.ts';
 
 export interface DuckDbMigration {
@@ -75,6 +80,23 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
     version: 4,
     name: 'server-derived identity of not-found views',
     up: statements(NOT_FOUND_DERIVED_VISITOR),
+  },
+  {
+    // The referrers and AI-companies reports read first-seen rows per referring host and per
+    // assistant agent, and agents' daily view sums; the rows compacted so far are folded in here
+    // (the rest by the next compaction, as any new row).
+    version: 5,
+    name: 'first-seen rows per referring host and agent',
+    async up(c) {
+      await c.run(`CREATE TABLE daily_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, kind UTINYINT NOT NULL, k VARCHAR NOT NULL,
+        visitor BIGINT NOT NULL, mask UTINYINT NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`);
+      await c.run(`CREATE TABLE daily_agents (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, agent VARCHAR NOT NULL,
+        cls UTINYINT NOT NULL, views INTEGER NOT NULL)`);
+      const compacted = 'seq <= (SELECT seq FROM compaction_state)';
+      await fold(c, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(compacted));
+      await c.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(compacted)}`);
+      for (const t of ['c_new', 'c_last', 'c_late']) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
+    },
   },
 ];
 

@@ -1,6 +1,7 @@
 // What the DuckDB engine's writes and queries share: the connections, the project and path
 // dictionaries (stored as integers), the rows not compacted yet and their count.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { REFERRER_HOST_PATTERN } from '../../engine.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
 export type Row = Record<string, unknown>;
@@ -125,6 +126,36 @@ export class Dictionaries {
 /** The visitor rows written since the last compaction, as the day tables' columns (reports and compaction read them). */
 export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask, (cls = ${CLASS_CODE.human})::INTEGER AS views_h, (cls = ${CLASS_CODE.ai})::INTEGER AS views_a
   FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state)`;
+
+/** The events not compacted yet (a condition on `events`). */
+export const UNCOMPACTED = 'seq > (SELECT seq FROM compaction_state)';
+
+/**
+ * The referring host of a stored view (NULL for none). Stored referrers are hosts; rows written
+ * before that kept the whole URL, read for its host here (as storedReferrerHost does).
+ */
+export const STORED_HOST = `CASE WHEN referrer LIKE '%://%' THEN nullif(lower(regexp_extract(referrer, '${REFERRER_HOST_PATTERN.replaceAll("'", "''")}', 1)), '') ELSE referrer END`;
+
+/** What `daily_keys.k` holds, by `kind`: the raw key (classes and companies are mapped at query time, so configured lists apply to stored rows). */
+export const KEY_KIND = { host: 1, agent: 2 } as const;
+
+/**
+ * The visitor rows of events matching `cond` as `daily_keys` rows: per referring host (humans and AI
+ * with a referrer) and per assistant agent (AI views), with the view's class as mask.
+ */
+export const KEY_ROWS = (cond: string) => `SELECT project_key, day, kind, k, visitor, mask FROM (
+    SELECT project_key, day, ${KEY_KIND.host}::UTINYINT AS kind, ${STORED_HOST} AS k, visitor, cls AS mask FROM events
+      WHERE ${cond} AND cls <= ${LAST_VISITOR_CODE} AND referrer IS NOT NULL
+    UNION ALL
+    SELECT project_key, day, ${KEY_KIND.agent}::UTINYINT, agent, visitor, cls FROM events WHERE ${cond} AND cls = ${CLASS_CODE.ai} AND agent IS NOT NULL
+  ) WHERE k IS NOT NULL`;
+
+/** The classes whose views are summed per agent in `daily_agents`: assistants and crawlers. */
+export const AGENT_VIEW_CLASSES = [CLASS_CODE.ai, CLASS_CODE.search, CLASS_CODE.training].join(', ');
+
+/** Views of events matching `cond` per (project, day, path, agent, class), as `daily_agents` rows. */
+export const AGENT_VIEW_ROWS = (cond: string) => `SELECT project_key, day, path_id, agent, cls, count(*)::INTEGER AS views FROM events
+  WHERE ${cond} AND cls IN (${AGENT_VIEW_CLASSES}) AND agent IS NOT NULL GROUP BY ALL`;
 
 /** Rows not compacted yet, in total and per project key (over-estimates are harmless: queries then also read them). */
 export class PendingRows {

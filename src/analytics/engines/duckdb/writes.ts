@@ -8,7 +8,7 @@ import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE } from '../../engine.ts';
-import { int, NEW_ROWS, num, rows as rowsOf, type Dictionaries, type PendingRows } from './state.ts';
+import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
 
 /** Columns in order, declared once: the types of an appender's chunks, and each column's number by name. */
@@ -288,7 +288,14 @@ async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: numb
   }
 }
 
-/** Folds the rows written up to sequence `upTo` into daily and daily_site (one transaction). */
+/** The first-seen tables fold() keeps, and each one's key (besides project_key). */
+export const FIRST_SEEN = { daily: ['path_id', 'visitor'], daily_site: ['visitor'], daily_keys: ['kind', 'k', 'visitor'] } as const;
+export type FirstSeenTable = keyof typeof FIRST_SEEN;
+
+/**
+ * Folds the rows written up to sequence `upTo` into the first-seen tables (daily, daily_site,
+ * daily_keys) and the agents' view sums (one transaction).
+ */
 export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number): Promise<void> {
   if (pending.total === 0) return;
   await w.run('BEGIN TRANSACTION');
@@ -296,6 +303,9 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
     const source = `${NEW_ROWS} AND seq <= ${int(upTo)}`;
     await fold(w, 'daily', ['path_id', 'visitor'], true, source);
     await fold(w, 'daily_site', ['visitor'], false, source);
+    const written = `${UNCOMPACTED} AND seq <= ${int(upTo)}`;
+    await fold(w, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(written));
+    await w.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(written)}`);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
     await w.run('COMMIT');
     pending.clear();
@@ -309,19 +319,19 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
 
 /**
  * Folds `source` (rows of project_key, day, path_id, visitor, mask, views_h, views_a) into `table`
- * (daily: per path and visitor; daily_site: per visitor). Rows of one key
+ * (daily: per path and visitor; daily_site: per visitor; daily_keys: per kind, key and visitor). Rows of one key
  * form a sequence ordered by day (then arrival); each row stores, per bit, the day of the previous
  * row of its key having that bit (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)"
  * is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
  * arrives in time order) are only appended. Keys with an older row arriving late are rebuilt.
  */
-export async function fold(w: DuckDBConnection, table: 'daily' | 'daily_site', key: string[], views: boolean, source: string): Promise<void> {
+export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: string[], views: boolean, source: string): Promise<void> {
   const k = ['project_key', ...key];
   const kc = k.join(', ');
   const on = (a: string, b: string) => k.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
   const vcols = views ? ', views_h, views_a' : '';
   const vsum = views ? ', sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a' : '';
-  const target = `${table} (${views ? 'project_key, day, path_id, visitor, mask, views_h, views_a' : 'project_key, day, visitor, mask'}, prev_h, prev_a, prev_t)`;
+  const target = `${table} (project_key, day, ${key.join(', ')}, mask${vcols}, prev_h, prev_a, prev_t)`;
   const window = `WINDOW w AS (PARTITION BY ${kc} ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
   await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM (${source}) GROUP BY ${kc}, day`);
   // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
@@ -355,9 +365,9 @@ export async function deleteBefore(w: DuckDBConnection, pending: PendingRows, da
   const d = int(day);
   await w.run('BEGIN TRANSACTION');
   try {
-    for (const t of ['events', 'daily', 'daily_site', 'import_keys', 'not_found']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
+    for (const t of ['events', 'daily', 'daily_site', 'daily_keys', 'daily_agents', 'import_keys', 'not_found']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
     // Links to deleted days become "first seen" so ranges starting before the cut-off stay exact.
-    for (const t of ['daily', 'daily_site']) {
+    for (const t of Object.keys(FIRST_SEEN)) {
       for (const c of ['prev_h', 'prev_a', 'prev_t']) await w.run(`UPDATE ${t} SET ${c} = NULL WHERE ${c} < ${d}`);
     }
     await w.run('COMMIT');
