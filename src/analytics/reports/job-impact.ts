@@ -6,15 +6,14 @@
 // (a job touches a few pages): DuckDB and ClickHouse SQL side by side, the same answer.
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
-import type { SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS } from '../own-hosts.ts';
 import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
 import type { DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
-import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseHost, duckdbHost, quote } from './referrers.ts';
+import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
+import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -103,12 +102,6 @@ const firstOf = (rows: Record<string, unknown>[]) => {
   return ts.length ? Math.min(...ts) : null;
 };
 
-// DuckDB: the source class of a referring host by the source list (first match wins), as referrers.ts reads it.
-function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
-  const cases = sources.map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
-  return cases.length ? `CASE ${cases.join(' ')} ELSE 'other' END` : `'other'`;
-}
-
 const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS humans, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai,
   count(*) AS views, count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT} AND source = 'ai_assistant') AS from_ai`;
 
@@ -144,13 +137,6 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
     }
     return result(windows, pages.length, viewRows, nfRows);
   });
-}
-
-/** ClickHouse: the source class of `host` by the source list, as referrers.ts reads it. */
-function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql {
-  if (rules.length === 0) return raw(`'other'`);
-  const arms = rules.flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.category}`]);
-  return sql`multiIf(${join(arms)}, 'other')`;
 }
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, count() AS views,

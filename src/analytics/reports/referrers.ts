@@ -49,7 +49,7 @@ const clickhouseWhere = (projectId: string, range: Range) => sql`project = ${pro
 export const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** DuckDB: the class of `host` (a SQL expression) by the source list, as a CASE of host literals (plain names, safe as SQL text). */
-function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
+export function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
   const cases = sources.map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
   return cases.length ? `CASE ${cases.join(' ')} ELSE 'other' END` : `'other'`;
 }
@@ -162,7 +162,7 @@ async function duckdbFirstSeen(
 }
 
 /** ClickHouse: the class of `host` by the source list. */
-function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql {
+export function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql {
   if (rules.length === 0) return raw(`'other'`);
   const arms = rules.flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.category}`]);
   return sql`multiIf(${join(arms)}, 'other')`;
