@@ -139,17 +139,20 @@ async function duckdbPerPath(
   const inList = (col: string, list: string[]) => (list.length ? `${col} IN (${list.join(', ')})` : 'false');
   const fresh = `SELECT path_id, kind, k, visitor, mask FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${p} AND ${dc}`;
   const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
-  // The company's hosts among the range's referring hosts (few: mapped after grouping).
-  const hosts = `SELECT k FROM (SELECT k FROM daily_keys WHERE ${hostRows} GROUP BY k${pending ? ` UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}` : ''})
+  // The company's hosts among the range's referring hosts (few: mapped after grouping; any_value keeps
+  // DuckDB from pushing the mapping down to every row as a filter on the grouped column would be).
+  const hosts = `SELECT k FROM (SELECT any_value(k) AS k FROM daily_keys WHERE ${hostRows} GROUP BY k${pending ? ` UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}` : ''})
     WHERE ${duckdbHostCompany('k', rules)} = ${quote(company)}`;
   const views = `SELECT path_id, agent, cls, sum(views)::BIGINT AS views FROM (
       SELECT path_id, agent, cls, views FROM daily_agents WHERE ${p} AND ${dc} AND ${inList('agent', agents)}
       UNION ALL SELECT path_id, agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND ${inList('agent', agents)})
     GROUP BY ALL`;
-  // Its assistants' keys (every row of an agent key is an assistant's view) and its hosts' keys with a human's view.
+  // Its assistants' keys (every row of an agent key is an assistant's view) and its hosts' keys with a
+  // human's view: a scan each (one with OR would filter every row instead of pushing the conditions down).
   const assistant = `kind = ${KEY_KIND.agent} AND ${inList('k', agents)}`;
   const referred = `kind = ${KEY_KIND.host} AND k IN (SELECT k FROM company_hosts) AND ${HAS_HUMAN('mask')}`;
-  const readers = `SELECT path_id, visitor, kind FROM daily_path_keys WHERE ${p} AND ${dc} AND ((${assistant} AND ${first('prev_t')}) OR (${referred} AND ${first('prev_h')}))
+  const readers = `SELECT path_id, visitor, kind FROM daily_path_keys WHERE ${p} AND ${dc} AND ${assistant} AND ${first('prev_t')}
+    UNION ALL SELECT path_id, visitor, kind FROM daily_path_keys WHERE ${p} AND ${dc} AND ${referred} AND ${first('prev_h')}
     ${pending ? `UNION ALL SELECT path_id, visitor, kind FROM (${fresh}) WHERE (${assistant}) OR (${referred})` : ''}`;
   const query = `WITH company_hosts AS MATERIALIZED (${hosts}), v AS (${views}),
       taken AS (SELECT path_id, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
