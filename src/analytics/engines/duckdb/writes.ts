@@ -340,10 +340,9 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
 /**
  * Folds `source` (rows of project_key, day, path_id, visitor, mask, views_h, views_a) into `table`
  * (daily: per path and visitor; daily_site: per visitor; daily_keys: per kind, key and visitor;
- * daily_path_keys: per path, kind, key and visitor). Rows of one key
- * form a sequence ordered by day (then arrival); each row stores, per bit, the day of the previous
- * row of its key having that bit (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)"
- * is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
+ * daily_path_keys: per path, kind, key and visitor). Rows of one key form a sequence ordered by day
+ * (then arrival); each row stores, per bit, the day of the previous row of its key having that bit
+ * (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)" is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
  * arrives in time order) are only appended. Keys with an older row arriving late are rebuilt.
  */
 export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: string[], views: boolean, source: string): Promise<void> {
