@@ -1,0 +1,92 @@
+// Compaction cost on the DuckDB engine: generated traffic written in N chunks, each compacted (as the
+// server's timer does), into a fresh file per run. Prints the total compaction time and per event.
+// With several trees (--tree, repeatable) the runs alternate between them, so a noisy moment does not
+// land on one side, and the first-seen tables each tree leaves are checked identical (a hash per table).
+// Usage: node bench/analytics/compact.ts [--events 1000000] [--chunks 10] [--runs 5] [--order generated|time] [--tree DIR]...
+//   --tree DIR   the engine of another checkout (e.g. /work/main, the code before a change); default this one
+//   --order      generated: sessions in random order across the 30 days (late rows); time: time-ordered
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { median } from './compare.ts';
+import { generateTraffic, timeOrder } from './generate.ts';
+import { storedEvents } from './stored.ts';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '1000000' },
+    chunks: { type: 'string', default: '10' },
+    runs: { type: 'string', default: '5' },
+    order: { type: 'string', default: 'generated' },
+    tree: { type: 'string', multiple: true },
+  },
+});
+const N = Number(values.events);
+const CHUNKS = Number(values.chunks);
+const RUNS = Number(values.runs);
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TREES = (values.tree ?? [ROOT]).map((t) => path.resolve(t));
+const PROJECT = 'prj_bench';
+const TABLES = ['daily', 'daily_site', 'daily_keys', 'daily_path_keys', 'daily_agents'];
+
+interface Engine {
+  write(events: unknown[]): Promise<unknown>;
+  compact(): Promise<void>;
+  sql(q: string): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+type Open = (opts: { file: string }) => Promise<Engine>;
+
+const traffic = generateTraffic({ events: N, days: 30 });
+const order = values.order === 'time' ? timeOrder(traffic) : undefined;
+const size = Math.ceil(N / CHUNKS);
+const chunks = Array.from({ length: CHUNKS }, (_, c) => storedEvents(traffic, PROJECT, c * size, (c + 1) * size, order));
+
+/** Writes every chunk and compacts after each into a fresh file; returns the compaction time (ms) and the tables' hashes. */
+async function run(open: Open): Promise<{ ms: number; per: number[]; tables: string }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-compact-'));
+  try {
+    const engine = await open({ file: path.join(dir, 'analytics.duckdb') });
+    const per: number[] = [];
+    for (const chunk of chunks) {
+      await engine.write(chunk);
+      const t0 = performance.now();
+      await engine.compact();
+      per.push(performance.now() - t0);
+    }
+    const hashes = [];
+    for (const t of TABLES) {
+      const r = (await engine.sql(`SELECT count(*) AS n, sum(hash(d))::VARCHAR AS h FROM ${t} d`))[0];
+      hashes.push(`${t} ${r.n} ${r.h}`);
+    }
+    await engine.close();
+    return { ms: per.reduce((a, b) => a + b, 0), per, tables: hashes.join('; ') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const opens: Open[] = [];
+for (const tree of TREES) opens.push((await import(path.join(tree, 'src/analytics/engines/duckdb/index.ts'))).DuckDbEngine.open);
+const times: number[][] = TREES.map(() => []);
+const tables: string[] = TREES.map(() => '');
+console.log(`${N.toLocaleString()} events (${values.order} order) in ${CHUNKS} chunks, each compacted; ${RUNS} runs per tree, alternating`);
+for (let r = 0; r < RUNS; r++) {
+  for (let i = 0; i < TREES.length; i++) {
+    const res = await run(opens[i]);
+    times[i].push(res.ms);
+    tables[i] = res.tables;
+    console.log(`  run ${r + 1} ${TREES[i]}: ${res.ms.toFixed(0)} ms (${res.per.map((x) => x.toFixed(0)).join(' ')})`);
+  }
+}
+for (let i = 0; i < TREES.length; i++) {
+  const m = median(times[i]);
+  console.log(`${TREES[i]}: compaction median ${m.toFixed(0)} ms, ${((m * 1000) / N).toFixed(2)} µs per event${i > 0 ? `, ${(m / median(times[0])).toFixed(2)}× the first tree` : ''}`);
+}
+console.log(`tables: ${tables[0]}`);
+if (tables.some((t) => t !== tables[0])) {
+  console.log('first-seen tables DIFFER between trees — MISMATCH');
+  for (let i = 1; i < TREES.length; i++) console.log(`  ${TREES[i]}: ${tables[i]}`);
+  process.exitCode = 1;
+} else if (TREES.length > 1) console.log('first-seen tables identical across trees');
