@@ -310,7 +310,7 @@ export async function foldKeys(w: DuckDBConnection, cond: string, tables: readon
 }
 
 /** The temp tables a compaction (or a migration's fold) leaves behind. */
-export const FOLD_TEMPS = ['c_new', 'c_last', 'c_late', 'c_keys'];
+export const FOLD_TEMPS = ['c_span', 'c_new', 'c_last', 'c_late', 'c_keys'];
 
 /**
  * Folds the rows written up to sequence `upTo` into the first-seen tables (daily, daily_site,
@@ -350,25 +350,27 @@ export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: stri
   const f = foldSql(table, key, views);
   const { kc, on } = f;
   const vsum = views ? ', sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a' : '';
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM (${source}) GROUP BY ${kc}, day`);
-  // Per new key: its first new day, how many new days, their sums (the new row of a key with one new
-  // day), and its last stored day per bit (a scan of the table with a small hash probe; NULL for a new
-  // key). The key is late if its first new day is older than its last stored one.
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS
-    WITH s AS MATERIALIZED (SELECT ${kc}, min(day) AS first_day, count(*) AS days, bit_or(mask) AS mask${vsum} FROM c_new GROUP BY ${kc})
-    SELECT s.*, l.last_t, l.last_h, l.last_a, coalesce(s.first_day < l.last_t, false) AS late FROM s LEFT JOIN (
-      SELECT ${f.of('d')}, max(d.day) AS last_t, max(d.day) FILTER (WHERE ${f.has('d', HUMAN_BIT)}) AS last_h, max(d.day) FILTER (WHERE ${f.has('d', AI_BIT)}) AS last_a
-      FROM ${table} d SEMI JOIN s ON ${on('d', 's')} GROUP BY ${f.of('d')}) l ON ${on('s', 'l')}`);
-  const counts = (await rowsOf(w, 'SELECT count(*) FILTER (WHERE days > 1 AND NOT late) AS multi, count(*) FILTER (WHERE late) AS late FROM c_last'))[0];
-  // In-order keys with one new day: the new row (its key's sums: no join) links to the last stored rows.
-  await w.run(`INSERT INTO ${f.target} SELECT project_key, first_day, ${f.k.slice(1).join(', ')}, mask${f.vcols}, last_h, last_a, last_t
-    FROM c_last WHERE days = 1 AND NOT late`);
+  // Per new key: its first and last new day, and its rows' sums (the new row of a key with one new day).
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_span AS SELECT ${kc}, min(day) AS first_day, max(day) AS last_day, bit_or(mask)::UTINYINT AS mask${vsum}
+    FROM (${source}) GROUP BY ${kc}`);
+  // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${f.of('d')}, max(d.day) AS last_t,
+      max(d.day) FILTER (WHERE ${f.has('d', HUMAN_BIT)}) AS last_h, max(d.day) FILTER (WHERE ${f.has('d', AI_BIT)}) AS last_a
+    FROM ${table} d SEMI JOIN c_span s ON ${on('d', 's')} GROUP BY ${f.of('d')}`);
+  // Late: a new day older than the key's last stored one.
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT ${f.of('s')} FROM c_span s JOIN c_last l ON ${on('s', 'l')} WHERE s.first_day < l.last_t`);
+  // In-order keys with one new day (most): the new row links to the last stored rows; no window.
+  await w.run(`INSERT INTO ${f.target} SELECT s.project_key, s.first_day, ${f.k.slice(1).map((c) => `s.${c}`).join(', ')}, s.mask${f.vcols.replaceAll(', ', ', s.')}, l.last_h, l.last_a, l.last_t
+    FROM c_span s LEFT JOIN c_last l ON ${on('s', 'l')} WHERE s.first_day = s.last_day AND NOT coalesce(s.first_day < l.last_t, false)`);
+  const counts = (await rowsOf(w, 'SELECT (SELECT count(*) FROM c_span WHERE first_day < last_day) AS multi, (SELECT count(*) FROM c_late) AS late'))[0];
+  if (num(counts.multi) + num(counts.late) === 0) return;
+  // The rows per day of the keys with several new days or late ones (the source read again, for those keys only).
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM (${source}) r
+    SEMI JOIN (SELECT ${kc} FROM c_span WHERE first_day < last_day UNION ALL SELECT ${kc} FROM c_late) x ON ${on('r', 'x')} GROUP BY ${kc}, day`);
   // In-order keys with several new days: the first links to the stored rows, the others to the previous new ones.
-  if (num(counts.multi) > 0) {
-    await w.run(`INSERT INTO ${f.target} SELECT ${f.newRow}, coalesce(${f.prev('n', HUMAN_BIT)}, x.last_h), coalesce(${f.prev('n', AI_BIT)}, x.last_a), coalesce(max(n.day) OVER w, x.last_t)
-      FROM c_new n JOIN c_last x ON ${on('n', 'x')} WHERE x.days > 1 AND NOT x.late
-      WINDOW w AS (PARTITION BY ${f.of('n')} ORDER BY n.day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
-  }
+  await w.run(`INSERT INTO ${f.target} SELECT ${f.newRow}, coalesce(${f.prev('n', HUMAN_BIT)}, l.last_h), coalesce(${f.prev('n', AI_BIT)}, l.last_a), coalesce(max(n.day) OVER w, l.last_t)
+    FROM c_new n LEFT JOIN c_last l ON ${on('n', 'l')} ANTI JOIN c_late x ON ${on('n', 'x')}
+    WINDOW w AS (PARTITION BY ${f.of('n')} ORDER BY n.day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
   if (num(counts.late) > 0) await rebuildLate(w, f, vsum);
 }
 
@@ -394,7 +396,6 @@ function foldSql(table: FirstSeenTable, key: string[], views: boolean) {
 /** Late keys: their whole sequence (stored and new rows, same days merged) is deleted and written again. */
 async function rebuildLate(w: DuckDBConnection, f: ReturnType<typeof foldSql>, vsum: string): Promise<void> {
   const { table, kc, on, vcols } = f;
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT ${kc} FROM c_last WHERE late`);
   await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT ${f.of('d')}, d.day, d.mask${vcols.replaceAll(', ', ', d.')}
     FROM ${table} d SEMI JOIN c_late x ON ${on('d', 'x')}`);
   await w.run(`DELETE FROM ${table} d USING c_late x WHERE ${on('d', 'x')}`);
