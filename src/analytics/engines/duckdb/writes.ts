@@ -310,7 +310,7 @@ export async function foldKeys(w: DuckDBConnection, cond: string, tables: readon
 }
 
 /** The temp tables a compaction (or a migration's fold) leaves behind. */
-export const FOLD_TEMPS = ['c_span', 'c_new', 'c_last', 'c_late', 'c_keys'];
+export const FOLD_TEMPS = ['c_span', 'c_stored', 'c_new', 'c_last', 'c_late', 'c_keys'];
 
 /**
  * Folds the rows written up to sequence `upTo` into the first-seen tables (daily, daily_site,
@@ -353,10 +353,13 @@ export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: stri
   // Per new key: its first and last new day, and its rows' sums (the new row of a key with one new day).
   await w.run(`CREATE OR REPLACE TEMP TABLE c_span AS SELECT ${kc}, min(day) AS first_day, max(day) AS last_day, bit_or(mask)::UTINYINT AS mask${vsum}
     FROM (${source}) GROUP BY ${kc}`);
-  // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${f.of('d')}, max(d.day) AS last_t,
-      max(d.day) FILTER (WHERE ${f.has('d', HUMAN_BIT)}) AS last_h, max(d.day) FILTER (WHERE ${f.has('d', AI_BIT)}) AS last_a
-    FROM ${table} d SEMI JOIN c_span s ON ${on('d', 's')} GROUP BY ${f.of('d')}`);
+  // The stored rows of the keys in this batch (few: most keys are new), found with one scan of the table
+  // and a small hash probe; their last day per bit, and (late keys) the rows to rebuild, come from them.
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_stored AS SELECT d.rowid AS row, ${f.of('d')}, d.day, d.mask${f.vcols.replaceAll(', ', ', d.')}
+    FROM ${table} d SEMI JOIN c_span s ON ${on('d', 's')}`);
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${kc}, max(day) AS last_t,
+      max(day) FILTER (WHERE ${f.has('d', HUMAN_BIT)}) AS last_h, max(day) FILTER (WHERE ${f.has('d', AI_BIT)}) AS last_a
+    FROM c_stored d GROUP BY ${kc}`);
   // Late: a new day older than the key's last stored one.
   await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT ${f.of('s')} FROM c_span s JOIN c_last l ON ${on('s', 'l')} WHERE s.first_day < l.last_t`);
   // In-order keys with one new day (most): the new row links to the last stored rows; no window.
@@ -396,13 +399,12 @@ function foldSql(table: FirstSeenTable, key: string[], views: boolean) {
 /** Late keys: their whole sequence (stored and new rows, same days merged) is deleted and written again. */
 async function rebuildLate(w: DuckDBConnection, f: ReturnType<typeof foldSql>, vsum: string): Promise<void> {
   const { table, kc, on, vcols } = f;
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT ${f.of('d')}, d.day, d.mask${vcols.replaceAll(', ', ', d.')}
-    FROM ${table} d SEMI JOIN c_late x ON ${on('d', 'x')}`);
-  await w.run(`DELETE FROM ${table} d USING c_late x WHERE ${on('d', 'x')}`);
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.* FROM c_stored d SEMI JOIN c_late x ON ${on('d', 'x')}`);
+  await w.run(`DELETE FROM ${table} WHERE rowid IN (SELECT row FROM c_old)`);
   await w.run(`INSERT INTO ${f.target} SELECT project_key, day, ${f.k.slice(1).join(', ')}, mask${vcols},
       ${f.prev('r', HUMAN_BIT)}, ${f.prev('r', AI_BIT)}, max(r.day) OVER w
     FROM (SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum}
-          FROM (SELECT * FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day) r
+          FROM (SELECT * EXCLUDE (row) FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day) r
     WINDOW w AS (PARTITION BY ${kc} ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
   await w.run('DROP TABLE IF EXISTS temp.c_old');
 }
