@@ -1,9 +1,9 @@
 // Where readers come from: page views' referring hosts, classed by the source list
 // (referrer-sources.ts), with exact distinct visitors per host and per class, and per UTC day the
-// humans sent by AI answers. On DuckDB, whole-day ranges count over the first-seen rows per (host,
-// visitor) (`daily_keys`) and per visitor (`daily_site`), classing the few hosts at query time;
-// a range with a bound inside a day reads the raw events. The ClickHouse SQL is for 18.16 and
-// current releases alike.
+// humans sent by AI answers. Whole-day ranges count over the first-seen rows per (host, visitor)
+// (DuckDB `daily_keys`, ClickHouse `seen_keys`) and per visitor (`daily_site`, `seen_site`), plus
+// the rows not compacted or folded yet, classing the few hosts at query time; a range with a bound
+// inside a day reads the raw events. The ClickHouse SQL is for 18.16 and current releases alike.
 import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
 import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
