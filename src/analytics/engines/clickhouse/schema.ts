@@ -118,9 +118,10 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
 /**
  * Migration 5. Key rows of events written from now on reach `pending_keys` (folded with `pending`);
  * every stored event is folded into `seen_keys` here, month by month (a fold is a set union: rows
- * folded twice, by this and by a later fold, change nothing). `daily_agents` is rebuilt whole (a
- * retried migration must not sum a view twice): its view takes inserts from now on, the events
- * written before are summed here (no other process writes during a migration: `folio migrate`).
+ * folded twice, by this and by a later fold, change nothing). On a store with events, `daily_agents`
+ * is rebuilt whole (a retried migration must not sum a view twice): its view takes inserts from now
+ * on, the events written before are summed here, so no other process may write meanwhile (`folio
+ * migrate`); a new store's processes may all migrate at once.
  */
 async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.pending_keys (project String, date Date, kind UInt8, k String, visitor UInt64, cls UInt8, ins UInt64)
@@ -131,13 +132,16 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.seen_keys (project String, date Date, kind UInt8, k String, visitor UInt64,
       mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
     ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(date) ORDER BY (project, kind, date, k, visitor)`);
-  await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents_mv`);
-  await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents`);
-  await c.command(sql`CREATE TABLE ${db}.daily_agents (project String, date Date, path String, agent String, cls UInt8, views UInt64)
+  const stored = (await c.rows(sql`SELECT count() AS n FROM ${db}.events`))[0]?.n;
+  if (Number(stored ?? 0) > 0) {
+    await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents_mv`);
+    await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents`);
+  }
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.daily_agents (project String, date Date, path String, agent String, cls UInt8, views UInt64)
     ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, agent, cls, path)`);
   const before = Date.now();
-  await c.command(sql`CREATE MATERIALIZED VIEW ${db}.daily_agents_mv TO ${db}.daily_agents AS ${agentViewRows(db)}`);
-  await c.command(sql`INSERT INTO ${db}.daily_agents ${agentViewRows(db, raw(`ins < ${before}`))}`);
+  await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_agents_mv TO ${db}.daily_agents AS ${agentViewRows(db)}`);
+  if (Number(stored ?? 0) > 0) await c.command(sql`INSERT INTO ${db}.daily_agents ${agentViewRows(db, raw(`ins < ${before}`))}`);
   for (const r of await c.rows(sql`SELECT DISTINCT toYYYYMM(date) AS m FROM ${db}.events ORDER BY m`)) {
     const month = raw(`toYYYYMM(date) = ${Number(r.m)}`);
     const source = sql`${keyRows(db, 'host', month)} UNION ALL ${keyRows(db, 'agent', month)}`;
