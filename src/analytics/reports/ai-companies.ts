@@ -274,8 +274,8 @@ export async function clickhouseFromEvents(db: ClickHouseReads, { projectId, ran
 
 /**
  * ClickHouse, per company over whole days [d1, d2): views per (agent, class) from daily_agents; the
- * assistants' visitors from each (agent, visitor) key's first live row in range and the humans sent
- * from each (host, visitor) key's first live human row (seen_keys), grouped by key first so the few
+ * assistants' visitors from each (agent, visitor) key's first row in range and the humans sent
+ * from each (host, visitor) key's first human row (seen_keys), grouped by key first so the few
  * agents and hosts map to companies once each, then distinct per (company, visitor). Rows not folded
  * yet are added as they are (daily_agents is complete: its materialized view sums every insert).
  */
@@ -298,11 +298,11 @@ async function clickhouseFirstSeen(
       toUInt64(sumIf(n_views, cls = ${CLASS_CODE.search})) AS search_views, toUInt64(uniqExactIf(agent, cls IN (${raw(CRAWLERS)}))) AS crawlers,
       toUInt64(0) AS assistant_visitors, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.ai})) AS assistant_views, toUInt64(0) AS referred_humans
     FROM (${views}) GROUP BY company`;
-  /** Distinct visitors per company of one kind's keys: their first live rows matching `folded`, plus unfolded rows matching `fresh`. */
+  /** Distinct visitors per company of one kind's keys: their first rows matching `folded`, plus unfolded rows matching `fresh`. */
   const perCompany = (kind: number, folded: Sql, fresh: Sql, company: (k: Sql) => Sql) => {
     const where = sql`${scope} AND kind = ${kind}`;
-    const live = sql`SELECT k, visitor FROM ${db.db}.seen_keys WHERE ${where} AND ${folded} GROUP BY k, visitor HAVING sum(sign) > 0`;
-    const rows = unfolded ? sql`${live} UNION ALL SELECT k, visitor FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${where} AND ${fresh}` : live;
+    const keyRows = sql`SELECT k, visitor FROM ${db.db}.seen_keys WHERE ${where} AND ${folded}`;
+    const rows = unfolded ? sql`${keyRows} UNION ALL SELECT k, visitor FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${where} AND ${fresh}` : keyRows;
     const byKey = sql`SELECT ${company(raw('k'))} AS company, vs FROM (SELECT k, groupArray(visitor) AS vs FROM (${rows}) GROUP BY k)`;
     return sql`SELECT company, toUInt64(uniqExact(v)) AS n FROM (${byKey}) ARRAY JOIN vs AS v WHERE company != '' GROUP BY company`;
   };

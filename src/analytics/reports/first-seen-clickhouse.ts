@@ -4,6 +4,10 @@
 // summing `sign` over the rows a filter keeps counts live rows only, merged or not. Rows written since
 // the last fold (`pending`, `pending_keys` with ins above the watermark) are added by newKeyCounts:
 // a key counts for each bit the folded rows in range lack.
+//
+// Distinct counts over visitors (a class's, a company's) need no sign: a row a fold replaced always
+// has a live version of the same key and day whose mask holds its bits (masks only grow), so the
+// visitors of the rows a filter keeps, cancelled or not, are those of its live rows.
 import { AI_BIT, HUMAN_BIT } from '../traffic-class.ts';
 import { HAS_BIT, LACKS_BIT, num, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { raw, sql, type Sql } from '../engines/clickhouse/sql.ts';

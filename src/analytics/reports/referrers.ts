@@ -198,7 +198,7 @@ export async function clickhouseFromEvents(db: ClickHouseReads, projectId: strin
  * kind host); per class, each (host, visitor) key's bits counted in range, grouped by host first so
  * the few hosts are classed once, then distinct per (class, visitor); per day, the humans of
  * seen_site (one live row per day and visitor) and the distinct humans among the ai_assistant hosts'
- * live rows. Rows not folded yet are added: per host and per day as keys the folded rows lack, in the
+ * human rows. Rows not folded yet are added: per host and per day as keys the folded rows lack, in the
  * distinct counts as they are.
  */
 async function clickhouseFirstSeen(
@@ -225,6 +225,9 @@ async function clickhouseFirstSeen(
   return referrersReport(classRows, pageRows, dayRows, page);
 }
 
+/** A bit beside the visitor bits in a key's counted bits: the key counts in `total`. */
+const TOTAL_BIT = 4;
+
 /** The page of hosts (one past it), by their keys' first rows in range (plus the unfolded keys the folded rows lack). */
 function hostPage(keys: Sql, hostRows: Sql, first: Sql, fresh: Sql | null, sources: readonly SourceRule[], page: Page): Sql {
   const base = sql`SELECT k, ${firstCounts(first)} FROM ${keys} WHERE ${hostRows} GROUP BY k`;
@@ -236,20 +239,24 @@ function hostPage(keys: Sql, hostRows: Sql, first: Sql, fresh: Sql | null, sourc
   return sql`SELECT host, ${clickhouseSourceOf(raw('host'), sources)} AS source, human, ai, total FROM (${paged}) ORDER BY total DESC, host ASC`;
 }
 
-/** Distinct visitors per class: each (host, visitor) key's bits in range, grouped by host (classed once each), then by (class, visitor). */
+/**
+ * Distinct visitors per class over each (host, visitor) key's first rows in range (per bit), grouped
+ * by host first so the few hosts are classed once. Sign is not needed: distinct visitors, not rows.
+ */
 function classCounts(keys: Sql, hostRows: Sql, first: Sql, fresh: Sql | null, sources: readonly SourceRule[]): Sql {
-  const bit = (b: number, link: string) => sql`if(sumIf(sign, ${HAS_BIT('mask', b)} AND ${raw(link)} < ${first}) > 0, ${raw(String(b))}, 0)`;
-  const pairs = sql`SELECT k, visitor, toUInt8(${bit(HUMAN_BIT, 'ph')} + ${bit(AI_BIT, 'pa')}) AS bits FROM ${keys}
-      WHERE ${hostRows} AND (ph < ${first} OR pa < ${first} OR pt < ${first}) GROUP BY k, visitor HAVING sumIf(sign, pt < ${first}) > 0
-    ${fresh ? sql`UNION ALL SELECT k, visitor, cls AS bits FROM (${fresh})` : raw('')}`;
-  const byHost = sql`SELECT ${clickhouseSourceOf(raw('k'), sources)} AS source, vm FROM (SELECT k, groupArray((visitor, bits)) AS vm FROM (${pairs}) GROUP BY k)`;
-  const perVisitor = sql`SELECT source, x.1 AS visitor, groupBitOr(x.2) AS m FROM (${byHost}) ARRAY JOIN vm AS x GROUP BY source, visitor`;
-  return sql`SELECT source, countIf(${HAS_BIT('m', HUMAN_BIT)}) AS human, countIf(${HAS_BIT('m', AI_BIT)}) AS ai, count() AS total FROM (${perVisitor}) GROUP BY source`;
+  const bit = (b: number, cond: Sql) => sql`if(${cond}, ${raw(String(b))}, 0)`;
+  const bits = sql`${bit(HUMAN_BIT, sql`${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}`)} + ${bit(AI_BIT, sql`${HAS_BIT('mask', AI_BIT)} AND pa < ${first}`)} + ${bit(TOTAL_BIT, sql`pt < ${first}`)}`;
+  const rows = sql`SELECT k, visitor, toUInt8(${bits}) AS bits FROM ${keys} WHERE ${hostRows} AND (ph < ${first} OR pa < ${first} OR pt < ${first})
+    ${fresh ? sql`UNION ALL SELECT k, visitor, toUInt8(cls + ${raw(String(TOTAL_BIT))}) AS bits FROM (${fresh})` : raw('')}`;
+  const byHost = sql`SELECT ${clickhouseSourceOf(raw('k'), sources)} AS source, vb FROM (SELECT k, groupArray((visitor, bits)) AS vb FROM (${rows}) GROUP BY k)`;
+  const has = (b: number) => HAS_BIT('x.2', b);
+  return sql`SELECT source, uniqExactIf(x.1, ${has(HUMAN_BIT)}) AS human, uniqExactIf(x.1, ${has(AI_BIT)}) AS ai, uniqExactIf(x.1, ${has(TOTAL_BIT)}) AS total
+    FROM (${byHost}) ARRAY JOIN vb AS x GROUP BY source`;
 }
 
 /**
  * Per day: the distinct humans (seen_site, plus the unfolded visitors its rows lack) and the distinct
- * humans an ai_assistant host sent (live human rows of those hosts, plus unfolded ones as they are).
+ * humans an ai_assistant host sent (human rows of those hosts, plus unfolded ones, distinct per day).
  */
 function dayCounts(db: ClickHouseReads, scope: Sql, hostRows: Sql, foldedUpTo: number, fresh: Sql | null, sources: readonly SourceRule[]): Sql {
   const site = sql`${db.db}.seen_site`;
@@ -258,7 +265,7 @@ function dayCounts(db: ClickHouseReads, scope: Sql, hostRows: Sql, foldedUpTo: n
   const newHumans = fresh
     ? sql`UNION ALL SELECT toUInt32(date) AS day, human AS humans, toInt64(0) AS from_ai FROM (${newKeyCounts({ fresh: freshSite, table: site, where: scope, key: ['date', 'visitor'], group: ['date'] })})`
     : raw('');
-  const humanRows = sql`SELECT k, date, visitor FROM ${db.db}.seen_keys WHERE ${hostRows} AND ${HAS_BIT('mask', HUMAN_BIT)} GROUP BY date, k, visitor HAVING sum(sign) > 0
+  const humanRows = sql`SELECT k, date, visitor FROM ${db.db}.seen_keys WHERE ${hostRows} AND ${HAS_BIT('mask', HUMAN_BIT)}
     ${fresh ? sql`UNION ALL SELECT k, date, visitor FROM (${fresh}) WHERE cls = ${HUMAN_BIT}` : raw('')}`;
   const aiHosts = sql`SELECT groupArray((date, visitor)) AS dv FROM (${humanRows}) GROUP BY k
     HAVING ${clickhouseSourceOf(raw('k'), sources)} = 'ai_assistant'`;
