@@ -20,6 +20,7 @@ import { firstIn } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { firstDay, foldState } from './first-seen-clickhouse.ts';
+import { STORED_HOST as CH_STORED_HOST } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
 import { clickhouseHost, clickhouseNotOwn, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
@@ -248,8 +249,9 @@ const CLICKHOUSE_COUNTS = raw(`countIf(cls = ${CLASS_CODE.training}) AS training
 
 async function clickhouse(db: ClickHouseReads, params: Params): Promise<AiCompaniesReport> {
   const split = splitRange(params.range);
-  if (params.company === undefined && split.edges.length === 0 && split.days !== 'none') {
-    return clickhouseFirstSeen(db, params.projectId, split.days, params.ownHosts ?? NO_OWN_HOSTS, rulesOf(params.rules), params.limit, params.offset);
+  if (split.edges.length === 0 && split.days !== 'none') {
+    const args = [db, params.projectId, split.days, params.ownHosts ?? NO_OWN_HOSTS, rulesOf(params.rules), params.limit, params.offset] as const;
+    return params.company === undefined ? clickhouseFirstSeen(...args) : clickhousePerPath(...args, params.company);
   }
   return clickhouseFromEvents(db, params);
 }
@@ -322,6 +324,44 @@ async function clickhouseFirstSeen(
       sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
     FROM (${all}) WHERE company != '' GROUP BY company ORDER BY ${raw(ORDER)} LIMIT ${offset}, ${limit + 1}`;
   return companiesReport(await db.rows(query), undefined, limit);
+}
+
+/**
+ * ClickHouse, one company per path over whole days [d1, d2): its agents' views and crawler agents
+ * from daily_agents; its assistants' visitors and the humans its hosts sent from the events of its
+ * agents and of those hosts only (the referring hosts of the range, from seen_keys and the unfolded
+ * key rows, mapped to companies first), distinct per path.
+ */
+async function clickhousePerPath(
+  db: ClickHouseReads,
+  projectId: string,
+  { d1, d2 }: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  limit: number,
+  offset: number,
+  company: string,
+): Promise<AiCompaniesReport> {
+  const days = chDayCond(d1, d2);
+  if (days.text === '0') return companiesReport([], company, limit);
+  const scope = sql`project = ${projectId} AND ${days}`;
+  const { foldedUpTo, unfolded } = await foldState(db, scope);
+  const agents = inList([...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => name));
+  const hostRows = sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', own)}`;
+  const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
+    ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
+  const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${clickhouseHostCompany(raw('k'), rules)} = ${company}`;
+  const zero = raw('toUInt64(0)');
+  const taken = sql`SELECT path, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.training})) AS training_views, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.search})) AS search_views,
+      toUInt64(uniqExactIf(agent, cls IN (${raw(CRAWLERS)}))) AS crawlers, ${zero} AS assistant_visitors, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.ai})) AS assistant_views, ${zero} AS referred_humans
+    FROM (SELECT path, agent, cls, sum(views) AS n_views FROM ${db.db}.daily_agents WHERE ${scope} AND agent IN ${agents} GROUP BY path, agent, cls) GROUP BY path`;
+  const readers = sql`SELECT path, ${zero}, ${zero}, ${zero}, toUInt64(uniqExactIf(visitor, cls = ${CLASS_CODE.ai})), ${zero}, toUInt64(uniqExactIf(visitor, cls = ${CLASS_CODE.human}))
+    FROM ${db.db}.events WHERE ${scope} AND ((cls = ${CLASS_CODE.ai} AND ifNull(agent, '') IN ${agents})
+      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND ${CH_STORED_HOST} IN (${hosts}))) GROUP BY path`;
+  const query = sql`SELECT ${company} AS company, path, sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
+      sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
+    FROM (${taken} UNION ALL ${readers}) GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
+  return companiesReport(await db.rows(query), company, limit);
 }
 
 /** Either engine's rows (one past the page) as the report. */
