@@ -6,8 +6,8 @@
 // On both engines the per-company report over whole days reads the agents' view sums (daily_agents)
 // and the first-seen rows per agent and per referring host (DuckDB daily_keys, ClickHouse seen_keys),
 // plus the rows not compacted or folded yet; with a bound inside a day, the raw events. Per path,
-// DuckDB reads the view sums and the events of the company's agents and hosts only; ClickHouse the
-// raw events, narrowed to the views that may credit the company. The lists are the params' rules.
+// the events of the company's agents and hosts only (DuckDB: its agents' views from daily_agents).
+// The lists are the params' rules.
 // ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
@@ -327,10 +327,9 @@ async function clickhouseFirstSeen(
 }
 
 /**
- * ClickHouse, one company per path over whole days [d1, d2): its agents' views and crawler agents
- * from daily_agents; its assistants' visitors and the humans its hosts sent from the events of its
- * agents and of those hosts only (the referring hosts of the range, from seen_keys and the unfolded
- * key rows, mapped to companies first), distinct per path.
+ * ClickHouse, one company per path over whole days [d1, d2): one scan of the events of its agents
+ * and of the humans its hosts sent (the referring hosts of the range, from seen_keys and the unfolded
+ * key rows, mapped to companies first), not every view of the range.
  */
 async function clickhousePerPath(
   db: ClickHouseReads,
@@ -351,16 +350,10 @@ async function clickhousePerPath(
   const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
     ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
   const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${clickhouseHostCompany(raw('k'), rules)} = ${company}`;
-  const zero = raw('toUInt64(0)');
-  const taken = sql`SELECT path, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.training})) AS training_views, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.search})) AS search_views,
-      toUInt64(uniqExactIf(agent, cls IN (${raw(CRAWLERS)}))) AS crawlers, ${zero} AS assistant_visitors, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.ai})) AS assistant_views, ${zero} AS referred_humans
-    FROM (SELECT path, agent, cls, sum(views) AS n_views FROM ${db.db}.daily_agents WHERE ${scope} AND agent IN ${agents} GROUP BY path, agent, cls) GROUP BY path`;
-  const readers = sql`SELECT path, ${zero}, ${zero}, ${zero}, toUInt64(uniqExactIf(visitor, cls = ${CLASS_CODE.ai})), ${zero}, toUInt64(uniqExactIf(visitor, cls = ${CLASS_CODE.human}))
-    FROM ${db.db}.events WHERE ${scope} AND ((cls = ${CLASS_CODE.ai} AND ifNull(agent, '') IN ${agents})
-      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND ${CH_STORED_HOST} IN (${hosts}))) GROUP BY path`;
-  const query = sql`SELECT ${company} AS company, path, sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
-      sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
-    FROM (${taken} UNION ALL ${readers}) GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
+  const query = sql`SELECT ${company} AS company, path, ${CLICKHOUSE_COUNTS} FROM ${db.db}.events
+    WHERE ${scope} AND ((ifNull(agent, '') IN ${agents} AND cls IN (${raw(AGENT_VIEW_CLASSES)}))
+      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND ${CH_STORED_HOST} IN (${hosts})))
+    GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
   return companiesReport(await db.rows(query), company, limit);
 }
 

@@ -1,7 +1,8 @@
 // The rows the referrers and AI-companies reports count over on ClickHouse, as DuckDB's daily_keys
 // and daily_agents: key rows per referring host (views of humans and AI with a referrer) and per
 // assistant agent (AI views), with the view's class, folded into `seen_keys` (fold.ts); and views per
-// (day, path, agent, class) of assistants and crawlers. Keys are stored raw (own hosts included):
+// (day, agent, class) of assistants and crawlers (no path: a per-path summary costs every insert a
+// quarter more for the one per-path report, which reads a company's own events instead). Keys are stored raw (own hosts included):
 // classes, companies and own hosts apply at query time, so a changed list applies to stored rows.
 import { REFERRER_HOST_PATTERN } from '../../engine.ts';
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
@@ -27,10 +28,10 @@ export function keyRows(db: Sql, kind: keyof typeof KEY_KIND, cond: Sql = raw('1
 }
 
 /**
- * Views of the events matching `cond` per (project, date, path, agent, class) of assistants and
- * crawlers, as `daily_agents` rows. (`agent` is both the alias and the column: on 18.16 the WHERE
+ * Views of the events matching `cond` per (project, date, agent, class) of assistants and crawlers,
+ * as `daily_agents` rows. (`agent` is both the alias and the column: on 18.16 the WHERE
  * reads the alias, so the condition is written to mean the same either way.)
  */
 export const agentViewRows = (db: Sql, cond: Sql = raw('1')): Sql =>
-  sql`SELECT project, date, path, ifNull(agent, '') AS agent, cls, toUInt64(count()) AS views FROM ${db}.events
-    WHERE cls IN (${raw(AGENT_VIEW_CLASSES)}) AND agent != '' AND ${cond} GROUP BY project, date, path, agent, cls`;
+  sql`SELECT project, date, ifNull(agent, '') AS agent, cls, toUInt64(count()) AS views FROM ${db}.events
+    WHERE cls IN (${raw(AGENT_VIEW_CLASSES)}) AND agent != '' AND ${cond} GROUP BY project, date, agent, cls`;

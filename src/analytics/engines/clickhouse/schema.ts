@@ -17,8 +17,8 @@
 //                     time, fed by two materialized views: folded with `pending`, in the same window.
 //   seen_keys         (v5) the first-seen layout per (project, kind, day, key, visitor): the referrers and
 //                     AI-companies reports over whole days.
-//   daily_agents      (v5) views per (project, date, path, agent, class) of assistants and crawlers,
-//                     SummingMergeTree fed by a materialized view: the AI-companies report.
+//   daily_agents      (v5) views per (project, date, agent, class) of assistants and crawlers,
+//                     SummingMergeTree fed by a materialized view: the AI-companies report per company.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { addDerivedVisitor, notFoundTable } from './not-found.ts';
@@ -137,8 +137,8 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
     await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents_mv`);
     await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents`);
   }
-  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.daily_agents (project String, date Date, path String, agent String, cls UInt8, views UInt64)
-    ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, agent, cls, path)`);
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.daily_agents (project String, date Date, agent String, cls UInt8, views UInt64)
+    ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, agent, cls)`);
   const before = Date.now();
   await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_agents_mv TO ${db}.daily_agents AS ${agentViewRows(db)}`);
   if (Number(stored ?? 0) > 0) await c.command(sql`INSERT INTO ${db}.daily_agents ${agentViewRows(db, raw(`ins < ${before}`))}`);
