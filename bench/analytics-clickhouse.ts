@@ -144,7 +144,8 @@ try {
   }
   if (!identical) process.exitCode = 1;
   const med = (k: string) => median(t[k]);
-  console.log(`exact: ${identical ? 'yes, both reports identical to their naive uniqExact' : 'NO — MISMATCH'}; round-robin, median of ${RUNS} (ms): visitors ${med('visitors').toFixed(0)}`);
+  console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
+  console.log(`exact: ${identical ? 'yes, the three reports identical to their raw-event SQL' : 'NO — MISMATCH'}; round-robin, median of ${RUNS} (ms): visitors ${med('visitors').toFixed(0)}`);
   for (const [name, label] of [
     ['referrers', 'referrers report (hosts, classes, AI share per day)'],
     ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)'],
