@@ -15,7 +15,7 @@ export const DAY = 86_400_000;
 export const START = Date.UTC(2025, 7, 4);
 export const DAYS = 6;
 export const P = 'prj_keys_first_seen';
-const OWN = ownHostsOf(['https://docs.example.com']);
+export const OWN = ownHostsOf(['https://docs.example.com']);
 /** Stored referrers: the host each counts under (null: none), its class and the company it credits. */
 const REFERRERS: [string | null, string | null, string, string | null][] = [
   [null, null, 'other', null],
@@ -97,7 +97,7 @@ function expectedReferrers(all: Ref[], range: Range) {
   return { classes, rows, aiShare };
 }
 
-function expectedCompanies(all: Ref[], range: Range, company?: string): CompanyRow[] {
+export function expectedCompanies(all: Ref[], range: Range, company?: string): CompanyRow[] {
   const credited = inRange(all, range).filter((e) => e.company !== null && e.cls !== 'bot');
   const scoped = company === undefined ? credited : credited.filter((e) => e.company === company);
   const keyOf = (e: Ref) => (company === undefined ? e.company! : e.path);
@@ -120,7 +120,7 @@ function expectedCompanies(all: Ref[], range: Range, company?: string): CompanyR
 }
 
 /** Whole-day ranges (the first-seen layout, starting before, on and after a key's first day) and ranges with a bound inside a day. */
-const RANGES: Range[] = [
+export const RANGES: Range[] = [
   { from: null, to: null },
   { from: START, to: START + DAYS * DAY },
   { from: START + DAY, to: START + 4 * DAY },
@@ -143,6 +143,9 @@ export async function check(engine: AnalyticsEngine, ref: Ref[], when: string): 
     expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES })).rows, label).toEqual(expectedCompanies(ref, range));
     const companies = await engine.run(aiCompanies, { projectId: P, range, limit: 2, offset: 1, ownHosts: OWN, rules: RULES });
     expect(companies.rows, label).toEqual(expectedCompanies(ref, range).slice(1, 3));
-    expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES, company: 'OpenAI' })).rows, label).toEqual(expectedCompanies(ref, range, 'OpenAI'));
+    for (const company of ['OpenAI', 'Anthropic', 'Perplexity']) {
+      const perPath = await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES, company });
+      expect(perPath.rows, `${label}, ${company} per path`).toEqual(expectedCompanies(ref, range, company));
+    }
   }
 }

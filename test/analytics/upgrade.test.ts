@@ -53,27 +53,14 @@ describe('a store written before migration 5 (first-seen rows per referring host
 
   it('backfills them from the compacted events, and the referrers and AI-companies reports stay exact', async () => {
     const file = path.join(dir, 'analytics.duckdb');
-    // A version-4 store: what this engine writes, less the tables migration 5 adds (the rest is the same layout).
-    const early = generate(21, 700, 1, 3);
-    const late = generate(22, 500, 0, DAYS);
-    const engine = await DuckDbEngine.open({ file, readConnections: 1 });
-    for (let s = 0; s < early.events.length; s += 350) await engine.write(early.events.slice(s, s + 350));
-    await engine.compact();
-    await engine.write(late.events);
-    await engine.close();
-    const instance = await DuckDBInstance.create(file);
-    const c = await instance.connect();
-    for (const q of ['DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DELETE FROM schema_version WHERE version = 5']) await c.run(q);
-    c.closeSync();
-    instance.closeSync();
-
+    // A version-4 store: what this engine writes, less the tables migrations 5 and 6 add (the rest is the same layout).
+    const { both } = await writeOlderStore(file, ['DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
       // The compacted events were folded in by the migration; the late ones wait for the next compaction.
       expect(Number((await upgraded.sql('SELECT count(*) AS n FROM daily_keys'))[0].n)).toBeGreaterThan(0);
       expect(upgraded.pendingRows()).toBeGreaterThan(0);
-      const both = [...early.ref, ...late.ref];
       await check(upgraded, both, 'after migration 5, late rows not compacted');
       await upgraded.compact();
       await check(upgraded, both, 'after migration 5 and a compaction');
@@ -82,3 +69,55 @@ describe('a store written before migration 5 (first-seen rows per referring host
     }
   });
 });
+
+describe('a store written before migration 6 (first-seen rows per path, referring host and agent)', () => {
+  const dir = tempDir('folio-upgrade-v6-');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('backfills them from the compacted events, the same rows a compaction makes, and the per-path report stays exact', async () => {
+    const file = path.join(dir, 'analytics.duckdb');
+    const pathKeys = 'SELECT * FROM daily_path_keys ORDER BY ALL';
+    // A version-5 store: what this engine writes, less the table migration 6 adds.
+    const { both, kept } = await writeOlderStore(file, ['DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version = 6'], pathKeys);
+    const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
+    try {
+      expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
+      // The compacted events were folded in by the migration as the compaction had; the late ones wait for the next one.
+      expect(kept.length).toBeGreaterThan(0);
+      expect(await upgraded.sql(pathKeys)).toEqual(kept);
+      expect(upgraded.pendingRows()).toBeGreaterThan(0);
+      await check(upgraded, both, 'after migration 6, late rows not compacted');
+      await upgraded.compact();
+      await check(upgraded, both, 'after migration 6 and a compaction');
+    } finally {
+      await upgraded.close();
+    }
+  });
+});
+
+/** Early views (compacted) and late views for earlier days (not compacted). */
+function stored() {
+  const early = generate(21, 700, 1, 3);
+  const late = generate(22, 500, 0, DAYS);
+  return { early, late, both: [...early.ref, ...late.ref] };
+}
+
+/**
+ * Writes stored() with this engine, reads `before` (the rows to compare after the upgrade), then makes
+ * the store an older version by `undo` (the rest of the layout is the same).
+ */
+async function writeOlderStore(file: string, undo: string[], before?: string) {
+  const { early, late, both } = stored();
+  const engine = await DuckDbEngine.open({ file, readConnections: 1 });
+  for (let s = 0; s < early.events.length; s += 350) await engine.write(early.events.slice(s, s + 350));
+  await engine.compact();
+  await engine.write(late.events);
+  const kept = before === undefined ? [] : await engine.sql(before);
+  await engine.close();
+  const instance = await DuckDBInstance.create(file);
+  const c = await instance.connect();
+  for (const q of undo) await c.run(q);
+  c.closeSync();
+  instance.closeSync();
+  return { both, kept };
+}

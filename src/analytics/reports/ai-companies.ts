@@ -6,15 +6,15 @@
 // On both engines the per-company report over whole days reads the agents' view sums (daily_agents)
 // and the first-seen rows per agent and per referring host (DuckDB daily_keys, ClickHouse seen_keys),
 // plus the rows not compacted or folded yet; with a bound inside a day, the raw events. Per path,
-// the events of the company's agents and hosts only (DuckDB: its agents' views from daily_agents).
-// The lists are the params' rules.
-// ClickHouse SQL for 18.16 and current.
+// DuckDB reads the view sums and the first-seen rows per path of the company's agents and hosts
+// (daily_path_keys); ClickHouse the events of the company's agents and hosts only. The lists are the
+// params' rules. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import type { ClassificationRules } from '../classify.ts';
 import { CLASS_CODE, HUMAN_BIT } from '../traffic-class.ts';
 import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
@@ -118,9 +118,11 @@ async function duckdb(db: DuckDbReads, { projectId, range, ownHosts, rules, comp
 
 /**
  * DuckDB, one company per path over whole days [d1, d2): its agents' views and crawler agents from
- * daily_agents (plus rows not compacted yet); its assistants' visitors and the humans its hosts sent
- * from the events of its agents and of those hosts only (the hosts of the range, from daily_keys,
- * mapped to companies first), as distinct (path, visitor) pairs counted per path.
+ * daily_agents; its assistants' visitors and the humans its hosts sent from the first rows in range
+ * of its (path, agent, visitor) and (path, host, visitor) keys (daily_path_keys; its hosts: the
+ * range's hosts from daily_keys, mapped to companies first), counted as distinct (path, visitor)
+ * pairs (a visitor of two of its agents or hosts on one path counts once). Rows not compacted yet are
+ * added as they are (sums, and rows of the distinct counts).
  */
 async function duckdbPerPath(
   db: DuckDbReads,
@@ -134,25 +136,34 @@ async function duckdbPerPath(
 ): Promise<AiCompaniesReport> {
   const p = `project_key = ${int(pk)}`;
   const dc = dayCond(days);
+  const first = firstIn(days.d1);
+  // Visitor rows not compacted yet (crawlers' views are not counted there: the view sums always read the events).
+  const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
   const agents = [...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => quote(name));
-  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
-  // The company's hosts among the range's referring hosts (few: mapped after grouping).
-  const hosts = `SELECT k FROM (SELECT k FROM daily_keys WHERE ${hostRows} GROUP BY k UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows})
-    WHERE ${duckdbHostCompany('k', rules)} = ${quote(company)}`;
   const inList = (col: string, list: string[]) => (list.length ? `${col} IN (${list.join(', ')})` : 'false');
+  const fresh = `SELECT path_id, kind, k, visitor, mask FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${p} AND ${dc}`;
+  const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
+  // The company's hosts among the range's referring hosts (few: mapped after grouping; any_value keeps
+  // DuckDB from pushing the mapping down to every row as a filter on the grouped column would be).
+  const hosts = `SELECT k FROM (SELECT any_value(k) AS k FROM daily_keys WHERE ${hostRows} GROUP BY k${pending ? ` UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}` : ''})
+    WHERE ${duckdbHostCompany('k', rules)} = ${quote(company)}`;
   const views = `SELECT path_id, agent, cls, sum(views)::BIGINT AS views FROM (
       SELECT path_id, agent, cls, views FROM daily_agents WHERE ${p} AND ${dc} AND ${inList('agent', agents)}
       UNION ALL SELECT path_id, agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND ${inList('agent', agents)})
     GROUP BY ALL`;
-  // One scan of the events: distinct (path, visitor, class) of its assistants' views and of the humans its hosts sent.
-  const readers = `SELECT path_id, visitor, cls FROM events WHERE ${p} AND ${dc} AND ((cls = ${CLASS_CODE.ai} AND ${inList('agent', agents)})
-      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND (${STORED_HOST}) IN (SELECT k FROM company_hosts))) GROUP BY ALL`;
+  // Its assistants' keys (every row of an agent key is an assistant's view) and its hosts' keys with a
+  // human's view: a scan each (one with OR would filter every row instead of pushing the conditions down).
+  const assistant = `kind = ${KEY_KIND.agent} AND ${inList('k', agents)}`;
+  const referred = `kind = ${KEY_KIND.host} AND k IN (SELECT k FROM company_hosts) AND ${HAS_HUMAN('mask')}`;
+  const readers = `SELECT path_id, visitor, kind FROM daily_path_keys WHERE ${p} AND ${dc} AND ${assistant} AND ${first('prev_t')}
+    UNION ALL SELECT path_id, visitor, kind FROM daily_path_keys WHERE ${p} AND ${dc} AND ${referred} AND ${first('prev_h')}
+    ${pending ? `UNION ALL SELECT path_id, visitor, kind FROM (${fresh}) WHERE (${assistant}) OR (${referred})` : ''}`;
   const query = `WITH company_hosts AS MATERIALIZED (${hosts}), v AS (${views}),
       taken AS (SELECT path_id, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
                   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views FROM v GROUP BY path_id),
-      r AS (${readers}),
-      served AS (SELECT path_id, count(*) AS n FROM r WHERE cls = ${CLASS_CODE.ai} GROUP BY path_id),
-      sent AS (SELECT path_id, count(*) AS n FROM r WHERE cls = ${CLASS_CODE.human} GROUP BY path_id),
+      r AS (SELECT path_id, visitor, kind FROM (${readers}) GROUP BY ALL),
+      served AS (SELECT path_id, count(*) AS n FROM r WHERE kind = ${KEY_KIND.agent} GROUP BY path_id),
+      sent AS (SELECT path_id, count(*) AS n FROM r WHERE kind = ${KEY_KIND.host} GROUP BY path_id),
       c AS (SELECT path_id, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
                    coalesce(served.n, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(sent.n, 0) AS referred_humans
             FROM taken FULL JOIN served USING (path_id) FULL JOIN sent USING (path_id))

@@ -1,7 +1,8 @@
 // DuckDB: what the reports that count over the first-seen layout share (visitors: daily/daily_site;
-// referrers and AI companies: daily_keys). A key's first row inside whole days [d1, d2) is the one
-// whose previous day (per bit) is before d1, so exact distinct counts are filtered counts; the rows
-// not compacted yet are added by newKeyCtes (a key counts when the compacted rows in range lack it).
+// referrers and AI companies: daily_keys; AI companies per path: daily_path_keys). A key's first row
+// inside whole days [d1, d2) is the one whose previous day (per bit) is before d1, so exact distinct
+// counts are filtered counts; the rows not compacted yet are added by newKeyCtes (a key counts when
+// the compacted rows in range lack it), or as they are where the counts are distinct pairs anyway.
 import { AI_BIT, HUMAN_BIT } from '../traffic-class.ts';
 import { HAS_AI, HAS_HUMAN, LACKS } from '../engines/duckdb/reads.ts';
 import { int } from '../engines/duckdb/state.ts';

@@ -18,8 +18,11 @@
 //               host of humans' and AI views, kind 2 the agent of assistant views; raw keys (hosts,
 //               agent names), so source classes and companies are mapped at query time by the lists.
 //   daily_agents (v5) views per (project, day, path, agent, class) of assistants and crawlers.
+//   daily_path_keys (v6) the same first-seen rows as daily_keys per (project, day, path, kind, key,
+//               visitor): the AI-companies report per path of one company. A table apart, so the
+//               referrers and per-company reads of daily_keys do not grow.
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { fold, FIRST_SEEN } from './writes.ts';
+import { fold, FIRST_SEEN, foldKeys, FOLD_TEMPS } from './writes.ts';
 import { AGENT_VIEW_ROWS, KEY_ROWS } from './state.ts';
 import { NOT_FOUND_DERIVED_VISITOR, NOT_FOUND_TABLE } from './not-found.ts';
 
@@ -96,6 +99,18 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
       await fold(c, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(compacted));
       await c.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(compacted)}`);
       for (const t of ['c_new', 'c_last', 'c_late']) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
+    },
+  },
+  {
+    // The AI-companies report per path of one company reads first-seen rows per (path, key, visitor)
+    // instead of scanning the events; the rows compacted so far are folded in here.
+    version: 6,
+    name: 'first-seen rows per path, referring host and agent',
+    async up(c) {
+      await c.run(`CREATE TABLE daily_path_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, kind UTINYINT NOT NULL,
+        k VARCHAR NOT NULL, visitor BIGINT NOT NULL, mask UTINYINT NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`);
+      await foldKeys(c, 'seq <= (SELECT seq FROM compaction_state)', ['daily_path_keys']);
+      for (const t of FOLD_TEMPS) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
     },
   },
 ];

@@ -136,18 +136,19 @@ export const UNCOMPACTED = 'seq > (SELECT seq FROM compaction_state)';
  */
 export const STORED_HOST = `CASE WHEN referrer LIKE '%://%' THEN nullif(lower(regexp_extract(referrer, '${REFERRER_HOST_PATTERN.replaceAll("'", "''")}', 1)), '') ELSE referrer END`;
 
-/** What `daily_keys.k` holds, by `kind`: the raw key (classes and companies are mapped at query time, so configured lists apply to stored rows). */
+/** What `daily_keys.k` and `daily_path_keys.k` hold, by `kind`: the raw key (classes and companies are mapped at query time, so configured lists apply to stored rows). */
 export const KEY_KIND = { host: 1, agent: 2 } as const;
 
 /**
- * The visitor rows of events matching `cond` as `daily_keys` rows: per referring host (humans and AI
- * with a referrer) and per assistant agent (AI views), with the view's class as mask.
+ * The visitor rows of events matching `cond` as `daily_keys` rows (and, with their path, as
+ * `daily_path_keys` rows): per referring host (humans and AI with a referrer) and per assistant agent
+ * (AI views), with the view's class as mask.
  */
-export const KEY_ROWS = (cond: string) => `SELECT project_key, day, kind, k, visitor, mask FROM (
-    SELECT project_key, day, ${KEY_KIND.host}::UTINYINT AS kind, ${STORED_HOST} AS k, visitor, cls AS mask FROM events
+export const KEY_ROWS = (cond: string) => `SELECT project_key, day, path_id, kind, k, visitor, mask FROM (
+    SELECT project_key, day, path_id, ${KEY_KIND.host}::UTINYINT AS kind, ${STORED_HOST} AS k, visitor, cls AS mask FROM events
       WHERE ${cond} AND cls <= ${LAST_VISITOR_CODE} AND referrer IS NOT NULL
     UNION ALL
-    SELECT project_key, day, ${KEY_KIND.agent}::UTINYINT, agent, visitor, cls FROM events WHERE ${cond} AND cls = ${CLASS_CODE.ai} AND agent IS NOT NULL
+    SELECT project_key, day, path_id, ${KEY_KIND.agent}::UTINYINT, agent, visitor, cls FROM events WHERE ${cond} AND cls = ${CLASS_CODE.ai} AND agent IS NOT NULL
   ) WHERE k IS NOT NULL`;
 
 /** The classes whose views are summed per agent in `daily_agents`: assistants and crawlers. */

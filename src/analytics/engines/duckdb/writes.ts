@@ -289,12 +289,32 @@ async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: numb
 }
 
 /** The first-seen tables fold() keeps, and each one's key (besides project_key). */
-export const FIRST_SEEN = { daily: ['path_id', 'visitor'], daily_site: ['visitor'], daily_keys: ['kind', 'k', 'visitor'] } as const;
+export const FIRST_SEEN = {
+  daily: ['path_id', 'visitor'],
+  daily_site: ['visitor'],
+  daily_keys: ['kind', 'k', 'visitor'],
+  daily_path_keys: ['path_id', 'kind', 'k', 'visitor'],
+} as const;
 export type FirstSeenTable = keyof typeof FIRST_SEEN;
+
+/** The first-seen tables of KEY_ROWS: per key, and per path and key. */
+export const KEY_TABLES = ['daily_keys', 'daily_path_keys'] as const;
+
+/**
+ * Folds the key rows of the events matching `cond` into `tables` (of KEY_TABLES): the rows are made
+ * once (a temp table, c_keys, dropped by the caller) and folded into each.
+ */
+export async function foldKeys(w: DuckDBConnection, cond: string, tables: readonly (typeof KEY_TABLES)[number][] = KEY_TABLES): Promise<void> {
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_keys AS ${KEY_ROWS(cond)}`);
+  for (const t of tables) await fold(w, t, [...FIRST_SEEN[t]], false, 'SELECT * FROM temp.c_keys');
+}
+
+/** The temp tables a compaction (or a migration's fold) leaves behind. */
+export const FOLD_TEMPS = ['c_new', 'c_last', 'c_late', 'c_keys'];
 
 /**
  * Folds the rows written up to sequence `upTo` into the first-seen tables (daily, daily_site,
- * daily_keys) and the agents' view sums (one transaction).
+ * daily_keys, daily_path_keys) and the agents' view sums (one transaction).
  */
 export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number): Promise<void> {
   if (pending.total === 0) return;
@@ -304,7 +324,7 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
     await fold(w, 'daily', ['path_id', 'visitor'], true, source);
     await fold(w, 'daily_site', ['visitor'], false, source);
     const written = `${UNCOMPACTED} AND seq <= ${int(upTo)}`;
-    await fold(w, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(written));
+    await foldKeys(w, written);
     await w.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(written)}`);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
     await w.run('COMMIT');
@@ -313,16 +333,16 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
     await w.run('ROLLBACK').catch(() => {});
     throw err;
   } finally {
-    for (const t of ['c_new', 'c_last', 'c_late']) await w.run(`DROP TABLE IF EXISTS temp.${t}`).catch(() => {});
+    for (const t of FOLD_TEMPS) await w.run(`DROP TABLE IF EXISTS temp.${t}`).catch(() => {});
   }
 }
 
 /**
  * Folds `source` (rows of project_key, day, path_id, visitor, mask, views_h, views_a) into `table`
- * (daily: per path and visitor; daily_site: per visitor; daily_keys: per kind, key and visitor). Rows of one key
- * form a sequence ordered by day (then arrival); each row stores, per bit, the day of the previous
- * row of its key having that bit (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)"
- * is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
+ * (daily: per path and visitor; daily_site: per visitor; daily_keys: per kind, key and visitor;
+ * daily_path_keys: per path, kind, key and visitor). Rows of one key form a sequence ordered by day
+ * (then arrival); each row stores, per bit, the day of the previous row of its key having that bit
+ * (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)" is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
  * arrives in time order) are only appended. Keys with an older row arriving late are rebuilt.
  */
 export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: string[], views: boolean, source: string): Promise<void> {
@@ -365,7 +385,7 @@ export async function deleteBefore(w: DuckDBConnection, pending: PendingRows, da
   const d = int(day);
   await w.run('BEGIN TRANSACTION');
   try {
-    for (const t of ['events', 'daily', 'daily_site', 'daily_keys', 'daily_agents', 'import_keys', 'not_found']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
+    for (const t of ['events', ...Object.keys(FIRST_SEEN), 'daily_agents', 'import_keys', 'not_found']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
     // Links to deleted days become "first seen" so ranges starting before the cut-off stay exact.
     for (const t of Object.keys(FIRST_SEEN)) {
       for (const c of ['prev_h', 'prev_a', 'prev_t']) await w.run(`UPDATE ${t} SET ${c} = NULL WHERE ${c} < ${d}`);
