@@ -3,7 +3,10 @@
 // of FOLIO_ANALYTICS_FLUSH_MAX = 50,000 events), then the visitors query (30 days, limit 50) beside
 // ClickHouse's own (a) plain count(DISTINCT) (= uniqExact) over a raw events table of the same data and
 // (b) the floor, a GROUP BY path row count on that raw table. Checks that every answer agrees exactly,
-// and (unless --no-duckdb) that the DuckDB engine gives the identical answer on the same events.
+// and (unless --no-duckdb) that the DuckDB engine gives the identical answer on the same events. One
+// human session in 3 is referred (generate.ts; later views carry the site's own host, no referrer):
+// the referrers and AI-companies reports are timed round-robin with the visitors query beside their
+// naive uniqExact over the raw events (the raw-event path), answers checked identical.
 // Usage: node bench/analytics-clickhouse.ts --events 1000000 [--runs 5] [--url http://127.0.0.1:8123] [--no-duckdb] [--database name --keep]
 import { randomBytes } from 'node:crypto';
 import { ClassificationRules } from '../src/analytics/classify.ts';
@@ -11,7 +14,11 @@ import { SOURCE, type StoredEvent } from '../src/analytics/engine.ts';
 import { CLASS_CODE } from '../src/analytics/traffic-class.ts';
 import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../src/analytics/engines/duckdb/index.ts';
-import { generateTraffic, USER_AGENTS } from './analytics/generate.ts';
+import { generateTraffic, OWN_HOST, REFERRER_HOSTS, USER_AGENTS } from './analytics/generate.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { ownHostsOf } from '../src/analytics/own-hosts.ts';
+import { aiCompanies, clickhouseFromEvents as aiCompaniesFromEvents } from '../src/analytics/reports/ai-companies.ts';
+import { referrers, clickhouseFromEvents as referrersFromEvents } from '../src/analytics/reports/referrers.ts';
 import { compareVisitors, median, timed } from './analytics/compare.ts';
 import { agents } from '../src/analytics/reports/agents.ts';
 import { timeseries } from '../src/analytics/reports/timeseries.ts';
@@ -53,7 +60,7 @@ try {
     const batch: StoredEvent[] = [];
     for (let k = s; k < Math.min(N, s + BATCH); k++) {
       const c = classes[traffic.ua[k]];
-      batch.push({ projectId: PROJECT, ts: traffic.ts[k], path: traffic.paths[traffic.path[k]], visitor: vid(traffic.visitor[k]), cls: CLASS_CODE[c.class], agent: c.agent, referrer: null, source: SOURCE.api, importKey: null, group: 0 });
+      batch.push({ projectId: PROJECT, ts: traffic.ts[k], path: traffic.paths[traffic.path[k]], visitor: vid(traffic.visitor[k]), cls: CLASS_CODE[c.class], agent: c.agent, referrer: traffic.referrer[k] < 0 ? null : REFERRER_HOSTS[traffic.referrer[k]], source: SOURCE.api, importKey: null, group: 0 });
     }
     batches.push(batch);
   }
@@ -108,6 +115,44 @@ try {
   console.log(`  Folio, 7 whole days:                    ${median(wk).toFixed(0)}`);
   console.log(`  Folio, 7 days with hour bounds:         ${median(pt).toFixed(0)}   (whole days + raw events at the edges)`);
   console.log(`  Folio views query, 30 days:             ${median(vw).toFixed(0)}`);
+
+  // The referrers and AI-companies reports vs their naive uniqExact over the same events, round-robin
+  // with the visitors query, so each ratio is of times taken under the same load.
+  const own = ownHostsOf([`https://${OWN_HOST}`]);
+  const params = { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, ownHosts: own, rules: RULES };
+  console.log(`\nreferred visitors by class: ${JSON.stringify((await engine.run(referrers, params)).classes)}`);
+  const timings: Record<string, () => Promise<unknown>> = {
+    visitors: () => engine.run(visitors, params),
+    referrers: () => engine.run(referrers, params),
+    referrersNaive: () => engine.run({ ...referrers, clickhouse: (db) => referrersFromEvents(db, PROJECT, params.range, own, RULES.sources, params) }, params),
+    aiCompanies: () => engine.run(aiCompanies, params),
+    aiCompaniesNaive: () => engine.run({ ...aiCompanies, clickhouse: (db) => aiCompaniesFromEvents(db, params) }, params),
+    // One company per path (?company=OpenAI).
+    aiPerPath: () => engine.run(aiCompanies, { ...params, company: 'OpenAI' }),
+    aiPerPathNaive: () => engine.run({ ...aiCompanies, clickhouse: (db) => aiCompaniesFromEvents(db, { ...params, company: 'OpenAI' }) }, { ...params, company: 'OpenAI' }),
+  };
+  const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
+  const answers: Record<string, unknown> = {};
+  let identical = true;
+  for (let r = 0; r < RUNS; r++) {
+    for (const [name, fn] of Object.entries(timings)) {
+      const [ms, answer] = await timed(fn);
+      t[name].push(ms);
+      if (name.endsWith('Naive')) identical &&= isDeepStrictEqual(answer, answers[name.replace('Naive', '')]);
+      else answers[name] = answer;
+    }
+  }
+  if (!identical) process.exitCode = 1;
+  const med = (k: string) => median(t[k]);
+  console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
+  console.log(`exact: ${identical ? 'yes, the three reports identical to their raw-event SQL' : 'NO — MISMATCH'}; round-robin, median of ${RUNS} (ms): visitors ${med('visitors').toFixed(0)}`);
+  for (const [name, label] of [
+    ['referrers', 'referrers report (hosts, classes, AI share per day)'],
+    ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)'],
+    ['aiPerPath', 'AI-companies report per path of one company (?company=OpenAI; naive: the events narrowed to its views)'],
+  ]) {
+    console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); naive uniqExact ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`);
+  }
 
   if (WITH_DUCKDB) {
     const duck = await DuckDbEngine.open({ file: ':memory:' });

@@ -1,7 +1,9 @@
 // A ClickHouse analytics database written by the layout before versioning (the DDL and the inserts of
 // commit 7c0a874, frozen here) opens with the versioned engine: migration 2 adds the first-seen layout
 // and folds every stored event into it, and every count equals plain Sets over the events. On 18.16
-// (FOLIO_TEST_CLICKHOUSE_URL) and on 26.x (chdb).
+// (FOLIO_TEST_CLICKHOUSE_URL) and on 26.x (chdb). A version-4 database with events, folded and not,
+// takes migration 5 (the first-seen key rows, the agents' daily views) and the referrers and
+// AI-companies reports answer as plain Sets, also when the migration runs twice.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClickHouseConnection } from '../../src/analytics/engines/clickhouse/connection.ts';
 import { httpConnection, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse/connection.ts';
@@ -11,6 +13,7 @@ import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/in
 import { fixtureEvents, UPGRADE_RANGES } from '../analytics/fixture-v0.ts';
 import { reference, runPathReport } from '../analytics/helpers.ts';
 import { chdbConnection, closeChdb, openChdbEngine } from './chdb.ts';
+import { check, DAYS, generate } from './keys-reference.ts';
 import { CLICKHOUSE_URL, databaseUrl, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
 
 /** The layout of every ClickHouse store before versioning. */
@@ -95,5 +98,51 @@ describe.each(BACKENDS)('$name: a database written before versioning', ({ skip, 
       await engine?.close();
     }
     void databaseUrl;
+  });
+});
+
+/** Makes a store of this version a version-4 one: the objects migration 5 adds are dropped, and so is its record. */
+async function downgradeToV4(engine: ClickHouseEngine, database: string): Promise<void> {
+  const db = ident(database).text;
+  for (const t of ['pending_hosts_mv', 'pending_agents_mv', 'daily_agents_mv', 'pending_keys', 'seen_keys', 'daily_agents']) await engine.exec(`DROP TABLE IF EXISTS ${db}.${t}`);
+  await engine.exec(`DROP TABLE ${db}.schema_version`);
+  await engine.exec(`CREATE TABLE ${db}.schema_version (version UInt32, name String, applied_at UInt64) ENGINE = MergeTree ORDER BY version`);
+  await engine.exec(`INSERT INTO ${db}.schema_version VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0), (4, 'd', 0)`);
+}
+
+describe.each(BACKENDS)('$name: a version-4 database (before the first-seen key rows)', ({ skip, open, drop }) => {
+  if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
+  const database = freshName('folio_chup5');
+  afterAll(async () => drop(database));
+
+  it('folds every stored event into seen_keys and sums daily_agents: the referrers and AI-companies reports stay exact, also when the migration runs again', async () => {
+    const early = generate(21, 700, 1, 3);
+    const late = generate(22, 500, 0, DAYS);
+    const both = [...early.ref, ...late.ref];
+    const writer = await open(database);
+    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
+    await writer.compact();
+    await writer.write(late.events); // written, not folded: the migration folds them too
+    await downgradeToV4(writer, database);
+    await writer.close();
+
+    for (const round of ['after migration 5', 'after migration 5 ran a second time']) {
+      const engine = await open(database);
+      try {
+        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${ident(database).text}.schema_version`))[0].v)).toBe(LATEST_VERSION);
+        expect(Number((await engine.sql(`SELECT sum(sign) AS n FROM ${ident(database).text}.seen_keys`))[0].n)).toBeGreaterThan(100);
+        await check(engine, both, `${round}, late rows not folded`);
+        const more = generate(23, 300, 2, 2);
+        await engine.write(more.events);
+        await check(engine, [...both, ...more.ref], `${round}, new rows not folded`);
+        await engine.compact();
+        await check(engine, [...both, ...more.ref], `${round}, folded`);
+        both.push(...more.ref);
+        // Again from version 4: a migration retried after a failure (daily_agents is rebuilt, not summed twice).
+        await downgradeToV4(engine, database);
+      } finally {
+        await engine.close();
+      }
+    }
   });
 });

@@ -3,23 +3,27 @@
 // its assistants' answers sent (an ai_assistant referrer naming the company); per company, or with
 // `company` per path of one company. Agents map to companies by the agent list (classify.ts), hosts by
 // the source list (referrer-sources.ts), both at query time over the few agents and hosts in range.
-// On DuckDB, the per-company report over whole days reads the agents' view sums (daily_agents) and the
-// first-seen rows per agent and per referring host (daily_keys); per path, the view sums and the
-// first-seen rows per path of the company's agents and hosts (daily_path_keys); with a bound inside a
-// day, the raw events. The lists are the params' rules. ClickHouse SQL for 18.16 and current.
+// On both engines the per-company report over whole days reads the agents' view sums (daily_agents)
+// and the first-seen rows per agent and per referring host (DuckDB daily_keys, ClickHouse seen_keys),
+// plus the rows not compacted or folded yet; with a bound inside a day, the raw events. Per path,
+// DuckDB reads the view sums and the first-seen rows per path of the company's agents and hosts
+// (daily_path_keys); ClickHouse the events of the company's agents and hosts only. The lists are the
+// params' rules. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import type { ClassificationRules } from '../classify.ts';
-import { CLASS_CODE } from '../traffic-class.ts';
+import { CLASS_CODE, HUMAN_BIT } from '../traffic-class.ts';
 import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn } from './first-seen.ts';
-import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
-import { join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
+import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
+import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
+import { firstDay, foldState } from './first-seen-clickhouse.ts';
+import { STORED_HOST as CH_STORED_HOST } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
-import { clickhouseHost, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
+import { clickhouseHost, clickhouseNotOwn, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 export interface CompanyRow {
@@ -234,29 +238,134 @@ async function duckdbFirstSeen(
   return companiesReport(await db.rows(query), undefined, limit);
 }
 
-/** ClickHouse: the company a view credits ('' for none), over columns cls, agent and host. */
-function clickhouseCompany(rules: ClassificationRules): Sql {
-  const host = raw('host');
-  const hostArms = hostRules(rules).flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.company ?? ''}`]);
-  const agentArms = [...rules.agentCompanies].flatMap(([name, company]) => [sql`ifNull(agent, '') = ${name}`, sql`${company}`]);
-  const byHost = hostArms.length ? sql`multiIf(${join(hostArms)}, '')` : raw(`''`);
-  const byAgent = agentArms.length ? sql`multiIf(${join(agentArms)}, '')` : raw(`''`);
-  return sql`if(cls = ${CLASS_CODE.human}, ${byHost}, ${byAgent})`;
+/** ClickHouse: the company an agent (a column) names, '' for none. */
+function clickhouseAgentCompany(agent: Sql, rules: ClassificationRules): Sql {
+  const arms = [...rules.agentCompanies].flatMap(([name, company]) => [sql`${agent} = ${name}`, sql`${company}`]);
+  return arms.length ? sql`multiIf(${join(arms)}, '')` : raw(`''`);
 }
+
+/** ClickHouse: the company a referring host (a column) credits, '' for none. */
+function clickhouseHostCompany(host: Sql, rules: ClassificationRules): Sql {
+  const arms = hostRules(rules).flatMap((r) => [sql`(${host} = ${r.host} OR like(${host}, ${`%.${r.host}`}))`, sql`${r.company ?? ''}`]);
+  return arms.length ? sql`multiIf(${join(arms)}, '')` : raw(`''`);
+}
+
+/** ClickHouse: the company a view credits ('' for none), over columns cls, agent and host. */
+const clickhouseCompany = (rules: ClassificationRules): Sql =>
+  sql`if(cls = ${CLASS_CODE.human}, ${clickhouseHostCompany(raw('host'), rules)}, ${clickhouseAgentCompany(raw(`ifNull(agent, '')`), rules)})`;
 
 const CLICKHOUSE_COUNTS = raw(`countIf(cls = ${CLASS_CODE.training}) AS training_views, countIf(cls = ${CLASS_CODE.search}) AS search_views,
   uniqExactIf(ifNull(agent, ''), cls IN (${CRAWLERS})) AS crawlers, uniqExactIf(visitor, cls = ${CLASS_CODE.ai}) AS assistant_visitors,
   countIf(cls = ${CLASS_CODE.ai}) AS assistant_views, uniqExactIf(visitor, cls = ${CLASS_CODE.human}) AS referred_humans`);
 
-async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts, rules, company, limit, offset }: Params): Promise<AiCompaniesReport> {
+async function clickhouse(db: ClickHouseReads, params: Params): Promise<AiCompaniesReport> {
+  const split = splitRange(params.range);
+  if (split.edges.length === 0 && split.days !== 'none') {
+    const args = [db, params.projectId, split.days, params.ownHosts ?? NO_OWN_HOSTS, rulesOf(params.rules), params.limit, params.offset] as const;
+    return params.company === undefined ? clickhouseFirstSeen(...args) : clickhousePerPath(...args, params.company);
+  }
+  return clickhouseFromEvents(db, params);
+}
+
+/**
+ * ClickHouse, any range, per company or per path: uniqExact over the raw events (also the
+ * benchmark's naive query). With a company, only views that may credit it are mapped (its agents'
+ * views and referred humans' views), not every view of the range.
+ */
+export async function clickhouseFromEvents(db: ClickHouseReads, { projectId, range, ownHosts, rules, company, limit, offset }: Params): Promise<AiCompaniesReport> {
+  const agents = [...rulesOf(rules).agentCompanies].filter(([, c]) => c === company).map(([name]) => name);
+  const mayCredit = company === undefined ? raw('1') : sql`((cls = ${CLASS_CODE.human} AND referrer IS NOT NULL) OR ifNull(agent, '') IN ${inList(agents)})`;
   const hosted = sql`SELECT path, visitor, cls, agent, ${clickhouseHost(ownHosts ?? NO_OWN_HOSTS)} AS host FROM ${db.db}.events
-    WHERE project = ${projectId} AND ${chTsCond(range.from, range.to)} AND cls IN (${raw(READ_CLASSES)})`;
+    WHERE project = ${projectId} AND ${chTsCond(range.from, range.to)} AND cls IN (${raw(READ_CLASSES)}) AND ${mayCredit}`;
   const credited = sql`SELECT path, visitor, cls, agent, ${clickhouseCompany(rulesOf(rules))} AS company FROM (${hosted})`;
   const query =
     company !== undefined
       ? sql`SELECT company, path, ${CLICKHOUSE_COUNTS} FROM (${credited}) WHERE company = ${company} GROUP BY company, path ORDER BY ${raw(ORDER)}, path ASC`
       : sql`SELECT company, ${CLICKHOUSE_COUNTS} FROM (${credited}) WHERE company != '' GROUP BY company ORDER BY ${raw(ORDER)}`;
   return companiesReport(await db.rows(sql`${query} LIMIT ${offset}, ${limit + 1}`), company, limit);
+}
+
+/**
+ * ClickHouse, per company over whole days [d1, d2): views per (agent, class) from daily_agents; the
+ * assistants' visitors from each (agent, visitor) key's first row in range and the humans sent
+ * from each (host, visitor) key's first human row (seen_keys), grouped by key first so the few
+ * agents and hosts map to companies once each, then distinct per (company, visitor). Rows not folded
+ * yet are added as they are (daily_agents is complete: its materialized view sums every insert).
+ */
+async function clickhouseFirstSeen(
+  db: ClickHouseReads,
+  projectId: string,
+  { d1, d2 }: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  limit: number,
+  offset: number,
+): Promise<AiCompaniesReport> {
+  const days = chDayCond(d1, d2);
+  if (days.text === '0') return companiesReport([], undefined, limit);
+  const first = firstDay(d1);
+  const scope = sql`project = ${projectId} AND ${days}`;
+  const { foldedUpTo, unfolded } = await foldState(db, scope);
+  const views = sql`SELECT agent, cls, sum(views) AS n_views FROM ${db.db}.daily_agents WHERE ${scope} GROUP BY agent, cls`;
+  const taken = sql`SELECT ${clickhouseAgentCompany(raw('agent'), rules)} AS company, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.training})) AS training_views,
+      toUInt64(sumIf(n_views, cls = ${CLASS_CODE.search})) AS search_views, toUInt64(uniqExactIf(agent, cls IN (${raw(CRAWLERS)}))) AS crawlers,
+      toUInt64(0) AS assistant_visitors, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.ai})) AS assistant_views, toUInt64(0) AS referred_humans
+    FROM (${views}) GROUP BY company`;
+  /** Distinct visitors per company of one kind's keys: their first rows matching `folded`, plus unfolded rows matching `fresh`. */
+  const perCompany = (kind: number, folded: Sql, fresh: Sql, company: (k: Sql) => Sql) => {
+    const where = sql`${scope} AND kind = ${kind}`;
+    const keyRows = sql`SELECT k, visitor FROM ${db.db}.seen_keys WHERE ${where} AND ${folded}`;
+    const rows = unfolded ? sql`${keyRows} UNION ALL SELECT k, visitor FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${where} AND ${fresh}` : keyRows;
+    const byKey = sql`SELECT ${company(raw('k'))} AS company, vs FROM (SELECT k, groupArray(visitor) AS vs FROM (${rows}) GROUP BY k)`;
+    return sql`SELECT company, toUInt64(uniqExact(v)) AS n FROM (${byKey}) ARRAY JOIN vs AS v WHERE company != '' GROUP BY company`;
+  };
+  const served = perCompany(KEY_KIND.agent, sql`pt < ${first}`, raw('1'), (k) => clickhouseAgentCompany(k, rules));
+  const notOwn = clickhouseNotOwn('k', own);
+  const sent = perCompany(
+    KEY_KIND.host,
+    sql`${notOwn} AND ${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}`,
+    sql`${notOwn} AND cls = ${HUMAN_BIT}`,
+    (k) => clickhouseHostCompany(k, rules),
+  );
+  const zero = raw('toUInt64(0)');
+  const all = sql`${taken}
+    UNION ALL SELECT company, ${zero}, ${zero}, ${zero}, n, ${zero}, ${zero} FROM (${served})
+    UNION ALL SELECT company, ${zero}, ${zero}, ${zero}, ${zero}, ${zero}, n FROM (${sent})`;
+  const query = sql`SELECT company, sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
+      sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
+    FROM (${all}) WHERE company != '' GROUP BY company ORDER BY ${raw(ORDER)} LIMIT ${offset}, ${limit + 1}`;
+  return companiesReport(await db.rows(query), undefined, limit);
+}
+
+/**
+ * ClickHouse, one company per path over whole days [d1, d2): one scan of the events of its agents
+ * and of the humans its hosts sent (the referring hosts of the range, from seen_keys and the unfolded
+ * key rows, mapped to companies first), not every view of the range.
+ */
+async function clickhousePerPath(
+  db: ClickHouseReads,
+  projectId: string,
+  { d1, d2 }: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  rules: ClassificationRules,
+  limit: number,
+  offset: number,
+  company: string,
+): Promise<AiCompaniesReport> {
+  const days = chDayCond(d1, d2);
+  if (days.text === '0') return companiesReport([], company, limit);
+  const scope = sql`project = ${projectId} AND ${days}`;
+  const { foldedUpTo, unfolded } = await foldState(db, scope);
+  const agents = inList([...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => name));
+  const hostRows = sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', own)}`;
+  const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
+    ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
+  const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${clickhouseHostCompany(raw('k'), rules)} = ${company}`;
+  const query = sql`SELECT ${company} AS company, path, ${CLICKHOUSE_COUNTS} FROM ${db.db}.events
+    WHERE ${scope} AND ((ifNull(agent, '') IN ${agents} AND cls IN (${raw(AGENT_VIEW_CLASSES)}))
+      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND ${CH_STORED_HOST} IN (${hosts})))
+    GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
+  return companiesReport(await db.rows(query), company, limit);
 }
 
 /** Either engine's rows (one past the page) as the report. */

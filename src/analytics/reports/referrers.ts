@@ -1,18 +1,19 @@
 // Where readers come from: page views' referring hosts, classed by the source list
 // (referrer-sources.ts), with exact distinct visitors per host and per class, and per UTC day the
-// humans sent by AI answers. On DuckDB, whole-day ranges count over the first-seen rows per (host,
-// visitor) (`daily_keys`) and per visitor (`daily_site`), classing the few hosts at query time;
-// a range with a bound inside a day reads the raw events. The ClickHouse SQL is for 18.16 and
-// current releases alike.
+// humans sent by AI answers. Whole-day ranges count over the first-seen rows per (host, visitor)
+// (DuckDB `daily_keys`, ClickHouse `seen_keys`) and per visitor (`daily_site`, `seen_site`), plus
+// the rows not compacted or folded yet, classing the few hosts at query time; a range with a bound
+// inside a day reads the raw events. The ClickHouse SQL is for 18.16 and current releases alike.
 import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
-import { REFERRER_HOST_PATTERN } from '../engine.ts';
 import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { int, KEY_KIND, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn, newKeyCtes } from './first-seen.ts';
-import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
+import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
+import { STORED_HOST as CH_STORED_HOST } from '../engines/clickhouse/keys.ts';
+import { firstCounts, firstDay, foldState, newKeyCounts } from './first-seen-clickhouse.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
@@ -68,9 +69,11 @@ export const duckdbNotOwn = (col: string, own: OwnHosts) => (own.size === 0 ? 't
 
 /** ClickHouse: the referring host of a view as duckdbHost reads it ('' for none). */
 export function clickhouseHost(own: OwnHosts): Sql {
-  const stored = sql`if(like(ifNull(referrer, ''), '%://%'), lower(extract(ifNull(referrer, ''), ${REFERRER_HOST_PATTERN})), ifNull(referrer, ''))`;
-  return own.size === 0 ? stored : sql`if(${stored} IN ${inList([...own])}, '', ${stored})`;
+  return own.size === 0 ? CH_STORED_HOST : sql`if(${CH_STORED_HOST} IN ${inList([...own])}, '', ${CH_STORED_HOST})`;
 }
+
+/** ClickHouse: the condition on a stored host column that leaves out the project's own hosts. */
+export const clickhouseNotOwn = (col: string, own: OwnHosts): Sql => (own.size === 0 ? raw('1') : sql`${raw(col)} NOT IN ${inList([...own])}`);
 
 async function duckdb(db: DuckDbReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
   const pk = db.projectKey(projectId);
@@ -171,8 +174,16 @@ export function clickhouseSourceOf(host: Sql, rules: readonly SourceRule[]): Sql
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS human, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, uniqExact(visitor) AS total`);
 
 async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts = NO_OWN_HOSTS, rules, ...page }: ReportParams<typeof PagedQuery>): Promise<ReferrersReport> {
+  const sources = rulesOf(rules).sources;
+  const split = splitRange(range);
+  if (split.edges.length === 0 && split.days !== 'none') return clickhouseFirstSeen(db, projectId, split.days, ownHosts, sources, page);
+  return clickhouseFromEvents(db, projectId, range, ownHosts, sources, page);
+}
+
+/** ClickHouse, any range: uniqExact over the raw events (a range with a bound inside a day; the benchmark's naive query). */
+export async function clickhouseFromEvents(db: ClickHouseReads, projectId: string, range: Range, ownHosts: OwnHosts, sources: readonly SourceRule[], page: Page): Promise<ReferrersReport> {
   const host = clickhouseHost(ownHosts);
-  const sourced = sql`SELECT ts, visitor, cls, host, ${clickhouseSourceOf(raw('host'), rulesOf(rules).sources)} AS source
+  const sourced = sql`SELECT ts, visitor, cls, host, ${clickhouseSourceOf(raw('host'), sources)} AS source
     FROM (SELECT ts, visitor, cls, ${host} AS host FROM ${db.db}.events WHERE ${clickhouseWhere(projectId, range)})`;
   const classes = await db.rows(sql`SELECT source, ${CLICKHOUSE_COUNTS} FROM (${sourced}) WHERE host != '' GROUP BY source`);
   const pageRows = await db.rows(sql`SELECT host, any(source) AS source, ${CLICKHOUSE_COUNTS} FROM (${sourced}) WHERE host != '' GROUP BY host
@@ -180,6 +191,86 @@ async function clickhouse(db: ClickHouseReads, { projectId, range, ownHosts = NO
   const days = await db.rows(sql`SELECT intDiv(ts, 86400000) AS day, uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans,
     uniqExactIf(visitor, cls = ${HUMAN_BIT} AND source = 'ai_assistant') AS from_ai FROM (${sourced}) GROUP BY day ORDER BY day`);
   return referrersReport(classes, pageRows, days, page);
+}
+
+/**
+ * ClickHouse, whole days [d1, d2): per host, the filtered counts of the first-seen rows (seen_keys,
+ * kind host); per class, each (host, visitor) key's bits counted in range, grouped by host first so
+ * the few hosts are classed once, then distinct per (class, visitor); per day, the humans of
+ * seen_site (one live row per day and visitor) and the distinct humans among the ai_assistant hosts'
+ * human rows. Rows not folded yet are added: per host and per day as keys the folded rows lack, in the
+ * distinct counts as they are.
+ */
+async function clickhouseFirstSeen(
+  db: ClickHouseReads,
+  projectId: string,
+  { d1, d2 }: { d1: number | null; d2: number | null },
+  own: OwnHosts,
+  sources: readonly SourceRule[],
+  page: Page,
+): Promise<ReferrersReport> {
+  const days = chDayCond(d1, d2);
+  if (days.text === '0') return referrersReport([], [], [], page);
+  const first = firstDay(d1);
+  const scope = sql`project = ${projectId} AND ${days}`;
+  const { foldedUpTo, unfolded } = await foldState(db, scope);
+  const hostRows = sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', own)}`;
+  const keys = sql`${db.db}.seen_keys`;
+  const fresh = sql`SELECT date, k, visitor, cls FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}`;
+  const [pageRows, classRows, dayRows] = await Promise.all([
+    db.rows(hostPage(keys, hostRows, first, unfolded ? fresh : null, sources, page)),
+    db.rows(classCounts(keys, hostRows, first, unfolded ? fresh : null, sources)),
+    db.rows(dayCounts(db, scope, hostRows, foldedUpTo, unfolded ? fresh : null, sources)),
+  ]);
+  return referrersReport(classRows, pageRows, dayRows, page);
+}
+
+/** A bit beside the visitor bits in a key's counted bits: the key counts in `total`. */
+const TOTAL_BIT = 4;
+
+/** The page of hosts (one past it), by their keys' first rows in range (plus the unfolded keys the folded rows lack). */
+function hostPage(keys: Sql, hostRows: Sql, first: Sql, fresh: Sql | null, sources: readonly SourceRule[], page: Page): Sql {
+  const base = sql`SELECT k, ${firstCounts(first)} FROM ${keys} WHERE ${hostRows} GROUP BY k`;
+  const perHost = fresh
+    ? sql`SELECT k, sum(human) AS human, sum(ai) AS ai, sum(total) AS total FROM (${base} UNION ALL
+        ${newKeyCounts({ fresh, table: keys, where: hostRows, key: ['k', 'visitor'], group: ['k'] })}) GROUP BY k`
+    : base;
+  const paged = sql`SELECT k AS host, human, ai, total FROM (${perHost}) WHERE total > 0 ORDER BY total DESC, host ASC LIMIT ${page.offset}, ${page.limit + 1}`;
+  return sql`SELECT host, ${clickhouseSourceOf(raw('host'), sources)} AS source, human, ai, total FROM (${paged}) ORDER BY total DESC, host ASC`;
+}
+
+/**
+ * Distinct visitors per class over each (host, visitor) key's first rows in range (per bit), grouped
+ * by host first so the few hosts are classed once. Sign is not needed: distinct visitors, not rows.
+ */
+function classCounts(keys: Sql, hostRows: Sql, first: Sql, fresh: Sql | null, sources: readonly SourceRule[]): Sql {
+  const bit = (b: number, cond: Sql) => sql`if(${cond}, ${raw(String(b))}, 0)`;
+  const bits = sql`${bit(HUMAN_BIT, sql`${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}`)} + ${bit(AI_BIT, sql`${HAS_BIT('mask', AI_BIT)} AND pa < ${first}`)} + ${bit(TOTAL_BIT, sql`pt < ${first}`)}`;
+  const rows = sql`SELECT k, visitor, toUInt8(${bits}) AS bits FROM ${keys} WHERE ${hostRows} AND (ph < ${first} OR pa < ${first} OR pt < ${first})
+    ${fresh ? sql`UNION ALL SELECT k, visitor, toUInt8(cls + ${raw(String(TOTAL_BIT))}) AS bits FROM (${fresh})` : raw('')}`;
+  const byHost = sql`SELECT ${clickhouseSourceOf(raw('k'), sources)} AS source, vb FROM (SELECT k, groupArray((visitor, bits)) AS vb FROM (${rows}) GROUP BY k)`;
+  const has = (b: number) => HAS_BIT('x.2', b);
+  return sql`SELECT source, uniqExactIf(x.1, ${has(HUMAN_BIT)}) AS human, uniqExactIf(x.1, ${has(AI_BIT)}) AS ai, uniqExactIf(x.1, ${has(TOTAL_BIT)}) AS total
+    FROM (${byHost}) ARRAY JOIN vb AS x GROUP BY source`;
+}
+
+/**
+ * Per day: the distinct humans (seen_site, plus the unfolded visitors its rows lack) and the distinct
+ * humans an ai_assistant host sent (human rows of those hosts, plus unfolded ones, distinct per day).
+ */
+function dayCounts(db: ClickHouseReads, scope: Sql, hostRows: Sql, foldedUpTo: number, fresh: Sql | null, sources: readonly SourceRule[]): Sql {
+  const site = sql`${db.db}.seen_site`;
+  const humans = sql`SELECT toUInt32(date) AS day, toInt64(sumIf(sign, ${HAS_BIT('mask', HUMAN_BIT)})) AS humans, toInt64(0) AS from_ai FROM ${site} WHERE ${scope} GROUP BY day`;
+  const freshSite = sql`SELECT date, visitor, cls FROM ${db.db}.pending WHERE ins > ${foldedUpTo} AND ${scope}`;
+  const newHumans = fresh
+    ? sql`UNION ALL SELECT toUInt32(date) AS day, human AS humans, toInt64(0) AS from_ai FROM (${newKeyCounts({ fresh: freshSite, table: site, where: scope, key: ['date', 'visitor'], group: ['date'] })})`
+    : raw('');
+  const humanRows = sql`SELECT k, date, visitor FROM ${db.db}.seen_keys WHERE ${hostRows} AND ${HAS_BIT('mask', HUMAN_BIT)}
+    ${fresh ? sql`UNION ALL SELECT k, date, visitor FROM (${fresh}) WHERE cls = ${HUMAN_BIT}` : raw('')}`;
+  const aiHosts = sql`SELECT groupArray((date, visitor)) AS dv FROM (${humanRows}) GROUP BY k
+    HAVING ${clickhouseSourceOf(raw('k'), sources)} = 'ai_assistant'`;
+  const fromAi = sql`SELECT toUInt32(x.1) AS day, toInt64(0) AS humans, toInt64(uniqExact(x.2)) AS from_ai FROM (${aiHosts}) ARRAY JOIN dv AS x GROUP BY day`;
+  return sql`SELECT day, sum(humans) AS humans, sum(from_ai) AS from_ai FROM (${humans} ${newHumans} UNION ALL ${fromAi}) GROUP BY day ORDER BY day`;
 }
 
 /** The report from either engine's three queries (the same columns; page rows in order, one past the page). */

@@ -4,12 +4,12 @@
 // the raw events of those partial days.
 import { PagedQuery, VisitorsResponse } from '../../contracts/analytics.ts';
 import { splitRange, type Range } from '../dates.ts';
-import { AI_BIT, HUMAN_BIT } from '../traffic-class.ts';
 import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { firstSeenCounts, newKeyCtes } from './first-seen.ts';
 import { int, NEW_ROWS } from '../engines/duckdb/state.ts';
-import { dayCond as chDayCond, HAS_BIT, LACKS_BIT, num, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
-import { raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
+import { dayCond as chDayCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
+import { firstCounts, firstDay, foldState, newKeyCounts } from './first-seen-clickhouse.ts';
+import { raw, sql } from '../engines/clickhouse/sql.ts';
 import { clickhousePage, duckdbPage, EMPTY_PAGE, pagedCounts, ROW_ORDER, type Page, type PagedCounts } from './path-page.ts';
 import type { Report } from './report.ts';
 
@@ -85,32 +85,19 @@ function wholeDayCtes(db: DuckDbReads, pk: number, days: { d1: number | null; d2
 async function clickhouseFirstSeen(db: ClickHouseReads, projectId: string, d1: number | null, d2: number | null, page: Page): Promise<PagedCounts> {
   const days = chDayCond(d1, d2);
   if (days.text === '0') return EMPTY_PAGE;
-  const first = raw(String(Math.max(d1 ?? 0, 0)));
-  const p = sql`project = ${projectId}`;
-  // The watermark, and whether any row of this project and range is not folded yet (usually none:
-  // then the queries are plain filtered counts).
-  const state = await db.rows(sql`SELECT max(watermark) AS folded_up_to, (SELECT count() FROM ${db.db}.pending
-      WHERE ins > (SELECT max(watermark) FROM ${db.db}.fold_state) AND ${p} AND ${days}) AS unfolded_rows FROM ${db.db}.fold_state`);
-  const foldedUpTo = num(state[0]?.folded_up_to);
-  const unfolded = num(state[0]?.unfolded_rows) > 0;
-  const counts = (key: Sql, table: Sql) => {
-    const groupBy = key.text === 'visitor' ? raw('') : sql`GROUP BY path`;
-    const cols = key.text === 'visitor' ? raw('') : raw('path, ');
-    const base = sql`SELECT ${cols}sumIf(sign, ${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}) AS human, sumIf(sign, ${HAS_BIT('mask', AI_BIT)} AND pa < ${first}) AS ai,
-          sumIf(sign, pt < ${first}) AS total
-        FROM ${db.db}.${table} WHERE ${p} AND ${days} ${groupBy}`;
-    // Rows written since the last fold: a key counts for each bit the folded rows in range lack.
-    const newKeys = sql`SELECT ${key}, toUInt8(groupBitOr(cls)) AS new_mask FROM ${db.db}.pending WHERE ins > ${foldedUpTo} AND ${p} AND ${days} GROUP BY ${key}`;
-    const foldedMasks = sql`SELECT ${key}, toUInt8(groupBitOr(mask)) AS folded_mask FROM (
-          SELECT ${key}, mask FROM ${db.db}.${table} WHERE ${p} AND ${days} AND (${key}) IN (SELECT ${key} FROM (${newKeys}))
-          GROUP BY ${key}, date, mask, ph, pa, pt HAVING sum(sign) > 0) GROUP BY ${key}`;
-    const extra = sql`SELECT ${cols}toInt64(countIf(${HAS_BIT('new_mask', HUMAN_BIT)} AND ${LACKS_BIT('folded_mask', HUMAN_BIT)})) AS human,
-          toInt64(countIf(${HAS_BIT('new_mask', AI_BIT)} AND ${LACKS_BIT('folded_mask', AI_BIT)})) AS ai, toInt64(countIf(folded_mask = 0)) AS total
-        FROM (${newKeys}) AS new_keys ANY LEFT JOIN (${foldedMasks}) AS folded_masks USING (${key}) ${groupBy}`;
-    return { base, extra };
+  const first = firstDay(d1);
+  const scope = sql`project = ${projectId} AND ${days}`;
+  const { foldedUpTo, unfolded } = await foldState(db, scope);
+  const counts = (key: string[], table: string) => {
+    const group = key.slice(0, -1);
+    const cols = raw(group.map((c) => `${c}, `).join(''));
+    const groupBy = group.length ? raw(`GROUP BY ${group.join(', ')}`) : raw('');
+    const base = sql`SELECT ${cols}${firstCounts(first)} FROM ${db.db}.${raw(table)} WHERE ${scope} ${groupBy}`;
+    const fresh = sql`SELECT ${raw(key.join(', '))}, cls FROM ${db.db}.pending WHERE ins > ${foldedUpTo} AND ${scope}`;
+    return { base, extra: newKeyCounts({ fresh, table: sql`${db.db}.${raw(table)}`, where: scope, key, group }) };
   };
-  const per = counts(raw('path, visitor'), raw('seen'));
-  const site = counts(raw('visitor'), raw('seen_site'));
+  const per = counts(['path', 'visitor'], 'seen');
+  const site = counts(['visitor'], 'seen_site');
   // One row past the page tells whether more paths exist.
   const perRows = unfolded ? sql`SELECT path, sum(human) AS human, sum(ai) AS ai, sum(total) AS total FROM (${per.base} UNION ALL ${per.extra}) GROUP BY path` : per.base;
   const rowsQ = sql`SELECT path, human, ai, total FROM (${perRows}) WHERE total > 0 ORDER BY ${raw(ROW_ORDER)} LIMIT ${page.offset}, ${page.limit + 1}`;

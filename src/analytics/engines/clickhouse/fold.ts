@@ -2,7 +2,8 @@
 // visitor) with its mask (1 human, 2 AI) and, per bit, the previous day the key was seen (ph, pa, pt;
 // -1 for none), so an exact distinct count over the days [d1, d2) is a filtered count of the rows in
 // range whose previous day is before d1 — no hash set. `seen_site` is the same per (project, day,
-// visitor) for site-wide totals.
+// visitor) for site-wide totals, and `seen_keys` per (project, kind, day, key, visitor) for the
+// referrers and AI-companies reports (keys.ts: a referring host or an assistant agent).
 //
 // ClickHouse has no cheap UPDATE, so a row is changed by inserting its cancellation (sign -1, the old
 // values) beside the new row (sign +1): CollapsingMergeTree folds such pairs in background merges, and
@@ -15,7 +16,17 @@
 // hash of the key (a tuple IN over strings is ~8× slower on 18.16); a key that only shares the hash
 // comes back with its own rows unchanged, so nothing is written for it.
 import { AI_BIT, HUMAN_BIT } from '../../traffic-class.ts';
+import { KEY_COLUMNS } from './keys.ts';
 import { raw, sql, type Sql } from './sql.ts';
+
+/** Each first-seen table, its key columns (after project) and the table of unfolded rows it is folded from. */
+export const FOLDS = [
+  { table: 'seen', key: ['path', 'visitor'], from: 'pending' },
+  { table: 'seen_site', key: ['visitor'], from: 'pending' },
+  { table: 'seen_keys', key: KEY_COLUMNS, from: 'pending_keys' },
+] as const;
+
+export type FoldTable = (typeof FOLDS)[number]['table'];
 
 /** Settings of a fold's INSERT: one block per partition, so a row's cancellation and replacement land together. */
 export const FOLD_SETTINGS: Record<string, string> = {
@@ -26,9 +37,9 @@ export const FOLD_SETTINGS: Record<string, string> = {
 
 /**
  * The INSERT that folds `source` (rows with project, date, the key columns and a visitor class `cls`)
- * into `table`. `key` is ['path', 'visitor'] for seen, ['visitor'] for seen_site.
+ * into `table`, keyed by `key` (FOLDS).
  */
-export function foldStatement(db: Sql, table: 'seen' | 'seen_site', key: string[], source: Sql): Sql {
+export function foldStatement(db: Sql, table: FoldTable, key: readonly string[], source: Sql): Sql {
   const k = raw(['project', ...key].join(', '));
   const target = raw(table);
   const bit = (b: number) => raw(String(b));

@@ -13,10 +13,17 @@
 //   fold_state        (v2) the fold watermark: events with ins ≤ watermark are in seen/seen_site.
 //   not_found         (v3) views that answered 404/410, raw; `derived_visitor` (v4) the keyed hash of
 //                     address and user agent, NULL when none is known.
+//   pending_keys      (v5) the key rows of events (keys.ts: referring host, assistant agent) by insertion
+//                     time, fed by two materialized views: folded with `pending`, in the same window.
+//   seen_keys         (v5) the first-seen layout per (project, kind, day, key, visitor): the referrers and
+//                     AI-companies reports over whole days.
+//   daily_agents      (v5) views per (project, date, agent, class) of assistants and crawlers,
+//                     SummingMergeTree fed by a materialized view: the AI-companies report per company.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { addDerivedVisitor, notFoundTable } from './not-found.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { agentViewRows, KEY_COLUMNS, keyRows } from './keys.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
 export interface ClickHouseMigration {
@@ -100,7 +107,47 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
     name: 'server-derived identity of not-found views',
     up: addDerivedVisitor,
   },
+  {
+    // The first-seen key rows and the agents' view sums; the stored events are folded and summed here.
+    version: 5,
+    name: 'first-seen rows per referring host and agent, agents daily views',
+    up: firstSeenKeys,
+  },
 ];
+
+/**
+ * Migration 5. Key rows of events written from now on reach `pending_keys` (folded with `pending`);
+ * every stored event is folded into `seen_keys` here, month by month (a fold is a set union: rows
+ * folded twice, by this and by a later fold, change nothing). On a store with events, `daily_agents`
+ * is rebuilt whole (a retried migration must not sum a view twice): its view takes inserts from now
+ * on, the events written before are summed here, so no other process may write meanwhile (`folio
+ * migrate`); a new store's processes may all migrate at once.
+ */
+async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.pending_keys (project String, date Date, kind UInt8, k String, visitor UInt64, cls UInt8, ins UInt64)
+    ENGINE = MergeTree PARTITION BY intDiv(ins, 86400000) ORDER BY ins`);
+  for (const kind of ['host', 'agent'] as const) {
+    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}s_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind)}`);
+  }
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.seen_keys (project String, date Date, kind UInt8, k String, visitor UInt64,
+      mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
+    ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(date) ORDER BY (project, kind, date, k, visitor)`);
+  const stored = (await c.rows(sql`SELECT count() AS n FROM ${db}.events`))[0]?.n;
+  if (Number(stored ?? 0) > 0) {
+    await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents_mv`);
+    await c.command(sql`DROP TABLE IF EXISTS ${db}.daily_agents`);
+  }
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.daily_agents (project String, date Date, agent String, cls UInt8, views UInt64)
+    ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, date, agent, cls)`);
+  const before = Date.now();
+  await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.daily_agents_mv TO ${db}.daily_agents AS ${agentViewRows(db)}`);
+  if (Number(stored ?? 0) > 0) await c.command(sql`INSERT INTO ${db}.daily_agents ${agentViewRows(db, raw(`ins < ${before}`))}`);
+  for (const r of await c.rows(sql`SELECT DISTINCT toYYYYMM(date) AS m FROM ${db}.events ORDER BY m`)) {
+    const month = raw(`toYYYYMM(date) = ${Number(r.m)}`);
+    const source = sql`${keyRows(db, 'host', month)} UNION ALL ${keyRows(db, 'agent', month)}`;
+    await c.command(foldStatement(db, 'seen_keys', KEY_COLUMNS, source), FOLD_SETTINGS);
+  }
+}
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 

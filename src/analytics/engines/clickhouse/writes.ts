@@ -4,7 +4,7 @@
 import { DAY_MS } from '../../dates.ts';
 import type { StoredEvent, WriteOutcome } from '../../engine.ts';
 import type { ClickHouseConnection, Row } from './connection.ts';
-import { foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { FOLDS, foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { insertNotFound } from './not-found.ts';
 import { ident, inList, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
@@ -20,7 +20,7 @@ const FOLD_CHUNK = 2_000_000;
 const num = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 const isoDay = (day: number): string => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
-/** The fold watermark: events with ins ≤ it are in seen and seen_site. */
+/** The fold watermark: events with ins ≤ it are in the first-seen tables (FOLDS). */
 export async function watermark(c: ClickHouseConnection, db: Sql): Promise<number> {
   const r = await c.rows(sql`SELECT max(watermark) AS w FROM ${db}.fold_state`);
   return num(r[0]?.w);
@@ -128,7 +128,7 @@ async function dropImported(c: ClickHouseConnection, db: Sql, events: StoredEven
 }
 
 /**
- * Folds the events written up to `marginMs` ago and not folded yet into seen and seen_site, then moves
+ * Folds the events written up to `marginMs` ago and not folded yet into every first-seen table, then moves
  * the watermark. Returns the rows folded. Only one fold may run at a time (any process).
  */
 export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MARGIN_MS): Promise<number> {
@@ -144,9 +144,11 @@ export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MAR
     const window = sql`ins > ${lo} AND ins <= ${upTo}`;
     const n = num((await c.rows(sql`SELECT count() AS n FROM ${db}.pending WHERE ${window}`))[0]?.n);
     if (n > 0) {
-      const source = sql`SELECT project, date, path, visitor, cls FROM ${db}.pending WHERE ${window}`;
-      await c.command(foldStatement(db, 'seen', ['path', 'visitor'], source), FOLD_SETTINGS);
-      await c.command(foldStatement(db, 'seen_site', ['visitor'], source), FOLD_SETTINGS);
+      // pending_keys holds key rows of the same inserts (same `ins`): one window covers both.
+      for (const f of FOLDS) {
+        const source = sql`SELECT project, date, ${raw(f.key.join(', '))}, cls FROM ${db}.${raw(f.from)} WHERE ${window}`;
+        await c.command(foldStatement(db, f.table, f.key, source), FOLD_SETTINGS);
+      }
       // An empty window leaves the watermark (no row, no part, for the idle checks).
       await c.insert(`${db.text}.fold_state`, [{ watermark: upTo, at: Date.now() }]);
     }
@@ -155,10 +157,12 @@ export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MAR
     if (upTo >= hi) break;
   }
   // Rows of insertion days well behind the watermark are folded: drop them (whole partitions).
-  const parts = await c.rows(sql`SELECT DISTINCT partition FROM system.parts WHERE database = ${dbName(db)} AND table = 'pending' AND active`);
-  for (const p of parts) {
-    const day = Number(p.partition);
-    if (Number.isInteger(day) && (day + 2) * DAY_MS <= hi) await c.command(sql`ALTER TABLE ${db}.pending DROP PARTITION ${day}`);
+  for (const t of PENDING_TABLES) {
+    const parts = await c.rows(sql`SELECT DISTINCT partition FROM system.parts WHERE database = ${dbName(db)} AND table = ${t} AND active`);
+    for (const p of parts) {
+      const day = Number(p.partition);
+      if (Number.isInteger(day) && (day + 2) * DAY_MS <= hi) await c.command(sql`ALTER TABLE ${db}.${ident(t)} DROP PARTITION ${day}`);
+    }
   }
   return folded;
 }
@@ -168,8 +172,11 @@ function dbName(db: Sql): string {
   return db.text.slice(1, -1).replace(/\\(.)/g, '$1');
 }
 
-/** Every table holding per-day rows (retention applies to each). */
-const DAY_TABLES = ['events', 'daily', 'daily_site', 'seen', 'seen_site', 'not_found'] as const;
+/** The tables of unfolded rows, partitioned by insertion day. */
+const PENDING_TABLES = [...new Set(FOLDS.map((f) => f.from))];
+
+/** Every table holding per-day rows, partitioned by month (retention applies to each). */
+const DAY_TABLES = ['events', 'daily', 'daily_site', 'daily_agents', 'not_found', ...FOLDS.map((f) => f.table)] as const;
 
 /** Deletes everything before the UTC day `day`: whole months by partition, the rest of the cut-off month by a mutation. */
 export async function deleteBefore(c: ClickHouseConnection, db: Sql, day: number): Promise<void> {
@@ -189,16 +196,18 @@ export async function deleteBefore(c: ClickHouseConnection, db: Sql, day: number
       await waitForMutations(c, database, t);
     }
   }
-  // Unfolded rows of deleted days (pending is partitioned by insertion day, not by month).
-  const left = await c.rows(sql`SELECT count() AS n FROM ${db}.pending WHERE date < ${cutoff}`);
-  if (num(left[0]?.n) > 0) {
-    await c.command(sql`ALTER TABLE ${db}.pending DELETE WHERE date < ${cutoff}`);
-    await waitForMutations(c, database, 'pending');
+  // Unfolded rows of deleted days (partitioned by insertion day, not by month).
+  for (const t of PENDING_TABLES) {
+    const left = await c.rows(sql`SELECT count() AS n FROM ${db}.${ident(t)} WHERE date < ${cutoff}`);
+    if (num(left[0]?.n) > 0) {
+      await c.command(sql`ALTER TABLE ${db}.${ident(t)} DELETE WHERE date < ${cutoff}`);
+      await waitForMutations(c, database, t);
+    }
   }
   // Links to deleted days become "first seen", so ranges starting before the cut-off stay exact (a
   // row and its cancellation get the same values, so they still cancel).
   const d = Number(cutoff.day);
-  for (const t of ['seen', 'seen_site']) {
+  for (const { table: t } of FOLDS) {
     const stale = raw(`(ph >= 0 AND ph < ${d}) OR (pa >= 0 AND pa < ${d}) OR (pt >= 0 AND pt < ${d})`);
     const n = await c.rows(sql`SELECT count() AS n FROM ${db}.${ident(t)} WHERE ${stale}`);
     if (num(n[0]?.n) === 0) continue;
