@@ -345,6 +345,8 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
  * (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)" is "prev < d1". Keys whose new
  * rows are not older than their stored rows (the usual case: traffic arrives in time order) are only
  * appended; those with one new day (most) need no window. Keys with an older row arriving late are rebuilt.
+ * `source` is read twice when some key has several new days or is late: it must give the same rows
+ * both times (it does inside the caller's transaction).
  */
 export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: string[], views: boolean, source: string): Promise<void> {
   const f = foldSql(table, key, views);
