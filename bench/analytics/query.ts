@@ -11,9 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { ClassificationRules } from '../../src/analytics/classify.ts';
-import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
-import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
-import { generateTraffic, OWN_HOST, REFERRER_HOSTS, USER_AGENTS } from './generate.ts';
+import { generateTraffic, OWN_HOST } from './generate.ts';
+import { storedEvents } from './stored.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { duckdbFromEvents as aiCompaniesFromEvents } from '../../src/analytics/reports/ai-companies.ts';
@@ -43,32 +42,9 @@ try {
   console.log(`generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb') });
-  const classes = USER_AGENTS.map((ua) => RULES.classifyUserAgent(ua));
-  // Visitor ids: a 63-bit mix of the identity (what the keyed hash gives), so ids look random.
-  const vid = (v: number) => (BigInt(Math.imul(v, 0x9e3779b1) >>> 0) << 31n) ^ BigInt(v);
   t0 = performance.now();
   const CHUNK = 250_000;
-  for (let s = 0; s < N; s += CHUNK) {
-    const batch: StoredEvent[] = [];
-    for (let k = s; k < Math.min(N, s + CHUNK); k++) {
-      const c = classes[traffic.ua[k]];
-      batch.push({
-        projectId: PROJECT,
-        ts: traffic.ts[k],
-        path: traffic.paths[traffic.path[k]],
-        visitor: vid(traffic.visitor[k]),
-        cls: CLASS_CODE[c.class],
-        agent: c.agent,
-        // Hosts, as the pipeline stores them; the site's own host as rows stored before ingest dropped it.
-        referrer: traffic.referrer[k] < 0 ? null : REFERRER_HOSTS[traffic.referrer[k]],
-        source: SOURCE.api,
-        importKey: null,
-        notFound: k % 50 === 0,
-        group: 0,
-      });
-    }
-    await engine.write(batch);
-  }
+  for (let s = 0; s < N; s += CHUNK) await engine.write(storedEvents(traffic, PROJECT, s, s + CHUNK));
   const loadS = (performance.now() - t0) / 1000;
   t0 = performance.now();
   await engine.compact();

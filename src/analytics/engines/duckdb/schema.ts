@@ -67,7 +67,7 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
       const old = 'SELECT project_key, day, path_id, visitor, mask, views_h, views_a FROM recent';
       await fold(c, 'daily', ['path_id', 'visitor'], true, old);
       await fold(c, 'daily_site', ['visitor'], false, old);
-      for (const t of ['c_new', 'c_last', 'c_late']) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
+      for (const t of FOLD_TEMPS) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
       await c.run('DROP TABLE recent');
     },
   },
@@ -98,7 +98,7 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
       const compacted = 'seq <= (SELECT seq FROM compaction_state)';
       await fold(c, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(compacted));
       await c.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(compacted)}`);
-      for (const t of ['c_new', 'c_last', 'c_late']) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
+      for (const t of FOLD_TEMPS) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
     },
   },
   {

@@ -310,7 +310,7 @@ export async function foldKeys(w: DuckDBConnection, cond: string, tables: readon
 }
 
 /** The temp tables a compaction (or a migration's fold) leaves behind. */
-export const FOLD_TEMPS = ['c_new', 'c_last', 'c_late', 'c_keys'];
+export const FOLD_TEMPS = ['c_span', 'c_stored', 'c_new', 'c_last', 'c_late', 'c_keys'];
 
 /**
  * Folds the rows written up to sequence `upTo` into the first-seen tables (daily, daily_site,
@@ -342,41 +342,72 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
  * (daily: per path and visitor; daily_site: per visitor; daily_keys: per kind, key and visitor;
  * daily_path_keys: per path, kind, key and visitor). Rows of one key form a sequence ordered by day
  * (then arrival); each row stores, per bit, the day of the previous row of its key having that bit
- * (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)" is "prev < d1". Keys whose new rows are not older than their stored rows (the usual case: traffic
- * arrives in time order) are only appended. Keys with an older row arriving late are rebuilt.
+ * (prev_h, prev_a, prev_t), so "first row of the key inside [d1, d2)" is "prev < d1". Keys whose new
+ * rows are not older than their stored rows (the usual case: traffic arrives in time order) are only
+ * appended; those with one new day (most) need no window. Keys with an older row arriving late are rebuilt.
+ * `source` is read twice when some key has several new days or is late: it must give the same rows
+ * both times (it does inside the caller's transaction).
  */
 export async function fold(w: DuckDBConnection, table: FirstSeenTable, key: string[], views: boolean, source: string): Promise<void> {
-  const k = ['project_key', ...key];
-  const kc = k.join(', ');
-  const on = (a: string, b: string) => k.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND ');
-  const vcols = views ? ', views_h, views_a' : '';
+  const f = foldSql(table, key, views);
+  const { kc, on } = f;
   const vsum = views ? ', sum(views_h)::INTEGER AS views_h, sum(views_a)::INTEGER AS views_a' : '';
-  const target = `${table} (project_key, day, ${key.join(', ')}, mask${vcols}, prev_h, prev_a, prev_t)`;
-  const window = `WINDOW w AS (PARTITION BY ${kc} ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`;
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM (${source}) GROUP BY ${kc}, day`);
-  // Last stored day per key and bit, for the keys in this batch (a scan of the table with a small hash probe).
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${k.map((c) => `d.${c}`).join(', ')}, max(d.day) AS last_t,
-      max(d.day) FILTER (WHERE d.mask & ${HUMAN_BIT} = ${HUMAN_BIT}) AS last_h, max(d.day) FILTER (WHERE d.mask & ${AI_BIT} = ${AI_BIT}) AS last_a
-    FROM ${table} d SEMI JOIN (SELECT DISTINCT ${kc} FROM c_new) n ON ${on('d', 'n')} GROUP BY ${k.map((c) => `d.${c}`).join(', ')}`);
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT DISTINCT ${k.map((c) => `n.${c}`).join(', ')} FROM c_new n JOIN c_last l ON ${on('n', 'l')} WHERE n.day < l.last_t`);
-  // In-order keys: append, linking the first new row to the last stored rows.
-  await w.run(`INSERT INTO ${target} SELECT n.project_key, n.day, ${key.map((c) => `n.${c}`).join(', ')}, n.mask${views ? ', n.views_h, n.views_a' : ''},
-      coalesce(max(CASE WHEN n.mask & ${HUMAN_BIT} = ${HUMAN_BIT} THEN n.day END) OVER w, l.last_h),
-      coalesce(max(CASE WHEN n.mask & ${AI_BIT} = ${AI_BIT} THEN n.day END) OVER w, l.last_a),
-      coalesce(max(n.day) OVER w, l.last_t)
+  // Per new key: its first and last new day, and its rows' sums (the new row of a key with one new day).
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_span AS SELECT ${kc}, min(day) AS first_day, max(day) AS last_day, bit_or(mask)::UTINYINT AS mask${vsum}
+    FROM (${source}) GROUP BY ${kc}`);
+  // The stored rows of the keys in this batch (few: most keys are new), found with one scan of the table
+  // and a small hash probe; their last day per bit, and (late keys) the rows to rebuild, come from them.
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_stored AS SELECT d.rowid AS row, ${f.of('d')}, d.day, d.mask${f.vcols.replaceAll(', ', ', d.')}
+    FROM ${table} d SEMI JOIN c_span s ON ${on('d', 's')}`);
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_last AS SELECT ${kc}, max(day) AS last_t,
+      max(day) FILTER (WHERE ${f.has('d', HUMAN_BIT)}) AS last_h, max(day) FILTER (WHERE ${f.has('d', AI_BIT)}) AS last_a
+    FROM c_stored d GROUP BY ${kc}`);
+  // Late: a new day older than the key's last stored one.
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_late AS SELECT ${f.of('s')} FROM c_span s JOIN c_last l ON ${on('s', 'l')} WHERE s.first_day < l.last_t`);
+  // In-order keys with one new day (most): the new row links to the last stored rows; no window.
+  await w.run(`INSERT INTO ${f.target} SELECT s.project_key, s.first_day, ${f.k.slice(1).map((c) => `s.${c}`).join(', ')}, s.mask${f.vcols.replaceAll(', ', ', s.')}, l.last_h, l.last_a, l.last_t
+    FROM c_span s LEFT JOIN c_last l ON ${on('s', 'l')} WHERE s.first_day = s.last_day AND NOT coalesce(s.first_day < l.last_t, false)`);
+  const counts = (await rowsOf(w, 'SELECT (SELECT count(*) FROM c_span WHERE first_day < last_day) AS multi, (SELECT count(*) FROM c_late) AS late'))[0];
+  if (num(counts.multi) + num(counts.late) === 0) return;
+  // The rows per day of the keys with several new days or late ones (the source read again, for those keys only).
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_new AS SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum} FROM (${source}) r
+    SEMI JOIN (SELECT ${kc} FROM c_span WHERE first_day < last_day UNION ALL SELECT ${kc} FROM c_late) x ON ${on('r', 'x')} GROUP BY ${kc}, day`);
+  // In-order keys with several new days: the first links to the stored rows, the others to the previous new ones.
+  await w.run(`INSERT INTO ${f.target} SELECT ${f.newRow}, coalesce(${f.prev('n', HUMAN_BIT)}, l.last_h), coalesce(${f.prev('n', AI_BIT)}, l.last_a), coalesce(max(n.day) OVER w, l.last_t)
     FROM c_new n LEFT JOIN c_last l ON ${on('n', 'l')} ANTI JOIN c_late x ON ${on('n', 'x')}
-    WINDOW w AS (PARTITION BY ${k.map((c) => `n.${c}`).join(', ')} ORDER BY n.day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
-  // Late keys: rebuild their whole sequence.
-  const late = Number((await rowsOf(w, 'SELECT count(*) AS n FROM c_late'))[0].n);
-  if (late === 0) return;
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.${k.join(', d.')}, d.day, d.mask${views ? ', d.views_h, d.views_a' : ''}
-    FROM ${table} d SEMI JOIN c_late x ON ${on('d', 'x')}`);
-  await w.run(`DELETE FROM ${table} d USING c_late x WHERE ${on('d', 'x')}`);
-  await w.run(`INSERT INTO ${target} SELECT project_key, day, ${key.join(', ')}, mask${vcols},
-      max(CASE WHEN mask & ${HUMAN_BIT} = ${HUMAN_BIT} THEN day END) OVER w, max(CASE WHEN mask & ${AI_BIT} = ${AI_BIT} THEN day END) OVER w, max(day) OVER w
+    WINDOW w AS (PARTITION BY ${f.of('n')} ORDER BY n.day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
+  if (num(counts.late) > 0) await rebuildLate(w, f, vsum);
+}
+
+/** The SQL pieces of one table's fold. */
+function foldSql(table: FirstSeenTable, key: string[], views: boolean) {
+  const k = ['project_key', ...key];
+  return {
+    table,
+    k,
+    kc: k.join(', '),
+    vcols: views ? ', views_h, views_a' : '',
+    of: (a: string) => k.map((c) => `${a}.${c}`).join(', '),
+    on: (a: string, b: string) => k.map((c) => `${a}.${c} = ${b}.${c}`).join(' AND '),
+    has: (a: string, bit: number) => `${a}.mask & ${bit} = ${bit}`,
+    /** The latest earlier day of the window w having the bit. */
+    prev: (a: string, bit: number) => `max(CASE WHEN ${a}.mask & ${bit} = ${bit} THEN ${a}.day END) OVER w`,
+    /** A c_new row (n) as the target's columns before the links. */
+    newRow: `n.project_key, n.day, ${key.map((c) => `n.${c}`).join(', ')}, n.mask${views ? ', n.views_h, n.views_a' : ''}`,
+    target: `${table} (project_key, day, ${key.join(', ')}, mask${views ? ', views_h, views_a' : ''}, prev_h, prev_a, prev_t)`,
+  };
+}
+
+/** Late keys: their whole sequence (stored and new rows, same days merged) is deleted and written again. */
+async function rebuildLate(w: DuckDBConnection, f: ReturnType<typeof foldSql>, vsum: string): Promise<void> {
+  const { table, kc, on, vcols } = f;
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_old AS SELECT d.* FROM c_stored d SEMI JOIN c_late x ON ${on('d', 'x')}`);
+  await w.run(`DELETE FROM ${table} WHERE rowid IN (SELECT row FROM c_old)`);
+  await w.run(`INSERT INTO ${f.target} SELECT project_key, day, ${f.k.slice(1).join(', ')}, mask${vcols},
+      ${f.prev('r', HUMAN_BIT)}, ${f.prev('r', AI_BIT)}, max(r.day) OVER w
     FROM (SELECT ${kc}, day, bit_or(mask)::UTINYINT AS mask${vsum}
-          FROM (SELECT * FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day)
-    ${window}`);
+          FROM (SELECT * EXCLUDE (row) FROM c_old UNION ALL SELECT n.* FROM c_new n SEMI JOIN c_late x ON ${on('n', 'x')}) GROUP BY ${kc}, day) r
+    WINDOW w AS (PARTITION BY ${kc} ORDER BY day ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)`);
   await w.run('DROP TABLE IF EXISTS temp.c_old');
 }
 
