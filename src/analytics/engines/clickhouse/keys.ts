@@ -21,14 +21,12 @@ export const KEY_COLUMNS = ['kind', 'k', 'visitor'];
 /** The key columns of `seen_path_keys` (after project). */
 export const PATH_KEY_COLUMNS = ['kind', 'k', 'path', 'visitor'];
 
-/**
- * The events matching `cond` as key rows of one kind (project, date, kind, k, [path,] visitor, cls,
- * ins): a materialized view reads one SELECT. `withPath`: as `pending_keys` holds them since
- * migration 6 (migration 5's views wrote no path: its rows read NULL there).
- */
-export function keyRows(db: Sql, kind: keyof typeof KEY_KIND, cond: Sql = raw('1'), withPath = true): Sql {
+/** How key rows carry the path: none (migration 5's views), as stored, or as `pending_keys` holds it (Nullable: 18.16's views do not convert). */
+export const KEY_PATH = { none: raw(''), column: raw('path, '), pending: raw('toNullable(path) AS path, ') } as const;
+
+/** The events matching `cond` as key rows of one kind (project, date, kind, k, [path,] visitor, cls, ins): a materialized view reads one SELECT. */
+export function keyRows(db: Sql, kind: keyof typeof KEY_KIND, cond: Sql = raw('1'), path: Sql = KEY_PATH.column): Sql {
   const code = raw(String(KEY_KIND[kind]));
-  const path = raw(withPath ? 'path, ' : '');
   return kind === 'host'
     ? sql`SELECT project, date, toUInt8(${code}) AS kind, ${STORED_HOST} AS k, ${path}visitor, cls, ins FROM ${db}.events
         WHERE cls <= ${LAST_VISITOR_CODE} AND ${STORED_HOST} != '' AND ${cond}`

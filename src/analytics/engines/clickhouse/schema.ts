@@ -26,7 +26,7 @@ import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { addDerivedVisitor, notFoundTable } from './not-found.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
-import { agentViewRows, KEY_COLUMNS, keyRows, PATH_KEY_COLUMNS } from './keys.ts';
+import { agentViewRows, KEY_COLUMNS, KEY_PATH, keyRows, PATH_KEY_COLUMNS } from './keys.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
 export interface ClickHouseMigration {
@@ -136,7 +136,7 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.pending_keys (project String, date Date, kind UInt8, k String, visitor UInt64, cls UInt8, ins UInt64)
     ENGINE = MergeTree PARTITION BY intDiv(ins, 86400000) ORDER BY ins`);
   for (const kind of ['host', 'agent'] as const) {
-    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}s_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind, raw('1'), false)}`);
+    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}s_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind, raw('1'), KEY_PATH.none)}`);
   }
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.seen_keys (project String, date Date, kind UInt8, k String, visitor UInt64,
       mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
@@ -153,7 +153,7 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
   if (Number(stored ?? 0) > 0) await c.command(sql`INSERT INTO ${db}.daily_agents ${agentViewRows(db, raw(`ins < ${before}`))}`);
   for (const r of await c.rows(sql`SELECT DISTINCT toYYYYMM(date) AS m FROM ${db}.events ORDER BY m`)) {
     const month = raw(`toYYYYMM(date) = ${Number(r.m)}`);
-    const source = sql`${keyRows(db, 'host', month, false)} UNION ALL ${keyRows(db, 'agent', month, false)}`;
+    const source = sql`${keyRows(db, 'host', month, KEY_PATH.none)} UNION ALL ${keyRows(db, 'agent', month, KEY_PATH.none)}`;
     await c.command(foldStatement(db, 'seen_keys', KEY_COLUMNS, source), FOLD_SETTINGS);
   }
 }
@@ -173,7 +173,7 @@ async function firstSeenPathKeys(c: ClickHouseConnection, db: Sql, database: str
     });
   }
   for (const kind of ['host', 'agent'] as const) {
-    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}_paths_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind)}`);
+    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}_paths_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind, raw('1'), KEY_PATH.pending)}`);
     await c.command(sql`DROP TABLE IF EXISTS ${db}.${raw(`pending_${kind}s_mv`)}`);
   }
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.seen_path_keys (project String, date Date, kind UInt8, k String, path String, visitor UInt64,
