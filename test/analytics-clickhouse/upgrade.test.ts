@@ -166,7 +166,7 @@ describe.each(BACKENDS)('$name: a version-4 database (before the first-seen key 
         await engine.close();
       }
     }
-  });
+  }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
 });
 
 describe.each(BACKENDS)('$name: a version-5 database (before the first-seen key rows per path)', ({ skip, open, drop }) => {
@@ -205,5 +205,5 @@ describe.each(BACKENDS)('$name: a version-5 database (before the first-seen key 
         await engine.close();
       }
     }
-  });
+  }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
 });
