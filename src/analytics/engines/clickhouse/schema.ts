@@ -161,9 +161,10 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
 /**
  * Migration 6. `pending_keys` gains the path (NULL in the rows written before), its materialized
  * views are replaced by ones writing it (the new ones first: while both run a view's key rows are
- * there twice, harmless to a set union, and none is lost, so writers may run meanwhile), then every
- * stored event is folded into `seen_path_keys`, month by month (the NULL-path rows are never folded
- * there: these events are). Retried, every step is a no-op or a set union again.
+ * there twice, harmless to a set union, and none is lost to a write meanwhile), then every stored
+ * event is folded into `seen_path_keys`, month by month (the NULL-path rows are never folded there:
+ * these events are). No fold may run meanwhile (`folio migrate`, as for migration 5). Retried, every
+ * step is a no-op or a set union again.
  */
 async function firstSeenPathKeys(c: ClickHouseConnection, db: Sql, database: string): Promise<void> {
   const cols = await c.rows(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = 'pending_keys' AND name = 'path'`);
