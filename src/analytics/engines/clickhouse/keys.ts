@@ -1,10 +1,10 @@
 // The rows the referrers and AI-companies reports count over on ClickHouse, as DuckDB's daily_keys
 // and daily_agents: key rows per referring host (views of humans and AI with a referrer) and per
-// assistant agent (AI views), with the view's class and path, folded into `seen_keys` and per path into
-// `seen_path_keys` (fold.ts); and views per
-// (day, agent, class) of assistants and crawlers (no path: a per-path summary costs every insert a
-// quarter more for the one per-path report, which reads a company's own events instead). Keys are stored raw (own hosts included):
-// classes, companies and own hosts apply at query time, so a changed list applies to stored rows.
+// assistant agent (AI views), with the view's class and path, folded into `seen_keys` and per path
+// into `seen_path_keys` (fold.ts); and views per (day, agent, class) of assistants and crawlers (no
+// path: per-path view sums cost every insert a fifth more for the one per-path report, which reads
+// the company's agents' events instead). Keys are stored raw (own hosts included): classes, companies
+// and own hosts apply at query time, so a changed list applies to stored rows.
 import { REFERRER_HOST_PATTERN } from '../../engine.ts';
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { AGENT_VIEW_CLASSES, KEY_KIND } from '../duckdb/state.ts';
