@@ -143,7 +143,7 @@ export async function check(engine: AnalyticsEngine, ref: Ref[], when: string): 
     expect((await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES })).rows, label).toEqual(expectedCompanies(ref, range));
     const companies = await engine.run(aiCompanies, { projectId: P, range, limit: 2, offset: 1, ownHosts: OWN, rules: RULES });
     expect(companies.rows, label).toEqual(expectedCompanies(ref, range).slice(1, 3));
-    for (const company of ['OpenAI', 'Anthropic', 'Perplexity']) {
+    for (const company of ['OpenAI', 'Anthropic', 'Perplexity', 'Common Crawl', 'Mistral']) {
       const perPath = await engine.run(aiCompanies, { projectId: P, range, limit: 100, offset: 0, ownHosts: OWN, rules: RULES, company });
       expect(perPath.rows, `${label}, ${company} per path`).toEqual(expectedCompanies(ref, range, company));
     }

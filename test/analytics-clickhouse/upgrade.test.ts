@@ -3,11 +3,14 @@
 // and folds every stored event into it, and every count equals plain Sets over the events. On 18.16
 // (FOLIO_TEST_CLICKHOUSE_URL) and on 26.x (chdb). A version-4 database with events, folded and not,
 // takes migration 5 (the first-seen key rows, the agents' daily views) and the referrers and
-// AI-companies reports answer as plain Sets, also when the migration runs twice.
+// AI-companies reports answer as plain Sets, also when the migration runs twice. A version-5 database
+// with events, folded and not (key rows without a path among them), takes migration 6 (the first-seen
+// key rows per path) and the AI-companies report per path answers as plain Sets, also when run twice.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClickHouseConnection } from '../../src/analytics/engines/clickhouse/connection.ts';
 import { httpConnection, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse/connection.ts';
 import { LATEST_VERSION } from '../../src/analytics/engines/clickhouse/schema.ts';
+import { KEY_PATH, keyRows } from '../../src/analytics/engines/clickhouse/keys.ts';
 import { ident, raw, type Sql } from '../../src/analytics/engines/clickhouse/sql.ts';
 import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/index.ts';
 import { fixtureEvents, UPGRADE_RANGES } from '../analytics/fixture-v0.ts';
@@ -104,10 +107,29 @@ describe.each(BACKENDS)('$name: a database written before versioning', ({ skip, 
 /** Makes a store of this version a version-4 one: the objects migration 5 adds are dropped, and so is its record. */
 async function downgradeToV4(engine: ClickHouseEngine, database: string): Promise<void> {
   const db = ident(database).text;
-  for (const t of ['pending_hosts_mv', 'pending_agents_mv', 'daily_agents_mv', 'pending_keys', 'seen_keys', 'daily_agents']) await engine.exec(`DROP TABLE IF EXISTS ${db}.${t}`);
+  const v6 = ['pending_host_paths_mv', 'pending_agent_paths_mv', 'seen_path_keys'];
+  for (const t of [...v6, 'pending_hosts_mv', 'pending_agents_mv', 'daily_agents_mv', 'pending_keys', 'seen_keys', 'daily_agents']) await engine.exec(`DROP TABLE IF EXISTS ${db}.${t}`);
+  await setVersion(engine, db, 4);
+}
+
+/**
+ * Makes a store of this version a version-5 one: the per-path table and views migration 6 adds are
+ * dropped, pending_keys loses its path (its unfolded rows too) and is fed by migration 5's views again.
+ */
+async function downgradeToV5(engine: ClickHouseEngine, database: string): Promise<void> {
+  const db = ident(database);
+  for (const t of ['pending_host_paths_mv', 'pending_agent_paths_mv', 'seen_path_keys']) await engine.exec(`DROP TABLE IF EXISTS ${db.text}.${t}`);
+  await engine.exec(`ALTER TABLE ${db.text}.pending_keys DROP COLUMN path`);
+  for (const kind of ['host', 'agent'] as const) {
+    await engine.exec(`CREATE MATERIALIZED VIEW ${db.text}.pending_${kind}s_mv TO ${db.text}.pending_keys AS ${keyRows(db, kind, raw('1'), KEY_PATH.none).text}`);
+  }
+  await setVersion(engine, db.text, 5);
+}
+
+async function setVersion(engine: ClickHouseEngine, db: string, version: number): Promise<void> {
   await engine.exec(`DROP TABLE ${db}.schema_version`);
   await engine.exec(`CREATE TABLE ${db}.schema_version (version UInt32, name String, applied_at UInt64) ENGINE = MergeTree ORDER BY version`);
-  await engine.exec(`INSERT INTO ${db}.schema_version VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0), (4, 'd', 0)`);
+  await engine.exec(`INSERT INTO ${db}.schema_version VALUES ${Array.from({ length: version }, (_, i) => `(${i + 1}, 'v${i + 1}', 0)`).join(', ')}`);
 }
 
 describe.each(BACKENDS)('$name: a version-4 database (before the first-seen key rows)', ({ skip, open, drop }) => {
@@ -144,5 +166,44 @@ describe.each(BACKENDS)('$name: a version-4 database (before the first-seen key 
         await engine.close();
       }
     }
-  });
+  }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
+});
+
+describe.each(BACKENDS)('$name: a version-5 database (before the first-seen key rows per path)', ({ skip, open, drop }) => {
+  if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
+  const database = freshName('folio_chup6');
+  afterAll(async () => drop(database));
+
+  it('folds every stored event into seen_path_keys: the AI-companies report per path stays exact, with key rows written before it, also when the migration runs again', async () => {
+    const early = generate(31, 700, 1, 3);
+    const late = generate(32, 500, 0, DAYS);
+    const both = [...early.ref, ...late.ref];
+    const writer = await open(database);
+    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
+    await writer.compact();
+    await downgradeToV5(writer, database);
+    await writer.write(late.events); // written by a version-5 store, not folded: key rows without a path
+    await writer.close();
+
+    for (const round of ['after migration 6', 'after migration 6 ran a second time']) {
+      const engine = await open(database);
+      try {
+        const db = ident(database).text;
+        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
+        expect(Number((await engine.sql(`SELECT sum(sign) AS n FROM ${db}.seen_path_keys`))[0].n)).toBeGreaterThan(100);
+        if (round === 'after migration 6') expect(Number((await engine.sql(`SELECT count() AS n FROM ${db}.pending_keys WHERE path IS NULL`))[0].n)).toBeGreaterThan(0);
+        await check(engine, both, `${round}, late rows not folded`);
+        const more = generate(33, 300, 2, 2);
+        await engine.write(more.events);
+        await check(engine, [...both, ...more.ref], `${round}, new rows not folded`);
+        await engine.compact();
+        await check(engine, [...both, ...more.ref], `${round}, folded`);
+        both.push(...more.ref);
+        // Again from version 5: a migration retried after a failure.
+        await downgradeToV5(engine, database);
+      } finally {
+        await engine.close();
+      }
+    }
+  }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
 });

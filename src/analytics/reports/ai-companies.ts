@@ -7,8 +7,8 @@
 // and the first-seen rows per agent and per referring host (DuckDB daily_keys, ClickHouse seen_keys),
 // plus the rows not compacted or folded yet; with a bound inside a day, the raw events. Per path,
 // DuckDB reads the view sums and the first-seen rows per path of the company's agents and hosts
-// (daily_path_keys); ClickHouse the events of the company's agents and hosts only. The lists are the
-// params' rules. ClickHouse SQL for 18.16 and current.
+// (daily_path_keys); ClickHouse the first-seen rows per path (seen_path_keys) and the views of the
+// company's agents from the events. The lists are the params' rules. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import type { ClassificationRules } from '../classify.ts';
@@ -20,7 +20,7 @@ import { firstIn } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { firstDay, foldState } from './first-seen-clickhouse.ts';
-import { STORED_HOST as CH_STORED_HOST } from '../engines/clickhouse/keys.ts';
+import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
 import { clickhouseHost, clickhouseNotOwn, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
@@ -338,9 +338,13 @@ async function clickhouseFirstSeen(
 }
 
 /**
- * ClickHouse, one company per path over whole days [d1, d2): one scan of the events of its agents
- * and of the humans its hosts sent (the referring hosts of the range, from seen_keys and the unfolded
- * key rows, mapped to companies first), not every view of the range.
+ * ClickHouse, one company per path over whole days [d1, d2): its agents' views and crawler agents
+ * from the events of its agents only (crawler views are few agents' views; a per-path view sum would
+ * cost every insert); its assistants' visitors and the humans its hosts sent from the first rows in
+ * range of its (agent, path, visitor) and (host, path, visitor) keys (seen_path_keys; its hosts: the
+ * range's referring hosts from seen_keys, mapped to companies first), counted as distinct (path,
+ * visitor) pairs (a visitor of two of its agents or hosts on one path counts once). Rows not folded
+ * yet are added as they are.
  */
 async function clickhousePerPath(
   db: ClickHouseReads,
@@ -354,6 +358,7 @@ async function clickhousePerPath(
 ): Promise<AiCompaniesReport> {
   const days = chDayCond(d1, d2);
   if (days.text === '0') return companiesReport([], company, limit);
+  const first = firstDay(d1);
   const scope = sql`project = ${projectId} AND ${days}`;
   const { foldedUpTo, unfolded } = await foldState(db, scope);
   const agents = inList([...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => name));
@@ -361,10 +366,24 @@ async function clickhousePerPath(
   const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
     ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
   const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${clickhouseHostCompany(raw('k'), rules)} = ${company}`;
-  const query = sql`SELECT ${company} AS company, path, ${CLICKHOUSE_COUNTS} FROM ${db.db}.events
-    WHERE ${scope} AND ((ifNull(agent, '') IN ${agents} AND cls IN (${raw(AGENT_VIEW_CLASSES)}))
-      OR (cls = ${CLASS_CODE.human} AND referrer IS NOT NULL AND ${CH_STORED_HOST} IN (${hosts})))
-    GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
+  // PREWHERE on the agent: the other columns are read for the company's views only.
+  const taken = sql`SELECT path, toUInt64(countIf(cls = ${CLASS_CODE.training})) AS training_views, toUInt64(countIf(cls = ${CLASS_CODE.search})) AS search_views,
+      toUInt64(uniqExactIf(ifNull(agent, ''), cls IN (${raw(CRAWLERS)}))) AS crawlers, toUInt64(0) AS assistant_visitors,
+      toUInt64(countIf(cls = ${CLASS_CODE.ai})) AS assistant_views, toUInt64(0) AS referred_humans
+    FROM ${db.db}.events PREWHERE ifNull(agent, '') IN ${agents} WHERE ${scope} AND cls IN (${raw(AGENT_VIEW_CLASSES)}) GROUP BY path`;
+  // Its assistants' keys (every agent key row is an assistant's view) and its hosts' keys with a human's view.
+  const assistant = sql`kind = ${KEY_KIND.agent} AND k IN ${agents}`;
+  const referred = sql`kind = ${KEY_KIND.host} AND k IN (${hosts})`;
+  const keys = sql`${db.db}.seen_path_keys`;
+  const folded = sql`SELECT path, visitor, kind FROM ${keys} WHERE ${scope} AND ${assistant} AND pt < ${first}
+    UNION ALL SELECT path, visitor, kind FROM ${keys} WHERE ${scope} AND ${referred} AND ${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}`;
+  const fresh = sql`SELECT path, visitor, kind FROM (${pathKeyRows(db.db, sql`ins > ${foldedUpTo} AND ${scope}`)})
+    WHERE (${assistant}) OR (${referred} AND cls = ${HUMAN_BIT})`;
+  const readers = sql`SELECT path, toUInt64(0), toUInt64(0), toUInt64(0), toUInt64(uniqExactIf(visitor, kind = ${KEY_KIND.agent})), toUInt64(0),
+      toUInt64(uniqExactIf(visitor, kind = ${KEY_KIND.host})) FROM (${folded}${unfolded ? sql` UNION ALL ${fresh}` : raw('')}) GROUP BY path`;
+  const query = sql`SELECT ${company} AS company, path, sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
+      sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
+    FROM (${taken} UNION ALL ${readers}) GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
   return companiesReport(await db.rows(query), company, limit);
 }
 

@@ -1,7 +1,7 @@
 // ClickHouse: what the reports that count over the first-seen layout share (visitors: seen/seen_site;
-// referrers and AI companies: seen_keys). A key's first live row inside whole days [d1, d2) is the one
-// whose previous day (per bit) is before d1; a row and its cancellation carry the same values, so
-// summing `sign` over the rows a filter keeps counts live rows only, merged or not. Rows written since
+// referrers and AI companies: seen_keys, per path seen_path_keys). A key's first live row inside whole
+// days [d1, d2) is the one whose previous day (per bit) is before d1; a row and its cancellation carry
+// the same values, so summing `sign` over the rows a filter keeps counts live rows only, merged or not. Rows written since
 // the last fold (`pending`, `pending_keys` with ins above the watermark) are added by newKeyCounts:
 // a key counts for each bit the folded rows in range lack.
 //

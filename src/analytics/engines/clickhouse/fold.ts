@@ -2,8 +2,9 @@
 // visitor) with its mask (1 human, 2 AI) and, per bit, the previous day the key was seen (ph, pa, pt;
 // -1 for none), so an exact distinct count over the days [d1, d2) is a filtered count of the rows in
 // range whose previous day is before d1 — no hash set. `seen_site` is the same per (project, day,
-// visitor) for site-wide totals, and `seen_keys` per (project, kind, day, key, visitor) for the
-// referrers and AI-companies reports (keys.ts: a referring host or an assistant agent).
+// visitor) for site-wide totals, `seen_keys` per (project, kind, day, key, visitor) for the
+// referrers and AI-companies reports (keys.ts: a referring host or an assistant agent), and
+// `seen_path_keys` per (project, kind, day, key, path, visitor) for the AI-companies report per path.
 //
 // ClickHouse has no cheap UPDATE, so a row is changed by inserting its cancellation (sign -1, the old
 // values) beside the new row (sign +1): CollapsingMergeTree folds such pairs in background merges, and
@@ -16,7 +17,7 @@
 // hash of the key (a tuple IN over strings is ~8× slower on 18.16); a key that only shares the hash
 // comes back with its own rows unchanged, so nothing is written for it.
 import { AI_BIT, HUMAN_BIT } from '../../traffic-class.ts';
-import { KEY_COLUMNS } from './keys.ts';
+import { KEY_COLUMNS, PATH_KEY_COLUMNS, pathKeyRows } from './keys.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
 /** Each first-seen table, its key columns (after project) and the table of unfolded rows it is folded from. */
@@ -24,9 +25,16 @@ export const FOLDS = [
   { table: 'seen', key: ['path', 'visitor'], from: 'pending' },
   { table: 'seen_site', key: ['visitor'], from: 'pending' },
   { table: 'seen_keys', key: KEY_COLUMNS, from: 'pending_keys' },
+  { table: 'seen_path_keys', key: PATH_KEY_COLUMNS, from: 'pending_keys' },
 ] as const;
 
 export type FoldTable = (typeof FOLDS)[number]['table'];
+
+/** A fold's source: the unfolded rows of its `from` table matching `cond` (key rows per path: those with a path). */
+export function foldSource(db: Sql, f: (typeof FOLDS)[number], cond: Sql): Sql {
+  if (f.table === 'seen_path_keys') return pathKeyRows(db, cond);
+  return sql`SELECT project, date, ${raw(f.key.join(', '))}, cls FROM ${db}.${raw(f.from)} WHERE ${cond}`;
+}
 
 /** Settings of a fold's INSERT: one block per partition, so a row's cancellation and replacement land together. */
 export const FOLD_SETTINGS: Record<string, string> = {

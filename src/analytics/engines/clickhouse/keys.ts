@@ -1,9 +1,10 @@
 // The rows the referrers and AI-companies reports count over on ClickHouse, as DuckDB's daily_keys
 // and daily_agents: key rows per referring host (views of humans and AI with a referrer) and per
-// assistant agent (AI views), with the view's class, folded into `seen_keys` (fold.ts); and views per
-// (day, agent, class) of assistants and crawlers (no path: a per-path summary costs every insert a
-// quarter more for the one per-path report, which reads a company's own events instead). Keys are stored raw (own hosts included):
-// classes, companies and own hosts apply at query time, so a changed list applies to stored rows.
+// assistant agent (AI views), with the view's class and path, folded into `seen_keys` and per path
+// into `seen_path_keys` (fold.ts); and views per (day, agent, class) of assistants and crawlers (no
+// path: per-path view sums cost every insert a fifth more for the one per-path report, which reads
+// the company's agents' events instead). Keys are stored raw (own hosts included): classes, companies
+// and own hosts apply at query time, so a changed list applies to stored rows.
 import { REFERRER_HOST_PATTERN } from '../../engine.ts';
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { AGENT_VIEW_CLASSES, KEY_KIND } from '../duckdb/state.ts';
@@ -14,18 +15,33 @@ export { KEY_KIND };
 /** A view's referring host as stored ('' for none): the host of an old row holding a whole URL, else the column. */
 export const STORED_HOST = sql`if(like(ifNull(referrer, ''), '%://%'), lower(extract(ifNull(referrer, ''), ${REFERRER_HOST_PATTERN})), ifNull(referrer, ''))`;
 
-/** The key columns of `seen_keys` and `pending_keys` (after project). */
+/** The key columns of `seen_keys` (after project). */
 export const KEY_COLUMNS = ['kind', 'k', 'visitor'];
 
-/** The events matching `cond` as key rows of one kind (project, date, kind, k, visitor, cls, ins): a materialized view reads one SELECT. */
-export function keyRows(db: Sql, kind: keyof typeof KEY_KIND, cond: Sql = raw('1')): Sql {
+/** The key columns of `seen_path_keys` (after project). */
+export const PATH_KEY_COLUMNS = ['kind', 'k', 'path', 'visitor'];
+
+/** How key rows carry the path: none (migration 5's views), as stored, or as `pending_keys` holds it (Nullable: 18.16's views do not convert). */
+export const KEY_PATH = { none: raw(''), column: raw('path, '), pending: raw('toNullable(path) AS path, ') } as const;
+
+/** The events matching `cond` as key rows of one kind (project, date, kind, k, [path,] visitor, cls, ins): a materialized view reads one SELECT. */
+export function keyRows(db: Sql, kind: keyof typeof KEY_KIND, cond: Sql = raw('1'), path: Sql = KEY_PATH.column): Sql {
   const code = raw(String(KEY_KIND[kind]));
   return kind === 'host'
-    ? sql`SELECT project, date, toUInt8(${code}) AS kind, ${STORED_HOST} AS k, visitor, cls, ins FROM ${db}.events
+    ? sql`SELECT project, date, toUInt8(${code}) AS kind, ${STORED_HOST} AS k, ${path}visitor, cls, ins FROM ${db}.events
         WHERE cls <= ${LAST_VISITOR_CODE} AND ${STORED_HOST} != '' AND ${cond}`
-    : sql`SELECT project, date, toUInt8(${code}) AS kind, ifNull(agent, '') AS k, visitor, cls, ins FROM ${db}.events
+    : sql`SELECT project, date, toUInt8(${code}) AS kind, ifNull(agent, '') AS k, ${path}visitor, cls, ins FROM ${db}.events
         WHERE cls = ${CLASS_CODE.ai} AND ifNull(agent, '') != '' AND ${cond}`;
 }
+
+/**
+ * The unfolded key rows of `pending_keys` matching `cond` that carry a path (the rows migration 5's
+ * views wrote have none; migration 6 folded their events from `events`), path as a String. (The inner alias `p`: 18.16's
+ * WHERE would read an alias `path` instead of the column.)
+ */
+export const pathKeyRows = (db: Sql, cond: Sql): Sql =>
+  sql`SELECT project, date, kind, k, assumeNotNull(p) AS path, visitor, cls, ins FROM (
+      SELECT project, date, kind, k, path AS p, visitor, cls, ins FROM ${db}.pending_keys WHERE path IS NOT NULL AND ${cond})`;
 
 /**
  * Views of the events matching `cond` per (project, date, agent, class) of assistants and crawlers,

@@ -15,15 +15,18 @@
 //                     address and user agent, NULL when none is known.
 //   pending_keys      (v5) the key rows of events (keys.ts: referring host, assistant agent) by insertion
 //                     time, fed by two materialized views: folded with `pending`, in the same window.
+//                     `path` (v6): the view's path, NULL in rows written before migration 6.
 //   seen_keys         (v5) the first-seen layout per (project, kind, day, key, visitor): the referrers and
 //                     AI-companies reports over whole days.
 //   daily_agents      (v5) views per (project, date, agent, class) of assistants and crawlers,
 //                     SummingMergeTree fed by a materialized view: the AI-companies report per company.
+//   seen_path_keys    (v6) the first-seen layout per (project, kind, day, key, path, visitor): the
+//                     AI-companies report per path of one company.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { addDerivedVisitor, notFoundTable } from './not-found.ts';
 import { foldStatement, FOLD_SETTINGS } from './fold.ts';
-import { agentViewRows, KEY_COLUMNS, keyRows } from './keys.ts';
+import { agentViewRows, KEY_COLUMNS, KEY_PATH, keyRows, PATH_KEY_COLUMNS } from './keys.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
 export interface ClickHouseMigration {
@@ -113,6 +116,12 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
     name: 'first-seen rows per referring host and agent, agents daily views',
     up: firstSeenKeys,
   },
+  {
+    // The first-seen key rows per path; the stored events are folded here.
+    version: 6,
+    name: 'first-seen rows per path of referring host and agent',
+    up: firstSeenPathKeys,
+  },
 ];
 
 /**
@@ -127,7 +136,7 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.pending_keys (project String, date Date, kind UInt8, k String, visitor UInt64, cls UInt8, ins UInt64)
     ENGINE = MergeTree PARTITION BY intDiv(ins, 86400000) ORDER BY ins`);
   for (const kind of ['host', 'agent'] as const) {
-    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}s_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind)}`);
+    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}s_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind, raw('1'), KEY_PATH.none)}`);
   }
   await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.seen_keys (project String, date Date, kind UInt8, k String, visitor UInt64,
       mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
@@ -144,8 +153,37 @@ async function firstSeenKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
   if (Number(stored ?? 0) > 0) await c.command(sql`INSERT INTO ${db}.daily_agents ${agentViewRows(db, raw(`ins < ${before}`))}`);
   for (const r of await c.rows(sql`SELECT DISTINCT toYYYYMM(date) AS m FROM ${db}.events ORDER BY m`)) {
     const month = raw(`toYYYYMM(date) = ${Number(r.m)}`);
-    const source = sql`${keyRows(db, 'host', month)} UNION ALL ${keyRows(db, 'agent', month)}`;
+    const source = sql`${keyRows(db, 'host', month, KEY_PATH.none)} UNION ALL ${keyRows(db, 'agent', month, KEY_PATH.none)}`;
     await c.command(foldStatement(db, 'seen_keys', KEY_COLUMNS, source), FOLD_SETTINGS);
+  }
+}
+
+/**
+ * Migration 6. `pending_keys` gains the path (NULL in the rows written before), its materialized
+ * views are replaced by ones writing it (the new ones first: while both run a view's key rows are
+ * there twice, harmless to a set union, and none is lost to a write meanwhile), then every stored
+ * event is folded into `seen_path_keys`, month by month (the NULL-path rows are never folded there:
+ * these events are). No fold may run meanwhile (`folio migrate`, as for migration 5). Retried, every
+ * step is a no-op or a set union again.
+ */
+async function firstSeenPathKeys(c: ClickHouseConnection, db: Sql, database: string): Promise<void> {
+  const cols = await c.rows(sql`SELECT name FROM system.columns WHERE database = ${database} AND table = 'pending_keys' AND name = 'path'`);
+  if (cols.length === 0) {
+    await c.command(sql`ALTER TABLE ${db}.pending_keys ADD COLUMN path Nullable(String)`).catch((err: Error) => {
+      if (!/already exists/.test(err.message)) throw err;
+    });
+  }
+  for (const kind of ['host', 'agent'] as const) {
+    await c.command(sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.${raw(`pending_${kind}_paths_mv`)} TO ${db}.pending_keys AS ${keyRows(db, kind, raw('1'), KEY_PATH.pending)}`);
+    await c.command(sql`DROP TABLE IF EXISTS ${db}.${raw(`pending_${kind}s_mv`)}`);
+  }
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.seen_path_keys (project String, date Date, kind UInt8, k String, path String, visitor UInt64,
+      mask UInt8, ph Int32, pa Int32, pt Int32, sign Int8)
+    ENGINE = CollapsingMergeTree(sign) PARTITION BY toYYYYMM(date) ORDER BY (project, kind, k, date, path, visitor)`);
+  for (const r of await c.rows(sql`SELECT DISTINCT toYYYYMM(date) AS m FROM ${db}.events ORDER BY m`)) {
+    const month = raw(`toYYYYMM(date) = ${Number(r.m)}`);
+    const source = sql`${keyRows(db, 'host', month)} UNION ALL ${keyRows(db, 'agent', month)}`;
+    await c.command(foldStatement(db, 'seen_path_keys', PATH_KEY_COLUMNS, source), FOLD_SETTINGS);
   }
 }
 

@@ -4,7 +4,7 @@
 import { DAY_MS } from '../../dates.ts';
 import type { StoredEvent, WriteOutcome } from '../../engine.ts';
 import type { ClickHouseConnection, Row } from './connection.ts';
-import { FOLDS, foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { FOLDS, foldSource, foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { insertNotFound } from './not-found.ts';
 import { ident, inList, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
@@ -145,10 +145,7 @@ export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MAR
     const n = num((await c.rows(sql`SELECT count() AS n FROM ${db}.pending WHERE ${window}`))[0]?.n);
     if (n > 0) {
       // pending_keys holds key rows of the same inserts (same `ins`): one window covers both.
-      for (const f of FOLDS) {
-        const source = sql`SELECT project, date, ${raw(f.key.join(', '))}, cls FROM ${db}.${raw(f.from)} WHERE ${window}`;
-        await c.command(foldStatement(db, f.table, f.key, source), FOLD_SETTINGS);
-      }
+      for (const f of FOLDS) await c.command(foldStatement(db, f.table, f.key, foldSource(db, f, window)), FOLD_SETTINGS);
       // An empty window leaves the watermark (no row, no part, for the idle checks).
       await c.insert(`${db.text}.fold_state`, [{ watermark: upTo, at: Date.now() }]);
     }
