@@ -17,3 +17,13 @@ export const CLASS_NAME: Readonly<Record<number, TrafficClass>> = Object.fromEnt
 export const LAST_VISITOR_CODE = CLASS_CODE.ai;
 export const HUMAN_BIT = CLASS_CODE.human;
 export const AI_BIT = CLASS_CODE.ai;
+
+/**
+ * What the first-seen key rows (DuckDB daily_keys/daily_path_keys, ClickHouse seen_keys/seen_path_keys)
+ * hold in `k`, by `kind`: the raw key, so source classes and companies are mapped at query time and
+ * configured lists apply to stored rows. Never renumber: stored rows keep them.
+ */
+export const KEY_KIND = { host: 1, agent: 2 } as const;
+
+/** The classes whose views are summed per agent (both engines' `daily_agents`): assistants and crawlers. */
+export const AGENT_VIEW_CLASSES = [CLASS_CODE.ai, CLASS_CODE.search, CLASS_CODE.training].join(', ');

@@ -12,9 +12,9 @@
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import type { ClassificationRules } from '../classify.ts';
-import { CLASS_CODE, HUMAN_BIT } from '../traffic-class.ts';
+import { AGENT_VIEW_CLASSES, CLASS_CODE, HUMAN_BIT, KEY_KIND } from '../traffic-class.ts';
 import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { AGENT_VIEW_CLASSES, int, KEY_KIND, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { int, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';

@@ -6,9 +6,9 @@
 // inside a day reads the raw events. The ClickHouse SQL is for 18.16 and current releases alike.
 import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
 import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
-import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
+import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, KEY_KIND, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn, newKeyCtes } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';

@@ -6,11 +6,8 @@
 // the company's agents' events instead). Keys are stored raw (own hosts included): classes, companies
 // and own hosts apply at query time, so a changed list applies to stored rows.
 import { REFERRER_HOST_PATTERN } from '../../engine.ts';
-import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import { AGENT_VIEW_CLASSES, KEY_KIND } from '../duckdb/state.ts';
+import { AGENT_VIEW_CLASSES, CLASS_CODE, KEY_KIND, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { raw, sql, type Sql } from './sql.ts';
-
-export { KEY_KIND };
 
 /** A view's referring host as stored ('' for none): the host of an old row holding a whole URL, else the column. */
 export const STORED_HOST = sql`if(like(ifNull(referrer, ''), '%://%'), lower(extract(ifNull(referrer, ''), ${REFERRER_HOST_PATTERN})), ifNull(referrer, ''))`;

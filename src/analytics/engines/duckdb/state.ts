@@ -1,6 +1,6 @@
 // What the DuckDB engine's writes and queries share: the connections, the project and path
 // dictionaries (stored as integers), the rows not compacted yet and their count.
-import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { AGENT_VIEW_CLASSES, CLASS_CODE, KEY_KIND, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { REFERRER_HOST_PATTERN } from '../../engine.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 
@@ -136,9 +136,6 @@ export const UNCOMPACTED = 'seq > (SELECT seq FROM compaction_state)';
  */
 export const STORED_HOST = `CASE WHEN referrer LIKE '%://%' THEN nullif(lower(regexp_extract(referrer, '${REFERRER_HOST_PATTERN.replaceAll("'", "''")}', 1)), '') ELSE referrer END`;
 
-/** What `daily_keys.k` and `daily_path_keys.k` hold, by `kind`: the raw key (classes and companies are mapped at query time, so configured lists apply to stored rows). */
-export const KEY_KIND = { host: 1, agent: 2 } as const;
-
 /**
  * The visitor rows of events matching `cond` as `daily_keys` rows (and, with their path, as
  * `daily_path_keys` rows): per referring host (humans and AI with a referrer) and per assistant agent
@@ -151,8 +148,6 @@ export const KEY_ROWS = (cond: string) => `SELECT project_key, day, path_id, kin
     SELECT project_key, day, path_id, ${KEY_KIND.agent}::UTINYINT, agent, visitor, cls FROM events WHERE ${cond} AND cls = ${CLASS_CODE.ai} AND agent IS NOT NULL
   ) WHERE k IS NOT NULL`;
 
-/** The classes whose views are summed per agent in `daily_agents`: assistants and crawlers. */
-export const AGENT_VIEW_CLASSES = [CLASS_CODE.ai, CLASS_CODE.search, CLASS_CODE.training].join(', ');
 
 /** Views of events matching `cond` per (project, day, path, agent, class), as `daily_agents` rows. */
 export const AGENT_VIEW_ROWS = (cond: string) => `SELECT project_key, day, path_id, agent, cls, count(*)::INTEGER AS views FROM events
