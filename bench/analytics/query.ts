@@ -4,7 +4,9 @@
 // is a not-found view (404) and 1 in 3 human sessions is referred (generate.ts; later views of a
 // session carry the site's own host, which is no referrer): the not-found report, and the referrers
 // and AI-companies reports beside their naive COUNT(DISTINCT) over the same events (the raw-event
-// path, answers checked identical), are timed in the same run as the visitors query.
+// path, answers checked identical), are timed in the same run as the visitors query. So is the
+// job-impact report for a job of 5 pages merged mid-range (jobImpactAsked below), checked against the
+// same counts by one plain COUNT(DISTINCT) query per page (job-impact-naive.ts).
 // Usage: node bench/analytics/query.ts --events 10000000 [--runs 5]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +21,9 @@ import { duckdbFromEvents as aiCompaniesFromEvents } from '../../src/analytics/r
 import { duckdbFromEvents as referrersFromEvents } from '../../src/analytics/reports/referrers.ts';
 import { compareVisitors, median, timed } from './compare.ts';
 import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
+import { jobImpact } from '../../src/analytics/reports/job-impact.ts';
+import { addressesFor } from '../../src/jobs/impact.ts';
+import { naiveJobImpact } from './job-impact-naive.ts';
 import { notFound } from '../../src/analytics/reports/not-found.ts';
 import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { visitors } from '../../src/analytics/reports/visitors.ts';
@@ -34,6 +39,24 @@ const RULES = ClassificationRules.load();
 const DAY = 86_400_000;
 
 const mib = (b: number) => `${Math.round(b / 1048576)} MiB`;
+
+/**
+ * A job as the impact endpoint asks about it (addressesFor, src/jobs/impact.ts): the most viewed
+ * path, two mid (one moved from an old address that has not-found views: 1 view in 50 is one) and
+ * two rare ones (generate.ts ranks paths by popularity), merged on day 15 of 30 at 13:37 UTC so both
+ * 14-day windows have partial-day edges.
+ */
+function jobImpactAsked(paths: string[], start: number) {
+  const touched = [
+    { change: 'edited' as const, path: paths[0], previousPath: null },
+    { change: 'edited' as const, path: paths[60], previousPath: null },
+    { change: 'moved' as const, path: '/docs/guide/moved-page', previousPath: paths[150] },
+    { change: 'edited' as const, path: paths[2500], previousPath: null },
+    { change: 'edited' as const, path: paths[4000], previousPath: null },
+  ];
+  const pages = touched.map((p) => addressesFor({ ...p, file: null, redirectTo: null }));
+  return { pages, at: start + 15 * DAY + 13 * 3_600_000 + 37 * 60_000, days: 14, now: start + 30 * DAY };
+}
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-q-'));
 try {
@@ -100,6 +123,8 @@ try {
   const own = ownHostsOf([`https://${OWN_HOST}`]);
   const params = { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, ownHosts: own, rules: RULES };
   const pk = Number((await engine.sql(`SELECT project_key FROM projects WHERE project_id = '${PROJECT}'`))[0].project_key);
+  const job = jobImpactAsked(traffic.paths, traffic.start);
+  console.log(`  job impact (5 pages, merged ${new Date(job.at).toISOString()}, 14 days): total ${JSON.stringify((await engine.run(jobImpact, { ...params, ...job })).total)}`);
   console.log(`  referred visitors by class: ${JSON.stringify((await engine.run(referrers, params)).classes)}`);
   // Timed round-robin with the visitors query, so each ratio is of times taken under the same load.
   const timings: Record<string, () => Promise<unknown>> = {
@@ -111,6 +136,8 @@ try {
     // One company per path (?company=OpenAI).
     aiPerPath: () => engine.run(aiCompanies, { ...params, company: 'OpenAI' }),
     aiPerPathNaive: () => engine.run({ ...aiCompanies, duckdb: (db) => aiCompaniesFromEvents(db, pk, { ...params, company: 'OpenAI' }) }, { ...params, company: 'OpenAI' }),
+    jobImpact: () => engine.run(jobImpact, { ...params, ...job }),
+    jobImpactNaive: () => engine.run({ ...jobImpact, duckdb: (db) => naiveJobImpact(db, { pk, ...job, ownHosts: own, rules: RULES }) }, { ...params, ...job }),
   };
   const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
   const answers: Record<string, unknown> = {};
@@ -126,12 +153,14 @@ try {
   if (!identical) process.exitCode = 1;
   const med = (k: string) => median(t[k]);
   console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
-  console.log(`  exact: ${identical ? 'yes, both reports identical to their naive COUNT(DISTINCT)' : 'NO — MISMATCH'}`);
+  console.log(`  exact: ${identical ? 'yes, every report identical to its naive COUNT(DISTINCT)' : 'NO — MISMATCH'}`);
   console.log(`  round-robin, median of ${RUNS} (ms): visitors ${med('visitors').toFixed(0)}`);
   const labels = [
     ['referrers', 'referrers report (hosts, classes, AI share per day)'],
     ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)'],
     ['aiPerPath', 'AI-companies report per path of one company (?company=OpenAI)'],
+    // Itself COUNT(DISTINCT) over path-filtered raw events: its naive is one such query per page.
+    ['jobImpact', 'job-impact report (5 pages, per page and total, 14 days either side)'],
   ];
   for (const [name, label] of labels) {
     console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); naive COUNT(DISTINCT) ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`);
