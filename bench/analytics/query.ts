@@ -11,10 +11,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
 import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { generateTraffic, OWN_HOST } from './generate.ts';
-import { storedEvents } from './stored.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { duckdbFromEvents as aiCompaniesFromEvents } from '../../src/analytics/reports/ai-companies.ts';
@@ -22,8 +20,8 @@ import { duckdbFromEvents as referrersFromEvents } from '../../src/analytics/rep
 import { compareVisitors, median, timed } from './compare.ts';
 import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
 import { jobImpact } from '../../src/analytics/reports/job-impact.ts';
-import { addressesFor } from '../../src/jobs/impact.ts';
-import { naiveJobImpact } from './job-impact-naive.ts';
+import { jobImpactAsked, naiveJobImpact } from './job-impact.ts';
+import { loadEngine } from './loaded.ts';
 import { notFound } from '../../src/analytics/reports/not-found.ts';
 import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { visitors } from '../../src/analytics/reports/visitors.ts';
@@ -40,38 +38,13 @@ const DAY = 86_400_000;
 
 const mib = (b: number) => `${Math.round(b / 1048576)} MiB`;
 
-/**
- * A job as the impact endpoint asks about it (addressesFor, src/jobs/impact.ts): the most viewed
- * path, two mid (one moved from an old address that has not-found views: 1 view in 50 is one) and
- * two rare ones (generate.ts ranks paths by popularity), merged on day 15 of 30 at 13:37 UTC so both
- * 14-day windows have partial-day edges.
- */
-function jobImpactAsked(paths: string[], start: number) {
-  const touched = [
-    { change: 'edited' as const, path: paths[0], previousPath: null },
-    { change: 'edited' as const, path: paths[60], previousPath: null },
-    { change: 'moved' as const, path: '/docs/guide/moved-page', previousPath: paths[150] },
-    { change: 'edited' as const, path: paths[2500], previousPath: null },
-    { change: 'edited' as const, path: paths[4000], previousPath: null },
-  ];
-  const pages = touched.map((p) => addressesFor({ ...p, file: null, redirectTo: null }));
-  return { pages, at: start + 15 * DAY + 13 * 3_600_000 + 37 * 60_000, days: 14, now: start + 30 * DAY };
-}
-
 const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-q-'));
 try {
-  let t0 = performance.now();
+  const t0 = performance.now();
   const traffic = generateTraffic({ events: N, days: 30 });
   console.log(`generated ${N.toLocaleString()} events (${traffic.visitors.toLocaleString()} identities) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
-  const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb') });
-  t0 = performance.now();
-  const CHUNK = 250_000;
-  for (let s = 0; s < N; s += CHUNK) await engine.write(storedEvents(traffic, PROJECT, s, s + CHUNK));
-  const loadS = (performance.now() - t0) / 1000;
-  t0 = performance.now();
-  await engine.compact();
-  const compactS = (performance.now() - t0) / 1000;
+  const { engine, loadS, compactS } = await loadEngine(path.join(dir, 'analytics.duckdb'), traffic, PROJECT);
   const counts = (await engine.sql(`SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM daily) AS daily, (SELECT count(*) FROM daily_site) AS site`))[0];
   console.log(`stored in ${loadS.toFixed(1)} s, compacted in ${compactS.toFixed(1)} s: ${counts.events} events → ${counts.daily} daily rows, ${counts.site} site rows`);
 

@@ -1,6 +1,7 @@
-// The job-impact report's answer the naive way, for query.ts to check it against: one plain
-// COUNT(DISTINCT) query per page and per total over the raw events of its addresses (no VALUES join
-// of (page, address) pairs, no shared scan), each split before/after the merge. The report itself
+// The bench's job for the job-impact report (jobImpactAsked), and the report's answer the naive way
+// (naiveJobImpact), for query.ts to check it against: one plain COUNT(DISTINCT) query per page and
+// per total over the raw events of its addresses (no VALUES join of (page, address) pairs, no shared
+// scan), each split before/after the merge. The report itself
 // is already COUNT(DISTINCT) over path-filtered raw events: this is a check of its page mapping,
 // windows and totals, and a per-page cost for reference, not a faster-than baseline.
 import type { ClassificationRules } from '../../src/analytics/classify.ts';
@@ -11,6 +12,27 @@ import type { OwnHosts } from '../../src/analytics/own-hosts.ts';
 import type { JobImpactResult } from '../../src/analytics/reports/job-impact.ts';
 import { duckdbHost, duckdbSourceOf, quote } from '../../src/analytics/reports/referrers.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../src/analytics/traffic-class.ts';
+import { addressesFor } from '../../src/jobs/impact.ts';
+
+const DAY = 86_400_000;
+
+/**
+ * A job as the impact endpoint asks about it (addressesFor, src/jobs/impact.ts): the most viewed
+ * path, two mid (one moved from an old address that has not-found views: 1 view in 50 is one) and
+ * two rare ones (generate.ts ranks paths by popularity), merged on day 15 of 30 at 13:37 UTC so both
+ * 14-day windows have partial-day edges.
+ */
+export function jobImpactAsked(paths: string[], start: number) {
+  const touched = [
+    { change: 'edited' as const, path: paths[0], previousPath: null },
+    { change: 'edited' as const, path: paths[60], previousPath: null },
+    { change: 'moved' as const, path: '/docs/guide/moved-page', previousPath: paths[150] },
+    { change: 'edited' as const, path: paths[2500], previousPath: null },
+    { change: 'edited' as const, path: paths[4000], previousPath: null },
+  ];
+  const pages = touched.map((p) => addressesFor({ ...p, file: null, redirectTo: null }));
+  return { pages, at: start + 15 * DAY + 13 * 3_600_000 + 37 * 60_000, days: 14, now: start + 30 * DAY };
+}
 
 interface Asked {
   pk: number;
