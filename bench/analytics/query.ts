@@ -132,11 +132,12 @@ try {
     ['referrers', 'referrers report (hosts, classes, AI share per day)'],
     ['aiCompanies', 'AI-companies report (crawls, assistants, humans sent, per company)'],
     ['aiPerPath', 'AI-companies report per path of one company (?company=OpenAI)'],
-    // Itself COUNT(DISTINCT) over path-filtered raw events: its naive is one such query per page.
-    ['jobImpact', 'job-impact report (5 pages, per page and total, 14 days either side)'],
+    // Itself COUNT(DISTINCT) over path-filtered raw events: its naive is one such query per page, no 3× target.
+    ['jobImpact', 'job-impact report (5 pages, per page and total, 14 days either side)', 'one COUNT(DISTINCT) per page'],
   ];
-  for (const [name, label] of labels) {
-    console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); naive COUNT(DISTINCT) ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`);
+  for (const [name, label, naive] of labels) {
+    const vs = naive ? `${naive} ${med(name + 'Naive').toFixed(0)} (the report is itself COUNT(DISTINCT): no target)` : `naive COUNT(DISTINCT) ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`;
+    console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); ${vs}`);
   }
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();
