@@ -1,0 +1,16 @@
+// Generated traffic written into a new DuckDB engine in chunks of 250,000 stored events (generation
+// order: random days, so compaction sees every arrival order), then compacted once.
+import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
+import type { Traffic } from './generate.ts';
+import { storedEvents } from './stored.ts';
+
+export async function loadEngine(file: string, traffic: Traffic, projectId: string): Promise<{ engine: DuckDbEngine; loadS: number; compactS: number }> {
+  const engine = await DuckDbEngine.open({ file });
+  let t0 = performance.now();
+  const CHUNK = 250_000;
+  for (let s = 0; s < traffic.n; s += CHUNK) await engine.write(storedEvents(traffic, projectId, s, s + CHUNK));
+  const loadS = (performance.now() - t0) / 1000;
+  t0 = performance.now();
+  await engine.compact();
+  return { engine, loadS, compactS: (performance.now() - t0) / 1000 };
+}
