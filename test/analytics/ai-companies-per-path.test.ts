@@ -67,5 +67,5 @@ describe('DuckDB: one AI company per path over first-seen rows per path', () => 
     } finally {
       await engine.close();
     }
-  });
+  }, 240_000); // 5 states × 2 own-host sets × every range and company × 2 queries: ~35 s alone, over a minute on 2 busy cores
 });
