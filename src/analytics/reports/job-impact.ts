@@ -6,14 +6,15 @@
 // (a job touches a few pages): DuckDB and ClickHouse SQL side by side, the same answer.
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
-import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
+import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
+import { splitRange, type Range } from '../dates.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS } from '../own-hosts.ts';
-import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
-import type { DuckDbReads } from '../engines/duckdb/reads.ts';
+import { int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbSourceOf, quote } from './referrers.ts';
+import { clickhouseHost, clickhouseSourceOf, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -102,10 +103,12 @@ const firstOf = (rows: Record<string, unknown>[]) => {
   return ts.length ? Math.min(...ts) : null;
 };
 
-const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS humans, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai,
-  count(*) AS views, count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT} AND source = 'ai_assistant') AS from_ai`;
-
 const values = (list: [number, string][]) => list.map(([i, a]) => `(${int(i)}, ${quote(a)})`).join(', ');
+
+/** Counts over (visitor, mask, views, fa) rows, one per visitor: fa marks a human from an AI answer. */
+const DUCKDB_COUNTS = `count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai,
+  sum(views)::BIGINT AS views, count(*) FILTER (WHERE fa) AS from_ai`;
+const PER_VISITOR = 'visitor, bit_or(mask) AS mask, sum(views) AS views, bool_or(fa) AS fa';
 
 async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const pk = db.projectKey(projectId);
@@ -117,26 +120,67 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
       UNION ALL SELECT min(ts) AS first FROM not_found WHERE project_key = ${int(pk)} AND ts < ${int(at)}`);
     const windows = equalWindows(at, days, now, firstOf(first));
     if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
-    const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
-    const side = `(ts >= ${int(at)})::INTEGER AS after`;
     let viewRows: Record<string, unknown>[] = [];
-    if (views.list.length > 0) {
-      const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
-          WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND e.${span} AND p.path IN (${views.all.map(quote).join(', ')})),
-        w AS (SELECT ts, visitor, cls, path, ${side}, ${duckdbSourceOf('host', rulesOf(rules).sources)} AS source FROM ev),
-        addr(page, path) AS (VALUES ${values(views.list)})`;
-      viewRows = await rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
-        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
+    const ids = views.list.length > 0 ? await pathIds(c, pk, views.all) : new Map<string, number>();
+    if (ids.size > 0) {
+      const byId = views.list.flatMap(([i, a]): [number, number][] => (ids.has(a) ? [[i, ids.get(a)!]] : []));
+      const scope = { pk, ids: [...new Set(ids.values())], pending: (db.pending.byProject.get(pk) ?? 0) > 0 };
+      const parts = [visitorParts(scope, 0, { from: windows.before.from, to: at }), visitorParts(scope, 1, { from: at, to: windows.after.to })];
+      const own = duckdbNotOwn('k', ownHosts);
+      viewRows = await rowsOf(c, `WITH src AS (${parts.map((p) => p.views).join(' UNION ALL ')}),
+        hk AS MATERIALIZED (SELECT * FROM (${parts.map((p) => p.hosts).join(' UNION ALL ')}) WHERE ${own}),
+        ai_hosts AS (SELECT k FROM (SELECT DISTINCT k FROM hk) WHERE ${duckdbSourceOf('k', rulesOf(rules).sources)} = 'ai_assistant'),
+        pv AS MATERIALIZED (SELECT after, path_id, ${PER_VISITOR} FROM (
+          SELECT after, path_id, visitor, mask, views, false AS fa FROM src
+          UNION ALL SELECT DISTINCT after, path_id, visitor, 0, 0, true FROM hk SEMI JOIN ai_hosts USING (k)) GROUP BY ALL),
+        addr(page, path_id) AS (VALUES ${byId.map(([i, id]) => `(${int(i)}, ${int(id)})`).join(', ')})
+        SELECT page, after, ${DUCKDB_COUNTS} FROM (SELECT page, after, ${PER_VISITOR} FROM pv JOIN addr USING (path_id) GROUP BY ALL) GROUP BY page, after
+        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM (SELECT after, ${PER_VISITOR} FROM pv GROUP BY ALL) GROUP BY after`);
     }
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
-      const w = `w AS (SELECT visitor, path, ${side} FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
+      const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
+      const w = `w AS (SELECT visitor, path, (ts >= ${int(at)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
         addr(page, path) AS (VALUES ${values(nf.list)})`;
       nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
     }
     return result(windows, pages.length, viewRows, nfRows);
   });
+}
+
+/** The stored ids of the addresses (absent: never viewed), so the filter is pushed into the scans as literals. */
+async function pathIds(c: Parameters<typeof rowsOf>[0], pk: number, paths: string[]): Promise<Map<string, number>> {
+  const found = await rowsOf(c, `SELECT path, path_id FROM paths WHERE project_key = ${int(pk)} AND path IN (${paths.map(quote).join(', ')})`);
+  return new Map(found.map((r) => [String(r.path), num(r.path_id)]));
+}
+
+/**
+ * One window's rows, whole days from the day tables (and the rows not compacted yet), the partial days
+ * at its edges from raw events: `views` (after, path_id, visitor, mask, views) and `hosts` (after,
+ * path_id, visitor, k): the referring hosts of its humans, own hosts left in (the caller drops them).
+ */
+function visitorParts(scope: { pk: number; ids: number[]; pending: boolean }, after: 0 | 1, range: Range): { views: string; hosts: string } {
+  const split = splitRange(range);
+  const p = `project_key = ${int(scope.pk)} AND path_id IN (${scope.ids.map(int).join(', ')})`;
+  const human = `kind = ${KEY_KIND.host} AND ${HAS_HUMAN('mask')}`;
+  const views: string[] = [];
+  const hosts: string[] = [];
+  if (split.days !== 'none') {
+    const dc = dayCond(split.days);
+    views.push(`SELECT ${after} AS after, path_id, visitor, mask, views_h + views_a AS views FROM daily WHERE ${p} AND ${dc}`);
+    hosts.push(`SELECT ${after} AS after, path_id, visitor, k FROM daily_path_keys WHERE ${p} AND ${dc} AND ${human}`);
+    if (scope.pending) {
+      views.push(`SELECT ${after}, path_id, visitor, mask, views_h + views_a FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`);
+      hosts.push(`SELECT ${after}, path_id, visitor, k FROM (${KEY_ROWS(`${UNCOMPACTED} AND ${p} AND ${dc}`)}) WHERE ${human}`);
+    }
+  }
+  if (split.edges.length > 0) {
+    const ec = `${p} AND ${edgeCond(split.edges)}`;
+    views.push(`SELECT ${after}, path_id, visitor, cls, 1 FROM events WHERE ${ec} AND ${IS_VISITOR}`);
+    hosts.push(`SELECT ${after}, path_id, visitor, k FROM (${KEY_ROWS(ec)}) WHERE ${human}`);
+  }
+  return { views: views.join(' UNION ALL '), hosts: hosts.join(' UNION ALL ') };
 }
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, count() AS views,
