@@ -10,7 +10,7 @@ import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class
 import { splitRange, type Range } from '../dates.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS } from '../own-hosts.ts';
-import { int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { int, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
@@ -124,11 +124,17 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
     const ids = views.list.length > 0 ? await pathIds(c, pk, views.all) : new Map<string, number>();
     if (ids.size > 0) {
       const byId = views.list.flatMap(([i, a]): [number, number][] => (ids.has(a) ? [[i, ids.get(a)!]] : []));
-      const scope = { pk, ids: [...new Set(ids.values())], pending: (db.pending.byProject.get(pk) ?? 0) > 0 };
-      const parts = [visitorParts(scope, 0, { from: windows.before.from, to: at }), visitorParts(scope, 1, { from: at, to: windows.after.to })];
-      const own = duckdbNotOwn('k', ownHosts);
-      viewRows = await rowsOf(c, `WITH src AS (${parts.map((p) => p.views).join(' UNION ALL ')}),
-        hk AS MATERIALIZED (SELECT * FROM (${parts.map((p) => p.hosts).join(' UNION ALL ')}) WHERE ${own}),
+      const p = `project_key = ${int(pk)} AND path_id IN (${[...new Set(ids.values())].map(int).join(', ')})`;
+      const scope = { p, pending: (db.pending.byProject.get(pk) ?? 0) > 0 };
+      const parts = [windowParts(scope, 0, { from: windows.before.from, to: at }), windowParts(scope, 1, { from: at, to: windows.after.to })];
+      const list = (kind: 'views' | 'hosts' | 'raw') => parts.flatMap((w) => w[kind]);
+      // The raw rows on their own first: the host is then read for those few rows only, not for every scanned one.
+      const raw = `SELECT (ts >= ${int(at)})::INTEGER AS after, path_id, visitor, cls, referrer FROM events
+        WHERE ${p} AND ${IS_VISITOR} AND (${list('raw').join(' OR ') || 'false'})`;
+      const hosts = [...list('hosts'), `SELECT after, path_id, visitor, k FROM (SELECT *, ${STORED_HOST} AS k FROM raw WHERE cls = ${HUMAN_BIT}) WHERE k IS NOT NULL`];
+      viewRows = await rowsOf(c, `WITH raw AS MATERIALIZED (${raw}),
+        src AS (${[...list('views'), 'SELECT after, path_id, visitor, cls, 1 FROM raw'].join(' UNION ALL ')}),
+        hk AS MATERIALIZED (SELECT * FROM (${hosts.join(' UNION ALL ')}) WHERE ${duckdbNotOwn('k', ownHosts)}),
         ai_hosts AS (SELECT k FROM (SELECT DISTINCT k FROM hk) WHERE ${duckdbSourceOf('k', rulesOf(rules).sources)} = 'ai_assistant'),
         pv AS MATERIALIZED (SELECT after, path_id, ${PER_VISITOR} FROM (
           SELECT after, path_id, visitor, mask, views, false AS fa FROM src
@@ -156,31 +162,22 @@ async function pathIds(c: Parameters<typeof rowsOf>[0], pk: number, paths: strin
 }
 
 /**
- * One window's rows, whole days from the day tables (and the rows not compacted yet), the partial days
- * at its edges from raw events: `views` (after, path_id, visitor, mask, views) and `hosts` (after,
- * path_id, visitor, k): the referring hosts of its humans, own hosts left in (the caller drops them).
+ * One window's rows from the day tables, whole days (`views`: after, path_id, visitor, mask, views;
+ * `hosts`: after, path_id, visitor, k, the referring hosts of its humans), and `raw`: the conditions
+ * on `events` of the rows read as they are, the partial days at its edges and, in its whole days, the
+ * rows not compacted yet.
  */
-function visitorParts(scope: { pk: number; ids: number[]; pending: boolean }, after: 0 | 1, range: Range): { views: string; hosts: string } {
+function windowParts(scope: { p: string; pending: boolean }, after: 0 | 1, range: Range): { views: string[]; hosts: string[]; raw: string[] } {
   const split = splitRange(range);
-  const p = `project_key = ${int(scope.pk)} AND path_id IN (${scope.ids.map(int).join(', ')})`;
-  const human = `kind = ${KEY_KIND.host} AND ${HAS_HUMAN('mask')}`;
-  const views: string[] = [];
-  const hosts: string[] = [];
+  const out = { views: [] as string[], hosts: [] as string[], raw: [] as string[] };
   if (split.days !== 'none') {
     const dc = dayCond(split.days);
-    views.push(`SELECT ${after} AS after, path_id, visitor, mask, views_h + views_a AS views FROM daily WHERE ${p} AND ${dc}`);
-    hosts.push(`SELECT ${after} AS after, path_id, visitor, k FROM daily_path_keys WHERE ${p} AND ${dc} AND ${human}`);
-    if (scope.pending) {
-      views.push(`SELECT ${after}, path_id, visitor, mask, views_h + views_a FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`);
-      hosts.push(`SELECT ${after}, path_id, visitor, k FROM (${KEY_ROWS(`${UNCOMPACTED} AND ${p} AND ${dc}`)}) WHERE ${human}`);
-    }
+    out.views.push(`SELECT ${after} AS after, path_id, visitor, mask, views_h + views_a AS views FROM daily WHERE ${scope.p} AND ${dc}`);
+    out.hosts.push(`SELECT ${after} AS after, path_id, visitor, k FROM daily_path_keys WHERE ${scope.p} AND ${dc} AND kind = ${KEY_KIND.host} AND ${HAS_HUMAN('mask')}`);
+    if (scope.pending) out.raw.push(`(${UNCOMPACTED} AND ${dc})`);
   }
-  if (split.edges.length > 0) {
-    const ec = `${p} AND ${edgeCond(split.edges)}`;
-    views.push(`SELECT ${after}, path_id, visitor, cls, 1 FROM events WHERE ${ec} AND ${IS_VISITOR}`);
-    hosts.push(`SELECT ${after}, path_id, visitor, k FROM (${KEY_ROWS(ec)}) WHERE ${human}`);
-  }
-  return { views: views.join(' UNION ALL '), hosts: hosts.join(' UNION ALL ') };
+  if (split.edges.length > 0) out.raw.push(edgeCond(split.edges));
+  return out;
 }
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, count() AS views,
