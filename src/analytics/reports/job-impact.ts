@@ -105,10 +105,12 @@ const firstOf = (rows: Record<string, unknown>[]) => {
 
 const values = (list: [number, string][]) => list.map(([i, a]) => `(${int(i)}, ${quote(a)})`).join(', ');
 
-/** Counts over (visitor, mask, views, fa) rows, one per visitor: fa marks a human from an AI answer. */
+/** The mask bit of a human from an AI answer, beside the class bits (HUMAN_BIT, AI_BIT). */
+const FROM_AI_BIT = 4;
+/** Counts over rows of one visitor each: their class bits and FROM_AI_BIT, and their views. */
 const DUCKDB_COUNTS = `count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai,
-  sum(views)::BIGINT AS views, count(*) FILTER (WHERE fa) AS from_ai`;
-const PER_VISITOR = 'visitor, bit_or(mask) AS mask, sum(views) AS views, bool_or(fa) AS fa';
+  sum(views)::BIGINT AS views, count(*) FILTER (WHERE mask & ${FROM_AI_BIT} = ${FROM_AI_BIT}) AS from_ai`;
+const PER_VISITOR = 'visitor, bit_or(mask) AS mask, sum(views) AS views';
 
 async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const pk = db.projectKey(projectId);
@@ -134,14 +136,15 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
       const hosts = [...list('hosts'), `SELECT after, path_id, visitor, k FROM (SELECT *, ${STORED_HOST} AS k FROM raw WHERE cls = ${HUMAN_BIT}) WHERE k IS NOT NULL`];
       viewRows = await rowsOf(c, `WITH raw AS MATERIALIZED (${raw}),
         src AS (${[...list('views'), 'SELECT after, path_id, visitor, cls, 1 FROM raw'].join(' UNION ALL ')}),
-        hk AS MATERIALIZED (SELECT * FROM (${hosts.join(' UNION ALL ')}) WHERE ${duckdbNotOwn('k', ownHosts)}),
-        ai_hosts AS (SELECT k FROM (SELECT DISTINCT k FROM hk) WHERE ${duckdbSourceOf('k', rulesOf(rules).sources)} = 'ai_assistant'),
-        pv AS MATERIALIZED (SELECT after, path_id, ${PER_VISITOR} FROM (
-          SELECT after, path_id, visitor, mask, views, false AS fa FROM src
-          UNION ALL SELECT DISTINCT after, path_id, visitor, 0, 0, true FROM hk SEMI JOIN ai_hosts USING (k)) GROUP BY ALL),
+        hk AS MATERIALIZED (${hosts.join(' UNION ALL ')}),
+        -- The class of each distinct host, once (materialized: pushed below the DISTINCT it would be read per row).
+        host_list AS MATERIALIZED (SELECT DISTINCT k FROM hk),
+        ai_hosts AS (SELECT k FROM host_list WHERE ${duckdbNotOwn('k', ownHosts)} AND ${duckdbSourceOf('k', rulesOf(rules).sources)} = 'ai_assistant'),
+        v AS (SELECT after, path_id, visitor, mask, views FROM src
+          UNION ALL SELECT after, path_id, visitor, ${FROM_AI_BIT}, 0 FROM hk SEMI JOIN ai_hosts USING (k)),
         addr(page, path_id) AS (VALUES ${byId.map(([i, id]) => `(${int(i)}, ${int(id)})`).join(', ')})
-        SELECT page, after, ${DUCKDB_COUNTS} FROM (SELECT page, after, ${PER_VISITOR} FROM pv JOIN addr USING (path_id) GROUP BY ALL) GROUP BY page, after
-        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM (SELECT after, ${PER_VISITOR} FROM pv GROUP BY ALL) GROUP BY after`);
+        SELECT page, after, ${DUCKDB_COUNTS} FROM (SELECT page, after, ${PER_VISITOR} FROM v JOIN addr USING (path_id) GROUP BY ALL) GROUP BY page, after
+        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM (SELECT after, ${PER_VISITOR} FROM v GROUP BY ALL) GROUP BY after`);
     }
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
