@@ -6,15 +6,14 @@
 // (a job touches a few pages): DuckDB and ClickHouse SQL side by side, the same answer.
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
-import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
-import { splitRange, type Range } from '../dates.ts';
+import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS } from '../own-hosts.ts';
-import { int, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
-import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, IS_VISITOR, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
+import type { DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseHost, clickhouseSourceOf, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
+import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -103,14 +102,10 @@ const firstOf = (rows: Record<string, unknown>[]) => {
   return ts.length ? Math.min(...ts) : null;
 };
 
-const values = (list: [number, string][]) => list.map(([i, a]) => `(${int(i)}, ${quote(a)})`).join(', ');
+const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS humans, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai,
+  count(*) AS views, count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT} AND source = 'ai_assistant') AS from_ai`;
 
-/** The mask bit of a human from an AI answer, beside the class bits (HUMAN_BIT, AI_BIT). */
-const FROM_AI_BIT = 4;
-/** Counts over rows of one visitor each: their class bits and FROM_AI_BIT, and their views. */
-const DUCKDB_COUNTS = `count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans, count(*) FILTER (WHERE ${HAS_AI('mask')}) AS ai,
-  sum(views)::BIGINT AS views, count(*) FILTER (WHERE mask & ${FROM_AI_BIT} = ${FROM_AI_BIT}) AS from_ai`;
-const PER_VISITOR = 'visitor, bit_or(mask) AS mask, sum(views) AS views';
+const values = (list: [number, string][]) => list.map(([i, a]) => `(${int(i)}, ${quote(a)})`).join(', ');
 
 async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const pk = db.projectKey(projectId);
@@ -122,65 +117,26 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
       UNION ALL SELECT min(ts) AS first FROM not_found WHERE project_key = ${int(pk)} AND ts < ${int(at)}`);
     const windows = equalWindows(at, days, now, firstOf(first));
     if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
+    const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
+    const side = `(ts >= ${int(at)})::INTEGER AS after`;
     let viewRows: Record<string, unknown>[] = [];
-    const ids = views.list.length > 0 ? await pathIds(c, pk, views.all) : new Map<string, number>();
-    if (ids.size > 0) {
-      const byId = views.list.flatMap(([i, a]): [number, number][] => (ids.has(a) ? [[i, ids.get(a)!]] : []));
-      const p = `project_key = ${int(pk)} AND path_id IN (${[...new Set(ids.values())].map(int).join(', ')})`;
-      const scope = { p, pending: (db.pending.byProject.get(pk) ?? 0) > 0 };
-      const parts = [windowParts(scope, 0, { from: windows.before.from, to: at }), windowParts(scope, 1, { from: at, to: windows.after.to })];
-      const list = (kind: 'views' | 'hosts' | 'raw') => parts.flatMap((w) => w[kind]);
-      // The raw rows on their own first: the host is then read for those few rows only, not for every scanned one.
-      const raw = `SELECT (ts >= ${int(at)})::INTEGER AS after, path_id, visitor, cls, referrer FROM events
-        WHERE ${p} AND ${IS_VISITOR} AND (${list('raw').join(' OR ') || 'false'})`;
-      const hosts = [...list('hosts'), `SELECT after, path_id, visitor, k FROM (SELECT *, ${STORED_HOST} AS k FROM raw WHERE cls = ${HUMAN_BIT}) WHERE k IS NOT NULL`];
-      viewRows = await rowsOf(c, `WITH raw AS MATERIALIZED (${raw}),
-        src AS (${[...list('views'), 'SELECT after, path_id, visitor, cls, 1 FROM raw'].join(' UNION ALL ')}),
-        hk AS MATERIALIZED (${hosts.join(' UNION ALL ')}),
-        -- The class of each distinct host, once (materialized: pushed below the DISTINCT it would be read per row).
-        host_list AS MATERIALIZED (SELECT DISTINCT k FROM hk),
-        ai_hosts AS (SELECT k FROM host_list WHERE ${duckdbNotOwn('k', ownHosts)} AND ${duckdbSourceOf('k', rulesOf(rules).sources)} = 'ai_assistant'),
-        v AS (SELECT after, path_id, visitor, mask, views FROM src
-          UNION ALL SELECT after, path_id, visitor, ${FROM_AI_BIT}, 0 FROM hk SEMI JOIN ai_hosts USING (k)),
-        addr(page, path_id) AS (VALUES ${byId.map(([i, id]) => `(${int(i)}, ${int(id)})`).join(', ')})
-        SELECT page, after, ${DUCKDB_COUNTS} FROM (SELECT page, after, ${PER_VISITOR} FROM v JOIN addr USING (path_id) GROUP BY ALL) GROUP BY page, after
-        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM (SELECT after, ${PER_VISITOR} FROM v GROUP BY ALL) GROUP BY after`);
+    if (views.list.length > 0) {
+      const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
+          WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND e.${span} AND p.path IN (${views.all.map(quote).join(', ')})),
+        w AS (SELECT ts, visitor, cls, path, ${side}, ${duckdbSourceOf('host', rulesOf(rules).sources)} AS source FROM ev),
+        addr(page, path) AS (VALUES ${values(views.list)})`;
+      viewRows = await rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
+        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
     }
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
-      const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
-      const w = `w AS (SELECT visitor, path, (ts >= ${int(at)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
+      const w = `w AS (SELECT visitor, path, ${side} FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
         addr(page, path) AS (VALUES ${values(nf.list)})`;
       nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
     }
     return result(windows, pages.length, viewRows, nfRows);
   });
-}
-
-/** The stored ids of the addresses (absent: never viewed), so the filter is pushed into the scans as literals. */
-async function pathIds(c: Parameters<typeof rowsOf>[0], pk: number, paths: string[]): Promise<Map<string, number>> {
-  const found = await rowsOf(c, `SELECT path, path_id FROM paths WHERE project_key = ${int(pk)} AND path IN (${paths.map(quote).join(', ')})`);
-  return new Map(found.map((r) => [String(r.path), num(r.path_id)]));
-}
-
-/**
- * One window's rows from the day tables, whole days (`views`: after, path_id, visitor, mask, views;
- * `hosts`: after, path_id, visitor, k, the referring hosts of its humans), and `raw`: the conditions
- * on `events` of the rows read as they are, the partial days at its edges and, in its whole days, the
- * rows not compacted yet.
- */
-function windowParts(scope: { p: string; pending: boolean }, after: 0 | 1, range: Range): { views: string[]; hosts: string[]; raw: string[] } {
-  const split = splitRange(range);
-  const out = { views: [] as string[], hosts: [] as string[], raw: [] as string[] };
-  if (split.days !== 'none') {
-    const dc = dayCond(split.days);
-    out.views.push(`SELECT ${after} AS after, path_id, visitor, mask, views_h + views_a AS views FROM daily WHERE ${scope.p} AND ${dc}`);
-    out.hosts.push(`SELECT ${after} AS after, path_id, visitor, k FROM daily_path_keys WHERE ${scope.p} AND ${dc} AND kind = ${KEY_KIND.host} AND ${HAS_HUMAN('mask')}`);
-    if (scope.pending) out.raw.push(`(${UNCOMPACTED} AND ${dc})`);
-  }
-  if (split.edges.length > 0) out.raw.push(edgeCond(split.edges));
-  return out;
 }
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, count() AS views,
