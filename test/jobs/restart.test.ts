@@ -68,7 +68,9 @@ describe('restarts', () => {
     });
     a.proc.kill('SIGKILL');
     await a.exited;
-    const b = await start(dir, { TEST_TURN_MS: '50' });
+    // b takes the job once a's 2 s lease lapses; its own lease is long, so a heartbeat delayed on a
+    // loaded machine cannot make it lose the job and start it a third time.
+    const b = await start(dir, { TEST_TURN_MS: '50', FOLIO_LEASE: '10m' });
     const done = await eventually(async () => {
       const j = await call(b.url, key, 'GET', `/v2/agent/${projectId}/job/${id}`);
       return j.body.status !== 'active' ? j.body : null;
