@@ -19,7 +19,7 @@ import { splitRange } from '../dates.ts';
 import { firstIn } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
-import { firstDay, foldState } from './first-seen-clickhouse.ts';
+import { firstDay, foldState, type FoldState } from './first-seen-clickhouse.ts';
 import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
@@ -258,14 +258,30 @@ const CLICKHOUSE_COUNTS = raw(`countIf(cls = ${CLASS_CODE.training}) AS training
   uniqExactIf(ifNull(agent, ''), cls IN (${CRAWLERS})) AS crawlers, uniqExactIf(visitor, cls = ${CLASS_CODE.ai}) AS assistant_visitors,
   countIf(cls = ${CLASS_CODE.ai}) AS assistant_views, uniqExactIf(visitor, cls = ${CLASS_CODE.human}) AS referred_humans`);
 
+/** A ClickHouse query over whole days [d1, d2): the range's first day as links compare it, its rows' scope, and the fold state there. */
+interface WholeDays extends FoldState {
+  first: Sql;
+  scope: Sql;
+  own: OwnHosts;
+  rules: ClassificationRules;
+  limit: number;
+  offset: number;
+}
+
 async function clickhouse(db: ClickHouseReads, params: Params): Promise<AiCompaniesReport> {
   const split = splitRange(params.range);
-  if (split.edges.length === 0 && split.days !== 'none') {
-    const args = [db, params.projectId, split.days, params.ownHosts ?? NO_OWN_HOSTS, rulesOf(params.rules), params.limit, params.offset] as const;
-    return params.company === undefined ? clickhouseFirstSeen(...args) : clickhousePerPath(...args, params.company);
-  }
-  return clickhouseFromEvents(db, params);
+  if (split.edges.length > 0 || split.days === 'none') return clickhouseFromEvents(db, params);
+  const { d1, d2 } = split.days;
+  const days = chDayCond(d1, d2);
+  if (days.text === '0') return companiesReport([], params.company, params.limit);
+  const scope = sql`project = ${params.projectId} AND ${days}`;
+  const w: WholeDays = { first: firstDay(d1), scope, ...(await foldState(db, scope)), own: params.ownHosts ?? NO_OWN_HOSTS, rules: rulesOf(params.rules), limit: params.limit, offset: params.offset };
+  return params.company === undefined ? clickhouseFirstSeen(db, w) : clickhousePerPath(db, w, params.company);
 }
+
+/** The report's columns summed over the union of its parts (each part fills some, zero in the others). */
+const SUMMED = raw(`sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
+  sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans`);
 
 /**
  * ClickHouse, any range, per company or per path: uniqExact over the raw events (also the
@@ -292,20 +308,7 @@ export async function clickhouseFromEvents(db: ClickHouseReads, { projectId, ran
  * agents and hosts map to companies once each, then distinct per (company, visitor). Rows not folded
  * yet are added as they are (daily_agents is complete: its materialized view sums every insert).
  */
-async function clickhouseFirstSeen(
-  db: ClickHouseReads,
-  projectId: string,
-  { d1, d2 }: { d1: number | null; d2: number | null },
-  own: OwnHosts,
-  rules: ClassificationRules,
-  limit: number,
-  offset: number,
-): Promise<AiCompaniesReport> {
-  const days = chDayCond(d1, d2);
-  if (days.text === '0') return companiesReport([], undefined, limit);
-  const first = firstDay(d1);
-  const scope = sql`project = ${projectId} AND ${days}`;
-  const { foldedUpTo, unfolded } = await foldState(db, scope);
+async function clickhouseFirstSeen(db: ClickHouseReads, { first, scope, foldedUpTo, unfolded, own, rules, limit, offset }: WholeDays): Promise<AiCompaniesReport> {
   const views = sql`SELECT agent, cls, sum(views) AS n_views FROM ${db.db}.daily_agents WHERE ${scope} GROUP BY agent, cls`;
   const taken = sql`SELECT ${clickhouseAgentCompany(raw('agent'), rules)} AS company, toUInt64(sumIf(n_views, cls = ${CLASS_CODE.training})) AS training_views,
       toUInt64(sumIf(n_views, cls = ${CLASS_CODE.search})) AS search_views, toUInt64(uniqExactIf(agent, cls IN (${raw(CRAWLERS)}))) AS crawlers,
@@ -331,8 +334,7 @@ async function clickhouseFirstSeen(
   const all = sql`${taken}
     UNION ALL SELECT company, ${zero}, ${zero}, ${zero}, n, ${zero}, ${zero} FROM (${served})
     UNION ALL SELECT company, ${zero}, ${zero}, ${zero}, ${zero}, ${zero}, n FROM (${sent})`;
-  const query = sql`SELECT company, sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
-      sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
+  const query = sql`SELECT company, ${SUMMED}
     FROM (${all}) WHERE company != '' GROUP BY company ORDER BY ${raw(ORDER)} LIMIT ${offset}, ${limit + 1}`;
   return companiesReport(await db.rows(query), undefined, limit);
 }
@@ -346,21 +348,7 @@ async function clickhouseFirstSeen(
  * visitor) pairs (a visitor of two of its agents or hosts on one path counts once). Rows not folded
  * yet are added as they are.
  */
-async function clickhousePerPath(
-  db: ClickHouseReads,
-  projectId: string,
-  { d1, d2 }: { d1: number | null; d2: number | null },
-  own: OwnHosts,
-  rules: ClassificationRules,
-  limit: number,
-  offset: number,
-  company: string,
-): Promise<AiCompaniesReport> {
-  const days = chDayCond(d1, d2);
-  if (days.text === '0') return companiesReport([], company, limit);
-  const first = firstDay(d1);
-  const scope = sql`project = ${projectId} AND ${days}`;
-  const { foldedUpTo, unfolded } = await foldState(db, scope);
+async function clickhousePerPath(db: ClickHouseReads, { first, scope, foldedUpTo, unfolded, own, rules, limit, offset }: WholeDays, company: string): Promise<AiCompaniesReport> {
   const agents = inList([...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => name));
   const hostRows = sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', own)}`;
   const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
@@ -381,8 +369,7 @@ async function clickhousePerPath(
     WHERE (${assistant}) OR (${referred} AND cls = ${HUMAN_BIT})`;
   const readers = sql`SELECT path, toUInt64(0), toUInt64(0), toUInt64(0), toUInt64(uniqExactIf(visitor, kind = ${KEY_KIND.agent})), toUInt64(0),
       toUInt64(uniqExactIf(visitor, kind = ${KEY_KIND.host})) FROM (${folded}${unfolded ? sql` UNION ALL ${fresh}` : raw('')}) GROUP BY path`;
-  const query = sql`SELECT ${company} AS company, path, sum(training_views) AS training_views, sum(search_views) AS search_views, sum(crawlers) AS crawlers,
-      sum(assistant_visitors) AS assistant_visitors, sum(assistant_views) AS assistant_views, sum(referred_humans) AS referred_humans
+  const query = sql`SELECT ${company} AS company, path, ${SUMMED}
     FROM (${taken} UNION ALL ${readers}) GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
   return companiesReport(await db.rows(query), company, limit);
 }
