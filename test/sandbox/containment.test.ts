@@ -123,7 +123,9 @@ describe.skipIf(!HAS_BWRAP)('build sandbox containment (needs bubblewrap)', () =
     // need a fork of its own, which the bomb's processes compete for on a loaded machine.
     let most = 0;
     const sampler = setInterval(() => (most = Math.max(most, processesWith(marker))), 100);
-    const r = await build(`: ${marker}; b() { b | b & }; b; sleep 3; exit 1`, 10).finally(() => clearInterval(sampler));
+    // Each of the bomb's shells stays while it forks (a bomb whose shells exit at once can die out
+    // between two samples on a busy machine); the top one ends the build after 8 s.
+    const r = await build(`: ${marker}; b() { b & b & sleep 8; }; b; exit 1`, 20).finally(() => clearInterval(sampler));
     expect(r.report.status).toBe('failed');
     // The bomb met the limit (64 here, and bwrap's own processes) instead of the machine running out of processes.
     expect(most).toBeGreaterThan(8);
