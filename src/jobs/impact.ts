@@ -66,13 +66,19 @@ export class JobImpactService {
     this.#deps = deps;
   }
 
-  async impact(projectId: string, jobId: string, days = DEFAULT_DAYS, now = Date.now()): Promise<JobImpact> {
+  /**
+   * `beforeCount` runs just before the traffic is read (the caller's analytics read limit): an
+   * answer served from the cache, or a job not measurable yet, reads no traffic and costs no read
+   * (the jobs list asks for every merged job's badge).
+   */
+  async impact(projectId: string, jobId: string, days = DEFAULT_DAYS, beforeCount: () => Promise<void> = async () => {}, now = Date.now()): Promise<JobImpact> {
     const job = await this.#deps.jobs.get(projectId, jobId); // 404 job_not_found, another project's included
     const key = `${projectId}/${jobId}/${days}`;
     const cached = this.#answers.get(key);
     if (cached) return cached;
     const mergedAt = await this.#mergedAt(projectId, job, now);
     const pages = await this.#pages(projectId, job);
+    await beforeCount();
     const counts = await this.#deps.analytics.run(jobImpact, { projectId, range: { from: null, to: null }, pages: pages.map(addressesFor), at: mergedAt, days, now });
     const w = counts.windows;
     if (!w) throw notReady(`The pull request was merged less than a day ago; its effect can be measured ${waitText(mergedAt + MIN_AFTER_MS - now)}.`);

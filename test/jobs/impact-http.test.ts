@@ -126,9 +126,17 @@ describe('the impact of a merged job', () => {
       after: { humans: 2, ai: 1, views: 3, fromAiAnswers: 1, notFound: 1 },
     });
 
+    // Asked again within the minute (the jobs list's badge): the same answer, served without reading
+    // the traffic, so no analytics read is spent.
+    const again = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}/impact?days=2`, { key });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(res.body);
+    expect(again.headers.get('ratelimit-remaining')).toBeNull();
+
     // Fourteen days asked: clipped to the three days since the merge, and to the data (2.5 days before it).
     const long = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}/impact`, { key });
     expect(long.status).toBe(200);
+    expect(Number(long.headers.get('ratelimit-remaining'))).toBe(Number(res.headers.get('ratelimit-remaining')) - 1);
     expect(long.body.days).toBe(14);
     expect(long.body.windowDays).toBe(2.5);
     expect(long.body.clipped).toMatch(/recorded traffic starts 2\.5 days before the merge/);
@@ -214,6 +222,8 @@ describe('the impact of a merged job', () => {
     expect(early.status).toBe(409);
     expect(early.body.code).toBe('impact_not_ready');
     expect(early.body.error).toMatch(/merged less than a day ago; its effect can be measured in about 23 hours/);
+    // Nothing was read: no analytics read spent.
+    expect(early.headers.get('ratelimit-remaining')).toBeNull();
   });
 
   it('the typed client and `folio jobs impact` (table, --json, --csv)', { timeout: 60_000 }, async () => {

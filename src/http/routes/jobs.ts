@@ -140,7 +140,7 @@ const jobReads: FastifyPluginAsyncTypebox = async (app) => {
         tags,
         summary: "The effect of a merged job on its pages",
         description:
-          "For a job whose pull request was merged (the merge time from the code host): the pages it added, edited, moved or removed (site paths from the docs framework's site model, old and new addresses of a moved page) and the redirects it added, each with exact counts for equal windows before and after the merge — distinct human and AI visitors, views, humans who arrived from an AI answer, distinct not-found visitors on the old addresses — and the same for all of them together (visitors deduplicated across pages). `days` (1–90, default 14) is each window's length, clipped to the time since the merge and to the first recorded event (`clipped` says why). 409 `impact_not_ready` (the message says why) while the job has no pull request, it is open or closed unmerged, or merged less than a day ago. Counts as one analytics read against the project's hourly limit (429 `rate_limited`).",
+          "For a job whose pull request was merged (the merge time from the code host): the pages it added, edited, moved or removed (site paths from the docs framework's site model, old and new addresses of a moved page) and the redirects it added, each with exact counts for equal windows before and after the merge — distinct human and AI visitors, views, humans who arrived from an AI answer, distinct not-found visitors on the old addresses — and the same for all of them together (visitors deduplicated across pages). `days` (1–90, default 14) is each window's length, clipped to the time since the merge and to the first recorded event (`clipped` says why). 409 `impact_not_ready` (the message says why) while the job has no pull request, it is open or closed unmerged, or merged less than a day ago. Counts as one analytics read against the project's hourly limit (429 `rate_limited`) when it reads the traffic: an answer computed in the last minute is served again without one, and a 409 costs none.",
         params: JobParams,
         querystring: ImpactQuery,
         response: { 200: JobImpact, ...errorResponses(400, 401, 403, 404, 409, 429, 503) },
@@ -148,10 +148,11 @@ const jobReads: FastifyPluginAsyncTypebox = async (app) => {
       config: ACCESS.read,
     },
     async (request, reply) => {
-      // It reads the project's traffic: one analytics read against the hourly limit (FOLIO_RATE_LIMIT_ANALYTICS), as a report would.
-      const rate = await analyticsReads.take(request.params.projectId);
-      if (rate) reply.headers(rateLimitHeaders(rate));
-      return impact.impact(request.params.projectId, request.params.id, request.query.days ?? DEFAULT_DAYS);
+      // Reading the project's traffic is one analytics read against the hourly limit (FOLIO_RATE_LIMIT_ANALYTICS), as a report is.
+      return impact.impact(request.params.projectId, request.params.id, request.query.days ?? DEFAULT_DAYS, async () => {
+        const rate = await analyticsReads.take(request.params.projectId);
+        if (rate) reply.headers(rateLimitHeaders(rate));
+      });
     },
   );
 
