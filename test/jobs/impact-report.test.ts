@@ -38,6 +38,8 @@ const REFERRERS: [string | null, boolean][] = [
   [null, false],
   ['chatgpt.com', true],
   ['https://chatgpt.com/c/1?x', true],
+  // A whole URL's host is read in lower case: still an AI answer (DuckDB looks for AI hosts case-insensitively first).
+  ['HTTPS://Claude.AI/chat/1', true],
   ['www.perplexity.ai', true],
   ['www.google.com', false],
   ['docs.example.com', false],
