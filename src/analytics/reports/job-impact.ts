@@ -170,8 +170,11 @@ async function duckdbPerPage(c: DuckDBConnection, { pk, views, at, span, ownHost
     UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
 }
 
-/** Pages up to 64: each page one bit of a UBIGINT, so one grouping per (side, visitor) counts every page and the total. */
-const MAX_BIT_PAGES = 64;
+/**
+ * Pages up to 32: each page one bit of a UBIGINT, its bit + 32 after the merge, so one grouping per
+ * visitor (one integer key) holds every page's counts on both sides and the totals.
+ */
+const MAX_BIT_PAGES = 32;
 
 /**
  * DuckDB: a view's referring host when it may be an AI answer's (NULL otherwise): a human's view
@@ -187,10 +190,11 @@ function duckdbMaybeAiHost(ownHosts: OwnHosts, sources: readonly SourceRule[]): 
 
 /**
  * DuckDB, up to MAX_BIT_PAGES pages, one scan and one grouping per visitor: each view carries the
- * bits of the pages its address belongs to, ORed per (side, visitor) for humans, AI and humans from
- * AI answers; beside it (GROUPING SETS, same scan) the views per (side, address). The visitors' bit
- * patterns, counted (few distinct ones), give each page's visitors (its bit set) and the total (any).
- * The path ids are literals, so the scan filters by them (a join would read every view of the span).
+ * bits of the pages its address belongs to (shifted by 32 after the merge), ORed per visitor for
+ * humans, AI and humans from AI answers; beside it (GROUPING SETS, same scan) the views per (side,
+ * address). The visitors' bit patterns, counted (few distinct ones), give each page's visitors on
+ * each side (its bit set) and the totals (any bit of the side). The path ids are literals, so the
+ * scan filters by them (a join would read every view of the span first).
  */
 async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const bitsOf = new Map<string, bigint>();
@@ -199,11 +203,11 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, at, span,
   if (ids.length === 0) return [];
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
   const bits = `CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END`;
-  const grouped = await rowsOf(c, `WITH e AS (SELECT (ts >= ${int(at)})::UTINYINT AS after, visitor, path_id, cls, ${bits} AS bits, ${duckdbMaybeAiHost(ownHosts, sources)} AS host
+  const grouped = await rowsOf(c, `WITH e AS (SELECT (ts >= ${int(at)})::UTINYINT AS after, visitor, path_id, cls, (${bits}) << (32 * after) AS bits, ${duckdbMaybeAiHost(ownHosts, sources)} AS host
         FROM events WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)),
-      v AS (SELECT after, visitor, path_id, CASE WHEN cls = ${HUMAN_BIT} THEN bits ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} THEN bits ELSE 0 END AS a,
+      v AS (SELECT visitor, after, path_id, CASE WHEN cls = ${HUMAN_BIT} THEN bits ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} THEN bits ELSE 0 END AS a,
           CASE WHEN host IS NOT NULL AND ${duckdbSourceOf('host', sources)} = 'ai_assistant' THEN bits ELSE 0 END AS f FROM e),
-      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, count(*) AS n FROM v GROUP BY GROUPING SETS ((after, visitor), (after, path_id)))
+      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, count(*) AS n FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id)))
     SELECT after, path_id, h, a, f, count(*) AS visitors, sum(n) AS views FROM g GROUP BY ALL`);
   return fromBits(pages, pageBits, grouped);
 }
@@ -212,23 +216,28 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, at, span,
 function fromBits(pages: number, pageBits: Map<number, bigint>, grouped: Record<string, unknown>[]): Record<string, unknown>[] {
   const out = [0, 1].flatMap((after) => Array.from({ length: pages + 1 }, (_, i) => ({ page: i - 1, after, humans: 0, ai: 0, views: 0, from_ai: 0 })));
   const at = (page: number, after: number) => out[after * (pages + 1) + page + 1];
-  const has = (mask: unknown, page: number) => mask !== null && ((BigInt(mask as bigint) >> BigInt(page)) & 1n) === 1n;
+  const has = (bits: bigint, page: number) => ((bits >> BigInt(page)) & 1n) === 1n;
   for (const r of grouped) {
-    const after = num(r.after);
     if (r.path_id !== null) {
       // Views per address: once in the total, once in each page it belongs to.
+      const after = num(r.after);
       const bits = pageBits.get(num(r.path_id)) ?? 0n;
       at(-1, after).views += num(r.views);
       for (let p = 0; p < pages; p++) if (has(bits, p)) at(p, after).views += num(r.views);
       continue;
     }
     const n = num(r.visitors);
-    for (let p = -1; p < pages; p++) {
-      const c = at(p, after);
-      const set = (mask: unknown) => (p === -1 ? mask !== null && BigInt(mask as bigint) !== 0n : has(mask, p));
-      if (set(r.h)) c.humans += n;
-      if (set(r.a)) c.ai += n;
-      if (set(r.f)) c.from_ai += n;
+    for (const after of [0, 1]) {
+      // This side's 32 bits of each mask.
+      const side = (mask: unknown) => (BigInt(mask as bigint) >> BigInt(32 * after)) & 0xffffffffn;
+      const [h, a, f] = [side(r.h), side(r.a), side(r.f)];
+      for (let p = -1; p < pages; p++) {
+        const c = at(p, after);
+        const set = (bits: bigint) => (p === -1 ? bits !== 0n : has(bits, p));
+        if (set(h)) c.humans += n;
+        if (set(a)) c.ai += n;
+        if (set(f)) c.from_ai += n;
+      }
     }
   }
   return out;
