@@ -158,8 +158,9 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
 }
 
 /**
- * DuckDB, any number of pages: distinct counts per (page, side) over the views joined to the
- * (page, address) pairs, and again in total: two groupings by visitor, the source class per view.
+ * DuckDB, any number of pages (those above MAX_BIT_PAGES): distinct counts per (page, side) over the
+ * views joined to the (page, address) pairs, and again in total: two groupings by visitor, the source
+ * class per view.
  */
 async function duckdbPerPage(c: DuckDBConnection, { pk, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
