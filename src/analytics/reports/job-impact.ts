@@ -4,11 +4,14 @@
 // distinct humans who arrived from an AI answer (referrer source class ai_assistant, the project's own
 // hosts excluded), and distinct not-found visitors on the old addresses. Raw events filtered by path
 // (a job touches a few pages): DuckDB and ClickHouse SQL side by side, the same answer.
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
+import { DAY_MS } from '../dates.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
-import { NO_OWN_HOSTS } from '../own-hosts.ts';
+import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
+import type { SourceRule } from '../referrer-sources.ts';
 import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
 import type { DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
@@ -107,36 +110,138 @@ const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT})
 
 const values = (list: [number, string][]) => list.map(([i, a]) => `(${int(i)}, ${quote(a)})`).join(', ');
 
+/**
+ * DuckDB: the first event before the merge, as far as equalWindows needs it. Any event (either table)
+ * at or before `opens`, where the asked windows would start, leaves them unclipped, and one row found
+ * ends the scan; only without one is the earliest event after `opens` looked for.
+ */
+async function duckdbFirst(c: DuckDBConnection, pk: number, at: number, opens: number): Promise<number | null> {
+  const probe = (table: string) => `SELECT (SELECT ts FROM ${table} WHERE project_key = ${int(pk)} AND ts <= ${int(opens)} LIMIT 1) AS first`;
+  const early = (await rowsOf(c, `${probe('events')} UNION ALL ${probe('not_found')}`)).find((r) => r.first !== null && r.first !== undefined);
+  if (early) return Number(early.first);
+  const after = (table: string) => `SELECT min(ts) AS first FROM ${table} WHERE project_key = ${int(pk)} AND ts > ${int(opens)} AND ts < ${int(at)}`;
+  return firstOf(await rowsOf(c, `${after('events')} UNION ALL ${after('not_found')}`));
+}
+
+/** What the views queries need besides the connection. */
+interface ViewsAsked {
+  pk: number;
+  pages: number;
+  views: ReturnType<typeof pairs>;
+  at: number;
+  span: string;
+  ownHosts: OwnHosts;
+  sources: readonly SourceRule[];
+}
+
 async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const pk = db.projectKey(projectId);
   const views = pairs(pages, 'views');
   const nf = pairs(pages, 'notFound');
   if (pk === undefined) return result(equalWindows(at, days, now, null), pages.length, [], []);
   return db.readers.use(async (c) => {
-    const first = await rowsOf(c, `SELECT min(ts) AS first FROM events WHERE project_key = ${int(pk)} AND ts < ${int(at)}
-      UNION ALL SELECT min(ts) AS first FROM not_found WHERE project_key = ${int(pk)} AND ts < ${int(at)}`);
-    const windows = equalWindows(at, days, now, firstOf(first));
+    const windows = equalWindows(at, days, now, await duckdbFirst(c, pk, at, at - Math.min(days * DAY_MS, now - at)));
     if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
     const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
-    const side = `(ts >= ${int(at)})::INTEGER AS after`;
+    const asked: ViewsAsked = { pk, pages: pages.length, views, at, span, ownHosts, sources: rulesOf(rules).sources };
     let viewRows: Record<string, unknown>[] = [];
-    if (views.list.length > 0) {
-      const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
-          WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND e.${span} AND p.path IN (${views.all.map(quote).join(', ')})),
-        w AS (SELECT ts, visitor, cls, path, ${side}, ${duckdbSourceOf('host', rulesOf(rules).sources)} AS source FROM ev),
-        addr(page, path) AS (VALUES ${values(views.list)})`;
-      viewRows = await rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
-        UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
-    }
+    if (views.list.length > 0) viewRows = pages.length <= MAX_BIT_PAGES ? await duckdbPageBits(c, asked) : await duckdbPerPage(c, asked);
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
-      const w = `w AS (SELECT visitor, path, ${side} FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
+      const w = `w AS (SELECT visitor, path, (ts >= ${int(at)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
         addr(page, path) AS (VALUES ${values(nf.list)})`;
       nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
     }
     return result(windows, pages.length, viewRows, nfRows);
   });
+}
+
+/**
+ * DuckDB, any number of pages (those above MAX_BIT_PAGES): distinct counts per (page, side) over the
+ * views joined to the (page, address) pairs, and again in total: two groupings by visitor, the source
+ * class per view.
+ */
+async function duckdbPerPage(c: DuckDBConnection, { pk, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+  const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
+      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND e.${span} AND p.path IN (${views.all.map(quote).join(', ')})),
+    w AS (SELECT ts, visitor, cls, path, (ts >= ${int(at)})::INTEGER AS after, ${duckdbSourceOf('host', sources)} AS source FROM ev),
+    addr(page, path) AS (VALUES ${values(views.list)})`;
+  return rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
+    UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
+}
+
+/**
+ * Pages up to 32: each page one bit of a UBIGINT, its bit + 32 after the merge, so one grouping per
+ * visitor (one integer key) holds every page's counts on both sides and the totals.
+ */
+const MAX_BIT_PAGES = 32;
+
+/**
+ * DuckDB: a view's referring host when it may be an AI answer's (NULL otherwise): a human's view
+ * whose referrer contains an ai_assistant host at all (case-insensitive, anywhere: a necessary
+ * condition, whether the referrer is a host or a whole URL). The class CASE of every rule in order
+ * (duckdbSourceOf), the costly part, then runs on these hosts only.
+ */
+function duckdbMaybeAiHost(ownHosts: OwnHosts, sources: readonly SourceRule[]): string {
+  const ai = sources.filter((r) => r.category === 'ai_assistant').map((r) => r.host.replaceAll('.', '\\.'));
+  if (ai.length === 0) return 'NULL';
+  return `CASE WHEN cls = ${HUMAN_BIT} AND referrer IS NOT NULL AND regexp_matches(referrer, ${quote(ai.join('|'))}, 'i') THEN ${duckdbHost(ownHosts)} END`;
+}
+
+/**
+ * DuckDB, up to MAX_BIT_PAGES pages, one scan and one grouping per visitor: each view carries the
+ * bits of the pages its address belongs to (shifted by 32 after the merge), ORed per visitor for
+ * humans, AI and humans from AI answers; beside it (GROUPING SETS, same scan) the views per (side,
+ * address). The visitors' bit patterns, counted (few distinct ones), give each page's visitors on
+ * each side (its bit set) and the totals (any bit of the side). The path ids are literals, so the
+ * scan filters by them (a join would read every view of the span first).
+ */
+async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+  const bitsOf = new Map<string, bigint>();
+  for (const [i, a] of views.list) bitsOf.set(a, (bitsOf.get(a) ?? 0n) | (1n << BigInt(i)));
+  const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
+  if (ids.length === 0) return [];
+  const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
+  const bits = `CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END`;
+  const grouped = await rowsOf(c, `WITH e AS (SELECT (ts >= ${int(at)})::UTINYINT AS after, visitor, path_id, cls, (${bits}) << (32 * after) AS bits, ${duckdbMaybeAiHost(ownHosts, sources)} AS host
+        FROM events WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)),
+      v AS (SELECT visitor, after, path_id, CASE WHEN cls = ${HUMAN_BIT} THEN bits ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} THEN bits ELSE 0 END AS a,
+          CASE WHEN host IS NOT NULL AND ${duckdbSourceOf('host', sources)} = 'ai_assistant' THEN bits ELSE 0 END AS f FROM e),
+      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, count(*) AS n FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id)))
+    SELECT after, path_id, h, a, f, count(*) AS visitors, sum(n) AS views FROM g GROUP BY ALL`);
+  return fromBits(pages, pageBits, grouped);
+}
+
+/** The views rows `result` reads (per page and side, and page -1 the total) from the bit patterns' counts. */
+function fromBits(pages: number, pageBits: Map<number, bigint>, grouped: Record<string, unknown>[]): Record<string, unknown>[] {
+  const out = [0, 1].flatMap((after) => Array.from({ length: pages + 1 }, (_, i) => ({ page: i - 1, after, humans: 0, ai: 0, views: 0, from_ai: 0 })));
+  const at = (page: number, after: number) => out[after * (pages + 1) + page + 1];
+  const has = (bits: bigint, page: number) => ((bits >> BigInt(page)) & 1n) === 1n;
+  for (const r of grouped) {
+    if (r.path_id !== null) {
+      // Views per address: once in the total, once in each page it belongs to.
+      const after = num(r.after);
+      const bits = pageBits.get(num(r.path_id)) ?? 0n;
+      at(-1, after).views += num(r.views);
+      for (let p = 0; p < pages; p++) if (has(bits, p)) at(p, after).views += num(r.views);
+      continue;
+    }
+    const n = num(r.visitors);
+    for (const after of [0, 1]) {
+      // This side's 32 bits of each mask.
+      const side = (mask: unknown) => (BigInt(mask as bigint) >> BigInt(32 * after)) & 0xffffffffn;
+      const [h, a, f] = [side(r.h), side(r.a), side(r.f)];
+      for (let p = -1; p < pages; p++) {
+        const c = at(p, after);
+        const set = (bits: bigint) => (p === -1 ? bits !== 0n : has(bits, p));
+        if (set(h)) c.humans += n;
+        if (set(a)) c.ai += n;
+        if (set(f)) c.from_ai += n;
+      }
+    }
+  }
+  return out;
 }
 
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, count() AS views,
