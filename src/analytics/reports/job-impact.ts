@@ -210,14 +210,16 @@ function windowDays(from: number, to: number): { whole: { d1: number; d2: number
 }
 
 /**
- * DuckDB: the humans from AI answers, as rows (visitor, after, path_id) for the pages' path ids,
- * without reading `referrer` for the windows' views. Whole days: the first row in the side's days of
- * each (path, host, visitor) key of `daily_path_keys` with the human bit, its host an AI answer's
- * (classed once per distinct host, own hosts excluded). Days a window covers in part (a bound inside
- * the day): the keys there are candidates (few), whose views of that day are read (their referrer
- * and time) by visitor. Rows not compacted yet: read from `events` as the views are.
+ * DuckDB: the humans from AI answers, as CTEs over `e` (the scan of the pages' views, see
+ * duckdbPageBits) ending in `fa` (visitor, after, path_id), without reading `referrer` for the
+ * windows' views. Whole days: the first row in the side's days of each (path, host, visitor) key of
+ * `daily_path_keys` with the human bit, its host an AI answer's (classed once per distinct host, own
+ * hosts excluded). Days a window covers in part (a bound inside the day): those keys are candidates
+ * `cand` (visitor, path, day), settled by duckdbPageBits. Rows not compacted yet: read from `events`
+ * as the views are. `widen`: whether there are candidates to settle (the scan then covers the
+ * partial days whole).
  */
-async function duckdbFromAi(c: DuckDBConnection, { pk, at, windows, span, pending, ownHosts, sources }: ViewsAsked, ids: number[]): Promise<string> {
+async function duckdbFromAi(c: DuckDBConnection, { pk, at, windows, span, pending, ownHosts, sources }: ViewsAsked, ids: number[]): Promise<{ ctes: string; widen: boolean; edgeDays: number[] }> {
   const p = `project_key = ${int(pk)}`;
   const idList = `[${ids.map(int).join(', ')}]`;
   const sides = [windowDays(windows.before.from, at), windowDays(at, windows.after.to)];
@@ -227,24 +229,37 @@ async function duckdbFromAi(c: DuckDBConnection, { pk, at, windows, span, pendin
   // keeps the class from being pushed down to every row).
   const hostRows = await rowsOf(c, `SELECT k FROM (SELECT any_value(k) AS k ${keys} AND ${days} GROUP BY k) WHERE ${duckdbNotOwn('k', ownHosts)} AND ${duckdbSourceOf('k', sources)} = 'ai_assistant'`);
   const aiHosts = hostRows.map((r) => quote(String(r.k)));
+  const ctes: string[] = [];
   const parts: string[] = [];
+  const edgeDays = [...new Set(sides.flatMap((s) => s.edges))];
+  const widen = aiHosts.length > 0 && edgeDays.length > 0;
   if (aiHosts.length > 0) {
     const human = `${HAS_HUMAN('mask')} AND k IN (${aiHosts.join(', ')})`;
-    const whole = sides.flatMap((s, after) => (s.whole ? [`SELECT visitor, ${after} AS after, path_id ${keys} AND ${human} AND day >= ${int(s.whole.d1)} AND day < ${int(s.whole.d2)} AND ${firstIn(s.whole.d1)('prev_h')}`] : []));
-    parts.push(...whole);
-    const edgeDays = [...new Set(sides.flatMap((s) => s.edges))];
-    if (edgeDays.length > 0) {
-      const candidates = await rowsOf(c, `SELECT DISTINCT visitor ${keys} AND ${human} AND day IN (${edgeDays.map(int).join(', ')})`);
-      // Their views of those days (within the windows), read for their referrer: a scan filtered by
-      // visitor decompresses `referrer` only where one of them is.
-      const visitors = `[${candidates.map((r) => String(r.visitor)).join(', ')}]::BIGINT[]`;
-      const where = `${p} AND ${span} AND day IN (${edgeDays.map(int).join(', ')}) AND list_contains(${idList}, path_id) AND list_contains(${visitors}, visitor)`;
-      if (candidates.length > 0) parts.push(duckdbFromAiViews(where, at, ownHosts, sources));
-    }
+    sides.forEach((s, after) => {
+      if (s.whole) parts.push(`SELECT visitor, ${after} AS after, path_id ${keys} AND ${human} AND day >= ${int(s.whole.d1)} AND day < ${int(s.whole.d2)} AND ${firstIn(s.whole.d1)('prev_h')}`);
+    });
+    if (widen) ctes.push(`cand AS (SELECT DISTINCT visitor, path_id, day ${keys} AND ${human} AND day IN (${edgeDays.map(int).join(', ')}))`);
   }
   if (pending) parts.push(duckdbFromAiViews(`${p} AND ${UNCOMPACTED} AND ${span} AND list_contains(${idList}, path_id)`, at, ownHosts, sources));
-  return parts.length ? parts.join(' UNION ALL ') : 'SELECT NULL::BIGINT AS visitor, 0 AS after, NULL::INTEGER AS path_id WHERE false';
+  const rows = parts.length ? parts.join(' UNION ALL ') : 'SELECT NULL::BIGINT AS visitor, 0 AS after, NULL::INTEGER AS path_id WHERE false';
+  ctes.push(`fa AS (SELECT after::TINYINT AS after, visitor, path_id FROM (${rows}))`);
+  return { ctes: ctes.join(',\n      '), widen, edgeDays };
 }
+
+/**
+ * DuckDB: the partial days' candidates settled, as `fe` (visitor, from-AI bits): when all of the
+ * visitor's human views of that path that day are on one side (or outside both windows), the AI
+ * answer's view is there too; only the rest (few) are read for their referrer, by row id.
+ */
+function duckdbSettle({ at, ownHosts, sources }: ViewsAsked, bits: string): string {
+  return `seen AS (SELECT visitor, path_id, day, min(side) AS lo, max(side) AS hi, list(r) FILTER (WHERE side >= 0) AS rs
+          FROM (SELECT visitor, unnest(evs, recursive := true) FROM g WHERE path_id IS NULL AND evs IS NOT NULL AND visitor IN (SELECT visitor FROM cand))
+          SEMI JOIN cand USING (visitor, path_id, day) GROUP BY ALL),
+      ef AS (SELECT visitor, lo AS after, path_id FROM seen WHERE lo = hi AND lo >= 0
+        UNION ALL ${duckdbFromAiViews('rowid IN (SELECT unnest(rs) FROM seen WHERE lo <> hi)', at, ownHosts, sources)}),
+      fe AS (SELECT visitor, bit_or(${bits}) AS f FROM ef GROUP BY visitor)`;
+}
+
 /**
  * DuckDB, up to MAX_BIT_PAGES pages, one scan and one grouping per visitor: each view carries the
  * bits of the pages its address belongs to (shifted by 32 after the merge), ORed per visitor for
@@ -255,7 +270,7 @@ async function duckdbFromAi(c: DuckDBConnection, { pk, at, windows, span, pendin
  * them (a join would read every view of the span first).
  */
 async function duckdbPageBits(c: DuckDBConnection, asked: ViewsAsked): Promise<Record<string, unknown>[]> {
-  const { pk, pages, views, at, span } = asked;
+  const { pk, pages, views, at, windows } = asked;
   const bitsOf = new Map<string, bigint>();
   for (const [i, a] of views.list) bitsOf.set(a, (bitsOf.get(a) ?? 0n) | (1n << BigInt(i)));
   const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
@@ -263,13 +278,25 @@ async function duckdbPageBits(c: DuckDBConnection, asked: ViewsAsked): Promise<R
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
   const bits = `(CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END) << (32 * after)`;
   const fromAi = await duckdbFromAi(c, asked, [...pageBits.keys()]);
-  const grouped = await rowsOf(c, `WITH e AS (SELECT (ts >= ${int(at)})::UTINYINT AS after, visitor, path_id, cls
-        FROM events WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)),
-      fa AS (SELECT after::UTINYINT AS after, visitor, path_id FROM (${fromAi})),
-      v AS (SELECT visitor, after, path_id, CASE WHEN cls = ${HUMAN_BIT} THEN ${bits} ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} THEN ${bits} ELSE 0 END AS a, 0::UBIGINT AS f, 1 AS n FROM e
-        UNION ALL SELECT visitor, after, path_id, 0::UBIGINT, 0::UBIGINT, ${bits}, 0 FROM fa),
-      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, sum(n) AS n FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id)))
-    SELECT after, path_id, h, a, f, count(*) AS visitors, sum(n) AS views FROM g GROUP BY ALL`);
+  // The scan: the windows' views (side 0 before the merge, 1 after), and with `widen` the rest of the
+  // days they cover in part (side -1).
+  const [from, to] = fromAi.widen ? [Math.floor(windows.before.from / DAY_MS) * DAY_MS, Math.ceil(windows.after.to / DAY_MS) * DAY_MS] : [windows.before.from, windows.after.to];
+  const side = `CASE WHEN ts < ${int(windows.before.from)} OR ts >= ${int(windows.after.to)} THEN -1 WHEN ts < ${int(at)} THEN 0 ELSE 1 END`;
+  const scan = `SELECT rowid AS r, day, (${side})::TINYINT AS side, visitor, path_id, cls FROM events
+        WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ts >= ${int(from)} AND ts < ${int(to)} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)`;
+  // With candidates to settle, each visitor's group also lists their human views of the partial days
+  // (path, day, side, row id): few, and no second scan.
+  const edge = fromAi.widen ? `cls = ${HUMAN_BIT} AND day IN (${fromAi.edgeDays.map(int).join(', ')})` : 'false';
+  const settle = fromAi.widen ? duckdbSettle(asked, bits) : `fe AS (SELECT NULL::BIGINT AS visitor, 0::UBIGINT AS f WHERE false)`;
+  const grouped = await rowsOf(c, `WITH e AS (${scan}), ${fromAi.ctes},
+      v AS (SELECT visitor, side AS after, path_id, CASE WHEN cls = ${HUMAN_BIT} AND side >= 0 THEN ${bits} ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} AND side >= 0 THEN ${bits} ELSE 0 END AS a,
+          0::UBIGINT AS f, (side >= 0)::INTEGER AS n, CASE WHEN ${edge} THEN {path_id: path_id, day: day, side: side, r: r} END AS ev FROM e
+        UNION ALL SELECT visitor, after, path_id, 0::UBIGINT, 0::UBIGINT, ${bits}, 0, NULL FROM fa),
+      g AS (SELECT visitor, after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, sum(n) AS n, list(ev) FILTER (WHERE ev IS NOT NULL) AS evs
+        FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id))),
+      ${settle}
+    SELECT after, path_id, h, a, g.f | coalesce(fe.f, 0) AS f, count(*) AS visitors, sum(n) AS views FROM g LEFT JOIN fe USING (visitor)
+    WHERE path_id IS NULL OR after >= 0 GROUP BY ALL`);
   return fromBits(pages, pageBits, grouped);
 }
 
