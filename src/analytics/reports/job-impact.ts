@@ -7,18 +7,16 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
-import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
-import { DAY_MS, splitRange } from '../dates.ts';
-import { firstIn } from './first-seen.ts';
+import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
+import { DAY_MS } from '../dates.ts';
 import { equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { SourceRule } from '../referrer-sources.ts';
-import { int, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
-import { HAS_HUMAN } from '../engines/duckdb/reads.ts';
+import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
 import type { DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
+import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -131,10 +129,7 @@ interface ViewsAsked {
   pages: number;
   views: ReturnType<typeof pairs>;
   at: number;
-  windows: EqualWindows;
   span: string;
-  /** Whether the project has rows not compacted yet. */
-  pending: boolean;
   ownHosts: OwnHosts;
   sources: readonly SourceRule[];
 }
@@ -148,8 +143,7 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
     const windows = equalWindows(at, days, now, await duckdbFirst(c, pk, at, at - Math.min(days * DAY_MS, now - at)));
     if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
     const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
-    const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
-    const asked: ViewsAsked = { pk, pages: pages.length, views, at, windows, span, pending, ownHosts, sources: rulesOf(rules).sources };
+    const asked: ViewsAsked = { pk, pages: pages.length, views, at, span, ownHosts, sources: rulesOf(rules).sources };
     let viewRows: Record<string, unknown>[] = [];
     if (views.list.length > 0) viewRows = pages.length <= MAX_BIT_PAGES ? await duckdbPageBits(c, asked) : await duckdbPerPage(c, asked);
     let nfRows: Record<string, unknown>[] = [];
@@ -195,108 +189,27 @@ function duckdbMaybeAiHost(ownHosts: OwnHosts, sources: readonly SourceRule[]): 
   return `CASE WHEN cls = ${HUMAN_BIT} AND referrer IS NOT NULL AND regexp_matches(referrer, ${quote(ai.join('|'))}, 'i') THEN ${duckdbHost(ownHosts)} END`;
 }
 
-/** DuckDB: the humans' views from an AI answer (own hosts excluded) among the events matching `where`, as rows (visitor, after, path_id). */
-function duckdbFromAiViews(where: string, at: number, ownHosts: OwnHosts, sources: readonly SourceRule[]): string {
-  return `SELECT visitor, (ts >= ${int(at)})::INTEGER AS after, path_id FROM (SELECT visitor, ts, path_id, ${duckdbMaybeAiHost(ownHosts, sources)} AS host FROM events WHERE ${where})
-    WHERE host IS NOT NULL AND ${duckdbSourceOf('host', sources)} = 'ai_assistant'`;
-}
-
-/** One window's days: its whole days [d1, d2) (null: none) and the days it covers only in part. */
-function windowDays(from: number, to: number): { whole: { d1: number; d2: number } | null; edges: number[] } {
-  const split = splitRange({ from, to });
-  const edges = split.edges.map(([a]) => Math.floor(a / DAY_MS));
-  if (split.days === 'none' || split.days.d1 === null || split.days.d2 === null || split.days.d1 >= split.days.d2) return { whole: null, edges };
-  return { whole: { d1: split.days.d1, d2: split.days.d2 }, edges };
-}
-
-/**
- * DuckDB: the humans from AI answers, as CTEs over `e` (the scan of the pages' views, see
- * duckdbPageBits) ending in `fa` (visitor, after, path_id), without reading `referrer` for the
- * windows' views. Whole days: the first row in the side's days of each (path, host, visitor) key of
- * `daily_path_keys` with the human bit, its host an AI answer's (classed once per distinct host, own
- * hosts excluded). Days a window covers in part (a bound inside the day): those keys are candidates
- * `cand` (visitor, path, day), settled by duckdbPageBits. Rows not compacted yet: read from `events`
- * as the views are. `widen`: whether there are candidates to settle (the scan then covers the
- * partial days whole).
- */
-async function duckdbFromAi(c: DuckDBConnection, { pk, at, windows, span, pending, ownHosts, sources }: ViewsAsked, ids: number[]): Promise<{ ctes: string; widen: boolean; edgeDays: number[] }> {
-  const p = `project_key = ${int(pk)}`;
-  const idList = `[${ids.map(int).join(', ')}]`;
-  const sides = [windowDays(windows.before.from, at), windowDays(at, windows.after.to)];
-  const days = `day >= ${int(Math.floor(windows.before.from / DAY_MS))} AND day <= ${int(Math.floor((windows.after.to - 1) / DAY_MS))}`;
-  const keys = `FROM daily_path_keys WHERE ${p} AND kind = ${KEY_KIND.host} AND list_contains(${idList}, path_id)`;
-  // The AI answers' hosts among the distinct hosts of these keys (classed after grouping: any_value
-  // keeps the class from being pushed down to every row).
-  const hostRows = await rowsOf(c, `SELECT k FROM (SELECT any_value(k) AS k ${keys} AND ${days} GROUP BY k) WHERE ${duckdbNotOwn('k', ownHosts)} AND ${duckdbSourceOf('k', sources)} = 'ai_assistant'`);
-  const aiHosts = hostRows.map((r) => quote(String(r.k)));
-  const ctes: string[] = [];
-  const parts: string[] = [];
-  const edgeDays = [...new Set(sides.flatMap((s) => s.edges))];
-  const widen = aiHosts.length > 0 && edgeDays.length > 0;
-  if (aiHosts.length > 0) {
-    const human = `${HAS_HUMAN('mask')} AND k IN (${aiHosts.join(', ')})`;
-    sides.forEach((s, after) => {
-      if (s.whole) parts.push(`SELECT visitor, ${after} AS after, path_id ${keys} AND ${human} AND day >= ${int(s.whole.d1)} AND day < ${int(s.whole.d2)} AND ${firstIn(s.whole.d1)('prev_h')}`);
-    });
-    if (widen) ctes.push(`cand AS (SELECT DISTINCT visitor, path_id, day ${keys} AND ${human} AND day IN (${edgeDays.map(int).join(', ')}))`);
-  }
-  if (pending) parts.push(duckdbFromAiViews(`${p} AND ${UNCOMPACTED} AND ${span} AND list_contains(${idList}, path_id)`, at, ownHosts, sources));
-  const rows = parts.length ? parts.join(' UNION ALL ') : 'SELECT NULL::BIGINT AS visitor, 0 AS after, NULL::INTEGER AS path_id WHERE false';
-  ctes.push(`fa AS (SELECT after::TINYINT AS after, visitor, path_id FROM (${rows}))`);
-  return { ctes: ctes.join(',\n      '), widen, edgeDays };
-}
-
-/**
- * DuckDB: the partial days' candidates settled, as `fe` (visitor, from-AI bits): when all of the
- * visitor's human views of that path that day are on one side (or outside both windows), the AI
- * answer's view is there too; only the rest (few) are read for their referrer, by row id.
- */
-function duckdbSettle({ at, ownHosts, sources }: ViewsAsked, bits: string): string {
-  return `seen AS (SELECT visitor, path_id, day, min(side) AS lo, max(side) AS hi, list(r) FILTER (WHERE side >= 0) AS rs
-          FROM (SELECT visitor, unnest(evs, recursive := true) FROM g WHERE path_id IS NULL AND evs IS NOT NULL AND visitor IN (SELECT visitor FROM cand))
-          SEMI JOIN cand USING (visitor, path_id, day) GROUP BY ALL),
-      ef AS (SELECT visitor, lo AS after, path_id FROM seen WHERE lo = hi AND lo >= 0
-        UNION ALL ${duckdbFromAiViews('rowid IN (SELECT unnest(rs) FROM seen WHERE lo <> hi)', at, ownHosts, sources)}),
-      fe AS (SELECT visitor, bit_or(${bits}) AS f FROM ef GROUP BY visitor)`;
-}
-
 /**
  * DuckDB, up to MAX_BIT_PAGES pages, one scan and one grouping per visitor: each view carries the
  * bits of the pages its address belongs to (shifted by 32 after the merge), ORed per visitor for
- * humans and AI, and with them the humans from AI answers (duckdbFromAi: not from this scan, which so
- * does not read `referrer`); beside it (GROUPING SETS, same scan) the views per (side, address). The
- * visitors' bit patterns, counted (few distinct ones), give each page's visitors on each side (its
- * bit set) and the totals (any bit of the side). The path ids are literals, so the scan filters by
- * them (a join would read every view of the span first).
+ * humans, AI and humans from AI answers; beside it (GROUPING SETS, same scan) the views per (side,
+ * address). The visitors' bit patterns, counted (few distinct ones), give each page's visitors on
+ * each side (its bit set) and the totals (any bit of the side). The path ids are literals, so the
+ * scan filters by them (a join would read every view of the span first).
  */
-async function duckdbPageBits(c: DuckDBConnection, asked: ViewsAsked): Promise<Record<string, unknown>[]> {
-  const { pk, pages, views, at, windows } = asked;
+async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const bitsOf = new Map<string, bigint>();
   for (const [i, a] of views.list) bitsOf.set(a, (bitsOf.get(a) ?? 0n) | (1n << BigInt(i)));
   const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
   if (ids.length === 0) return [];
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
-  const bits = `(CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END) << (32 * after)`;
-  const fromAi = await duckdbFromAi(c, asked, [...pageBits.keys()]);
-  // The scan: the windows' views (side 0 before the merge, 1 after), and with `widen` the rest of the
-  // days they cover in part (side -1).
-  const [from, to] = fromAi.widen ? [Math.floor(windows.before.from / DAY_MS) * DAY_MS, Math.ceil(windows.after.to / DAY_MS) * DAY_MS] : [windows.before.from, windows.after.to];
-  const side = `CASE WHEN ts < ${int(windows.before.from)} OR ts >= ${int(windows.after.to)} THEN -1 WHEN ts < ${int(at)} THEN 0 ELSE 1 END`;
-  const scan = `SELECT rowid AS r, day, (${side})::TINYINT AS side, visitor, path_id, cls FROM events
-        WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ts >= ${int(from)} AND ts < ${int(to)} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)`;
-  // With candidates to settle, each visitor's group also lists their human views of the partial days
-  // (path, day, side, row id): few, and no second scan.
-  const edge = fromAi.widen ? `cls = ${HUMAN_BIT} AND day IN (${fromAi.edgeDays.map(int).join(', ')})` : 'false';
-  const settle = fromAi.widen ? duckdbSettle(asked, bits) : `fe AS (SELECT NULL::BIGINT AS visitor, 0::UBIGINT AS f WHERE false)`;
-  const grouped = await rowsOf(c, `WITH e AS (${scan}), ${fromAi.ctes},
-      v AS (SELECT visitor, side AS after, path_id, CASE WHEN cls = ${HUMAN_BIT} AND side >= 0 THEN ${bits} ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} AND side >= 0 THEN ${bits} ELSE 0 END AS a,
-          0::UBIGINT AS f, (side >= 0)::INTEGER AS n, CASE WHEN ${edge} THEN {path_id: path_id, day: day, side: side, r: r} END AS ev FROM e
-        UNION ALL SELECT visitor, after, path_id, 0::UBIGINT, 0::UBIGINT, ${bits}, 0, NULL FROM fa),
-      g AS (SELECT visitor, after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, sum(n) AS n, list(ev) FILTER (WHERE ev IS NOT NULL) AS evs
-        FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id))),
-      ${settle}
-    SELECT after, path_id, h, a, g.f | coalesce(fe.f, 0) AS f, count(*) AS visitors, sum(n) AS views FROM g LEFT JOIN fe USING (visitor)
-    WHERE path_id IS NULL OR after >= 0 GROUP BY ALL`);
+  const bits = `CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END`;
+  const grouped = await rowsOf(c, `WITH e AS (SELECT (ts >= ${int(at)})::UTINYINT AS after, visitor, path_id, cls, (${bits}) << (32 * after) AS bits, ${duckdbMaybeAiHost(ownHosts, sources)} AS host
+        FROM events WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)),
+      v AS (SELECT visitor, after, path_id, CASE WHEN cls = ${HUMAN_BIT} THEN bits ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} THEN bits ELSE 0 END AS a,
+          CASE WHEN host IS NOT NULL AND ${duckdbSourceOf('host', sources)} = 'ai_assistant' THEN bits ELSE 0 END AS f FROM e),
+      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, count(*) AS n FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id)))
+    SELECT after, path_id, h, a, f, count(*) AS visitors, sum(n) AS views FROM g GROUP BY ALL`);
   return fromBits(pages, pageBits, grouped);
 }
 
