@@ -195,4 +195,42 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
       await drop(store);
     }
   });
+  it.skipIf(skip)('counts a human from an AI answer on a partial day by the view, not the day: the bound between their views of the page, compacted or not', async () => {
+    const HOUR = 3_600_000;
+    const day = (t: number) => Math.floor(t / DAY) * DAY;
+    // [visitor, time, referrer]: two views of /intro on a day a window's bound cuts, the AI answer's on one side.
+    const edges: [bigint, number, string | null][] = [
+      [500n, day(MERGED) + 3 * HOUR, 'chatgpt.com'], // before the merge, from an AI answer…
+      [500n, day(MERGED) + 9 * HOUR, null], // …after it, not: from AI before only
+      [501n, day(MERGED) + 2 * HOUR, null],
+      [501n, day(MERGED) + 11 * HOUR, 'www.perplexity.ai'], // from AI after only
+      [502n, day(MERGED - 3 * DAY) + 2 * HOUR, 'chatgpt.com'], // before the windows: not counted…
+      [502n, day(MERGED - 3 * DAY) + 10 * HOUR, null], // …a human before, not from AI
+      [503n, day(MERGED + 3 * DAY) + 2 * HOUR, null], // a human after…
+      [503n, day(MERGED + 3 * DAY) + 10 * HOUR, 'chatgpt.com'], // …from AI after the windows: not counted
+    ];
+    const extra: StoredEvent[] = edges.map(([visitor, ts, referrer]) => ({ projectId: P, ts, path: '/intro', visitor, cls: CLASS_CODE.human, agent: null, referrer, source: SOURCE.api, importKey: null, notFound: false, group: 0 }));
+    const extraRef: Ref[] = edges.map(([visitor, ts, referrer]) => ({ ts, path: '/intro', visitor, cls: 'human', fromAi: referrer !== null, notFound: false }));
+    for (const compacted of [true, false]) {
+      const store = freshName('folio_impact_edge');
+      const engine = await open(store);
+      try {
+        const data = generate(37, 2000, START);
+        await engine.write(data.events);
+        if (compacted) await engine.write(extra);
+        await engine.compact();
+        if (!compacted) await engine.write(extra);
+        const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days: 3, now: MERGED + 5 * DAY });
+        const want = expected([...data.ref, ...extraRef], MERGED - 3 * DAY, MERGED + 3 * DAY);
+        const without = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
+        // The extra visitors: 500 from AI before, 501 after; 502 and 503 humans only.
+        expect(want.pages[1].before.fromAiAnswers - without.pages[1].before.fromAiAnswers).toBe(1);
+        expect(want.pages[1].after.fromAiAnswers - without.pages[1].after.fromAiAnswers).toBe(1);
+        expect({ total: got.total, pages: got.pages }).toEqual(want);
+      } finally {
+        await engine.close();
+        await drop(store);
+      }
+    }
+  });
 });
