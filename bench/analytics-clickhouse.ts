@@ -15,11 +15,10 @@ import { CLASS_CODE } from '../src/analytics/traffic-class.ts';
 import { ClickHouseEngine } from '../src/analytics/engines/clickhouse/index.ts';
 import { DuckDbEngine } from '../src/analytics/engines/duckdb/index.ts';
 import { generateTraffic, OWN_HOST, REFERRER_HOSTS, USER_AGENTS } from './analytics/generate.ts';
-import { isDeepStrictEqual } from 'node:util';
 import { ownHostsOf } from '../src/analytics/own-hosts.ts';
 import { aiCompanies, clickhouseFromEvents as aiCompaniesFromEvents } from '../src/analytics/reports/ai-companies.ts';
 import { referrers, clickhouseFromEvents as referrersFromEvents } from '../src/analytics/reports/referrers.ts';
-import { compareVisitors, median, timed } from './analytics/compare.ts';
+import { compareVisitors, median, roundRobin, timed } from './analytics/compare.ts';
 import { agents } from '../src/analytics/reports/agents.ts';
 import { timeseries } from '../src/analytics/reports/timeseries.ts';
 import { views } from '../src/analytics/reports/views.ts';
@@ -131,17 +130,7 @@ try {
     aiPerPath: () => engine.run(aiCompanies, { ...params, company: 'OpenAI' }),
     aiPerPathNaive: () => engine.run({ ...aiCompanies, clickhouse: (db) => aiCompaniesFromEvents(db, { ...params, company: 'OpenAI' }) }, { ...params, company: 'OpenAI' }),
   };
-  const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
-  const answers: Record<string, unknown> = {};
-  let identical = true;
-  for (let r = 0; r < RUNS; r++) {
-    for (const [name, fn] of Object.entries(timings)) {
-      const [ms, answer] = await timed(fn);
-      t[name].push(ms);
-      if (name.endsWith('Naive')) identical &&= isDeepStrictEqual(answer, answers[name.replace('Naive', '')]);
-      else answers[name] = answer;
-    }
-  }
+  const { t, identical } = await roundRobin(timings, RUNS);
   if (!identical) process.exitCode = 1;
   const med = (k: string) => median(t[k]);
   console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);

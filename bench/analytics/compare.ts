@@ -1,6 +1,8 @@
 // The visitors-query comparison both engines' benchmarks run: Folio's answer must equal the plain
 // distinct count's, then Folio, (a) the plain query and (b) the GROUP BY floor are timed alternately.
+// Also the round-robin the other reports are timed in.
 import type { PagedCounts } from '../../src/analytics/reports/path-page.ts';
+import { isDeepStrictEqual } from 'node:util';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -11,6 +13,25 @@ export const timed = async <T>(fn: () => Promise<T>): Promise<[number, T]> => {
 };
 
 type Rows = Record<string, unknown>[];
+
+/**
+ * Times each function in turn, `runs` rounds (round-robin, so every ratio is of times taken under the
+ * same load); a function named `xNaive` must answer as `x` does (deep equality).
+ */
+export async function roundRobin(timings: Record<string, () => Promise<unknown>>, runs: number): Promise<{ t: Record<string, number[]>; identical: boolean }> {
+  const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
+  const answers: Record<string, unknown> = {};
+  let identical = true;
+  for (let r = 0; r < runs; r++) {
+    for (const [name, fn] of Object.entries(timings)) {
+      const [ms, answer] = await timed(fn);
+      t[name].push(ms);
+      if (name.endsWith('Naive')) identical &&= isDeepStrictEqual(answer, answers[name.replace('Naive', '')]);
+      else answers[name] = answer;
+    }
+  }
+  return { t, identical };
+}
 
 export interface Comparison {
   same: boolean;

@@ -13,11 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { generateTraffic, OWN_HOST } from './generate.ts';
-import { isDeepStrictEqual } from 'node:util';
 import { ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { duckdbFromEvents as aiCompaniesFromEvents } from '../../src/analytics/reports/ai-companies.ts';
 import { duckdbFromEvents as referrersFromEvents } from '../../src/analytics/reports/referrers.ts';
-import { compareVisitors, median, timed } from './compare.ts';
+import { compareVisitors, median, roundRobin, timed } from './compare.ts';
 import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
 import { jobImpact } from '../../src/analytics/reports/job-impact.ts';
 import { jobImpactAsked, naiveJobImpact } from './job-impact.ts';
@@ -112,17 +111,7 @@ try {
     jobImpact: () => engine.run(jobImpact, { ...params, ...job }),
     jobImpactNaive: () => engine.run({ ...jobImpact, duckdb: (db) => naiveJobImpact(db, { pk, ...job, ownHosts: own, rules: RULES }) }, { ...params, ...job }),
   };
-  const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
-  const answers: Record<string, unknown> = {};
-  let identical = true;
-  for (let r = 0; r < RUNS; r++) {
-    for (const [name, fn] of Object.entries(timings)) {
-      const [ms, answer] = await timed(fn);
-      t[name].push(ms);
-      if (name.endsWith('Naive')) identical &&= isDeepStrictEqual(answer, answers[name.replace('Naive', '')]);
-      else answers[name] = answer;
-    }
-  }
+  const { t, identical } = await roundRobin(timings, RUNS);
   if (!identical) process.exitCode = 1;
   const med = (k: string) => median(t[k]);
   console.log(`  ${JSON.stringify(t, (_k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
