@@ -105,95 +105,92 @@ const { backends: BACKENDS, cleanup } = threeEngines('folio-job-impact-');
 afterAll(cleanup);
 
 describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop }) => {
-  it.skipIf(skip)('counts each page and the total exactly as plain Sets, in equal windows clipped to the time since the merge and to the data', async () => {
-    const store = freshName('folio_impact');
+  /** Runs `fn` on a new store, closed and dropped after. */
+  const withEngine = async (prefix: string, fn: (engine: Awaited<ReturnType<typeof open>>) => Promise<void>) => {
+    const store = freshName(prefix);
     const engine = await open(store);
     try {
-      const data = generate(34, 3000, START);
-      for (let s = 0; s < data.events.length; s += 500) await engine.write(data.events.slice(s, s + 500));
-      await engine.compact();
-      const run = (days: number, now: number, projectId = P): Promise<JobImpactResult> => engine.run(jobImpact, { projectId, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days, now });
-
-      // Five days after the merge, three-day windows: not clipped.
-      const full = await run(3, MERGED + 5 * DAY);
-      expect(full.windows).toEqual({ before: { from: MERGED - 3 * DAY, to: MERGED }, after: { from: MERGED, to: MERGED + 3 * DAY }, length: 3 * DAY, clipped: null });
-      const want = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
-      expect({ total: full.total, pages: full.pages }).toEqual(want);
-      // The scenario is there: the old address missed before the merge, humans came from AI answers, dedupe across pages matters.
-      expect(want.pages[0].before.notFound).toBeGreaterThan(want.pages[0].after.notFound);
-      expect(want.pages[0].after.notFound).toBeGreaterThan(0);
-      expect(want.total.after.fromAiAnswers).toBeGreaterThan(0);
-      expect(want.total.after.humans).toBeLessThan(want.pages.reduce((n, p) => n + p.after.humans, 0));
-
-      // Merged two days ago, 14 days asked: both windows two days, and said so.
-      const recent = await run(14, MERGED + 2 * DAY);
-      expect(recent.windows?.length).toBe(2 * DAY);
-      expect(recent.windows?.clipped).toMatch(/merged 2 days ago: both windows are 2 days instead of 14/);
-      expect({ total: recent.total, pages: recent.pages }).toEqual(expected(data.ref, MERGED - 2 * DAY, MERGED + 2 * DAY));
-
-      // 30 days asked, the data starts 10.2 days before the merge: clipped to it.
-      const long = await run(30, MERGED + 40 * DAY);
-      const first = Math.min(...data.ref.map((e) => e.ts));
-      expect(long.windows?.before.from).toBe(first);
-      expect(long.windows?.clipped).toMatch(/recorded traffic starts 10\.\d days before the merge/);
-      expect({ total: long.total, pages: long.pages }).toEqual(expected(data.ref, first, MERGED + (MERGED - first)));
-
-      // Less than a day after the merge: no windows, nothing counted.
-      const early = await run(14, MERGED + 20 * 3_600_000);
-      expect(early.windows).toBeNull();
-
-      // A project with nothing stored: zeros in unclipped windows.
-      const none = await run(3, MERGED + 5 * DAY, 'prj_none');
-      expect(none.total.after).toEqual({ humans: 0, ai: 0, views: 0, fromAiAnswers: 0, notFound: 0 });
-      expect(none.pages).toHaveLength(3);
+      await fn(engine);
     } finally {
       await engine.close();
       await drop(store);
     }
+  };
+
+  it.skipIf(skip)('counts each page and the total exactly as plain Sets, in equal windows clipped to the time since the merge and to the data', async () => {
+    await withEngine('folio_impact', async (engine) => {
+    const data = generate(34, 3000, START);
+    for (let s = 0; s < data.events.length; s += 500) await engine.write(data.events.slice(s, s + 500));
+    await engine.compact();
+    const run = (days: number, now: number, projectId = P): Promise<JobImpactResult> => engine.run(jobImpact, { projectId, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days, now });
+
+    // Five days after the merge, three-day windows: not clipped.
+    const full = await run(3, MERGED + 5 * DAY);
+    expect(full.windows).toEqual({ before: { from: MERGED - 3 * DAY, to: MERGED }, after: { from: MERGED, to: MERGED + 3 * DAY }, length: 3 * DAY, clipped: null });
+    const want = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
+    expect({ total: full.total, pages: full.pages }).toEqual(want);
+    // The scenario is there: the old address missed before the merge, humans came from AI answers, dedupe across pages matters.
+    expect(want.pages[0].before.notFound).toBeGreaterThan(want.pages[0].after.notFound);
+    expect(want.pages[0].after.notFound).toBeGreaterThan(0);
+    expect(want.total.after.fromAiAnswers).toBeGreaterThan(0);
+    expect(want.total.after.humans).toBeLessThan(want.pages.reduce((n, p) => n + p.after.humans, 0));
+
+    // Merged two days ago, 14 days asked: both windows two days, and said so.
+    const recent = await run(14, MERGED + 2 * DAY);
+    expect(recent.windows?.length).toBe(2 * DAY);
+    expect(recent.windows?.clipped).toMatch(/merged 2 days ago: both windows are 2 days instead of 14/);
+    expect({ total: recent.total, pages: recent.pages }).toEqual(expected(data.ref, MERGED - 2 * DAY, MERGED + 2 * DAY));
+
+    // 30 days asked, the data starts 10.2 days before the merge: clipped to it.
+    const long = await run(30, MERGED + 40 * DAY);
+    const first = Math.min(...data.ref.map((e) => e.ts));
+    expect(long.windows?.before.from).toBe(first);
+    expect(long.windows?.clipped).toMatch(/recorded traffic starts 10\.\d days before the merge/);
+    expect({ total: long.total, pages: long.pages }).toEqual(expected(data.ref, first, MERGED + (MERGED - first)));
+
+    // Less than a day after the merge: no windows, nothing counted.
+    const early = await run(14, MERGED + 20 * 3_600_000);
+    expect(early.windows).toBeNull();
+
+    // A project with nothing stored: zeros in unclipped windows.
+    const none = await run(3, MERGED + 5 * DAY, 'prj_none');
+    expect(none.total.after).toEqual({ humans: 0, ai: 0, views: 0, fromAiAnswers: 0, notFound: 0 });
+    expect(none.pages).toHaveLength(3);
+    });
   });
 
   it.skipIf(skip)('counts 32 pages (the last bit of either side in the DuckDB bit field) and 33 (more than fit: the per-page query) alike', async () => {
-    const store = freshName('folio_impact_many');
-    const engine = await open(store);
-    try {
-      const data = generate(36, 2000, START);
-      await engine.write(data.events);
-      await engine.compact();
-      for (const count of [32, 33]) {
-        // The three pages over and over, and one address alone last: every page counted on its own.
-        const pages = Array.from({ length: count }, (_, i) => (i === count - 1 ? { views: ['/other'], notFound: [] } : PAGES[i % PAGES.length]));
-        const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages, at: MERGED, days: 3, now: MERGED + 5 * DAY });
-        const want = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY, MERGED, pages);
-        expect(want.pages[count - 1].after.humans).toBeGreaterThan(0);
-        expect({ total: got.total, pages: got.pages }).toEqual(want);
-      }
-    } finally {
-      await engine.close();
-      await drop(store);
+    await withEngine('folio_impact_many', async (engine) => {
+    const data = generate(36, 2000, START);
+    await engine.write(data.events);
+    await engine.compact();
+    for (const count of [32, 33]) {
+      // The three pages over and over, and one address alone last: every page counted on its own.
+      const pages = Array.from({ length: count }, (_, i) => (i === count - 1 ? { views: ['/other'], notFound: [] } : PAGES[i % PAGES.length]));
+      const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages, at: MERGED, days: 3, now: MERGED + 5 * DAY });
+      const want = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY, MERGED, pages);
+      expect(want.pages[count - 1].after.humans).toBeGreaterThan(0);
+      expect({ total: got.total, pages: got.pages }).toEqual(want);
     }
+    });
   });
 
   it.skipIf(skip)('counts rows not compacted yet with the compacted ones, for a merge inside a day and one exactly at midnight', async () => {
-    const store = freshName('folio_impact_fresh');
-    const engine = await open(store);
-    try {
-      const data = generate(35, 3000, START);
-      // Half compacted, half written after (DuckDB: read from the raw rows above the compaction mark).
-      await engine.write(data.events.slice(0, 1500));
-      await engine.compact();
-      for (let s = 1500; s < data.events.length; s += 500) await engine.write(data.events.slice(s, s + 500));
-      const midnight = START + 10 * DAY;
-      for (const at of [MERGED, midnight]) {
-        const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at, days: 3, now: at + 5 * DAY });
-        expect(got.windows?.before).toEqual({ from: at - 3 * DAY, to: at });
-        const want = expected(data.ref, at - 3 * DAY, at + 3 * DAY, at);
-        expect(want.total.after.fromAiAnswers).toBeGreaterThan(0);
-        expect({ total: got.total, pages: got.pages }).toEqual(want);
-      }
-    } finally {
-      await engine.close();
-      await drop(store);
+    await withEngine('folio_impact_fresh', async (engine) => {
+    const data = generate(35, 3000, START);
+    // Half compacted, half written after (DuckDB: read from the raw rows above the compaction mark).
+    await engine.write(data.events.slice(0, 1500));
+    await engine.compact();
+    for (let s = 1500; s < data.events.length; s += 500) await engine.write(data.events.slice(s, s + 500));
+    const midnight = START + 10 * DAY;
+    for (const at of [MERGED, midnight]) {
+      const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at, days: 3, now: at + 5 * DAY });
+      expect(got.windows?.before).toEqual({ from: at - 3 * DAY, to: at });
+      const want = expected(data.ref, at - 3 * DAY, at + 3 * DAY, at);
+      expect(want.total.after.fromAiAnswers).toBeGreaterThan(0);
+      expect({ total: got.total, pages: got.pages }).toEqual(want);
     }
+    });
   });
   it.skipIf(skip)('counts a human from an AI answer on a partial day by the view, not the day: the bound between their views of the page, compacted or not', async () => {
     const HOUR = 3_600_000;
@@ -212,25 +209,20 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
     const extra: StoredEvent[] = edges.map(([visitor, ts, referrer]) => ({ projectId: P, ts, path: '/intro', visitor, cls: CLASS_CODE.human, agent: null, referrer, source: SOURCE.api, importKey: null, notFound: false, group: 0 }));
     const extraRef: Ref[] = edges.map(([visitor, ts, referrer]) => ({ ts, path: '/intro', visitor, cls: 'human', fromAi: referrer !== null, notFound: false }));
     for (const compacted of [true, false]) {
-      const store = freshName('folio_impact_edge');
-      const engine = await open(store);
-      try {
-        const data = generate(37, 2000, START);
-        await engine.write(data.events);
-        if (compacted) await engine.write(extra);
-        await engine.compact();
-        if (!compacted) await engine.write(extra);
-        const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days: 3, now: MERGED + 5 * DAY });
-        const want = expected([...data.ref, ...extraRef], MERGED - 3 * DAY, MERGED + 3 * DAY);
-        const without = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
-        // The extra visitors: 500 from AI before, 501 after; 502 and 503 humans only.
-        expect(want.pages[1].before.fromAiAnswers - without.pages[1].before.fromAiAnswers).toBe(1);
-        expect(want.pages[1].after.fromAiAnswers - without.pages[1].after.fromAiAnswers).toBe(1);
-        expect({ total: got.total, pages: got.pages }).toEqual(want);
-      } finally {
-        await engine.close();
-        await drop(store);
-      }
+      await withEngine('folio_impact_edge', async (engine) => {
+      const data = generate(37, 2000, START);
+      await engine.write(data.events);
+      if (compacted) await engine.write(extra);
+      await engine.compact();
+      if (!compacted) await engine.write(extra);
+      const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days: 3, now: MERGED + 5 * DAY });
+      const want = expected([...data.ref, ...extraRef], MERGED - 3 * DAY, MERGED + 3 * DAY);
+      const without = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
+      // The extra visitors: 500 from AI before, 501 after; 502 and 503 humans only.
+      expect(want.pages[1].before.fromAiAnswers - without.pages[1].before.fromAiAnswers).toBe(1);
+      expect(want.pages[1].after.fromAiAnswers - without.pages[1].after.fromAiAnswers).toBe(1);
+      expect({ total: got.total, pages: got.pages }).toEqual(want);
+      });
     }
   });
 });
