@@ -38,7 +38,7 @@ try {
   const { engine } = await loadEngine(path.join(dir, 'analytics.duckdb'), traffic, PROJECT);
   const params = { projectId: PROJECT, range: { from: null, to: null }, ownHosts: ownHostsOf([`https://${OWN_HOST}`]), rules: ClassificationRules.load(), ...jobImpactAsked(traffic.paths, traffic.start) };
   await engine.run(jobImpact, params);
-  const explained = (db: DuckDbReads) => ({ projectKey: (p: string) => db.projectKey(p), readers: { use: <T>(fn: (c: DuckDBConnection) => Promise<T>) => db.readers.use((c) => fn(profiling(c))) } }) as unknown as DuckDbReads;
+  const explained = (db: DuckDbReads) => ({ projectKey: (p: string) => db.projectKey(p), pending: db.pending, readers: { use: <T>(fn: (c: DuckDBConnection) => Promise<T>) => db.readers.use((c) => fn(profiling(c))) } }) as unknown as DuckDbReads;
   const [ms] = await timed(() => engine.run({ ...jobImpact, duckdb: (db, p) => jobImpact.duckdb(explained(db), p) }, params));
   console.log(`\nthe report with its queries profiled: ${ms.toFixed(0)} ms`);
   await engine.close();

@@ -19,8 +19,8 @@ const DAY = 86_400_000;
 /**
  * A job as the impact endpoint asks about it (addressesFor, src/jobs/impact.ts): the most viewed
  * path, two mid (one moved from an old address that has not-found views: 1 view in 50 is one) and
- * two rare ones (generate.ts ranks paths by popularity), merged on day 15 of 30 at 13:37 UTC so both
- * 14-day windows have partial-day edges.
+ * two rare ones (generate.ts ranks paths by popularity), merged on day 15 of 30 at 13:37 UTC: both
+ * windows 14 whole days, the merge's day between them.
  */
 export function jobImpactAsked(paths: string[], start: number) {
   const touched = [
@@ -53,13 +53,15 @@ export async function naiveJobImpact(db: DuckDbReads, { pk, pages, at, days, now
       (SELECT min(ts) FROM not_found WHERE project_key = ${pk} AND ts < ${at})) AS first`);
     const windows = equalWindows(at, days, now, first.first === null ? null : Number(first.first));
     if (!windows) throw new Error('the bench merge must be over a day old');
-    const span = `ts >= ${windows.before.from} AND ts < ${windows.after.to}`;
+    // Whole-day windows with the merge's day between them (equalWindows): a view in either, split by the after-window's start.
+    const span = `((ts >= ${windows.before.from} AND ts < ${windows.before.to}) OR (ts >= ${windows.after.from} AND ts < ${windows.after.to}))`;
+    const after = windows.after.from;
     const source = duckdbSourceOf(duckdbHost(ownHosts), rules.sources);
     const count = async (views: string[], notFound: string[]) => {
       const out = { before: zero(), after: zero() };
       const side = (r: Record<string, unknown>) => (num(r.after) === 1 ? out.after : out.before);
       if (views.length > 0) {
-        for (const r of await rowsOf(c, `SELECT (ts >= ${at})::INTEGER AS after,
+        for (const r of await rowsOf(c, `SELECT (ts >= ${after})::INTEGER AS after,
             count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS humans, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai, count(*) AS views,
             count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT} AND ${source} = 'ai_assistant') AS from_ai
           FROM events WHERE project_key = ${pk} AND cls <= ${LAST_VISITOR_CODE} AND ${span}
@@ -67,7 +69,7 @@ export async function naiveJobImpact(db: DuckDbReads, { pk, pages, at, days, now
           GROUP BY after`)) Object.assign(side(r), { humans: num(r.humans), ai: num(r.ai), views: num(r.views), fromAiAnswers: num(r.from_ai) });
       }
       if (notFound.length > 0) {
-        for (const r of await rowsOf(c, `SELECT (ts >= ${at})::INTEGER AS after, count(DISTINCT visitor) AS not_found FROM not_found
+        for (const r of await rowsOf(c, `SELECT (ts >= ${after})::INTEGER AS after, count(DISTINCT visitor) AS not_found FROM not_found
           WHERE project_key = ${pk} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${notFound.map(quote).join(', ')}) GROUP BY after`)) side(r).notFound = num(r.not_found);
       }
       return out;

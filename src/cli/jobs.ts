@@ -178,7 +178,7 @@ export function register(jobs: Command): void {
 
 function registerImpact(jobs: Command): void {
   withConnection(jobs.command('impact <jobId>'))
-    .description("Show the effect of a merged job on the pages it touched: visitors before and after the merge (equal windows).")
+    .description("Show the effect of a merged job on the pages it touched: visitors before and after the merge (equal windows of whole UTC days, the day of the merge in neither).")
     .addOption(new Option('--days <n>', 'length of each window in days (1-90, default 14)').argParser(intOption(1, 90)))
     .option('--csv', 'CSV: a row per page and window side by side, the total last')
     .action(async (id: string, o: ConnectionOptions & { days?: number; csv?: boolean }) => {
@@ -223,7 +223,7 @@ function impactText(impact: JobImpact): string {
   rows.push(row('Total', '', impact.total.before, impact.total.after));
   const head = [
     `Merged ${impact.pullRequest.mergedAt}${impact.pullRequest.url ? ` (${impact.pullRequest.url})` : ''}.`,
-    `Before: ${impact.before.from} to ${impact.before.to}; after: ${impact.after.from} to ${impact.after.to} (${impact.windowDays} days each).`,
+    `Before: ${impact.before.from} to ${impact.before.to}; after: ${impact.after.from} to ${impact.after.to} (${impact.windowDays === 1 ? '1 whole day' : `${impact.windowDays} whole days`} each, UTC; the day of the merge in neither).`,
     ...(impact.clipped ? [impact.clipped] : []),
     ...(impact.pages.length === 0 ? ['The job touched no page of the site.'] : []),
     '',

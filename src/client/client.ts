@@ -226,8 +226,9 @@ export class FolioClient {
 
   /**
    * GET /v2/agent/{projectId}/job/{id}/impact: the pages a merged job touched, with exact counts for
-   * equal windows of `days` (1–90, default 14) before and after the merge (Folio). 409 `impact_not_ready`
-   * while its pull request is not merged, or merged less than a day ago.
+   * equal windows of `days` whole UTC days (1–90, default 14) before and after the day of the merge
+   * (Folio). 409 `impact_not_ready` while its pull request is not merged, or until the first whole day
+   * after the merge's day is over.
    */
   async getJobImpact(id: string, query: { days?: number } = {}, opts: CallOptions = {}): Promise<JobImpact> {
     return this.request<JobImpact>('GET', `v2/agent/${seg(this.project(opts))}/job/${seg(id)}/impact`, { query: { days: query.days }, signal: opts.signal });

@@ -46,7 +46,7 @@ export const JobImpact = Type.Object(
     jobId: Type.String(),
     pullRequest: Type.Object({ url: Type.Union([Type.String(), Type.Null()]), mergedAt: Type.String({ format: 'date-time' }) }),
     days: Type.Integer({ description: 'The window length asked for.' }),
-    windowDays: Type.Number({ description: 'The window length used (days, one decimal): less than `days` when clipped.' }),
+    windowDays: Type.Number({ description: 'The window length used (whole UTC days): less than `days` when clipped.' }),
     clipped: Type.Union([Type.String(), Type.Null()], { description: 'Why the windows are shorter than asked (merged recently, data starts later), else null.' }),
     before: When,
     after: When,

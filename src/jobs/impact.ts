@@ -11,7 +11,7 @@ import { CodedError } from '../errors.ts';
 import type { JobImpact } from '../contracts/impact.ts';
 import type { Job } from '../contracts/jobs.ts';
 import type { Analytics } from '../analytics/index.ts';
-import { DEFAULT_DAYS, inDays, MIN_AFTER_MS } from '../analytics/impact-windows.ts';
+import { DEFAULT_DAYS, firstMeasurable, inDays } from '../analytics/impact-windows.ts';
 import { addressesOf, jobImpact } from '../analytics/reports/job-impact.ts';
 import { iso } from '../analytics/reports/report.ts';
 import type { WorktreePool } from '../git/worktree-pool.ts';
@@ -52,11 +52,17 @@ export function addressesFor(page: TouchedPage): { views: string[]; notFound: st
 
 const notReady = (why: string) => new CodedError('impact_not_ready', why);
 
-/** "in 5 hours", "in 40 minutes": when a merge becomes a day old. */
+/** "in about 30 hours", "in 40 minutes": how long until `ms` has passed. */
 function waitText(ms: number): string {
   const minutes = Math.max(1, Math.ceil(ms / 60_000));
   return minutes >= 90 ? `in about ${Math.round(minutes / 60)} hours` : `in ${minutes} minutes`;
 }
+
+/** Why a merge is not measurable yet: the first whole UTC day after its day is not over. */
+const tooRecent = (mergedAt: number, now: number) =>
+  notReady(
+    `The pull request was merged ${iso(mergedAt)}; its effect is compared over whole UTC days after the day of the merge, from ${iso(firstMeasurable(mergedAt))} (${waitText(firstMeasurable(mergedAt) - now)}).`,
+  );
 
 export class JobImpactService {
   readonly #deps: JobImpactDeps;
@@ -81,7 +87,7 @@ export class JobImpactService {
     await beforeCount();
     const counts = await this.#deps.analytics.run(jobImpact, { projectId, range: { from: null, to: null }, pages: pages.map(addressesFor), at: mergedAt, days, now });
     const w = counts.windows;
-    if (!w) throw notReady(`The pull request was merged less than a day ago; its effect can be measured ${waitText(mergedAt + MIN_AFTER_MS - now)}.`);
+    if (!w) throw tooRecent(mergedAt, now);
     const answer: JobImpact = {
       jobId: job.id,
       pullRequest: { url: job.prLink, mergedAt: iso(mergedAt) },
@@ -108,9 +114,7 @@ export class JobImpactService {
       const asked = pr?.checkedAt ? ` (asked ${Math.max(0, Math.round((now - pr.checkedAt) / 60_000))} minutes ago)` : '';
       throw notReady(`The pull request of job "${job.id}" is not merged yet${asked}: its effect is measured from the merge.`);
     }
-    if (now - pr.mergedAt < MIN_AFTER_MS) {
-      throw notReady(`The pull request was merged less than a day ago; its effect can be measured ${waitText(pr.mergedAt + MIN_AFTER_MS - now)}.`);
-    }
+    if (now < firstMeasurable(pr.mergedAt)) throw tooRecent(pr.mergedAt, now);
     return pr.mergedAt;
   }
 

@@ -59,7 +59,7 @@ async function traffic(projectId: string, key: string, mergedAt: number): Promis
   const view = (path: string, visitorId: string, offset: number, extra: Record<string, unknown> = {}) => ({ path, userAgent: HUMAN_UA, visitorId, timestamp: at(offset), ...extra });
   const events = [
     // The first event there is: the windows are not clipped to the data.
-    view('/', 'h0', -3 * DAY),
+    view('/', 'h0', -4 * DAY),
     view('/quickstart', 'h1', -DAY),
     view('/start', 'h2', -DAY, { status: 404 }),
     view('/quickstart', 'h1', DAY),
@@ -83,10 +83,11 @@ describe('the effect of a merged job in the dashboard', () => {
       await panel.getByText(/is not merged yet/).waitFor();
       expect(await page.evaluate(fits)).toBe(true);
 
-      // The host merges it three days ago; the last check of its state is put 10 minutes back (past
-      // the 5-minute recheck interval) instead of waiting them out.
+      // The host merges it at noon (UTC) four days ago, so three whole days after the merge's day are
+      // over; the last check of its state is put 10 minutes back (past the 5-minute recheck interval)
+      // instead of waiting them out.
       const pr = e.host.github.pulls.find((p) => p.repo === `impact-${name}`)!;
-      const mergedAt = Date.now() - 3 * DAY;
+      const mergedAt = Math.floor(Date.now() / DAY) * DAY - 4 * DAY + DAY / 2;
       pr.mergedAt = new Date(mergedAt).toISOString();
       pr.state = 'closed';
       await traffic(projectId, key, mergedAt);
@@ -101,7 +102,7 @@ describe('the effect of a merged job in the dashboard', () => {
 
       await page.goto(`${e.server.url}/projects/${projectId}/jobs/${jobId}`);
       await panel.getByTestId('impact-headline').waitFor();
-      // 14 days asked, clipped to the 3 days since the merge.
+      // 14 days asked, clipped to the 3 whole days over since the merge's day.
       expect(await panel.getByTestId('impact-headline').textContent()).toMatch(/Human visitors on its pages: 1 in the 3 days before the merge, 3 in the 3 days after \(\+200%\)\. Not-found visitors on the old addresses: 1 → 0\./);
       const rows = panel.getByRole('row');
       expect(await rows.filter({ hasText: '/quickstart' }).first().textContent()).toMatch(/1 → 3/);

@@ -63,18 +63,19 @@ describe('the impact of a merged job', () => {
     expect(job.prLink).not.toBeNull();
     expect(job.mergedAt).toBeNull();
 
-    // The host merges it three days ago.
+    // The host merges it at noon four days ago (UTC): three whole days after the merge's day are over.
     const pr = e.host.github.pulls.find((p) => p.repo === 'impact')!;
-    mergedAt = Date.now() - 3 * DAY;
+    const today = Math.floor(Date.now() / DAY) * DAY;
+    mergedAt = today - 4 * DAY + DAY / 2;
     pr.mergedAt = new Date(mergedAt).toISOString();
     pr.state = 'closed';
 
-    // Traffic in the two days either side of the merge.
+    // Traffic in the two whole days either side of the merge's day.
     const at = (offset: number) => new Date(mergedAt + offset).toISOString();
     const ev = (path: string, who: string, ua: string, t: number, extra: Record<string, unknown> = {}) => ({ path, userAgent: ua, visitorId: who, timestamp: at(t), ...extra });
     const events = [
       ev('/guides/auth', 'h1', HUMAN_UA, -DAY),
-      ev('/guides/auth/', 'h2', HUMAN_UA, -DAY / 2),
+      ev('/guides/auth/', 'h2', HUMAN_UA, -1.5 * DAY),
       ev('/quickstart', 'h3', HUMAN_UA, -DAY, { referrer: 'https://chatgpt.com/c/1' }),
       ev('/guides/auth.md', 'a1', AI_UA, -DAY),
       ev('/guides/auth', 'h4', HUMAN_UA, -DAY, { status: 404 }),
@@ -83,8 +84,8 @@ describe('the impact of a merged job', () => {
       ev('/guides/auth', 'h4', HUMAN_UA, DAY, { status: 404 }),
       ev('/quickstart', 'a2', AI_UA, DAY),
       ev('/index', 'h6', HUMAN_UA, DAY),
-      // Outside the two-day windows.
-      ev('/quickstart', 'h7', HUMAN_UA, -2.5 * DAY),
+      // Outside the two-day windows (the first event there is, just after a midnight).
+      ev('/quickstart', 'h7', HUMAN_UA, -3.5 * DAY + 1),
     ];
     const sent = await e.server.api('POST', `/v1/analytics/${projectId}/events`, { key, body: { events } });
     expect(sent.status).toBe(202);
@@ -99,8 +100,9 @@ describe('the impact of a merged job', () => {
       days: 2,
       windowDays: 2,
       clipped: null,
-      before: { from: new Date(mergedAt - 2 * DAY).toISOString(), to: new Date(mergedAt).toISOString() },
-      after: { from: new Date(mergedAt).toISOString(), to: new Date(mergedAt + 2 * DAY).toISOString() },
+      // Whole days: the merge's own day in neither window.
+      before: { from: new Date(today - 6 * DAY).toISOString(), to: new Date(today - 4 * DAY).toISOString() },
+      after: { from: new Date(today - 3 * DAY).toISOString(), to: new Date(today - DAY).toISOString() },
     });
     const byChange = Object.fromEntries(res.body.pages.map((p: any) => [p.change, p]));
     // docs.json is no page: left out.
@@ -133,14 +135,15 @@ describe('the impact of a merged job', () => {
     expect(again.body).toEqual(res.body);
     expect(again.headers.get('ratelimit-remaining')).toBeNull();
 
-    // Fourteen days asked: clipped to the three days since the merge, and to the data (2.5 days before it).
+    // Fourteen days asked: clipped to the three whole days over since the merge's day, and to the data
+    // (3.5 days before the merge, just after a midnight: two whole days).
     const long = await e.server.api('GET', `/v2/agent/${projectId}/job/${jobId}/impact`, { key });
     expect(long.status).toBe(200);
     expect(Number(long.headers.get('ratelimit-remaining'))).toBe(Number(res.headers.get('ratelimit-remaining')) - 1);
     expect(long.body.days).toBe(14);
-    expect(long.body.windowDays).toBe(2.5);
-    expect(long.body.clipped).toMatch(/recorded traffic starts 2\.5 days before the merge/);
-    expect(long.body.total.before.humans).toBe(4);
+    expect(long.body.windowDays).toBe(2);
+    expect(long.body.clipped).toMatch(/recorded traffic starts 3\.5 days before the merge: both windows are 2 whole days instead of 14/);
+    expect(long.body.total.before.humans).toBe(3);
 
     // The jobs list knows it is merged.
     const list = await e.server.api('GET', `/v2/agent/${projectId}/jobs`, { key });
@@ -184,7 +187,8 @@ describe('the impact of a merged job', () => {
       'Replace the webhooks page with a tokens page.',
     );
     expect(job.files.map((f: any) => `${f.status} ${f.path}`).sort()).toEqual(['added guides/tokens.mdx', 'deleted guides/webhooks.mdx', 'modified docs.json']);
-    const merged = Date.now() - 2 * DAY;
+    // At noon two days ago (UTC): one whole day after the merge's day is over.
+    const merged = Math.floor(Date.now() / DAY) * DAY - 2 * DAY + DAY / 2;
     const pr = e.host.github.pulls.find((p) => p.head === job.source.ref)!;
     Object.assign(pr, { mergedAt: new Date(merged).toISOString(), state: 'closed' });
     await e.server.api('POST', `/v1/analytics/${projectId}/events`, {
@@ -208,8 +212,8 @@ describe('the impact of a merged job', () => {
 
     const res = await e.server.api('GET', `/v2/agent/${projectId}/job/${job.id}/impact`, { key });
     expect(res.status).toBe(200);
-    expect(res.body.windowDays).toBe(2);
-    expect(res.body.clipped).toMatch(/^The pull request was merged 2 days ago: both windows are 2 days instead of 14\.$/);
+    expect(res.body.windowDays).toBe(1);
+    expect(res.body.clipped).toMatch(/^The pull request was merged 2(\.\d)? days ago: both windows are 1 whole day instead of 14\.$/);
     expect(res.body.pages).toEqual([
       { change: 'added', path: '/guides/tokens', previousPath: null, file: 'guides/tokens.mdx', redirectTo: null, before: zero, after: { ...zero, ai: 1, views: 1 } },
       { change: 'removed', path: '/guides/webhooks', previousPath: null, file: 'guides/webhooks.mdx', redirectTo: null, before: { ...zero, humans: 1, views: 1 }, after: { ...zero, notFound: 1 } },
@@ -221,7 +225,7 @@ describe('the impact of a merged job', () => {
     const early = await e.server.api('GET', `/v2/agent/${projectId}/job/${recent.id}/impact`, { key });
     expect(early.status).toBe(409);
     expect(early.body.code).toBe('impact_not_ready');
-    expect(early.body.error).toMatch(/merged less than a day ago; its effect can be measured in about 23 hours/);
+    expect(early.body.error).toMatch(/its effect is compared over whole UTC days after the day of the merge, from \d{4}-\d\d-\d\dT00:00:00\.000Z \(in about (2[3-9]|3\d|4[0-7]) hours\)\.$/);
     // Nothing was read: no analytics read spent.
     expect(early.headers.get('ratelimit-remaining')).toBeNull();
   });
@@ -239,7 +243,7 @@ describe('the impact of a merged job', () => {
     const table = await run(['jobs', 'impact', jobId, '--days', '2'], env);
     expect(table.code).toBe(0);
     expect(table.stdout).toContain(`Merged ${new Date(mergedAt).toISOString()}`);
-    expect(table.stdout).toMatch(/\(2 days each\)/);
+    expect(table.stdout).toMatch(/\(2 whole days each, UTC; the day of the merge in neither\)/);
     expect(table.stdout).toMatch(/PAGE +CHANGE +HUMANS +AI +VIEWS +FROM AI ANSWERS +NOT FOUND/);
     expect(table.stdout).toMatch(/\/guides\/authentication +moved from \/guides\/auth +2→2 +1→0 +3→2 +0→1 +1→1/);
     expect(table.stdout).toMatch(/\/quickstart +edited +1→0 +0→1 +1→1 +1→0 +0→0/);

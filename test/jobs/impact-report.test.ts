@@ -1,9 +1,10 @@
 // The counts of a merged job's impact (analytics/reports/job-impact.ts) on DuckDB, a ClickHouse
 // server (FOLIO_TEST_CLICKHOUSE_URL) and ClickHouse in-process (chdb), against plain Sets over the
 // written events: a moved page whose old address answered 404 before the merge and redirects after,
-// an edited page, an added redirect; the windows equal, clipped to the time since the merge (a job
-// merged two days ago) and to the first event there is; nothing counted before a day has passed; rows
-// not compacted yet counted with the compacted ones, a merge inside a day and one exactly at midnight.
+// an edited page, an added redirect; the windows equal whole UTC days either side of the merge's day,
+// clipped to the days since the merge (a job merged two days ago) and to the first event there is;
+// nothing counted before a whole day after the merge's day is over; rows not compacted yet counted with
+// the compacted ones, a merge inside a day and one exactly at midnight; the merge's day in neither window.
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { addressesOf, jobImpact, type JobImpactResult } from '../../src/analytics/reports/job-impact.ts';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
@@ -77,8 +78,13 @@ function generate(seed: number, n: number, from: number): { events: StoredEvent[
   return { events, ref };
 }
 
-/** The answer from plain Sets over the events of [from, to) split at the merge `at`. */
-function expected(ref: Ref[], from: number, to: number, at = MERGED, pages = PAGES) {
+type Windows = NonNullable<JobImpactResult['windows']>;
+const dayOf = (t: number) => Math.floor(t / DAY) * DAY;
+/** Whole-day windows of `n` days either side of the day of a merge at `at`, that day left out. */
+const whole = (n: number, at = MERGED) => ({ before: { from: dayOf(at) - n * DAY, to: dayOf(at) }, after: { from: dayOf(at) + DAY, to: dayOf(at) + DAY + n * DAY } });
+
+/** The answer from plain Sets over the events in the windows. */
+function expected(ref: Ref[], { before: b, after: a }: Pick<Windows, 'before' | 'after'>, pages = PAGES) {
   const counts = (list: Ref[], addresses: string[], nfAddresses: string[]) => {
     const views = list.filter((e) => !e.notFound && e.cls !== 'search' && addresses.includes(e.path));
     const nf = list.filter((e) => e.notFound && e.cls !== 'search' && nfAddresses.includes(e.path));
@@ -91,8 +97,8 @@ function expected(ref: Ref[], from: number, to: number, at = MERGED, pages = PAG
       notFound: new Set(nf.map((e) => e.visitor)).size,
     };
   };
-  const before = ref.filter((e) => e.ts >= from && e.ts < at);
-  const after = ref.filter((e) => e.ts >= at && e.ts < to);
+  const before = ref.filter((e) => e.ts >= b.from && e.ts < b.to);
+  const after = ref.filter((e) => e.ts >= a.from && e.ts < a.to);
   const all = [...new Set(pages.flatMap((p) => p.views))];
   const allNf = [...new Set(pages.flatMap((p) => p.notFound))];
   return {
@@ -117,17 +123,19 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
     }
   };
 
-  it.skipIf(skip)('counts each page and the total exactly as plain Sets, in equal windows clipped to the time since the merge and to the data', async () => {
+  it.skipIf(skip)('counts each page and the total exactly as plain Sets, in equal whole-day windows clipped to the days since the merge and to the data', async () => {
     await withEngine('folio_impact', async (engine) => {
     const data = generate(34, 3000, START);
     for (let s = 0; s < data.events.length; s += 500) await engine.write(data.events.slice(s, s + 500));
     await engine.compact();
     const run = (days: number, now: number, projectId = P): Promise<JobImpactResult> => engine.run(jobImpact, { projectId, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days, now });
 
-    // Five days after the merge, three-day windows: not clipped.
+    // Five days after the merge (four whole days after its day over), three-day windows: not clipped.
     const full = await run(3, MERGED + 5 * DAY);
-    expect(full.windows).toEqual({ before: { from: MERGED - 3 * DAY, to: MERGED }, after: { from: MERGED, to: MERGED + 3 * DAY }, length: 3 * DAY, clipped: null });
-    const want = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
+    expect(full.windows).toEqual({ ...whole(3), length: 3 * DAY, clipped: null });
+    expect(full.windows?.before.to).toBe(START + 10 * DAY);
+    expect(full.windows?.after.from).toBe(START + 11 * DAY);
+    const want = expected(data.ref, whole(3));
     expect({ total: full.total, pages: full.pages }).toEqual(want);
     // The scenario is there: the old address missed before the merge, humans came from AI answers, dedupe across pages matters.
     expect(want.pages[0].before.notFound).toBeGreaterThan(want.pages[0].after.notFound);
@@ -135,22 +143,24 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
     expect(want.total.after.fromAiAnswers).toBeGreaterThan(0);
     expect(want.total.after.humans).toBeLessThan(want.pages.reduce((n, p) => n + p.after.humans, 0));
 
-    // Merged two days ago, 14 days asked: both windows two days, and said so.
+    // Merged two days ago, 14 days asked: one whole day after the merge's day is over, so both windows are one day, and said so.
     const recent = await run(14, MERGED + 2 * DAY);
-    expect(recent.windows?.length).toBe(2 * DAY);
-    expect(recent.windows?.clipped).toMatch(/merged 2 days ago: both windows are 2 days instead of 14/);
-    expect({ total: recent.total, pages: recent.pages }).toEqual(expected(data.ref, MERGED - 2 * DAY, MERGED + 2 * DAY));
+    expect(recent.windows).toMatchObject({ ...whole(1), length: DAY });
+    expect(recent.windows?.clipped).toMatch(/merged 2 days ago: both windows are 1 whole day instead of 14/);
+    expect({ total: recent.total, pages: recent.pages }).toEqual(expected(data.ref, whole(1)));
 
-    // 30 days asked, the data starts 10.2 days before the merge: clipped to it.
+    // 30 days asked, the data starts 10.x days before the merge, inside a day: clipped to its 9 whole days.
     const long = await run(30, MERGED + 40 * DAY);
     const first = Math.min(...data.ref.map((e) => e.ts));
-    expect(long.windows?.before.from).toBe(first);
-    expect(long.windows?.clipped).toMatch(/recorded traffic starts 10\.\d days before the merge/);
-    expect({ total: long.total, pages: long.pages }).toEqual(expected(data.ref, first, MERGED + (MERGED - first)));
+    expect(first).toBeGreaterThan(START);
+    expect(long.windows).toMatchObject({ ...whole(9), length: 9 * DAY });
+    expect(long.windows?.clipped).toMatch(/recorded traffic starts 10\.\d days before the merge: both windows are 9 whole days instead of 30/);
+    expect({ total: long.total, pages: long.pages }).toEqual(expected(data.ref, whole(9)));
 
-    // Less than a day after the merge: no windows, nothing counted.
-    const early = await run(14, MERGED + 20 * 3_600_000);
-    expect(early.windows).toBeNull();
+    // Until the first whole day after the merge's day is over: no windows, nothing counted.
+    expect((await run(14, MERGED + 20 * 3_600_000)).windows).toBeNull();
+    expect((await run(14, START + 12 * DAY - 1)).windows).toBeNull();
+    expect((await run(14, START + 12 * DAY)).windows).toMatchObject({ ...whole(1), length: DAY });
 
     // A project with nothing stored: zeros in unclipped windows.
     const none = await run(3, MERGED + 5 * DAY, 'prj_none');
@@ -168,7 +178,7 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
       // The three pages over and over, and one address alone last: every page counted on its own.
       const pages = Array.from({ length: count }, (_, i) => (i === count - 1 ? { views: ['/other'], notFound: [] } : PAGES[i % PAGES.length]));
       const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages, at: MERGED, days: 3, now: MERGED + 5 * DAY });
-      const want = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY, MERGED, pages);
+      const want = expected(data.ref, whole(3), pages);
       expect(want.pages[count - 1].after.humans).toBeGreaterThan(0);
       expect({ total: got.total, pages: got.pages }).toEqual(want);
     }
@@ -185,26 +195,25 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
     const midnight = START + 10 * DAY;
     for (const at of [MERGED, midnight]) {
       const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at, days: 3, now: at + 5 * DAY });
-      expect(got.windows?.before).toEqual({ from: at - 3 * DAY, to: at });
-      const want = expected(data.ref, at - 3 * DAY, at + 3 * DAY, at);
+      expect(got.windows).toMatchObject(whole(3, at));
+      const want = expected(data.ref, whole(3, at));
       expect(want.total.after.fromAiAnswers).toBeGreaterThan(0);
       expect({ total: got.total, pages: got.pages }).toEqual(want);
     }
     });
   });
-  it.skipIf(skip)('counts a human from an AI answer on a partial day by the view, not the day: the bound between their views of the page, compacted or not', async () => {
+  it.skipIf(skip)('leaves the day of the merge out of both windows, and counts a human from an AI answer on the windows\' first and last days, compacted or not', async () => {
     const HOUR = 3_600_000;
-    const day = (t: number) => Math.floor(t / DAY) * DAY;
-    // [visitor, time, referrer]: two views of /intro on a day a window's bound cuts, the AI answer's on one side.
+    const day = dayOf(MERGED);
+    // [visitor, time, referrer]: views of /intro by humans on the days at the windows' bounds.
     const edges: [bigint, number, string | null][] = [
-      [500n, day(MERGED) + 3 * HOUR, 'chatgpt.com'], // before the merge, from an AI answer…
-      [500n, day(MERGED) + 9 * HOUR, null], // …after it, not: from AI before only
-      [501n, day(MERGED) + 2 * HOUR, null],
-      [501n, day(MERGED) + 11 * HOUR, 'www.perplexity.ai'], // from AI after only
-      [502n, day(MERGED - 3 * DAY) + 2 * HOUR, 'chatgpt.com'], // before the windows: not counted…
-      [502n, day(MERGED - 3 * DAY) + 10 * HOUR, null], // …a human before, not from AI
-      [503n, day(MERGED + 3 * DAY) + 2 * HOUR, null], // a human after…
-      [503n, day(MERGED + 3 * DAY) + 10 * HOUR, 'chatgpt.com'], // …from AI after the windows: not counted
+      [500n, day + 3 * HOUR, 'chatgpt.com'], // the merge's day, before the merge: in neither window
+      [500n, day + 9 * HOUR, null],
+      [501n, day + 11 * HOUR, 'www.perplexity.ai'], // the merge's day, after the merge: in neither
+      [502n, day - 3 * DAY + 2 * HOUR, 'chatgpt.com'], // the before-window's first day: from AI before
+      [503n, day + 3 * DAY + 23 * HOUR, 'chatgpt.com'], // the after-window's last day: from AI after
+      [504n, day - 4 * DAY + 23 * HOUR, 'chatgpt.com'], // the day before the windows: not counted
+      [505n, day + 4 * DAY + HOUR, 'chatgpt.com'], // the day after them: not counted
     ];
     const extra: StoredEvent[] = edges.map(([visitor, ts, referrer]) => ({ projectId: P, ts, path: '/intro', visitor, cls: CLASS_CODE.human, agent: null, referrer, source: SOURCE.api, importKey: null, notFound: false, group: 0 }));
     const extraRef: Ref[] = edges.map(([visitor, ts, referrer]) => ({ ts, path: '/intro', visitor, cls: 'human', fromAi: referrer !== null, notFound: false }));
@@ -216,11 +225,13 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
       await engine.compact();
       if (!compacted) await engine.write(extra);
       const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days: 3, now: MERGED + 5 * DAY });
-      const want = expected([...data.ref, ...extraRef], MERGED - 3 * DAY, MERGED + 3 * DAY);
-      const without = expected(data.ref, MERGED - 3 * DAY, MERGED + 3 * DAY);
-      // The extra visitors: 500 from AI before, 501 after; 502 and 503 humans only.
-      expect(want.pages[1].before.fromAiAnswers - without.pages[1].before.fromAiAnswers).toBe(1);
-      expect(want.pages[1].after.fromAiAnswers - without.pages[1].after.fromAiAnswers).toBe(1);
+      const want = expected([...data.ref, ...extraRef], whole(3));
+      const without = expected(data.ref, whole(3));
+      // The extra visitors: 502 from AI before, 503 after; the others in no window.
+      for (const side of ['before', 'after'] as const) {
+        expect(want.pages[1][side].fromAiAnswers - without.pages[1][side].fromAiAnswers).toBe(1);
+        expect(want.pages[1][side].humans - without.pages[1][side].humans).toBe(1);
+      }
       expect({ total: got.total, pages: got.pages }).toEqual(want);
       });
     }

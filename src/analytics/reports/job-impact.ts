@@ -1,22 +1,23 @@
-// The effect of a merged job on the pages it touched: for equal windows before and after the merge
-// (impact-windows.ts, clipped to the time since the merge and to the first event there is), per page
-// and in total (deduplicated across pages), exact distinct human and AI visitors, views by both,
-// distinct humans who arrived from an AI answer (referrer source class ai_assistant, the project's own
-// hosts excluded), and distinct not-found visitors on the old addresses. Raw events filtered by path
-// (a job touches a few pages): DuckDB and ClickHouse SQL side by side, the same answer.
+// The effect of a merged job on the pages it touched: for equal windows of whole UTC days before and
+// after the day of the merge (impact-windows.ts, clipped to the days since the merge and to the first
+// event there is), per page and in total (deduplicated across pages), exact distinct human and AI
+// visitors, views by both, distinct humans who arrived from an AI answer (referrer source class
+// ai_assistant, the project's own hosts excluded), and distinct not-found visitors on the old
+// addresses. DuckDB reads the day tables of the pages' paths (up to 32 pages), ClickHouse the raw
+// events filtered by path (a job touches a few pages): side by side, the same answer.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
-import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../traffic-class.ts';
+import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { DAY_MS } from '../dates.ts';
-import { equalWindows, type EqualWindows } from '../impact-windows.ts';
+import { beforeOpens, equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { SourceRule } from '../referrer-sources.ts';
-import { int, num, rows as rowsOf } from '../engines/duckdb/state.ts';
-import type { DuckDbReads } from '../engines/duckdb/reads.ts';
+import { int, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbSourceOf, quote } from './referrers.ts';
+import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -99,6 +100,9 @@ function result(windows: EqualWindows | null, count: number, viewRows: Record<st
   return out;
 }
 
+/** The views in the windows, a condition on `ts` (the merge's day between them is in neither). */
+const inWindows = ({ before, after }: EqualWindows) => edgeCond([[before.from, before.to], [after.from, after.to]]);
+
 /** The earliest event of either table before the merge: where the data starts. */
 const firstOf = (rows: Record<string, unknown>[]) => {
   const ts = rows.map((r) => r.first).filter((v) => v !== null && v !== undefined).map(Number).filter((v) => v > 0);
@@ -128,8 +132,13 @@ interface ViewsAsked {
   pk: number;
   pages: number;
   views: ReturnType<typeof pairs>;
-  at: number;
+  windows: EqualWindows;
+  /** The views in the windows (a condition on `ts`). */
   span: string;
+  /** A view is after the merge from here (the windows leave the merge's day out). */
+  afterFrom: number;
+  /** Whether the project has rows not compacted yet. */
+  pending: boolean;
   ownHosts: OwnHosts;
   sources: readonly SourceRule[];
 }
@@ -140,15 +149,17 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
   const nf = pairs(pages, 'notFound');
   if (pk === undefined) return result(equalWindows(at, days, now, null), pages.length, [], []);
   return db.readers.use(async (c) => {
-    const windows = equalWindows(at, days, now, await duckdbFirst(c, pk, at, at - Math.min(days * DAY_MS, now - at)));
+    const windows = equalWindows(at, days, now, await duckdbFirst(c, pk, at, beforeOpens(at, days, now)));
     if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
-    const span = `ts >= ${int(windows.before.from)} AND ts < ${int(windows.after.to)}`;
-    const asked: ViewsAsked = { pk, pages: pages.length, views, at, span, ownHosts, sources: rulesOf(rules).sources };
+    const span = inWindows(windows);
+    const afterFrom = windows.after.from;
+    const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
+    const asked: ViewsAsked = { pk, pages: pages.length, views, windows, span, afterFrom, pending, ownHosts, sources: rulesOf(rules).sources };
     let viewRows: Record<string, unknown>[] = [];
     if (views.list.length > 0) viewRows = pages.length <= MAX_BIT_PAGES ? await duckdbPageBits(c, asked) : await duckdbPerPage(c, asked);
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
-      const w = `w AS (SELECT visitor, path, (ts >= ${int(at)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
+      const w = `w AS (SELECT visitor, path, (ts >= ${int(afterFrom)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
         addr(page, path) AS (VALUES ${values(nf.list)})`;
       nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
@@ -162,10 +173,10 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
  * views joined to the (page, address) pairs, and again in total: two groupings by visitor, the source
  * class per view.
  */
-async function duckdbPerPage(c: DuckDBConnection, { pk, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+async function duckdbPerPage(c: DuckDBConnection, { pk, views, span, afterFrom, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
-      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND e.${span} AND p.path IN (${views.all.map(quote).join(', ')})),
-    w AS (SELECT ts, visitor, cls, path, (ts >= ${int(at)})::INTEGER AS after, ${duckdbSourceOf('host', sources)} AS source FROM ev),
+      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND ${span} AND p.path IN (${views.all.map(quote).join(', ')})),
+    w AS (SELECT ts, visitor, cls, path, (ts >= ${int(afterFrom)})::INTEGER AS after, ${duckdbSourceOf('host', sources)} AS source FROM ev),
     addr(page, path) AS (VALUES ${values(views.list)})`;
   return rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
     UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
@@ -178,37 +189,59 @@ async function duckdbPerPage(c: DuckDBConnection, { pk, views, at, span, ownHost
 const MAX_BIT_PAGES = 32;
 
 /**
- * DuckDB: a view's referring host when it may be an AI answer's (NULL otherwise): a human's view
- * whose referrer contains an ai_assistant host at all (case-insensitive, anywhere: a necessary
- * condition, whether the referrer is a host or a whole URL). The class CASE of every rule in order
- * (duckdbSourceOf), the costly part, then runs on these hosts only.
+ * DuckDB: whether a row is a human's view from an AI answer (a boolean SQL expression): `mask` has
+ * the human bit and the referring host (`host`) is of class ai_assistant. A cheap necessary condition
+ * first, so the class CASE of every rule in order (duckdbSourceOf), the costly part, runs on few rows:
+ * the stored host contains an ai_assistant host (stored hosts are in lower case), or, given the raw
+ * `referrer` of an event (a host or, in rows stored before hosts were, a whole URL in any case), it
+ * contains one in any case.
  */
-function duckdbMaybeAiHost(ownHosts: OwnHosts, sources: readonly SourceRule[]): string {
-  const ai = sources.filter((r) => r.category === 'ai_assistant').map((r) => r.host.replaceAll('.', '\\.'));
-  if (ai.length === 0) return 'NULL';
-  return `CASE WHEN cls = ${HUMAN_BIT} AND referrer IS NOT NULL AND regexp_matches(referrer, ${quote(ai.join('|'))}, 'i') THEN ${duckdbHost(ownHosts)} END`;
+function duckdbFromAi(sources: readonly SourceRule[], mask: string, host: string, referrer?: string): string {
+  const ai = sources.filter((r) => r.category === 'ai_assistant').map((r) => r.host);
+  if (ai.length === 0) return 'false';
+  const maybe =
+    referrer === undefined
+      ? `(${ai.map((h) => `contains(${host}, ${quote(h)})`).join(' OR ')})`
+      : `${referrer} IS NOT NULL AND regexp_matches(${referrer}, ${quote(ai.map((h) => h.replaceAll('.', '\\.')).join('|'))}, 'i')`;
+  return `CASE WHEN ${HAS_HUMAN(mask)} AND ${maybe} THEN ${duckdbSourceOf(host, sources)} = 'ai_assistant' ELSE false END`;
 }
 
 /**
- * DuckDB, up to MAX_BIT_PAGES pages, one scan and one grouping per visitor: each view carries the
- * bits of the pages its address belongs to (shifted by 32 after the merge), ORed per visitor for
- * humans, AI and humans from AI answers; beside it (GROUPING SETS, same scan) the views per (side,
- * address). The visitors' bit patterns, counted (few distinct ones), give each page's visitors on
- * each side (its bit set) and the totals (any bit of the side). The path ids are literals, so the
- * scan filters by them (a join would read every view of the span first).
+ * DuckDB, up to MAX_BIT_PAGES pages, one grouping per visitor: each row carries the bits of the pages
+ * its address belongs to (shifted by 32 after the merge), ORed per visitor for humans, AI and humans
+ * from AI answers; beside it (GROUPING SETS) the views per (side, address). The visitors' bit
+ * patterns, counted (few distinct ones), give each page's visitors on each side (its bit set) and the
+ * totals (any bit of the side). The windows are whole days, read from the day tables (`daily` for
+ * visitors and views, `daily_path_keys` for humans from AI answers, the hosts classed at query time)
+ * and, for the rows not compacted yet, from `events`. The path ids are literals, so the scans filter
+ * by them.
  */
-async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, at, span, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, afterFrom, pending, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const bitsOf = new Map<string, bigint>();
   for (const [i, a] of views.list) bitsOf.set(a, (bitsOf.get(a) ?? 0n) | (1n << BigInt(i)));
   const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
   if (ids.length === 0) return [];
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
   const bits = `CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END`;
-  const grouped = await rowsOf(c, `WITH e AS (SELECT (ts >= ${int(at)})::UTINYINT AS after, visitor, path_id, cls, (${bits}) << (32 * after) AS bits, ${duckdbMaybeAiHost(ownHosts, sources)} AS host
-        FROM events WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)),
-      v AS (SELECT visitor, after, path_id, CASE WHEN cls = ${HUMAN_BIT} THEN bits ELSE 0 END AS h, CASE WHEN cls = ${AI_BIT} THEN bits ELSE 0 END AS a,
-          CASE WHEN host IS NOT NULL AND ${duckdbSourceOf('host', sources)} = 'ai_assistant' THEN bits ELSE 0 END AS f FROM e),
-      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, count(*) AS n FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id)))
+  const rows = `project_key = ${int(pk)} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)`;
+  // The windows are whole days (equalWindows): read from the day tables, with the rows not compacted yet.
+  const inDays = `(${[windows.before, windows.after].map((w) => `(${dayCond({ d1: w.from / DAY_MS, d2: w.to / DAY_MS })})`).join(' OR ')})`;
+  const dayAfter = `(day >= ${int(afterFrom / DAY_MS)})::UTINYINT`;
+  const fromAi = duckdbFromAi(sources, 'mask', 'k');
+  const parts = [`SELECT ${dayAfter} AS after, visitor, path_id, mask, views_h + views_a AS n, false AS from_ai FROM daily WHERE ${rows} AND ${inDays}`];
+  // Only a human's view from an AI answer has a row here (the human and view counts come from `daily`).
+  if (fromAi !== 'false') {
+    parts.push(`SELECT ${dayAfter}, visitor, path_id, 0, 0, true FROM daily_path_keys
+      WHERE ${rows} AND kind = ${KEY_KIND.host} AND ${inDays} AND ${duckdbNotOwn('k', ownHosts)} AND ${fromAi}`);
+  }
+  if (pending) {
+    parts.push(`SELECT ${dayAfter}, visitor, path_id, cls, 1, ${duckdbFromAi(sources, 'cls', duckdbHost(ownHosts), 'referrer')}
+      FROM events WHERE ${rows} AND cls <= ${LAST_VISITOR_CODE} AND ${UNCOMPACTED} AND ${inDays}`);
+  }
+  const grouped = await rowsOf(c, `WITH e AS (SELECT *, (${bits}) << (32 * after) AS bits FROM (${parts.join(' UNION ALL ')})),
+      v AS (SELECT visitor, after, path_id, n, CASE WHEN ${HAS_HUMAN('mask')} THEN bits ELSE 0 END AS h, CASE WHEN ${HAS_AI('mask')} THEN bits ELSE 0 END AS a,
+          CASE WHEN from_ai THEN bits ELSE 0 END AS f FROM e),
+      g AS (SELECT after, path_id, bit_or(h) AS h, bit_or(a) AS a, bit_or(f) AS f, sum(n) AS n FROM v GROUP BY GROUPING SETS ((visitor), (after, path_id)))
     SELECT after, path_id, h, a, f, count(*) AS visitors, sum(n) AS views FROM g GROUP BY ALL`);
   return fromBits(pages, pageBits, grouped);
 }
@@ -263,8 +296,8 @@ async function clickhouse(db: ClickHouseReads, { projectId, pages, at, days, now
     UNION ALL SELECT min(ts) AS first FROM ${db.db}.not_found WHERE project = ${projectId} AND ts < ${at}`);
   const windows = equalWindows(at, days, now, firstOf(first));
   if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
-  const span = chTsCond(windows.before.from, windows.after.to);
-  const side = sql`toUInt8(ts >= ${at}) AS after`;
+  const span = sql`((${chTsCond(windows.before.from, windows.before.to)}) OR (${chTsCond(windows.after.from, windows.after.to)}))`;
+  const side = sql`toUInt8(ts >= ${windows.after.from}) AS after`;
   let viewRows: Record<string, unknown>[] = [];
   if (views.list.length > 0) {
     const w = sql`SELECT ts, visitor, cls, path, ${side}, ${clickhouseSourceOf(raw('host'), rulesOf(rules).sources)} AS source

@@ -114,13 +114,13 @@ export function ImpactPanel({ client, job }: { client: FolioClient; job: Job }) 
       </div>
       {impact.loading && !impact.data && <Loading what="the effect of the change" />}
       {impact.error && <Alert title="The effect could not be measured.">{impact.error}</Alert>}
-      <p className="small">Visitors of the pages the job touched, in equal windows before and after its pull request was merged.</p>
+      <p className="small">Visitors of the pages the job touched, in equal windows of whole days (UTC) before and after the day its pull request was merged.</p>
       {impact.data?.kind === 'waiting' && <p className="small muted">{impact.data.reason}</p>}
       {ready && (
         <>
           <Headline impact={ready} />
           <p className="small muted">
-            Merged {formatDate(ready.pullRequest.mergedAt)}; windows of {ready.windowDays === 1 ? '1 day' : `${ready.windowDays} days`}: {formatDate(ready.before.from)} to {formatDate(ready.before.to)} and{' '}
+            Merged {formatDate(ready.pullRequest.mergedAt)}; windows of {ready.windowDays === 1 ? '1 day' : `${ready.windowDays} days`}, the day of the merge in neither: {formatDate(ready.before.from)} to {formatDate(ready.before.to)} and{' '}
             {formatDate(ready.after.from)} to {formatDate(ready.after.to)}.{ready.clipped && ` ${ready.clipped}`}
           </p>
           {ready.pages.length === 0 ? <p className="small muted">The job changed no page of the site (only other files).</p> : <ImpactTable impact={ready} />}
