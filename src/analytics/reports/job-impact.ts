@@ -44,7 +44,7 @@ export const JobImpactCounts = Type.Object({
 
 type Counts = { humans: number; ai: number; views: number; fromAiAnswers: number; notFound: number };
 export interface JobImpactResult {
-  /** Null while the merge is less than a day old (nothing counted). */
+  /** Null until the first whole UTC day after the merge's day is over (nothing counted). */
   windows: EqualWindows | null;
   total: { before: Counts; after: Counts };
   pages: { before: Counts; after: Counts }[];
@@ -55,7 +55,7 @@ type Params = ReportParams<typeof JobImpactParams>;
 export const jobImpact: Report<typeof JobImpactParams, typeof JobImpactCounts, JobImpactResult> = {
   name: 'job-impact',
   summary: 'The effect of a merged job on its pages',
-  description: 'Per page and in total, equal windows before and after the merge: human and AI visitors, views, humans from AI answers, not-found visitors on old addresses.',
+  description: 'Per page and in total, equal windows of whole UTC days before and after the day of the merge: human and AI visitors, views, humans from AI answers, not-found visitors on old addresses.',
   query: JobImpactParams,
   response: JobImpactCounts,
   duckdb,
