@@ -41,6 +41,9 @@ const dayStart = (t: number) => Math.floor(t / DAY_MS) * DAY_MS;
 /** "1 whole day", "14 whole days". */
 const wholeDays = (n: number) => (n === 1 ? '1 whole day' : `${n} whole days`);
 
+/** "1 day", "2.5 days": a time in days with one decimal. */
+const daysOf = (ms: number) => (inDays(ms) === 1 ? '1 day' : `${inDays(ms)} days`);
+
 /**
  * When a merge at `at` can first be measured: once the first whole UTC day after the merge's day is
  * over (24 to 48 hours after the merge).
@@ -72,7 +75,7 @@ export function equalWindows(at: number, days: number, now: number, firstEvent: 
   let clipped: string | null = null;
   if (over < n) {
     n = over;
-    clipped = `The pull request was merged ${inDays(now - at)} days ago: both windows are ${wholeDays(n)} instead of ${days}.`;
+    clipped = `The pull request was merged ${daysOf(now - at)} ago: both windows are ${wholeDays(n)} instead of ${days}.`;
   }
   // Data that starts after the before-window opens would make "before" look emptier than it was:
   // only the whole days of recorded traffic count.
@@ -80,7 +83,7 @@ export function equalWindows(at: number, days: number, now: number, firstEvent: 
     const recorded = Math.max(0, (mergeDay - Math.ceil(firstEvent / DAY_MS) * DAY_MS) / DAY_MS);
     if (recorded < n) {
       n = recorded;
-      clipped = `The recorded traffic starts ${inDays(at - firstEvent)} days before the merge: both windows are ${wholeDays(n)} instead of ${days}.`;
+      clipped = `The recorded traffic starts ${daysOf(at - firstEvent)} before the merge: both windows are ${wholeDays(n)} instead of ${days}.`;
     }
   }
   const length = n * DAY_MS;
