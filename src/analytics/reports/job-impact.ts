@@ -100,7 +100,7 @@ function result(windows: EqualWindows | null, count: number, viewRows: Record<st
   return out;
 }
 
-/** The views in the windows, a condition on `ts` (the merge's day between them is in neither). */
+/** DuckDB: the rows in the windows, a condition on `ts` (the merge's day between them is in neither). */
 const inWindows = ({ before, after }: EqualWindows) => edgeCond([[before.from, before.to], [after.from, after.to]]);
 
 /** The earliest event of either table before the merge: where the data starts. */
@@ -133,10 +133,6 @@ interface ViewsAsked {
   pages: number;
   views: ReturnType<typeof pairs>;
   windows: EqualWindows;
-  /** The views in the windows (a condition on `ts`). */
-  span: string;
-  /** A view is after the merge from here (the windows leave the merge's day out). */
-  afterFrom: number;
   /** Whether the project has rows not compacted yet. */
   pending: boolean;
   ownHosts: OwnHosts;
@@ -151,15 +147,13 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
   return db.readers.use(async (c) => {
     const windows = equalWindows(at, days, now, await duckdbFirst(c, pk, at, beforeOpens(at, days, now)));
     if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
-    const span = inWindows(windows);
-    const afterFrom = windows.after.from;
     const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
-    const asked: ViewsAsked = { pk, pages: pages.length, views, windows, span, afterFrom, pending, ownHosts, sources: rulesOf(rules).sources };
+    const asked: ViewsAsked = { pk, pages: pages.length, views, windows, pending, ownHosts, sources: rulesOf(rules).sources };
     let viewRows: Record<string, unknown>[] = [];
     if (views.list.length > 0) viewRows = pages.length <= MAX_BIT_PAGES ? await duckdbPageBits(c, asked) : await duckdbPerPage(c, asked);
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
-      const w = `w AS (SELECT visitor, path, (ts >= ${int(afterFrom)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN (${nf.all.map(quote).join(', ')})),
+      const w = `w AS (SELECT visitor, path, (ts >= ${int(windows.after.from)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${inWindows(windows)} AND path IN (${nf.all.map(quote).join(', ')})),
         addr(page, path) AS (VALUES ${values(nf.list)})`;
       nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
@@ -173,10 +167,10 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
  * views joined to the (page, address) pairs, and again in total: two groupings by visitor, the source
  * class per view.
  */
-async function duckdbPerPage(c: DuckDBConnection, { pk, views, span, afterFrom, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+async function duckdbPerPage(c: DuckDBConnection, { pk, views, windows, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
-      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND ${span} AND p.path IN (${views.all.map(quote).join(', ')})),
-    w AS (SELECT ts, visitor, cls, path, (ts >= ${int(afterFrom)})::INTEGER AS after, ${duckdbSourceOf('host', sources)} AS source FROM ev),
+      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND ${inWindows(windows)} AND p.path IN (${views.all.map(quote).join(', ')})),
+    w AS (SELECT ts, visitor, cls, path, (ts >= ${int(windows.after.from)})::INTEGER AS after, ${duckdbSourceOf('host', sources)} AS source FROM ev),
     addr(page, path) AS (VALUES ${values(views.list)})`;
   return rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
     UNION ALL SELECT -1 AS page, after, ${DUCKDB_COUNTS} FROM w GROUP BY after`);
@@ -216,7 +210,7 @@ function duckdbFromAi(sources: readonly SourceRule[], mask: string, host: string
  * and, for the rows not compacted yet, from `events`. The path ids are literals, so the scans filter
  * by them.
  */
-async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, afterFrom, pending, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, pending, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const bitsOf = new Map<string, bigint>();
   for (const [i, a] of views.list) bitsOf.set(a, (bitsOf.get(a) ?? 0n) | (1n << BigInt(i)));
   const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
@@ -226,7 +220,7 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, 
   const rows = `project_key = ${int(pk)} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)`;
   // The windows are whole days (equalWindows): read from the day tables, with the rows not compacted yet.
   const inDays = `(${[windows.before, windows.after].map((w) => `(${dayCond({ d1: w.from / DAY_MS, d2: w.to / DAY_MS })})`).join(' OR ')})`;
-  const dayAfter = `(day >= ${int(afterFrom / DAY_MS)})::UTINYINT`;
+  const dayAfter = `(day >= ${int(windows.after.from / DAY_MS)})::UTINYINT`;
   const fromAi = duckdbFromAi(sources, 'mask', 'k');
   const parts = [`SELECT ${dayAfter} AS after, visitor, path_id, mask, views_h + views_a AS n, false AS from_ai FROM daily WHERE ${rows} AND ${inDays}`];
   // Only a human's view from an AI answer has a row here (the human and view counts come from `daily`).
