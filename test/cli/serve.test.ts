@@ -61,12 +61,16 @@ describe('folio serve', () => {
 
   it('on a terminal, also prints the next steps as plain lines on stderr', async () => {
     const dir = dataDir();
-    // util-linux `script` runs serve on a pseudo-terminal, as a user's shell would; it stops after 8 s.
+    // util-linux `script` runs serve on a pseudo-terminal, as a user's shell would. It is stopped once
+    // the last line is out (a loaded machine may take long to start); `timeout` is only a backstop.
     const out = await new Promise<string>((resolve, reject) => {
-      const cmd = `env FOLIO_DATA_DIR=${dir} PORT=0 ANTHROPIC_API_KEY= OPENAI_API_KEY= OPENAI_COMPATIBLE_BASE_URL= timeout 8 ${process.execPath} bin/folio.mjs serve --no-workers`;
-      const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const cmd = `env FOLIO_DATA_DIR=${dir} PORT=0 ANTHROPIC_API_KEY= OPENAI_API_KEY= OPENAI_COMPATIBLE_BASE_URL= timeout 50 ${process.execPath} bin/folio.mjs serve --no-workers`;
+      const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: ROOT, detached: true, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', TERM: 'xterm' }, stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';
-      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString();
+        if (/\n {2}Data: [^\n]*\n/.test(text)) process.kill(-child.pid!, 'SIGTERM');
+      });
       child.on('error', reject);
       child.on('close', () => resolve(text));
     });
@@ -77,7 +81,7 @@ describe('folio serve', () => {
     expect(plain[1]).toContain(`#token=${token} `);
     expect(plain[2]).toMatch(/^ {2}! No model provider is configured: set ANTHROPIC_API_KEY/);
     expect(plain[3]).toBe(`  Data: ${dir} (state in SQLite, analytics in DuckDB, repository mirrors)`);
-  }, 30_000);
+  }, 60_000);
 
   it('says when no model provider is configured, and which variable sets one', async () => {
     const dir = dataDir();
