@@ -214,28 +214,41 @@ async function duckdbFirstSeen(
   const views = `SELECT agent, cls, sum(views)::BIGINT AS views FROM (
       SELECT agent, cls, views FROM daily_agents WHERE ${p} AND ${dc}
       UNION ALL SELECT agent, cls, 1 FROM events WHERE ${p} AND ${dc} AND ${UNCOMPACTED} AND cls IN (${AGENT_VIEW_CLASSES}) AND agent IS NOT NULL) GROUP BY agent, cls`;
-  const assistants = `SELECT k, visitor FROM daily_keys WHERE ${p} AND kind = ${KEY_KIND.agent} AND ${dc} AND ${first('prev_t')}
-    UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.agent)})`;
+  const assistants = `SELECT k, visitor, false AS fresh FROM daily_keys WHERE ${p} AND kind = ${KEY_KIND.agent} AND ${dc} AND ${first('prev_t')}
+    UNION ALL SELECT k, visitor, true FROM (${fresh(KEY_KIND.agent)})`;
   const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
-  const humans = `SELECT k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')} AND ${first('prev_h')}
-    UNION ALL SELECT k, visitor FROM (${fresh(KEY_KIND.host)}) WHERE ${duckdbNotOwn('k', own)} AND ${HAS_HUMAN('mask')}`;
+  const humans = `SELECT k, visitor, false AS fresh FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')} AND ${first('prev_h')}
+    UNION ALL SELECT k, visitor, true FROM (${fresh(KEY_KIND.host)}) WHERE ${duckdbNotOwn('k', own)} AND ${HAS_HUMAN('mask')}`;
   const query = `WITH v AS MATERIALIZED (${views}),
       agent_company AS MATERIALIZED (SELECT agent, ${duckdbAgentCompany('agent', rules)} AS company FROM (SELECT DISTINCT agent FROM v)),
       taken AS (SELECT company, sum(views) FILTER (WHERE cls = ${CLASS_CODE.training}) AS training_views, sum(views) FILTER (WHERE cls = ${CLASS_CODE.search}) AS search_views,
                   count(DISTINCT agent) FILTER (WHERE cls IN (${CRAWLERS})) AS crawlers, sum(views) FILTER (WHERE cls = ${CLASS_CODE.ai}) AS assistant_views
                 FROM v JOIN agent_company USING (agent) WHERE company IS NOT NULL GROUP BY company),
-      a AS (${assistants}),
-      served AS (SELECT company, count(*) AS assistant_visitors FROM (SELECT company, visitor FROM a JOIN agent_company ON agent_company.agent = a.k
-                   WHERE company IS NOT NULL GROUP BY ALL) GROUP BY company),
-      h AS (${humans}),
-      host_company AS MATERIALIZED (SELECT k, ${duckdbHostCompany('k', rules)} AS company FROM (SELECT DISTINCT k FROM h)),
-      sent AS (SELECT company, count(*) AS referred_humans FROM (SELECT company, visitor FROM h JOIN host_company USING (k) WHERE company IS NOT NULL GROUP BY ALL)
-               GROUP BY company),
+      a AS MATERIALIZED (${assistants}),
+      served AS (SELECT company, n AS assistant_visitors FROM ${distinctPerCompany('a', duckdbAgentCompany('k', rules))}),
+      h AS MATERIALIZED (${humans}),
+      sent AS (SELECT company, n AS referred_humans FROM ${distinctPerCompany('h', duckdbHostCompany('k', rules))}),
       c AS (SELECT company, coalesce(training_views, 0) AS training_views, coalesce(search_views, 0) AS search_views, coalesce(crawlers, 0) AS crawlers,
                    coalesce(assistant_visitors, 0) AS assistant_visitors, coalesce(assistant_views, 0) AS assistant_views, coalesce(referred_humans, 0) AS referred_humans
             FROM taken FULL JOIN served USING (company) FULL JOIN sent USING (company))
     SELECT company, NULL AS path, * EXCLUDE (company) FROM c ORDER BY ${ORDER} LIMIT ${int(limit + 1)} OFFSET ${int(offset)}`;
   return companiesReport(await db.rows(query), undefined, limit);
+}
+
+/**
+ * DuckDB: the distinct visitors per company (company, n) of `rows`, a CTE of rows (k, visitor, fresh):
+ * first-seen rows holding each key's visitor once, and rows not compacted yet (fresh) as they are. Its
+ * keys are mapped by `companyOf` (over k) once each. A company with one key and no fresh rows counts
+ * that key's rows; only the rows of the others (a visitor of two keys, or also in a fresh row, counts
+ * once) are grouped per (company, visitor).
+ */
+function distinctPerCompany(rows: string, companyOf: string): string {
+  // any_value keeps DuckDB from pushing the mapping down to every row as a filter on the grouped column.
+  const perKey = `SELECT any_value(k) AS k, count(*) AS n, bool_or(fresh) AS fresh FROM ${rows} GROUP BY k`;
+  return `(WITH keyed AS MATERIALIZED (SELECT k, n, company, count(*) OVER (PARTITION BY company) > 1 OR bool_or(fresh) OVER (PARTITION BY company) AS shared
+                  FROM (SELECT k, n, fresh, ${companyOf} AS company FROM (${perKey})) WHERE company IS NOT NULL)
+    SELECT company, sum(n)::BIGINT AS n FROM keyed WHERE NOT shared GROUP BY company
+    UNION ALL SELECT company, count(*) FROM (SELECT company, visitor FROM ${rows} JOIN keyed USING (k) WHERE shared GROUP BY ALL) GROUP BY company)`;
 }
 
 /** ClickHouse: the company an agent (a column) names, '' for none. */
