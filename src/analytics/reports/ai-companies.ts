@@ -16,7 +16,7 @@ import { AGENT_VIEW_CLASSES, CLASS_CODE, HUMAN_BIT, KEY_KIND } from '../traffic-
 import { dayCond, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { int, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
-import { firstIn } from './first-seen.ts';
+import { firstIn, keysOf } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
 import { firstDay, foldState, type FoldState } from './first-seen-clickhouse.ts';
@@ -143,9 +143,8 @@ async function duckdbPerPath(
   const inList = (col: string, list: string[]) => (list.length ? `${col} IN (${list.join(', ')})` : 'false');
   const fresh = `SELECT path_id, kind, k, visitor, mask FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${p} AND ${dc}`;
   const hostRows = `${p} AND kind = ${KEY_KIND.host} AND ${dc} AND ${duckdbNotOwn('k', own)}`;
-  // The company's hosts among the range's referring hosts (few: mapped after grouping; any_value keeps
-  // DuckDB from pushing the mapping down to every row as a filter on the grouped column would be).
-  const hosts = `SELECT k FROM (SELECT any_value(k) AS k FROM daily_keys WHERE ${hostRows} GROUP BY k${pending ? ` UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}` : ''})
+  // The company's hosts among the range's referring hosts (few: mapped after grouping).
+  const hosts = `SELECT k FROM (${keysOf(`daily_keys WHERE ${hostRows}`)}${pending ? ` UNION SELECT k FROM (${KEY_ROWS(UNCOMPACTED)}) WHERE ${hostRows}` : ''})
     WHERE ${duckdbHostCompany('k', rules)} = ${quote(company)}`;
   const views = `SELECT path_id, agent, cls, sum(views)::BIGINT AS views FROM (
       SELECT path_id, agent, cls, views FROM daily_agents WHERE ${p} AND ${dc} AND ${inList('agent', agents)}
@@ -243,8 +242,7 @@ async function duckdbFirstSeen(
  * once) are grouped per (company, visitor).
  */
 function distinctPerCompany(rows: string, companyOf: string): string {
-  // any_value keeps DuckDB from pushing the mapping down to every row as a filter on the grouped column.
-  const perKey = `SELECT any_value(k) AS k, count(*) AS n, bool_or(fresh) AS fresh FROM ${rows} GROUP BY k`;
+  const perKey = keysOf(rows, ', count(*) AS n, bool_or(fresh) AS fresh');
   return `(WITH keyed AS MATERIALIZED (SELECT k, n, company, count(*) OVER (PARTITION BY company) > 1 OR bool_or(fresh) OVER (PARTITION BY company) AS shared
                   FROM (SELECT k, n, fresh, ${companyOf} AS company FROM (${perKey})) WHERE company IS NOT NULL)
     SELECT company, sum(n)::BIGINT AS n FROM keyed WHERE NOT shared GROUP BY company

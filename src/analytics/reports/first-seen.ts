@@ -20,6 +20,13 @@ export function firstSeenCounts(d1: number | null): string {
     count(*) FILTER (WHERE ${HAS_AI('mask')} AND ${first('prev_a')}) AS ai, count(*) FILTER (WHERE ${first('prev_t')}) AS total`;
 }
 
+/**
+ * The distinct keys (k) of `rows` (a table, CTE or subquery), with `more` aggregates, to map to
+ * classes or companies once each: any_value keeps DuckDB from pushing a filter on the mapping below
+ * the grouping, where it would run on every row (as a filter on a grouped column would be).
+ */
+export const keysOf = (rows: string, more = '') => `SELECT any_value(k) AS k${more} FROM ${rows} GROUP BY k`;
+
 export interface NewKeys {
   /** CTE names: `new_<scope>keys`, `compacted_<scope>masks`, `new_<scope>counts`. */
   scope: string;

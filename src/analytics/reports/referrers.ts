@@ -10,7 +10,7 @@ import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class
 import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
-import { firstIn, newKeyCtes } from './first-seen.ts';
+import { firstIn, keysOf, newKeyCtes } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { STORED_HOST as CH_STORED_HOST } from '../engines/clickhouse/keys.ts';
 import { firstCounts, firstDay, foldState, newKeyCounts } from './first-seen-clickhouse.ts';
@@ -129,6 +129,13 @@ async function duckdbFirstSeen(
       per_host AS (SELECT k, sum(human)::BIGINT AS human, sum(ai)::BIGINT AS ai, sum(total)::BIGINT AS total
                    FROM (${counted} UNION ALL SELECT * FROM new_host_counts) GROUP BY k HAVING sum(total) > 0)`
     : `per_host AS (${counted})`;
+  // Per class, the distinct (class, visitor) pairs: grouped per visitor alone (an integer: faster than
+  // grouping by class and visitor), its bits per class side by side (2 per class: human, AI).
+  const classIndex = (source: string) => `CASE ${source} ${SOURCE_CLASSES.map((c, i) => `WHEN ${quote(c)} THEN ${i}`).join(' ')} END`;
+  const classCounts = SOURCE_CLASSES.map((_c, i) => {
+    const bit = (b: number) => `m & ${b << (2 * i)} <> 0`;
+    return `count(*) FILTER (WHERE ${bit(HUMAN_BIT)}) AS h${i}, count(*) FILTER (WHERE ${bit(AI_BIT)}) AS a${i}, count(*) FILTER (WHERE ${bit(HUMAN_BIT | AI_BIT)}) AS t${i}`;
+  }).join(', ');
   const pairs = `SELECT k, visitor, mask FROM r${pending ? ` UNION ALL SELECT k, visitor, mask FROM (${fresh})` : ''}`;
   // Hosts and classes in one statement over the first rows (part 0: the page of hosts in order; part 1: the classes).
   const hostsAndClasses = `WITH r AS MATERIALIZED (SELECT k, visitor, ${bits} AS mask, ${first('prev_t')} AS t FROM daily_keys
@@ -137,9 +144,10 @@ async function duckdbFirstSeen(
       hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (SELECT k FROM per_host GROUP BY k)),
       paged AS (SELECT k AS host, source, human, ai, total, row_number() OVER (ORDER BY total DESC, k) AS pos FROM per_host JOIN hs USING (k)
                 ORDER BY total DESC, host LIMIT ${int(page.limit + 1)} OFFSET ${int(page.offset)}),
-      per_class AS (SELECT hs.source, p.visitor, bit_or(p.mask) AS mask FROM (${pairs}) p JOIN hs USING (k) GROUP BY ALL)
+      per_visitor AS (SELECT p.visitor, bit_or(p.mask::INTEGER << (2 * ${classIndex('hs.source')})) AS m FROM (${pairs}) p JOIN hs USING (k) GROUP BY p.visitor),
+      per_class AS (SELECT ${classCounts} FROM per_visitor)
     SELECT 0 AS part, pos, host, source, human, ai, total FROM paged
-    UNION ALL SELECT 1, 0, NULL, source, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}), count(*) FILTER (WHERE ${HAS_AI('mask')}), count(*) FROM per_class GROUP BY source
+    UNION ALL ${SOURCE_CLASSES.map((c, i) => `SELECT 1, 0, NULL, ${quote(c)}, h${i}, a${i}, t${i} FROM per_class`).join(' UNION ALL ')}
     ORDER BY part, pos`;
   const siteFresh = `SELECT day, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`;
   const humans = pending
@@ -149,7 +157,7 @@ async function duckdbFirstSeen(
     : `SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day`;
   const humanRows = `SELECT day, k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')}
     ${pending ? `UNION ALL SELECT day, k, visitor FROM (${fresh}) WHERE ${HAS_HUMAN('mask')}` : ''}`;
-  const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (SELECT k FROM r GROUP BY k))
+  const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (${keysOf('r')}))
     SELECT day, count(*) AS from_ai FROM (SELECT r.day, r.visitor FROM r JOIN hs USING (k) WHERE hs.source = 'ai_assistant' GROUP BY ALL) GROUP BY day`;
   // The two statements on two reader connections at once.
   const [rows, dayRows] = await Promise.all([
