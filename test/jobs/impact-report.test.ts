@@ -185,6 +185,39 @@ describe.each(BACKENDS)('$name: the impact of a merged job', ({ skip, open, drop
     });
   });
 
+  it.skipIf(skip)('counts the visitors of the busiest address seen nowhere else (DuckDB: from its rows\' links, not grouped) and the others alike', async () => {
+    await withEngine('folio_impact_busiest', async (engine) => {
+    const data = generate(38, 1500, START);
+    // 300 more visitors on /intro, the busiest address, on several days each (before the windows, in
+    // either, on the merge's day), as humans or AI; one in five also somewhere else or from an AI answer.
+    const r = rng(39);
+    const extra: StoredEvent[] = [];
+    const extraRef: Ref[] = [];
+    for (let v = 0; v < 300; v++) {
+      const visitor = BigInt(2000 + v);
+      const cls = v % 3 === 0 ? ('ai' as const) : ('human' as const);
+      for (let k = 0; k < 1 + Math.floor(r() * 6); k++) {
+        const ts = START + Math.floor(r() * 20 * DAY);
+        const elsewhere = v % 5 === 0 && k === 1;
+        const path = elsewhere && v % 2 === 0 ? '/legacy' : '/intro';
+        const referrer = cls === 'human' && elsewhere && v % 2 === 1 ? 'chatgpt.com' : null;
+        extra.push({ projectId: P, ts, path, visitor, cls: CLASS_CODE[cls], agent: cls === 'ai' ? 'ChatGPT-User' : null, referrer, source: SOURCE.api, importKey: null, notFound: false, group: 0 });
+        extraRef.push({ ts, path, visitor, cls, fromAi: referrer !== null, notFound: false });
+      }
+    }
+    // Compacted in two batches, so links cross them.
+    await engine.write([...data.events.slice(0, 750), ...extra.slice(0, 400)]);
+    await engine.compact();
+    await engine.write([...data.events.slice(750), ...extra.slice(400)]);
+    await engine.compact();
+    const ref = [...data.ref, ...extraRef];
+    for (const days of [1, 3, 9]) {
+      const got = await engine.run(jobImpact, { projectId: P, range: { from: null, to: null }, ownHosts: OWN, rules: RULES, pages: PAGES, at: MERGED, days, now: MERGED + 12 * DAY });
+      expect({ total: got.total, pages: got.pages }, `${days} days`).toEqual(expected(ref, whole(days)));
+    }
+    });
+  });
+
   it.skipIf(skip)('counts rows not compacted yet with the compacted ones, for a merge inside a day and one exactly at midnight', async () => {
     await withEngine('folio_impact_fresh', async (engine) => {
     const data = generate(35, 3000, START);
