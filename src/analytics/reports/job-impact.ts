@@ -14,7 +14,7 @@ import { beforeOpens, equalWindows, type EqualWindows } from '../impact-windows.
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { SourceRule } from '../referrer-sources.ts';
 import { int, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
-import { dayCond, edgeCond, HAS_AI, HAS_HUMAN, type DuckDbReads } from '../engines/duckdb/reads.ts';
+import { HAS_AI, HAS_HUMAN, type DuckDbReads } from '../engines/duckdb/reads.ts';
 import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
 import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
@@ -100,16 +100,15 @@ function result(windows: EqualWindows | null, count: number, viewRows: Record<st
   return out;
 }
 
-/** DuckDB: the rows in the windows, a condition on `ts` (the merge's day between them is in neither). */
-const inWindows = ({ before, after }: EqualWindows) => edgeCond([[before.from, before.to], [after.from, after.to]]);
-
 /**
- * DuckDB: the windows' days (day tables' `day`) as comparisons a scan filters by: their span, less
- * the day of the merge between them (an OR of the two ranges was evaluated row by row: 3× slower).
+ * DuckDB: the rows in the windows (whole days), as comparisons of their `day` column a scan filters
+ * by: the windows' span, less the day of the merge between them (an OR of the two ranges was
+ * evaluated row by row: 3× slower).
  */
-function windowDays({ before, after }: EqualWindows): string {
+function windowDays({ before, after }: EqualWindows, day = 'day'): string {
+  const [from, to] = [before.from / DAY_MS, after.to / DAY_MS];
   const between = Array.from({ length: (after.from - before.to) / DAY_MS }, (_, i) => before.to / DAY_MS + i);
-  return `${dayCond({ d1: before.from / DAY_MS, d2: after.to / DAY_MS })}${between.length ? ` AND day NOT IN (${between.map(int).join(', ')})` : ''}`;
+  return `${day} >= ${int(from)} AND ${day} < ${int(to)}${between.length ? ` AND ${day} NOT IN (${between.map(int).join(', ')})` : ''}`;
 }
 
 /** The earliest event of either table before the merge: where the data starts. */
@@ -162,7 +161,7 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
     if (views.list.length > 0) viewRows = pages.length <= MAX_BIT_PAGES ? await duckdbPageBits(c, asked) : await duckdbPerPage(c, asked);
     let nfRows: Record<string, unknown>[] = [];
     if (nf.list.length > 0) {
-      const w = `w AS (SELECT visitor, path, (ts >= ${int(windows.after.from)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${inWindows(windows)} AND path IN (${nf.all.map(quote).join(', ')})),
+      const w = `w AS (SELECT visitor, path, (ts >= ${int(windows.after.from)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${windowDays(windows)} AND path IN (${nf.all.map(quote).join(', ')})),
         addr(page, path) AS (VALUES ${values(nf.list)})`;
       nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
         UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
@@ -178,7 +177,7 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
  */
 async function duckdbPerPage(c: DuckDBConnection, { pk, views, windows, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
   const ev = `ev AS (SELECT e.ts, e.visitor, e.cls, p.path, ${duckdbHost(ownHosts)} AS host FROM events e JOIN paths p ON p.path_id = e.path_id AND p.project_key = e.project_key
-      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND ${inWindows(windows)} AND p.path IN (${views.all.map(quote).join(', ')})),
+      WHERE e.project_key = ${int(pk)} AND e.cls <= ${LAST_VISITOR_CODE} AND ${windowDays(windows, 'e.day')} AND p.path IN (${views.all.map(quote).join(', ')})),
     w AS (SELECT ts, visitor, cls, path, (ts >= ${int(windows.after.from)})::INTEGER AS after, ${duckdbSourceOf('host', sources)} AS source FROM ev),
     addr(page, path) AS (VALUES ${values(views.list)})`;
   return rowsOf(c, `WITH ${ev} SELECT page, after, ${DUCKDB_COUNTS} FROM w JOIN addr USING (path) GROUP BY page, after
@@ -247,18 +246,25 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, 
   // without grouping; only the other visitors' rows are grouped per visitor into bit patterns.
   const sideOpens = `CASE WHEN after = 1 THEN ${int(windows.after.from / DAY_MS)} ELSE ${int(windows.before.from / DAY_MS)} END`;
   const firstOn = (prev: string) => `(${prev} IS NULL OR ${prev} < ${sideOpens})`;
-  // The rows once (MATERIALIZED); the views per (side, address) summed apart.
+  // The rows once (MATERIALIZED). Per (side, address): the views, and the first rows of its (path,
+  // visitor) keys; the busiest address's visitors alone are its first rows less the shared visitors'.
+  const firsts = (rows: string) => `count(*) FILTER (WHERE ${rows} AND ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')}) AS nh,
+    count(*) FILTER (WHERE ${rows} AND ${HAS_AI('mask')} AND ${firstOn('prev_a')}) AS na`;
   const grouped = await rowsOf(c, `WITH e AS MATERIALIZED (SELECT *, (${bits}) << (32 * after) AS bits FROM (${parts.join(' UNION ALL ')})),
-      busiest AS (SELECT path_id FROM e WHERE linked GROUP BY path_id ORDER BY count(*) DESC, path_id LIMIT 1),
+      per_address AS MATERIALIZED (SELECT after, path_id, any_value(bits) AS bits, sum(n) AS views, count(*) FILTER (WHERE linked) AS linked_rows, ${firsts('linked')}
+        FROM e GROUP BY after, path_id),
+      busiest AS MATERIALIZED (SELECT path_id FROM per_address GROUP BY path_id ORDER BY sum(linked_rows) DESC, path_id LIMIT 1),
       shared AS (SELECT DISTINCT visitor FROM e WHERE NOT linked OR path_id NOT IN (SELECT path_id FROM busiest)),
+      sr AS MATERIALIZED (SELECT * FROM e SEMI JOIN shared USING (visitor)),
       g AS (SELECT bit_or(CASE WHEN ${HAS_HUMAN('mask')} THEN bits ELSE 0 END) AS h, bit_or(CASE WHEN ${HAS_AI('mask')} THEN bits ELSE 0 END) AS a,
-          bit_or(CASE WHEN from_ai THEN bits ELSE 0 END) AS f FROM e SEMI JOIN shared USING (visitor) GROUP BY visitor),
-      alone AS (SELECT any_value(bits) AS bits, count(*) FILTER (WHERE ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')}) AS h,
-          count(*) FILTER (WHERE ${HAS_AI('mask')} AND ${firstOn('prev_a')}) AS a FROM e ANTI JOIN shared USING (visitor) GROUP BY after)
+          bit_or(CASE WHEN from_ai THEN bits ELSE 0 END) AS f FROM sr GROUP BY visitor),
+      taken AS (SELECT after, ${firsts('linked')} FROM sr WHERE path_id IN (SELECT path_id FROM busiest) GROUP BY after),
+      alone AS (SELECT p.bits, p.nh - coalesce(t.nh, 0) AS h, p.na - coalesce(t.na, 0) AS a
+        FROM per_address p LEFT JOIN taken t USING (after) WHERE p.path_id IN (SELECT path_id FROM busiest))
     SELECT NULL AS after, NULL AS path_id, h, a, f, count(*) AS visitors, 0 AS views FROM g GROUP BY ALL
     UNION ALL SELECT NULL, NULL, bits, 0, 0, h, 0 FROM alone
     UNION ALL SELECT NULL, NULL, 0, bits, 0, a, 0 FROM alone
-    UNION ALL SELECT after, path_id, 0, 0, 0, 0, sum(n) FROM e GROUP BY after, path_id`);
+    UNION ALL SELECT after, path_id, 0, 0, 0, 0, views FROM per_address`);
   return fromBits(pages, pageBits, grouped);
 }
 
