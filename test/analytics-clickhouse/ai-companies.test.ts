@@ -145,4 +145,27 @@ describe.each(BACKENDS)('$name: what each AI company takes and gives back', ({ s
       await drop(store);
     }
   });
+
+  it.skipIf(skip)('counts a company per path alike when more of its hosts referred readers than the query lists (made-up subdomains)', async () => {
+    const store = freshName('folio_ai_co_hosts');
+    const engine = await open(store);
+    try {
+      const data = generate(18, 300);
+      // 1,100 humans, each from a host of its own under chatgpt.com (OpenAI's), on the paths in turn.
+      for (let i = 0; i < 1100; i++) {
+        const e = { ts: START + (i % 5) * DAY + i, path: PATHS[i % PATHS.length], visitor: BigInt(1000 + (i % 700)), cls: 'human' as const, agent: null, company: 'OpenAI' };
+        data.events.push({ projectId: P, ts: e.ts, path: e.path, visitor: e.visitor, cls: CLASS_CODE.human, agent: null, referrer: `s${i}.chatgpt.com`, source: SOURCE.api, importKey: null, notFound: false, group: 0 });
+        data.ref.push(e);
+      }
+      await engine.write(data.events);
+      await engine.compact();
+      const all: Range = { from: null, to: null };
+      const got = await engine.run(aiCompanies, { projectId: P, range: all, limit: 100, offset: 0, ownHosts: OWN, rules: RULES, company: 'OpenAI' });
+      expect(got.rows).toEqual(expected(data.ref, all, 'OpenAI'));
+      expect(got.rows.reduce((n, r) => n + r.referredHumans, 0)).toBeGreaterThan(700);
+    } finally {
+      await engine.close();
+      await drop(store);
+    }
+  });
 });

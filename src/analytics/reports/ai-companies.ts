@@ -350,6 +350,9 @@ async function clickhouseFirstSeen(db: ClickHouseReads, { first, scope, foldedUp
   return companiesReport(await db.rows(query), undefined, limit);
 }
 
+/** The most hosts of one company the per-path query lists literally. */
+const MAX_LISTED = 1000;
+
 /**
  * ClickHouse, one company per path over whole days [d1, d2): its agents' views and crawler agents
  * from the events of its agents only (crawler views are few agents' views; a per-path view sum would
@@ -365,6 +368,11 @@ async function clickhousePerPath(db: ClickHouseReads, { first, scope, foldedUpTo
   const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
     ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
   const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${clickhouseHostCompany(raw('k'), rules)} = ${company}`;
+  // Found first and given as a list: the key rows are ordered by (project, kind, k), and ClickHouse
+  // reads only its hosts' ranges for a list, not for a subquery (8 against 38 ms at 1M). Past
+  // MAX_LISTED hosts (a flood of made-up subdomains), the subquery.
+  const found = (await db.rows(sql`${hosts} LIMIT ${MAX_LISTED + 1}`)).map((r) => String(r.k));
+  const companyHosts = found.length > MAX_LISTED ? sql`(${hosts})` : inList(found);
   // PREWHERE on the agent: the other columns are read for the company's views only.
   const taken = sql`SELECT path, toUInt64(countIf(cls = ${CLASS_CODE.training})) AS training_views, toUInt64(countIf(cls = ${CLASS_CODE.search})) AS search_views,
       toUInt64(uniqExactIf(ifNull(agent, ''), cls IN (${raw(CRAWLERS)}))) AS crawlers, toUInt64(0) AS assistant_visitors,
@@ -372,7 +380,7 @@ async function clickhousePerPath(db: ClickHouseReads, { first, scope, foldedUpTo
     FROM ${db.db}.events PREWHERE ifNull(agent, '') IN ${agents} WHERE ${scope} AND cls IN (${raw(AGENT_VIEW_CLASSES)}) GROUP BY path`;
   // Its assistants' keys (every agent key row is an assistant's view) and its hosts' keys with a human's view.
   const assistant = sql`kind = ${KEY_KIND.agent} AND k IN ${agents}`;
-  const referred = sql`kind = ${KEY_KIND.host} AND k IN (${hosts})`;
+  const referred = sql`kind = ${KEY_KIND.host} AND k IN ${companyHosts}`;
   const keys = sql`${db.db}.seen_path_keys`;
   const folded = sql`SELECT path, visitor, kind FROM ${keys} WHERE ${scope} AND ${assistant} AND pt < ${first}
     UNION ALL SELECT path, visitor, kind FROM ${keys} WHERE ${scope} AND ${referred} AND ${HAS_BIT('mask', HUMAN_BIT)} AND ph < ${first}`;
