@@ -20,6 +20,8 @@ import { aiCompanies, clickhouseFromEvents as aiCompaniesFromEvents } from '../s
 import { referrers, clickhouseFromEvents as referrersFromEvents } from '../src/analytics/reports/referrers.ts';
 import { compareVisitors, median, roundRobin, timed } from './analytics/compare.ts';
 import { agents } from '../src/analytics/reports/agents.ts';
+import { jobImpact } from '../src/analytics/reports/job-impact.ts';
+import { jobImpactAsked } from './analytics/job-impact.ts';
 import { timeseries } from '../src/analytics/reports/timeseries.ts';
 import { views } from '../src/analytics/reports/views.ts';
 import { visitors } from '../src/analytics/reports/visitors.ts';
@@ -120,6 +122,7 @@ try {
   const own = ownHostsOf([`https://${OWN_HOST}`]);
   const params = { projectId: PROJECT, range: { from, to }, limit: 50, offset: 0, ownHosts: own, rules: RULES };
   console.log(`\nreferred visitors by class: ${JSON.stringify((await engine.run(referrers, params)).classes)}`);
+  const job = jobImpactAsked(traffic.paths, traffic.start);
   const timings: Record<string, () => Promise<unknown>> = {
     visitors: () => engine.run(visitors, params),
     referrers: () => engine.run(referrers, params),
@@ -129,6 +132,8 @@ try {
     // One company per path (?company=OpenAI).
     aiPerPath: () => engine.run(aiCompanies, { ...params, company: 'OpenAI' }),
     aiPerPathNaive: () => engine.run({ ...aiCompanies, clickhouse: (db) => aiCompaniesFromEvents(db, { ...params, company: 'OpenAI' }) }, { ...params, company: 'OpenAI' }),
+    // The job of query.ts (5 pages, 14 days either side); on ClickHouse it reads the raw events itself: no naive.
+    jobImpact: () => engine.run(jobImpact, { ...params, ...job }),
   };
   const { t, identical } = await roundRobin(timings, RUNS);
   if (!identical) process.exitCode = 1;
@@ -142,6 +147,7 @@ try {
   ]) {
     console.log(`  ${label}: ${med(name).toFixed(0)}   → ${(med(name) / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×); naive uniqExact ${med(name + 'Naive').toFixed(0)} → ${(med(name + 'Naive') / med(name)).toFixed(1)}× faster (target ≥ 3×)`);
   }
+  console.log(`  job-impact report (5 pages, per page and total, 14 days either side; raw events): ${med('jobImpact').toFixed(0)}   → ${(med('jobImpact') / med('visitors')).toFixed(2)}× the visitors query (target ≤ 1.5×)`);
 
   if (WITH_DUCKDB) {
     const duck = await DuckDbEngine.open({ file: ':memory:' });
@@ -161,7 +167,8 @@ try {
       if (JSON.stringify(await engine.run(agents, { projectId: PROJECT, range: r })) !== JSON.stringify(await duck.run(agents, { projectId: PROJECT, range: r }))) agree = false;
       if (JSON.stringify(await engine.run(timeseries, { projectId: PROJECT, range: r, interval: 'day' })) !== JSON.stringify(await duck.run(timeseries, { projectId: PROJECT, range: r, interval: 'day' }))) agree = false;
     }
-    console.log(`\nDuckDB engine on the same events (in memory, stored + compacted in ${duckLoad.toFixed(1)} s): answers ${agree ? 'identical' : 'DIFFERENT — MISMATCH'} (visitors, views, agents, timeseries on 4 ranges)`);
+    if (JSON.stringify(await engine.run(jobImpact, { ...params, ...job })) !== JSON.stringify(await duck.run(jobImpact, { ...params, ...job }))) agree = false;
+    console.log(`\nDuckDB engine on the same events (in memory, stored + compacted in ${duckLoad.toFixed(1)} s): answers ${agree ? 'identical' : 'DIFFERENT — MISMATCH'} (visitors, views, agents, timeseries on 4 ranges; the job impact)`);
     if (!agree) process.exitCode = 1;
     await duck.close();
   }

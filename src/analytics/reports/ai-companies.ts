@@ -19,7 +19,7 @@ import { splitRange } from '../dates.ts';
 import { firstIn, keysOf } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
-import { firstDay, foldState, type FoldState } from './first-seen-clickhouse.ts';
+import { firstDay, foldState, hostsMatching, type FoldState } from './first-seen-clickhouse.ts';
 import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
@@ -350,9 +350,6 @@ async function clickhouseFirstSeen(db: ClickHouseReads, { first, scope, foldedUp
   return companiesReport(await db.rows(query), undefined, limit);
 }
 
-/** The most hosts of one company the per-path query lists literally. */
-const MAX_LISTED = 1000;
-
 /**
  * ClickHouse, one company per path over whole days [d1, d2): its agents' views and crawler agents
  * from the events of its agents only (crawler views are few agents' views; a per-path view sum would
@@ -365,14 +362,7 @@ const MAX_LISTED = 1000;
 async function clickhousePerPath(db: ClickHouseReads, { first, scope, foldedUpTo, unfolded, own, rules, limit, offset }: WholeDays, company: string): Promise<AiCompaniesReport> {
   const agents = inList([...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => name));
   const hostRows = sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', own)}`;
-  const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
-    ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
-  const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${clickhouseHostCompany(raw('k'), rules)} = ${company}`;
-  // Found first and given as a list: the key rows are ordered by (project, kind, k), and ClickHouse
-  // reads only its hosts' ranges for a list, not for a subquery (8 against 38 ms at 1M). Past
-  // MAX_LISTED hosts (a flood of made-up subdomains), the subquery.
-  const found = (await db.rows(sql`${hosts} LIMIT ${MAX_LISTED + 1}`)).map((r) => String(r.k));
-  const companyHosts = found.length > MAX_LISTED ? sql`(${hosts})` : inList(found);
+  const companyHosts = await hostsMatching(db, { foldedUpTo, unfolded }, hostRows, sql`${clickhouseHostCompany(raw('k'), rules)} = ${company}`);
   // PREWHERE on the agent: the other columns are read for the company's views only.
   const taken = sql`SELECT path, toUInt64(countIf(cls = ${CLASS_CODE.training})) AS training_views, toUInt64(countIf(cls = ${CLASS_CODE.search})) AS search_views,
       toUInt64(uniqExactIf(ifNull(agent, ''), cls IN (${raw(CRAWLERS)}))) AS crawlers, toUInt64(0) AS assistant_visitors,

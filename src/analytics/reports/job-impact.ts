@@ -3,8 +3,8 @@
 // event there is), per page and in total (deduplicated across pages), exact distinct human and AI
 // visitors, views by both, distinct humans who arrived from an AI answer (referrer source class
 // ai_assistant, the project's own hosts excluded), and distinct not-found visitors on the old
-// addresses. DuckDB reads the day tables of the pages' paths (up to 32 pages), ClickHouse the raw
-// events filtered by path (a job touches a few pages): side by side, the same answer.
+// addresses. Both engines read the day tables of the pages' paths (DuckDB up to 32 pages, beyond
+// that its raw events): side by side, the same answer.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
@@ -15,9 +15,11 @@ import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { SourceRule } from '../referrer-sources.ts';
 import { int, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { HAS_AI, HAS_HUMAN, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
-import { inList, raw, sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseHost, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
+import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
+import { pathKeyRows } from '../engines/clickhouse/keys.ts';
+import { foldState, hostsMatching } from './first-seen-clickhouse.ts';
+import { inList, join, raw, sql, SqlDate, type Sql } from '../engines/clickhouse/sql.ts';
+import { clickhouseNotOwn, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -299,8 +301,8 @@ function fromBits(pages: number, pageBits: Map<number, bigint>, grouped: Record<
   return out;
 }
 
-const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, cls = ${HUMAN_BIT}) AS humans, uniqExactIf(visitor, cls = ${AI_BIT}) AS ai, count() AS views,
-  uniqExactIf(visitor, cls = ${HUMAN_BIT} AND source = 'ai_assistant') AS from_ai`);
+/** ClickHouse: the counts over rows of `daily` (view sums vh, va) and of human views from AI answers (fa). */
+const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, vh > 0) AS humans, uniqExactIf(visitor, va > 0) AS ai, sum(vh + va) AS views, uniqExactIf(visitor, fa = 1) AS from_ai`);
 
 /**
  * ClickHouse: each row once per page holding its path (arrayJoin over the pages' address lists; 18.16
@@ -311,32 +313,73 @@ const pageOf = (list: [number, string][]) => {
   return sql`arrayJoin(arrayFilter((g, a, p) -> a = p, ${pages}, ${list.map(([, a]) => a)}, replicate(path, ${pages})))`;
 };
 
+/** ClickHouse: the rows in the windows (whole days) by their `date`, which the tables' keys lead with: the windows' span, less the day of the merge. */
+function chWindowDays({ before, after }: EqualWindows): Sql {
+  const between = Array.from({ length: (after.from - before.to) / DAY_MS }, (_, i) => sql`date != ${new SqlDate(before.to / DAY_MS + i)}`);
+  return join([chDayCond(before.from / DAY_MS, after.to / DAY_MS), ...between], ' AND ');
+}
+
+/** ClickHouse: where the data starts, probed as on DuckDB (a row at or before `opens` is enough). */
+async function clickhouseFirst(db: ClickHouseReads, projectId: string, at: number, opens: number): Promise<number | null> {
+  const probe = (table: string) => sql`SELECT ts AS first FROM ${db.db}.${raw(table)} WHERE project = ${projectId} AND ${chTsCond(null, opens + 1)} LIMIT 1`;
+  const early = (await Promise.all([db.rows(probe('events')), db.rows(probe('not_found'))])).flat();
+  if (early.length > 0) return firstOf(early);
+  const after = (table: string) => sql`SELECT min(ts) AS first FROM ${db.db}.${raw(table)} WHERE project = ${projectId} AND ${chTsCond(opens + 1, at)}`;
+  return firstOf(await db.rows(sql`${after('events')} UNION ALL ${after('not_found')}`));
+}
+
+/**
+ * ClickHouse: the windows are whole days, so visitors and views come from `daily` (view sums per
+ * day, path and visitor, written on insert; its key leads with the date and path), humans from AI
+ * answers from the first-seen key rows per path (`seen_path_keys`, keyed by kind and host), and
+ * not-found visitors from `not_found` (keyed by date and path). Per page and in total.
+ */
 async function clickhouse(db: ClickHouseReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const views = pairs(pages, 'views');
   const nf = pairs(pages, 'notFound');
-  const first = await db.rows(sql`SELECT min(ts) AS first FROM ${db.db}.events WHERE project = ${projectId} AND ts < ${at}
-    UNION ALL SELECT min(ts) AS first FROM ${db.db}.not_found WHERE project = ${projectId} AND ts < ${at}`);
-  const windows = equalWindows(at, days, now, firstOf(first));
+  const windows = equalWindows(at, days, now, await clickhouseFirst(db, projectId, at, beforeOpens(at, days, now)));
   if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
-  const span = sql`((${chTsCond(windows.before.from, windows.before.to)}) OR (${chTsCond(windows.after.from, windows.after.to)}))`;
-  const side = sql`toUInt8(ts >= ${windows.after.from}) AS after`;
-  let viewRows: Record<string, unknown>[] = [];
-  if (views.list.length > 0) {
-    const w = sql`SELECT ts, visitor, cls, path, ${side}, ${clickhouseSourceOf(raw('host'), rulesOf(rules).sources)} AS source
-      FROM (SELECT ts, visitor, cls, path, ${clickhouseHost(ownHosts)} AS host FROM ${db.db}.events
-        WHERE project = ${projectId} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN ${inList(views.all)})`;
-    viewRows = [
-      ...(await db.rows(sql`SELECT ${pageOf(views.list)} AS page, after, ${CLICKHOUSE_COUNTS} FROM (${w}) GROUP BY page, after`)),
-      ...(await db.rows(sql`SELECT -1 AS page, after, ${CLICKHOUSE_COUNTS} FROM (${w}) GROUP BY after`)),
-    ];
-  }
-  let nfRows: Record<string, unknown>[] = [];
-  if (nf.list.length > 0) {
-    const w = sql`SELECT visitor, path, ${side} FROM ${db.db}.not_found WHERE project = ${projectId} AND cls <= ${LAST_VISITOR_CODE} AND ${span} AND path IN ${inList(nf.all)}`;
-    nfRows = [
-      ...(await db.rows(sql`SELECT ${pageOf(nf.list)} AS page, after, uniqExact(visitor) AS not_found FROM (${w}) GROUP BY page, after`)),
-      ...(await db.rows(sql`SELECT -1 AS page, after, uniqExact(visitor) AS not_found FROM (${w}) GROUP BY after`)),
-    ];
-  }
+  const w: ChWindows = { scope: sql`project = ${projectId} AND ${chWindowDays(windows)}`, side: sql`toUInt8(date >= ${new SqlDate(windows.after.from / DAY_MS)}) AS after` };
+  const [viewRows, nfRows] = await Promise.all([
+    views.list.length > 0 ? clickhouseViews(db, w, views, ownHosts, rulesOf(rules).sources) : [],
+    nf.list.length > 0 ? clickhouseNotFound(db, w, nf) : [],
+  ]);
   return result(windows, pages.length, viewRows, nfRows);
+}
+
+/** A ClickHouse job-impact query's rows: the project and the windows' days, and the side of a row. */
+interface ChWindows {
+  scope: Sql;
+  side: Sql;
+}
+
+/** ClickHouse: the counts of rows `w` per page (each row once per page holding its path) and in total. */
+async function chPerPageAndTotal(db: ClickHouseReads, w: Sql, list: [number, string][], counts: Sql): Promise<Record<string, unknown>[]> {
+  const [perPage, total] = await Promise.all([
+    db.rows(sql`SELECT ${pageOf(list)} AS page, after, ${counts} FROM (${w}) GROUP BY page, after`),
+    db.rows(sql`SELECT -1 AS page, after, ${counts} FROM (${w}) GROUP BY after`),
+  ]);
+  return [...perPage, ...total];
+}
+
+/**
+ * ClickHouse: visitors and views from `daily`; humans from AI answers from the key rows per path of
+ * the ai_assistant hosts among the range's (found first) with a human's view, unfolded rows as they are.
+ */
+async function clickhouseViews(db: ClickHouseReads, { scope, side }: ChWindows, views: ReturnType<typeof pairs>, ownHosts: OwnHosts, sources: readonly SourceRule[]): Promise<Record<string, unknown>[]> {
+  const fold = await foldState(db, scope);
+  const aiHosts = await hostsMatching(db, fold, sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', ownHosts)}`, sql`${clickhouseSourceOf(raw('k'), sources)} = 'ai_assistant'`);
+  const paths = sql`path IN ${inList(views.all)}`;
+  const fromAi = sql`kind = ${KEY_KIND.host} AND k IN ${aiHosts} AND ${paths}`;
+  const fromAiRows = sql`SELECT path, visitor, date FROM ${db.db}.seen_path_keys WHERE ${scope} AND ${fromAi} AND ${HAS_BIT('mask', HUMAN_BIT)}
+    ${fold.unfolded ? sql`UNION ALL SELECT path, visitor, date FROM (${pathKeyRows(db.db, sql`ins > ${fold.foldedUpTo} AND ${scope}`)}) WHERE ${fromAi} AND cls = ${HUMAN_BIT}` : raw('')}`;
+  const w = sql`SELECT path, visitor, ${side}, views_h AS vh, views_a AS va, toUInt8(0) AS fa FROM ${db.db}.daily WHERE ${scope} AND ${paths}
+    UNION ALL SELECT path, visitor, ${side}, toUInt64(0), toUInt64(0), toUInt8(1) FROM (${fromAiRows})`;
+  return chPerPageAndTotal(db, w, views.list, CLICKHOUSE_COUNTS);
+}
+
+/** ClickHouse: not-found visitors on the old addresses (`not_found` is keyed by date and path). */
+function clickhouseNotFound(db: ClickHouseReads, { scope, side }: ChWindows, nf: ReturnType<typeof pairs>): Promise<Record<string, unknown>[]> {
+  const w = sql`SELECT visitor, path, ${side} FROM ${db.db}.not_found WHERE ${scope} AND cls <= ${LAST_VISITOR_CODE} AND path IN ${inList(nf.all)}`;
+  return chPerPageAndTotal(db, w, nf.list, raw('uniqExact(visitor) AS not_found'));
 }
