@@ -305,12 +305,14 @@ function fromBits(pages: number, pageBits: Map<number, bigint>, grouped: Record<
 const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, vh > 0) AS humans, uniqExactIf(visitor, va > 0) AS ai, sum(vh + va) AS views, uniqExactIf(visitor, fa = 1) AS from_ai`);
 
 /**
- * ClickHouse: each row once per page holding its path (arrayJoin over the pages' address lists; 18.16
- * has no VALUES join, and its lambdas see only their arguments, so the path comes in as an array too).
+ * ClickHouse: each row once per page holding its path and once for the total (page -1), so one pass
+ * counts both (arrayJoin over the pages' address lists, numbered from 1 so the total's 0 fits the
+ * same type; 18.16 has no VALUES join, and its lambdas see only their arguments, so the path comes
+ * in as an array too).
  */
 const pageOf = (list: [number, string][]) => {
-  const pages = list.map(([i]) => i);
-  return sql`arrayJoin(arrayFilter((g, a, p) -> a = p, ${pages}, ${list.map(([, a]) => a)}, replicate(path, ${pages})))`;
+  const pages = list.map(([i]) => i + 1);
+  return sql`arrayJoin(arrayPushFront(arrayFilter((g, a, p) -> a = p, ${pages}, ${list.map(([, a]) => a)}, replicate(path, ${pages})), 0)) - 1`;
 };
 
 /** ClickHouse: the rows in the windows (whole days) by their `date`, which the tables' keys lead with: the windows' span, less the day of the merge. */
@@ -353,13 +355,9 @@ interface ChWindows {
   side: Sql;
 }
 
-/** ClickHouse: the counts of rows `w` per page (each row once per page holding its path) and in total. */
-async function chPerPageAndTotal(db: ClickHouseReads, w: Sql, list: [number, string][], counts: Sql): Promise<Record<string, unknown>[]> {
-  const [perPage, total] = await Promise.all([
-    db.rows(sql`SELECT ${pageOf(list)} AS page, after, ${counts} FROM (${w}) GROUP BY page, after`),
-    db.rows(sql`SELECT -1 AS page, after, ${counts} FROM (${w}) GROUP BY after`),
-  ]);
-  return [...perPage, ...total];
+/** ClickHouse: the counts of rows `w` per page and in total, in one pass (pageOf). */
+function chPerPageAndTotal(db: ClickHouseReads, w: Sql, list: [number, string][], counts: Sql): Promise<Record<string, unknown>[]> {
+  return db.rows(sql`SELECT ${pageOf(list)} AS page, after, ${counts} FROM (${w}) GROUP BY page, after`);
 }
 
 /**
