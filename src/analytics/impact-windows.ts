@@ -44,6 +44,11 @@ const wholeDays = (n: number) => (n === 1 ? '1 whole day' : `${n} whole days`);
 /** "1 day", "2.5 days": a time in days with one decimal. */
 const daysOf = (ms: number) => (inDays(ms) === 1 ? '1 day' : `${inDays(ms)} days`);
 
+/** The whole days (days since the epoch) between the two windows: the merge's, in neither. */
+export function daysBetween({ before, after }: Pick<EqualWindows, 'before' | 'after'>): number[] {
+  return Array.from({ length: (after.from - before.to) / DAY_MS }, (_, i) => before.to / DAY_MS + i);
+}
+
 /**
  * When a merge at `at` can first be measured: once the first whole UTC day after the merge's day is
  * over (24 to 48 hours after the merge).

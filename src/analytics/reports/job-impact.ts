@@ -10,7 +10,7 @@ import { Type } from 'typebox';
 import { ImpactCounts } from '../../contracts/impact.ts';
 import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { DAY_MS } from '../dates.ts';
-import { beforeOpens, equalWindows, type EqualWindows } from '../impact-windows.ts';
+import { beforeOpens, daysBetween, equalWindows, type EqualWindows } from '../impact-windows.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { SourceRule } from '../referrer-sources.ts';
 import { int, num, rows as rowsOf, UNCOMPACTED } from '../engines/duckdb/state.ts';
@@ -107,10 +107,10 @@ function result(windows: EqualWindows | null, count: number, viewRows: Record<st
  * by: the windows' span, less the day of the merge between them (an OR of the two ranges was
  * evaluated row by row: 3× slower).
  */
-function windowDays({ before, after }: EqualWindows, day = 'day'): string {
-  const [from, to] = [before.from / DAY_MS, after.to / DAY_MS];
-  const between = Array.from({ length: (after.from - before.to) / DAY_MS }, (_, i) => before.to / DAY_MS + i);
-  return `${day} >= ${int(from)} AND ${day} < ${int(to)}${between.length ? ` AND ${day} NOT IN (${between.map(int).join(', ')})` : ''}`;
+function windowDays(windows: EqualWindows, day = 'day'): string {
+  const between = daysBetween(windows);
+  const span = `${day} >= ${int(windows.before.from / DAY_MS)} AND ${day} < ${int(windows.after.to / DAY_MS)}`;
+  return between.length ? `${span} AND ${day} NOT IN (${between.map(int).join(', ')})` : span;
 }
 
 /** The earliest event of either table before the merge: where the data starts. */
@@ -315,10 +315,10 @@ const pageOf = (list: [number, string][]) => {
   return sql`arrayJoin(arrayPushFront(arrayFilter((g, a, p) -> a = p, ${pages}, ${list.map(([, a]) => a)}, replicate(path, ${pages})), 0)) - 1`;
 };
 
-/** ClickHouse: the rows in the windows (whole days) by their `date`, which the tables' keys lead with: the windows' span, less the day of the merge. */
-function chWindowDays({ before, after }: EqualWindows): Sql {
-  const between = Array.from({ length: (after.from - before.to) / DAY_MS }, (_, i) => sql`date != ${new SqlDate(before.to / DAY_MS + i)}`);
-  return join([chDayCond(before.from / DAY_MS, after.to / DAY_MS), ...between], ' AND ');
+/** ClickHouse: the rows in the windows by their `date`, which the tables' keys lead with (as windowDays). */
+function chWindowDays(windows: EqualWindows): Sql {
+  const between = daysBetween(windows).map((d) => sql`date != ${new SqlDate(d)}`);
+  return join([chDayCond(windows.before.from / DAY_MS, windows.after.to / DAY_MS), ...between], ' AND ');
 }
 
 /** ClickHouse: where the data starts, probed as on DuckDB (a row at or before `opens` is enough). */
