@@ -6,7 +6,8 @@
 // and (unless --no-duckdb) that the DuckDB engine gives the identical answer on the same events. One
 // human session in 3 is referred (generate.ts; later views carry the site's own host, no referrer):
 // the referrers and AI-companies reports are timed round-robin with the visitors query beside their
-// naive uniqExact over the raw events (the raw-event path), answers checked identical.
+// naive uniqExact over the raw events (the raw-event path), answers checked identical; the job-impact
+// report of query.ts's job beside them (its answer checked against DuckDB's unless --no-duckdb).
 // Usage: node bench/analytics-clickhouse.ts --events 1000000 [--runs 5] [--url http://127.0.0.1:8123] [--no-duckdb] [--database name --keep]
 import { randomBytes } from 'node:crypto';
 import { ClassificationRules } from '../src/analytics/classify.ts';

@@ -211,11 +211,12 @@ function duckdbFromAi(sources: readonly SourceRule[], mask: string, host: string
 }
 
 /**
- * DuckDB, up to MAX_BIT_PAGES pages, one grouping per visitor: each row carries the bits of the pages
- * its address belongs to (shifted by 32 after the merge), ORed per visitor for humans, AI and humans
- * from AI answers; beside it the views per (side, address). The visitors' bit
- * patterns, counted (few distinct ones), give each page's visitors on each side (its bit set) and the
- * totals (any bit of the side). The windows are whole days, read from the day tables (`daily` for
+ * DuckDB, up to MAX_BIT_PAGES pages: each row carries the bits of the pages its address belongs to
+ * (shifted by 32 after the merge), ORed per visitor for humans, AI and humans from AI answers; beside
+ * it the views per (side, address). The visitors' bit patterns, counted (few distinct ones), give
+ * each page's visitors on each side (its bit set) and the totals (any bit of the side). Only the
+ * visitors seen off the busiest address are grouped so; the others are counted per side from that
+ * address's first rows (its links). The windows are whole days, read from the day tables (`daily` for
  * visitors and views, `daily_path_keys` for humans from AI answers, the hosts classed at query time)
  * and, for the rows not compacted yet, from `events`. The path ids are literals, so the scans filter
  * by them.
@@ -250,17 +251,17 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, 
   const firstOn = (prev: string) => `(${prev} IS NULL OR ${prev} < ${sideOpens})`;
   // The rows once (MATERIALIZED). Per (side, address): the views, and the first rows of its (path,
   // visitor) keys; the busiest address's visitors alone are its first rows less the shared visitors'.
-  const firsts = (rows: string) => `count(*) FILTER (WHERE ${rows} AND ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')}) AS nh,
-    count(*) FILTER (WHERE ${rows} AND ${HAS_AI('mask')} AND ${firstOn('prev_a')}) AS na`;
+  const firsts = `count(*) FILTER (WHERE linked AND ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')}) AS nh,
+    count(*) FILTER (WHERE linked AND ${HAS_AI('mask')} AND ${firstOn('prev_a')}) AS na`;
   const grouped = await rowsOf(c, `WITH e AS MATERIALIZED (SELECT *, (${bits}) << (32 * after) AS bits FROM (${parts.join(' UNION ALL ')})),
-      per_address AS MATERIALIZED (SELECT after, path_id, any_value(bits) AS bits, sum(n) AS views, count(*) FILTER (WHERE linked) AS linked_rows, ${firsts('linked')}
+      per_address AS MATERIALIZED (SELECT after, path_id, any_value(bits) AS bits, sum(n) AS views, count(*) FILTER (WHERE linked) AS linked_rows, ${firsts}
         FROM e GROUP BY after, path_id),
       busiest AS MATERIALIZED (SELECT path_id FROM per_address GROUP BY path_id ORDER BY sum(linked_rows) DESC, path_id LIMIT 1),
       shared AS (SELECT DISTINCT visitor FROM e WHERE NOT linked OR path_id NOT IN (SELECT path_id FROM busiest)),
       sr AS MATERIALIZED (SELECT * FROM e SEMI JOIN shared USING (visitor)),
       g AS (SELECT bit_or(CASE WHEN ${HAS_HUMAN('mask')} THEN bits ELSE 0 END) AS h, bit_or(CASE WHEN ${HAS_AI('mask')} THEN bits ELSE 0 END) AS a,
           bit_or(CASE WHEN from_ai THEN bits ELSE 0 END) AS f FROM sr GROUP BY visitor),
-      taken AS (SELECT after, ${firsts('linked')} FROM sr WHERE path_id IN (SELECT path_id FROM busiest) GROUP BY after),
+      taken AS (SELECT after, ${firsts} FROM sr WHERE path_id IN (SELECT path_id FROM busiest) GROUP BY after),
       alone AS (SELECT p.bits, p.nh - coalesce(t.nh, 0) AS h, p.na - coalesce(t.na, 0) AS a
         FROM per_address p LEFT JOIN taken t USING (after) WHERE p.path_id IN (SELECT path_id FROM busiest))
     SELECT NULL AS after, NULL AS path_id, h, a, f, count(*) AS visitors, 0 AS views FROM g GROUP BY ALL

@@ -102,8 +102,8 @@ export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range
 
 /**
  * DuckDB, whole days [d1, d2): per host, the filtered counts of the first-seen rows (daily_keys,
- * kind host); per class, the keys' first rows in range grouped by (class, visitor), so a visitor
- * sent by two hosts of one class counts once; per day, the humans of daily_site (one row per day and
+ * kind host); per class, the keys' first rows in range grouped per visitor with a bit pair per
+ * class, so a visitor sent by two hosts of one class counts once; per day, the humans of daily_site (one row per day and
  * visitor) and the distinct humans among the ai_assistant hosts' rows. Rows not compacted yet are
  * added: per host and per day as keys the compacted rows lack, in the distinct counts as they are.
  */
