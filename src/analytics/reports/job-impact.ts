@@ -18,6 +18,7 @@ import { HAS_AI, HAS_HUMAN, type DuckDbReads } from '../engines/duckdb/reads.ts'
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
 import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { foldState, hostsMatching } from './first-seen-clickhouse.ts';
+import { keysOf } from './first-seen.ts';
 import { inList, join, raw, sql, SqlDate, type Sql } from '../engines/clickhouse/sql.ts';
 import { clickhouseNotOwn, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
@@ -193,21 +194,17 @@ async function duckdbPerPage(c: DuckDBConnection, { pk, views, windows, ownHosts
 const MAX_BIT_PAGES = 32;
 
 /**
- * DuckDB: whether a row is a human's view from an AI answer (a boolean SQL expression): `mask` has
- * the human bit and the referring host (`host`) is of class ai_assistant. A cheap necessary condition
- * first, so the class CASE of every rule in order (duckdbSourceOf), the costly part, runs on few rows:
- * the stored host contains an ai_assistant host (stored hosts are in lower case), or, given the raw
- * `referrer` of an event (a host or, in rows stored before hosts were, a whole URL in any case), it
- * contains one in any case.
+ * DuckDB: whether an event not compacted yet is a human's view from an AI answer (a boolean SQL
+ * expression): its class is human and its referring host (`host`) is of class ai_assistant. A cheap
+ * necessary condition first, so the class CASE of every rule in order (duckdbSourceOf), the costly
+ * part, runs on few rows: the raw `referrer` (a host or, in rows stored before hosts were, a whole
+ * URL in any case) contains an ai_assistant host in any case.
  */
-function duckdbFromAi(sources: readonly SourceRule[], mask: string, host: string, referrer?: string): string {
+function duckdbFromAi(sources: readonly SourceRule[], host: string): string {
   const ai = sources.filter((r) => r.category === 'ai_assistant').map((r) => r.host);
   if (ai.length === 0) return 'false';
-  const maybe =
-    referrer === undefined
-      ? `(${ai.map((h) => `contains(${host}, ${quote(h)})`).join(' OR ')})`
-      : `${referrer} IS NOT NULL AND regexp_matches(${referrer}, ${quote(ai.map((h) => h.replaceAll('.', '\\.')).join('|'))}, 'i')`;
-  return `CASE WHEN ${HAS_HUMAN(mask)} AND ${maybe} THEN ${duckdbSourceOf(host, sources)} = 'ai_assistant' ELSE false END`;
+  const maybe = `referrer IS NOT NULL AND regexp_matches(referrer, ${quote(ai.map((h) => h.replaceAll('.', '\\.')).join('|'))}, 'i')`;
+  return `CASE WHEN ${HAS_HUMAN('cls')} AND ${maybe} THEN ${duckdbSourceOf(host, sources)} = 'ai_assistant' ELSE false END`;
 }
 
 /**
@@ -228,20 +225,21 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, 
   if (ids.length === 0) return [];
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
   const bits = `CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END`;
-  const rows = `project_key = ${int(pk)} AND list_contains([${[...pageBits.keys()].map(int).join(', ')}], path_id)`;
+  const rows = `project_key = ${int(pk)} AND path_id IN (${[...pageBits.keys()].map(int).join(', ')})`;
   // The windows are whole days (equalWindows): read from the day tables, with the rows not compacted yet.
   const inDays = windowDays(windows);
   const dayAfter = `(day >= ${int(windows.after.from / DAY_MS)})::UTINYINT`;
-  const fromAi = duckdbFromAi(sources, 'mask', 'k');
   // `linked`: a row of `daily`, whose links (prev_h, prev_a) tell the first row of its (path, visitor) per side.
   const parts = [`SELECT ${dayAfter} AS after, visitor, path_id, mask, views_h + views_a AS n, false AS from_ai, true AS linked, prev_h, prev_a FROM daily WHERE ${rows} AND ${inDays}`];
-  // Only a human's view from an AI answer has a row here (the human and view counts come from `daily`).
-  if (fromAi !== 'false') {
-    parts.push(`SELECT ${dayAfter}, visitor, path_id, 0, 0, true, false, NULL, NULL FROM daily_path_keys
-      WHERE ${rows} AND kind = ${KEY_KIND.host} AND ${inDays} AND ${duckdbNotOwn('k', ownHosts)} AND ${fromAi}`);
-  }
+  // Only a human's view from an AI answer has a row here (the human and view counts come from `daily`):
+  // the humans' rows of the pages' referring hosts, each host classed once (keysOf), not per row.
+  const fromAiRows = sources.some((r) => r.category === 'ai_assistant')
+    ? `hr AS MATERIALIZED (SELECT day, visitor, path_id, k FROM daily_path_keys WHERE ${rows} AND kind = ${KEY_KIND.host} AND ${inDays} AND ${HAS_HUMAN('mask')}),
+      ai_hosts AS (SELECT k FROM (${keysOf('hr')}) WHERE ${duckdbNotOwn('k', ownHosts)} AND ${duckdbSourceOf('k', sources)} = 'ai_assistant'),`
+    : '';
+  if (fromAiRows) parts.push(`SELECT ${dayAfter}, visitor, path_id, 0, 0, true, false, NULL, NULL FROM hr SEMI JOIN ai_hosts USING (k)`);
   if (pending) {
-    parts.push(`SELECT ${dayAfter}, visitor, path_id, cls, 1, ${duckdbFromAi(sources, 'cls', duckdbHost(ownHosts), 'referrer')}, false, NULL, NULL
+    parts.push(`SELECT ${dayAfter}, visitor, path_id, cls, 1, ${duckdbFromAi(sources, duckdbHost(ownHosts))}, false, NULL, NULL
       FROM events WHERE ${rows} AND cls <= ${LAST_VISITOR_CODE} AND ${UNCOMPACTED} AND ${inDays}`);
   }
   // Most rows are of one address (the busiest page's): its visitors seen nowhere else (no other
@@ -253,7 +251,7 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, 
   // visitor) keys; the busiest address's visitors alone are its first rows less the shared visitors'.
   const firsts = `count(*) FILTER (WHERE linked AND ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')}) AS nh,
     count(*) FILTER (WHERE linked AND ${HAS_AI('mask')} AND ${firstOn('prev_a')}) AS na`;
-  const grouped = await rowsOf(c, `WITH e AS MATERIALIZED (SELECT *, (${bits}) << (32 * after) AS bits FROM (${parts.join(' UNION ALL ')})),
+  const grouped = await rowsOf(c, `WITH ${fromAiRows} e AS MATERIALIZED (SELECT *, (${bits}) << (32 * after) AS bits FROM (${parts.join(' UNION ALL ')})),
       per_address AS MATERIALIZED (SELECT after, path_id, any_value(bits) AS bits, sum(n) AS views, count(*) FILTER (WHERE linked) AS linked_rows, ${firsts}
         FROM e GROUP BY after, path_id),
       busiest AS MATERIALIZED (SELECT path_id FROM per_address GROUP BY path_id ORDER BY sum(linked_rows) DESC, path_id LIMIT 1),
