@@ -224,43 +224,45 @@ async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, 
   const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
   if (ids.length === 0) return [];
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
-  const bits = `CASE path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END`;
+  // A row's page bits on its side: those of its address, shifted by 32 after the merge.
+  const bits = (a = '') => `(CASE ${a}path_id ${[...pageBits].map(([id, b]) => `WHEN ${int(id)} THEN ${b.toString()}::UBIGINT`).join(' ')} END) << (32 * ${a}after)`;
   const rows = `project_key = ${int(pk)} AND path_id IN (${[...pageBits.keys()].map(int).join(', ')})`;
   // The windows are whole days (equalWindows): read from the day tables, with the rows not compacted yet.
   const inDays = windowDays(windows);
-  const dayAfter = `(day >= ${int(windows.after.from / DAY_MS)})::UTINYINT`;
-  // `linked`: a row of `daily`, whose links (prev_h, prev_a) tell the first row of its (path, visitor) per side.
-  const parts = [`SELECT ${dayAfter} AS after, visitor, path_id, mask, views_h + views_a AS n, false AS from_ai, true AS linked, prev_h, prev_a FROM daily WHERE ${rows} AND ${inDays}`];
+  const [beforeOpens, afterOpens] = [int(windows.before.from / DAY_MS), int(windows.after.from / DAY_MS)];
+  const dayAfter = `(day >= ${afterOpens})::UTINYINT`;
+  // `linked`: a row of `daily`. Its links (prev_h, prev_a) tell whether it is the first row of its
+  // (path, visitor) on its side (fh, fa: the human and AI bits), read once in the scan.
+  const firstOn = (prev: string) => `(${prev} IS NULL OR ${prev} < CASE WHEN day >= ${afterOpens} THEN ${afterOpens} ELSE ${beforeOpens} END)`;
+  const parts = [`SELECT ${dayAfter} AS after, visitor, path_id, mask, views_h + views_a AS n, false AS from_ai, true AS linked,
+    ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')} AS fh, ${HAS_AI('mask')} AND ${firstOn('prev_a')} AS fa FROM daily WHERE ${rows} AND ${inDays}`];
   // Only a human's view from an AI answer has a row here (the human and view counts come from `daily`):
   // the humans' rows of the pages' referring hosts, each host classed once (keysOf), not per row.
   const fromAiRows = sources.some((r) => r.category === 'ai_assistant')
     ? `hr AS MATERIALIZED (SELECT day, visitor, path_id, k FROM daily_path_keys WHERE ${rows} AND kind = ${KEY_KIND.host} AND ${inDays} AND ${HAS_HUMAN('mask')}),
       ai_hosts AS (SELECT k FROM (${keysOf('hr')}) WHERE ${duckdbNotOwn('k', ownHosts)} AND ${duckdbSourceOf('k', sources)} = 'ai_assistant'),`
     : '';
-  if (fromAiRows) parts.push(`SELECT ${dayAfter}, visitor, path_id, 0, 0, true, false, NULL, NULL FROM hr SEMI JOIN ai_hosts USING (k)`);
+  if (fromAiRows) parts.push(`SELECT ${dayAfter}, visitor, path_id, 0, 0, true, false, false, false FROM hr SEMI JOIN ai_hosts USING (k)`);
   if (pending) {
-    parts.push(`SELECT ${dayAfter}, visitor, path_id, cls, 1, ${duckdbFromAi(sources, duckdbHost(ownHosts))}, false, NULL, NULL
+    parts.push(`SELECT ${dayAfter}, visitor, path_id, cls, 1, ${duckdbFromAi(sources, duckdbHost(ownHosts))}, false, false, false
       FROM events WHERE ${rows} AND cls <= ${LAST_VISITOR_CODE} AND ${UNCOMPACTED} AND ${inDays}`);
   }
   // Most rows are of one address (the busiest page's): its visitors seen nowhere else (no other
   // address, no row from an AI answer or not compacted) are counted per side from its rows' links,
   // without grouping; only the other visitors' rows are grouped per visitor into bit patterns.
-  const sideOpens = `CASE WHEN after = 1 THEN ${int(windows.after.from / DAY_MS)} ELSE ${int(windows.before.from / DAY_MS)} END`;
-  const firstOn = (prev: string) => `(${prev} IS NULL OR ${prev} < ${sideOpens})`;
   // The rows once (MATERIALIZED). Per (side, address): the views, and the first rows of its (path,
   // visitor) keys; the busiest address's visitors alone are its first rows less the shared visitors'.
-  const firsts = `count(*) FILTER (WHERE linked AND ${HAS_HUMAN('mask')} AND ${firstOn('prev_h')}) AS nh,
-    count(*) FILTER (WHERE linked AND ${HAS_AI('mask')} AND ${firstOn('prev_a')}) AS na`;
-  const grouped = await rowsOf(c, `WITH ${fromAiRows} e AS MATERIALIZED (SELECT *, (${bits}) << (32 * after) AS bits FROM (${parts.join(' UNION ALL ')})),
-      per_address AS MATERIALIZED (SELECT after, path_id, any_value(bits) AS bits, sum(n) AS views, count(*) FILTER (WHERE linked) AS linked_rows, ${firsts}
+  const firsts = `count(*) FILTER (WHERE fh) AS nh, count(*) FILTER (WHERE fa) AS na`;
+  const grouped = await rowsOf(c, `WITH ${fromAiRows} e AS MATERIALIZED (${parts.join(' UNION ALL ')}),
+      per_address AS MATERIALIZED (SELECT after, path_id, sum(n) AS views, count(*) FILTER (WHERE linked) AS linked_rows, ${firsts}
         FROM e GROUP BY after, path_id),
       busiest AS MATERIALIZED (SELECT path_id FROM per_address GROUP BY path_id ORDER BY sum(linked_rows) DESC, path_id LIMIT 1),
       shared AS (SELECT DISTINCT visitor FROM e WHERE NOT linked OR path_id NOT IN (SELECT path_id FROM busiest)),
       sr AS MATERIALIZED (SELECT * FROM e SEMI JOIN shared USING (visitor)),
-      g AS (SELECT bit_or(CASE WHEN ${HAS_HUMAN('mask')} THEN bits ELSE 0 END) AS h, bit_or(CASE WHEN ${HAS_AI('mask')} THEN bits ELSE 0 END) AS a,
-          bit_or(CASE WHEN from_ai THEN bits ELSE 0 END) AS f FROM sr GROUP BY visitor),
+      g AS (SELECT bit_or(CASE WHEN ${HAS_HUMAN('mask')} THEN b ELSE 0 END) AS h, bit_or(CASE WHEN ${HAS_AI('mask')} THEN b ELSE 0 END) AS a,
+          bit_or(CASE WHEN from_ai THEN b ELSE 0 END) AS f FROM (SELECT visitor, mask, from_ai, ${bits()} AS b FROM sr) GROUP BY visitor),
       taken AS (SELECT after, ${firsts} FROM sr WHERE path_id IN (SELECT path_id FROM busiest) GROUP BY after),
-      alone AS (SELECT p.bits, p.nh - coalesce(t.nh, 0) AS h, p.na - coalesce(t.na, 0) AS a
+      alone AS (SELECT ${bits('p.')} AS bits, p.nh - coalesce(t.nh, 0) AS h, p.na - coalesce(t.na, 0) AS a
         FROM per_address p LEFT JOIN taken t USING (after) WHERE p.path_id IN (SELECT path_id FROM busiest))
     SELECT NULL AS after, NULL AS path_id, h, a, f, count(*) AS visitors, 0 AS views FROM g GROUP BY ALL
     UNION ALL SELECT NULL, NULL, bits, 0, 0, h, 0 FROM alone
