@@ -307,13 +307,14 @@ const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, vh > 0) AS humans, uniqExact
 
 /**
  * ClickHouse: each row once per page holding its path and once for the total (page -1), so one pass
- * counts both (arrayJoin over the pages' address lists, numbered from 1 so the total's 0 fits the
- * same type; 18.16 has no VALUES join, and its lambdas see only their arguments, so the path comes
- * in as an array too).
+ * counts both: arrayJoin over the pages of the row's address, found by the address's index in a
+ * constant array (pages numbered from 1, so the total's 0 fits the same type; 18.16 has no VALUES
+ * join).
  */
 const pageOf = (list: [number, string][]) => {
-  const pages = list.map(([i]) => i + 1);
-  return sql`arrayJoin(arrayPushFront(arrayFilter((g, a, p) -> a = p, ${pages}, ${list.map(([, a]) => a)}, replicate(path, ${pages})), 0)) - 1`;
+  const addresses = [...new Set(list.map(([, a]) => a))];
+  const pagesOf = addresses.map((a) => list.filter(([, b]) => b === a).map(([i]) => i + 1));
+  return sql`arrayJoin(arrayPushFront(arrayElement(${pagesOf}, indexOf(${addresses}, path)), 0)) - 1`;
 };
 
 /** ClickHouse: the rows in the windows by their `date`, which the tables' keys lead with (as windowDays). */
