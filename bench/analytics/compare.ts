@@ -16,21 +16,32 @@ type Rows = Record<string, unknown>[];
 
 /**
  * Times each function in turn, `runs` rounds (round-robin, so every ratio is of times taken under the
- * same load); a function named `xNaive` must answer as `x` does (deep equality).
+ * same load); a function named `xNaive` must answer as `x` does (deep equality). Each report (not
+ * naive, not `baseline`) is timed right after a run of `baseline`: `ratio[x]` holds x's time over
+ * that run's, per round, so a burst of load on a shared machine (seconds long) touches both sides
+ * of a ratio, where the medians of separate times can take it on one side only.
  */
-export async function roundRobin(timings: Record<string, () => Promise<unknown>>, runs: number): Promise<{ t: Record<string, number[]>; identical: boolean }> {
+export async function roundRobin(
+  timings: Record<string, () => Promise<unknown>>,
+  runs: number,
+  baseline = 'visitors',
+): Promise<{ t: Record<string, number[]>; ratio: Record<string, number[]>; identical: boolean }> {
   const t: Record<string, number[]> = Object.fromEntries(Object.keys(timings).map((k) => [k, []]));
+  const ratio: Record<string, number[]> = {};
   const answers: Record<string, unknown> = {};
   let identical = true;
   for (let r = 0; r < runs; r++) {
     for (const [name, fn] of Object.entries(timings)) {
+      const paired = name !== baseline && !name.endsWith('Naive') && baseline in timings;
+      const [base] = paired ? await timed(timings[baseline]) : [0];
       const [ms, answer] = await timed(fn);
       t[name].push(ms);
+      if (paired) (ratio[name] ??= []).push(ms / base);
       if (name.endsWith('Naive')) identical &&= isDeepStrictEqual(answer, answers[name.replace('Naive', '')]);
       else answers[name] = answer;
     }
   }
-  return { t, identical };
+  return { t, ratio, identical };
 }
 
 export interface Comparison {
