@@ -11,8 +11,11 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-/** Starts `script` with Node 24 and waits for the line {"url": …} on stdout. */
-export function startProcess(script: string, args: string[], env: Record<string, string>, timeoutMs = 20_000): Promise<Child> {
+/**
+ * Starts `script` with Node 24 and waits for the line {"url": …} on stdout. The wait allows for a
+ * loaded 2-core machine (the whole suite beside it): a server alone prints that line in 3–7 s.
+ */
+export function startProcess(script: string, args: string[], env: Record<string, string>, timeoutMs = 40_000): Promise<Child> {
   const proc = spawn(process.execPath, [path.resolve(ROOT, script), ...args], { env: { ...process.env, ...env }, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
