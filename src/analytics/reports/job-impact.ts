@@ -311,10 +311,9 @@ const CLICKHOUSE_COUNTS = raw(`uniqExactIf(visitor, vh > 0) AS humans, uniqExact
  * constant array (pages numbered from 1, so the total's 0 fits the same type; 18.16 has no VALUES
  * join).
  */
-const pageOf = (list: [number, string][]) => {
-  const addresses = [...new Set(list.map(([, a]) => a))];
-  const pagesOf = addresses.map((a) => list.filter(([, b]) => b === a).map(([i]) => i + 1));
-  return sql`arrayJoin(arrayPushFront(arrayElement(${pagesOf}, indexOf(${addresses}, path)), 0)) - 1`;
+const pageOf = ({ list, all }: ReturnType<typeof pairs>) => {
+  const pagesOf = all.map((a) => list.filter(([, b]) => b === a).map(([i]) => i + 1));
+  return sql`arrayJoin(arrayPushFront(arrayElement(${pagesOf}, indexOf(${all}, path)), 0)) - 1`;
 };
 
 /** ClickHouse: the rows in the windows by their `date`, which the tables' keys lead with (as windowDays). */
@@ -358,8 +357,8 @@ interface ChWindows {
 }
 
 /** ClickHouse: the counts of rows `w` per page and in total, in one pass (pageOf). */
-function chPerPageAndTotal(db: ClickHouseReads, w: Sql, list: [number, string][], counts: Sql): Promise<Record<string, unknown>[]> {
-  return db.rows(sql`SELECT ${pageOf(list)} AS page, after, ${counts} FROM (${w}) GROUP BY page, after`);
+function chPerPageAndTotal(db: ClickHouseReads, w: Sql, addresses: ReturnType<typeof pairs>, counts: Sql): Promise<Record<string, unknown>[]> {
+  return db.rows(sql`SELECT ${pageOf(addresses)} AS page, after, ${counts} FROM (${w}) GROUP BY page, after`);
 }
 
 /**
@@ -375,11 +374,11 @@ async function clickhouseViews(db: ClickHouseReads, { scope, side }: ChWindows, 
     ${fold.unfolded ? sql`UNION ALL SELECT path, visitor, date FROM (${pathKeyRows(db.db, sql`ins > ${fold.foldedUpTo} AND ${scope}`)}) WHERE ${fromAi} AND cls = ${HUMAN_BIT}` : raw('')}`;
   const w = sql`SELECT path, visitor, ${side}, views_h AS vh, views_a AS va, toUInt8(0) AS fa FROM ${db.db}.daily WHERE ${scope} AND ${paths}
     UNION ALL SELECT path, visitor, ${side}, toUInt64(0), toUInt64(0), toUInt8(1) FROM (${fromAiRows})`;
-  return chPerPageAndTotal(db, w, views.list, CLICKHOUSE_COUNTS);
+  return chPerPageAndTotal(db, w, views, CLICKHOUSE_COUNTS);
 }
 
 /** ClickHouse: not-found visitors on the old addresses (`not_found` is keyed by date and path). */
 function clickhouseNotFound(db: ClickHouseReads, { scope, side }: ChWindows, nf: ReturnType<typeof pairs>): Promise<Record<string, unknown>[]> {
   const w = sql`SELECT visitor, path, ${side} FROM ${db.db}.not_found WHERE ${scope} AND cls <= ${LAST_VISITOR_CODE} AND path IN ${inList(nf.all)}`;
-  return chPerPageAndTotal(db, w, nf.list, raw('uniqExact(visitor) AS not_found'));
+  return chPerPageAndTotal(db, w, nf, raw('uniqExact(visitor) AS not_found'));
 }
