@@ -6,6 +6,10 @@
 // AI-companies reports answer as plain Sets, also when the migration runs twice. A version-5 database
 // with events, folded and not (key rows without a path among them), takes migration 6 (the first-seen
 // key rows per path) and the AI-companies report per path answers as plain Sets, also when run twice.
+// A version-6 database takes migration 7 (the keys per day, copied from the folded key rows) and the
+// reports that look up a range's referring hosts answer as plain Sets, also when run twice. A
+// version-7 database takes migration 8 (the agents' views per path, from then on): days stored before
+// are read from events, so the report per path answers as plain Sets over old, mixed and new days.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClickHouseConnection } from '../../src/analytics/engines/clickhouse/connection.ts';
 import { httpConnection, parseClickHouseUrl } from '../../src/analytics/engines/clickhouse/connection.ts';
@@ -16,7 +20,7 @@ import type { ClickHouseEngine } from '../../src/analytics/engines/clickhouse/in
 import { fixtureEvents, UPGRADE_RANGES } from '../analytics/fixture-v0.ts';
 import { reference, runPathReport } from '../analytics/helpers.ts';
 import { chdbConnection, closeChdb, openChdbEngine } from './chdb.ts';
-import { check, DAYS, generate } from './keys-reference.ts';
+import { check, DAYS, generate, START } from './keys-reference.ts';
 import { CLICKHOUSE_URL, databaseUrl, dropDatabase, freshName, NEEDS, openEngine, requireClickHouse } from './helpers.ts';
 
 /** The layout of every ClickHouse store before versioning. */
@@ -107,7 +111,7 @@ describe.each(BACKENDS)('$name: a database written before versioning', ({ skip, 
 /** Makes a store of this version a version-4 one: the objects migration 5 adds are dropped, and so is its record. */
 async function downgradeToV4(engine: ClickHouseEngine, database: string): Promise<void> {
   const db = ident(database).text;
-  const v6 = ['pending_host_paths_mv', 'pending_agent_paths_mv', 'seen_path_keys'];
+  const v6 = ['pending_host_paths_mv', 'pending_agent_paths_mv', 'seen_path_keys', 'day_keys', 'agent_path_views_mv', 'agent_path_views'];
   for (const t of [...v6, 'pending_hosts_mv', 'pending_agents_mv', 'daily_agents_mv', 'pending_keys', 'seen_keys', 'daily_agents']) await engine.exec(`DROP TABLE IF EXISTS ${db}.${t}`);
   await setVersion(engine, db, 4);
 }
@@ -118,12 +122,24 @@ async function downgradeToV4(engine: ClickHouseEngine, database: string): Promis
  */
 async function downgradeToV5(engine: ClickHouseEngine, database: string): Promise<void> {
   const db = ident(database);
-  for (const t of ['pending_host_paths_mv', 'pending_agent_paths_mv', 'seen_path_keys']) await engine.exec(`DROP TABLE IF EXISTS ${db.text}.${t}`);
+  for (const t of ['pending_host_paths_mv', 'pending_agent_paths_mv', 'seen_path_keys', 'day_keys', 'agent_path_views_mv', 'agent_path_views']) await engine.exec(`DROP TABLE IF EXISTS ${db.text}.${t}`);
   await engine.exec(`ALTER TABLE ${db.text}.pending_keys DROP COLUMN path`);
   for (const kind of ['host', 'agent'] as const) {
     await engine.exec(`CREATE MATERIALIZED VIEW ${db.text}.pending_${kind}s_mv TO ${db.text}.pending_keys AS ${keyRows(db, kind, raw('1'), KEY_PATH.none).text}`);
   }
   await setVersion(engine, db.text, 5);
+}
+
+/** Makes a store of this version a version-6 one: migration 7's keys per day are dropped. */
+async function downgradeToV6(engine: ClickHouseEngine, database: string): Promise<void> {
+  for (const t of ['agent_path_views_mv', 'agent_path_views', 'day_keys']) await engine.exec(`DROP TABLE IF EXISTS ${ident(database).text}.${t}`);
+  await setVersion(engine, ident(database).text, 6);
+}
+
+/** Makes a store of this version a version-7 one: migration 8's views per path are dropped (as if their days were stored before it). */
+async function downgradeToV7(engine: ClickHouseEngine, database: string): Promise<void> {
+  for (const t of ['agent_path_views_mv', 'agent_path_views']) await engine.exec(`DROP TABLE IF EXISTS ${ident(database).text}.${t}`);
+  await setVersion(engine, ident(database).text, 7);
 }
 
 async function setVersion(engine: ClickHouseEngine, db: string, version: number): Promise<void> {
@@ -206,4 +222,80 @@ describe.each(BACKENDS)('$name: a version-5 database (before the first-seen key 
       }
     }
   }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
+});
+
+describe.each(BACKENDS)('$name: a version-6 database (before the keys per day)', ({ skip, open, drop }) => {
+  if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
+  const database = freshName('folio_chup7');
+  afterAll(async () => drop(database));
+
+  it("copies every folded key into day_keys: the reports that look up a range's referring hosts stay exact, also when the migration runs again", async () => {
+    const early = generate(41, 700, 1, 3);
+    const late = generate(42, 500, 0, DAYS);
+    const both = [...early.ref, ...late.ref];
+    const writer = await open(database);
+    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
+    await writer.compact();
+    await writer.write(late.events); // written, not folded: the next fold adds their keys
+    await downgradeToV6(writer, database);
+    await writer.close();
+
+    for (const round of ['after migration 7', 'after migration 7 ran a second time']) {
+      const engine = await open(database);
+      try {
+        const db = ident(database).text;
+        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
+        // The folded hosts are there before any fold of this version runs.
+        expect(Number((await engine.sql(`SELECT count() AS n FROM ${db}.day_keys WHERE kind = 1`))[0].n)).toBeGreaterThan(0);
+        await check(engine, both, `${round}, late rows not folded`);
+        const more = generate(43, 300, 2, 2);
+        await engine.write(more.events);
+        await engine.compact();
+        await check(engine, [...both, ...more.ref], `${round}, folded`);
+        both.push(...more.ref);
+        // Again from version 6: a migration retried after a failure copies the same keys again.
+        await downgradeToV6(engine, database);
+      } finally {
+        await engine.close();
+      }
+    }
+  }, 240_000);
+});
+
+describe.each(BACKENDS)('$name: a version-7 database (before the agents views per path)', ({ skip, open, drop }) => {
+  if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
+  const database = freshName('folio_chup8');
+  afterAll(async () => drop(database));
+
+  it('reads the days stored before from events and the later ones from agent_path_views: the report per path stays exact, also when the migration runs again', async () => {
+    const early = generate(51, 700, 0, 3); // days 0-2, stored before the views per path
+    const both = [...early.ref];
+    const writer = await open(database);
+    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
+    await writer.compact();
+    await downgradeToV7(writer, database);
+    await writer.close();
+
+    for (const round of ['after migration 8', 'after migration 8 ran a second time']) {
+      const engine = await open(database);
+      try {
+        const db = ident(database).text;
+        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
+        await check(engine, both, `${round}, days stored before`);
+        const more = generate(round === 'after migration 8' ? 53 : 54, 500, 2, 4); // day 2 mixed, days 3-5 new
+        await engine.write(more.events);
+        await engine.compact();
+        both.push(...more.ref);
+        // The new days' views are in the table; the mixed day's sums there fall short of daily_agents'.
+        const perDay = await engine.sql(`SELECT toUInt32(date) - toUInt32(toDate('${new Date(START).toISOString().slice(0, 10)}')) AS day, sum(views) AS n FROM ${db}.agent_path_views GROUP BY day ORDER BY day`);
+        expect(perDay.map((r) => Number(r.day)).filter((d) => d < 2)).toEqual([]);
+        expect(perDay.some((r) => Number(r.day) >= 3 && Number(r.n) > 0)).toBe(true);
+        await check(engine, both, `${round}, old, mixed and new days`);
+        // Again from version 7: the views per path are gone, every day is read from events.
+        await downgradeToV7(engine, database);
+      } finally {
+        await engine.close();
+      }
+    }
+  }, 240_000);
 });

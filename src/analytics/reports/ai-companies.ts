@@ -7,8 +7,8 @@
 // and the first-seen rows per agent and per referring host (DuckDB daily_keys, ClickHouse seen_keys),
 // plus the rows not compacted or folded yet; with a bound inside a day, the raw events. Per path,
 // DuckDB reads the view sums and the first-seen rows per path of the company's agents and hosts
-// (daily_path_keys); ClickHouse the first-seen rows per path (seen_path_keys) and the views of the
-// company's agents from the events. The lists are the params' rules. ClickHouse SQL for 18.16 and current.
+// (daily_path_keys); ClickHouse the first-seen rows per path (seen_path_keys) and the view sums per
+// path (agent_path_views; days stored before them: the events). The lists are the params' rules. ClickHouse SQL for 18.16 and current.
 import { AiCompaniesQuery, AiCompaniesResponse } from '../../contracts/analytics.ts';
 import { CodedError } from '../../errors.ts';
 import type { ClassificationRules } from '../classify.ts';
@@ -18,7 +18,7 @@ import { int, KEY_ROWS, num, UNCOMPACTED } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn, keysOf } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
-import { inList, join, raw, sql, type Sql } from '../engines/clickhouse/sql.ts';
+import { inList, join, raw, sql, SqlDate, type Sql } from '../engines/clickhouse/sql.ts';
 import { firstDay, foldState, hostsMatching, type FoldState } from './first-seen-clickhouse.ts';
 import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
@@ -352,22 +352,23 @@ async function clickhouseFirstSeen(db: ClickHouseReads, { first, scope, foldedUp
 
 /**
  * ClickHouse, one company per path over whole days [d1, d2): its agents' views and crawler agents
- * from the events of its agents only (crawler views are few agents' views; a per-path view sum would
- * cost every insert); its assistants' visitors and the humans its hosts sent from the first rows in
- * range of its (agent, path, visitor) and (host, path, visitor) keys (seen_path_keys; its hosts: the
- * range's referring hosts from seen_keys, mapped to companies first), counted as distinct (path,
- * visitor) pairs (a visitor of two of its agents or hosts on one path counts once). Rows not folded
- * yet are added as they are.
+ * from agent_path_views (viewsPerPath); its assistants' visitors and the humans its hosts sent from
+ * the first rows in range of its (agent, path, visitor) and (host, path, visitor) keys
+ * (seen_path_keys; its hosts: the range's referring hosts from day_keys, mapped to companies first),
+ * counted as distinct (path, visitor) pairs (a visitor of two of its agents or hosts on one path
+ * counts once). Rows not folded yet are added as they are.
  */
 async function clickhousePerPath(db: ClickHouseReads, { first, scope, foldedUpTo, unfolded, own, rules, limit, offset }: WholeDays, company: string): Promise<AiCompaniesReport> {
   const agents = inList([...rules.agentCompanies].filter(([, c]) => c === company).map(([name]) => name));
   const hostRows = sql`${scope} AND kind = ${KEY_KIND.host} AND ${clickhouseNotOwn('k', own)}`;
-  const companyHosts = await hostsMatching(db, { foldedUpTo, unfolded }, hostRows, sql`${clickhouseHostCompany(raw('k'), rules)} = ${company}`);
-  // PREWHERE on the agent: the other columns are read for the company's views only.
-  const taken = sql`SELECT path, toUInt64(countIf(cls = ${CLASS_CODE.training})) AS training_views, toUInt64(countIf(cls = ${CLASS_CODE.search})) AS search_views,
-      toUInt64(uniqExactIf(ifNull(agent, ''), cls IN (${raw(CRAWLERS)}))) AS crawlers, toUInt64(0) AS assistant_visitors,
-      toUInt64(countIf(cls = ${CLASS_CODE.ai})) AS assistant_views, toUInt64(0) AS referred_humans
-    FROM ${db.db}.events PREWHERE ifNull(agent, '') IN ${agents} WHERE ${scope} AND cls IN (${raw(AGENT_VIEW_CLASSES)}) GROUP BY path`;
+  const [companyHosts, views] = await Promise.all([
+    hostsMatching(db, { foldedUpTo, unfolded }, hostRows, sql`${clickhouseHostCompany(raw('k'), rules)} = ${company}`),
+    viewsPerPath(db, scope, agents),
+  ]);
+  const taken = sql`SELECT path, toUInt64(sumIf(views, cls = ${CLASS_CODE.training})) AS training_views, toUInt64(sumIf(views, cls = ${CLASS_CODE.search})) AS search_views,
+      toUInt64(uniqExactIf(agent, cls IN (${raw(CRAWLERS)}))) AS crawlers, toUInt64(0) AS assistant_visitors,
+      toUInt64(sumIf(views, cls = ${CLASS_CODE.ai})) AS assistant_views, toUInt64(0) AS referred_humans
+    FROM (${views}) GROUP BY path`;
   // Its assistants' keys (every agent key row is an assistant's view) and its hosts' keys with a human's view.
   const assistant = sql`kind = ${KEY_KIND.agent} AND k IN ${agents}`;
   const referred = sql`kind = ${KEY_KIND.host} AND k IN ${companyHosts}`;
@@ -381,6 +382,26 @@ async function clickhousePerPath(db: ClickHouseReads, { first, scope, foldedUpTo
   const query = sql`SELECT ${company} AS company, path, ${SUMMED}
     FROM (${taken} UNION ALL ${readers}) GROUP BY path ORDER BY ${raw(ORDER)}, path ASC LIMIT ${offset}, ${limit + 1}`;
   return companiesReport(await db.rows(query), company, limit);
+}
+
+/**
+ * ClickHouse: rows (path, agent, cls, views) of the views of `agents` in `scope`. Days whose sums in
+ * agent_path_views equal daily_agents' (both fed by views of the same inserts) are read there; the
+ * others (days stored before migration 8, an insert caught between its two views) from the events,
+ * one row per view. Both sums only grow, so equal sums mean the per-path rows are all there.
+ */
+async function viewsPerPath(db: ClickHouseReads, scope: Sql, agents: Sql): Promise<Sql> {
+  const ofAgents = sql`${scope} AND agent IN ${agents}`;
+  const daySums = (table: string, side: number) => sql`SELECT date, sum(views) AS n, ${side} AS side FROM ${db.db}.${raw(table)} WHERE ${ofAgents} GROUP BY date`;
+  const differ = await db.rows(sql`SELECT toUInt32(date) AS d FROM (${daySums('daily_agents', 1)} UNION ALL ${daySums('agent_path_views', 2)})
+    GROUP BY date HAVING sumIf(n, side = 1) != sumIf(n, side = 2)`);
+  const perPath = sql`SELECT path, agent, cls, views FROM ${db.db}.agent_path_views WHERE ${ofAgents}`;
+  if (differ.length === 0) return perPath;
+  const days = inList(differ.map((r) => new SqlDate(Number(r.d))));
+  // PREWHERE on the agent: the other columns are read for the company's views only.
+  return sql`${perPath} AND date NOT IN ${days}
+    UNION ALL SELECT path, ifNull(agent, '') AS agent, cls, toUInt64(1) AS views FROM ${db.db}.events
+      PREWHERE ifNull(agent, '') IN ${agents} WHERE ${scope} AND date IN ${days} AND cls IN (${raw(AGENT_VIEW_CLASSES)})`;
 }
 
 /** Either engine's rows (one past the page) as the report. */

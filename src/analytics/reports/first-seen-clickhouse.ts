@@ -69,13 +69,14 @@ const MAX_LISTED = 1000;
 
 /**
  * The right side of `k IN …` for the referring hosts of `hostRows` (a condition on key rows: scope,
- * kind, own hosts left out) that `matches` (a condition on k): the range's hosts from seen_keys (and
- * the unfolded key rows) grouped, so the few are matched once each, then listed. The key rows are
- * ordered by (project, kind, k): ClickHouse reads only the listed hosts' ranges, not so for a
- * subquery (8 against 38 ms at 1M). Past MAX_LISTED hosts (a flood of made-up subdomains), the subquery.
+ * kind, own hosts left out) that `matches` (a condition on k): the range's hosts from day_keys (one
+ * row per host and day, where seen_keys has one per visitor too; and the unfolded key rows) grouped,
+ * so the few are matched once each, then listed. The key rows are ordered by (project, kind, k):
+ * ClickHouse reads only the listed hosts' ranges, not so for a subquery (8 against 38 ms at 1M). Past
+ * MAX_LISTED hosts (a flood of made-up subdomains), the subquery.
  */
 export async function hostsMatching(db: ClickHouseReads, { foldedUpTo, unfolded }: FoldState, hostRows: Sql, matches: Sql): Promise<Sql> {
-  const rangeHosts = sql`SELECT k FROM ${db.db}.seen_keys WHERE ${hostRows} GROUP BY k
+  const rangeHosts = sql`SELECT k FROM ${db.db}.day_keys WHERE ${hostRows} GROUP BY k
     ${unfolded ? sql`UNION ALL SELECT k FROM ${db.db}.pending_keys WHERE ins > ${foldedUpTo} AND ${hostRows}` : raw('')}`;
   const hosts = sql`SELECT k FROM (${rangeHosts}) WHERE ${matches}`;
   const found = (await db.rows(sql`${hosts} LIMIT ${MAX_LISTED + 1}`)).map((r) => String(r.k));

@@ -36,6 +36,13 @@ export function foldSource(db: Sql, f: (typeof FOLDS)[number], cond: Sql): Sql {
   return sql`SELECT project, date, ${raw(f.key.join(', '))}, cls FROM ${db}.${raw(f.from)} WHERE ${cond}`;
 }
 
+/**
+ * The INSERT that adds the distinct (project, date, kind, k) of `table`'s rows matching `cond` to
+ * `day_keys`: a set, so inserting a key again (a retried fold, a migration beside a fold) changes nothing.
+ */
+export const dayKeysStatement = (db: Sql, table: Sql, cond: Sql): Sql =>
+  sql`INSERT INTO ${db}.day_keys (project, date, kind, k) SELECT project, date, kind, k FROM ${table} WHERE ${cond} GROUP BY project, date, kind, k`;
+
 /** Settings of a fold's INSERT: one block per partition, so a row's cancellation and replacement land together. */
 export const FOLD_SETTINGS: Record<string, string> = {
   min_insert_block_size_rows: '1000000000',

@@ -1,10 +1,10 @@
 // The rows the referrers and AI-companies reports count over on ClickHouse, as DuckDB's daily_keys
 // and daily_agents: key rows per referring host (views of humans and AI with a referrer) and per
 // assistant agent (AI views), with the view's class and path, folded into `seen_keys` and per path
-// into `seen_path_keys` (fold.ts); and views per (day, agent, class) of assistants and crawlers (no
-// path: per-path view sums cost every insert a fifth more for the one per-path report, which reads
-// the company's agents' events instead). Keys are stored raw (own hosts included): classes, companies
-// and own hosts apply at query time, so a changed list applies to stored rows.
+// into `seen_path_keys` (fold.ts); and views per (day, agent, class) of assistants and crawlers, and
+// the same per path (v8, for the one per-path report: days stored before it read the events). Keys
+// are stored raw (own hosts included): classes, companies and own hosts apply at query time, so a
+// changed list applies to stored rows.
 import { REFERRER_HOST_PATTERN } from '../../engine.ts';
 import { AGENT_VIEW_CLASSES, CLASS_CODE, KEY_KIND, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { raw, sql, type Sql } from './sql.ts';
@@ -42,9 +42,12 @@ export const pathKeyRows = (db: Sql, cond: Sql): Sql =>
 
 /**
  * Views of the events matching `cond` per (project, date, agent, class) of assistants and crawlers,
- * as `daily_agents` rows. (`agent` is both the alias and the column: on 18.16 the WHERE
- * reads the alias, so the condition is written to mean the same either way.)
+ * as `daily_agents` rows; `perPath`: per (project, date, agent, path, class), as `agent_path_views`
+ * rows. (`agent` is both the alias and the column: on 18.16 the WHERE reads the alias, so the
+ * condition is written to mean the same either way.)
  */
-export const agentViewRows = (db: Sql, cond: Sql = raw('1')): Sql =>
-  sql`SELECT project, date, ifNull(agent, '') AS agent, cls, toUInt64(count()) AS views FROM ${db}.events
-    WHERE cls IN (${raw(AGENT_VIEW_CLASSES)}) AND agent != '' AND ${cond} GROUP BY project, date, agent, cls`;
+export const agentViewRows = (db: Sql, cond: Sql = raw('1'), perPath = false): Sql => {
+  const path = raw(perPath ? 'path, ' : '');
+  return sql`SELECT project, date, ifNull(agent, '') AS agent, ${path}cls, toUInt64(count()) AS views FROM ${db}.events
+    WHERE cls IN (${raw(AGENT_VIEW_CLASSES)}) AND agent != '' AND ${cond} GROUP BY project, date, agent, ${path}cls`;
+};

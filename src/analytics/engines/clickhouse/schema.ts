@@ -22,10 +22,16 @@
 //                     SummingMergeTree fed by a materialized view: the AI-companies report per company.
 //   seen_path_keys    (v6) the first-seen layout per (project, kind, day, key, path, visitor): the
 //                     AI-companies report per path of one company.
+//   day_keys          (v7) the distinct keys per (project, kind, day), a set filled by each fold: which
+//                     referring hosts a range has (a company's, the AI answers'), without reading a row
+//                     per visitor.
+//   agent_path_views  (v8) views per (project, agent, date, path, class) of assistants and crawlers,
+//                     SummingMergeTree fed by a materialized view from v8 on (no backfill: a day whose
+//                     sums differ from daily_agents' is read from events): the per-path report.
 import { CLASS_CODE, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import type { ClickHouseConnection } from './connection.ts';
 import { addDerivedVisitor, notFoundTable } from './not-found.ts';
-import { foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { dayKeysStatement, foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { agentViewRows, KEY_COLUMNS, KEY_PATH, keyRows, PATH_KEY_COLUMNS } from './keys.ts';
 import { raw, sql, type Sql } from './sql.ts';
 
@@ -122,6 +128,24 @@ export const MIGRATIONS: readonly ClickHouseMigration[] = [
     name: 'first-seen rows per path of referring host and agent',
     up: firstSeenPathKeys,
   },
+  {
+    // The keys per day; the folded key rows are copied here.
+    version: 7,
+    name: 'distinct referring hosts and agents per day',
+    up: dayKeys,
+  },
+  {
+    // The agents' views per path, from now on. Nothing is copied, so nothing can be summed twice: a
+    // retried migration or processes opening a new store at once only create what is missing. A day
+    // with views from before (its sums differ from daily_agents') is read from events by the report.
+    version: 8,
+    name: 'agents views per path',
+    up: statements(
+      (db) => sql`CREATE TABLE IF NOT EXISTS ${db}.agent_path_views (project String, date Date, agent String, path String, cls UInt8, views UInt64)
+        ENGINE = SummingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, agent, date, path, cls)`,
+      (db) => sql`CREATE MATERIALIZED VIEW IF NOT EXISTS ${db}.agent_path_views_mv TO ${db}.agent_path_views AS ${agentViewRows(db, raw('1'), true)}`,
+    ),
+  },
 ];
 
 /**
@@ -184,6 +208,20 @@ async function firstSeenPathKeys(c: ClickHouseConnection, db: Sql, database: str
     const month = raw(`toYYYYMM(date) = ${Number(r.m)}`);
     const source = sql`${keyRows(db, 'host', month)} UNION ALL ${keyRows(db, 'agent', month)}`;
     await c.command(foldStatement(db, 'seen_path_keys', PATH_KEY_COLUMNS, source), FOLD_SETTINGS);
+  }
+}
+
+/**
+ * Migration 7. `day_keys` is a set (ReplacingMergeTree, read grouped): the keys of `seen_keys` are
+ * copied in, month by month, and each fold adds its window's. A copy run twice, or beside another
+ * process's migration or folds, adds nothing, so a retried migration and processes opening a new
+ * store at once are safe; unfolded rows are read from `pending_keys` as before.
+ */
+async function dayKeys(c: ClickHouseConnection, db: Sql): Promise<void> {
+  await c.command(sql`CREATE TABLE IF NOT EXISTS ${db}.day_keys (project String, date Date, kind UInt8, k String)
+    ENGINE = ReplacingMergeTree PARTITION BY toYYYYMM(date) ORDER BY (project, kind, date, k)`);
+  for (const r of await c.rows(sql`SELECT DISTINCT toYYYYMM(date) AS m FROM ${db}.seen_keys ORDER BY m`)) {
+    await c.command(dayKeysStatement(db, sql`${db}.seen_keys`, raw(`toYYYYMM(date) = ${Number(r.m)}`)));
   }
 }
 

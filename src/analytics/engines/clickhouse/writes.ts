@@ -4,7 +4,7 @@
 import { DAY_MS } from '../../dates.ts';
 import type { StoredEvent, WriteOutcome } from '../../engine.ts';
 import type { ClickHouseConnection, Row } from './connection.ts';
-import { FOLDS, foldSource, foldStatement, FOLD_SETTINGS } from './fold.ts';
+import { dayKeysStatement, FOLDS, foldSource, foldStatement, FOLD_SETTINGS } from './fold.ts';
 import { insertNotFound } from './not-found.ts';
 import { ident, inList, MAX_DATE_DAY, raw, sql, SqlDate, type Sql } from './sql.ts';
 
@@ -146,6 +146,7 @@ export async function fold(c: ClickHouseConnection, db: Sql, marginMs = FOLD_MAR
     if (n > 0) {
       // pending_keys holds key rows of the same inserts (same `ins`): one window covers both.
       for (const f of FOLDS) await c.command(foldStatement(db, f.table, f.key, foldSource(db, f, window)), FOLD_SETTINGS);
+      await c.command(dayKeysStatement(db, sql`${db}.pending_keys`, window));
       // An empty window leaves the watermark (no row, no part, for the idle checks).
       await c.insert(`${db.text}.fold_state`, [{ watermark: upTo, at: Date.now() }]);
     }
@@ -173,7 +174,7 @@ function dbName(db: Sql): string {
 const PENDING_TABLES = [...new Set(FOLDS.map((f) => f.from))];
 
 /** Every table holding per-day rows, partitioned by month (retention applies to each). */
-const DAY_TABLES = ['events', 'daily', 'daily_site', 'daily_agents', 'not_found', ...FOLDS.map((f) => f.table)] as const;
+const DAY_TABLES = ['events', 'daily', 'daily_site', 'daily_agents', 'agent_path_views', 'not_found', 'day_keys', ...FOLDS.map((f) => f.table)] as const;
 
 /** Deletes everything before the UTC day `day`: whole months by partition, the rest of the cut-off month by a mutation. */
 export async function deleteBefore(c: ClickHouseConnection, db: Sql, day: number): Promise<void> {
