@@ -150,27 +150,38 @@ interface ViewsAsked {
   sources: readonly SourceRule[];
 }
 
+/**
+ * DuckDB: the windows first (where the data starts), beside the pages' path ids; then the views and
+ * the not-found visitors, side by side on two reader connections.
+ */
 async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHosts = NO_OWN_HOSTS, rules }: Params): Promise<JobImpactResult> {
   const pk = db.projectKey(projectId);
   const views = pairs(pages, 'views');
   const nf = pairs(pages, 'notFound');
   if (pk === undefined) return result(equalWindows(at, days, now, null), pages.length, [], []);
-  return db.readers.use(async (c) => {
-    const windows = equalWindows(at, days, now, await duckdbFirst(c, pk, at, beforeOpens(at, days, now)));
-    if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
-    const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
-    const asked: ViewsAsked = { pk, pages: pages.length, views, windows, pending, ownHosts, sources: rulesOf(rules).sources };
-    let viewRows: Record<string, unknown>[] = [];
-    if (views.list.length > 0) viewRows = pages.length <= MAX_BIT_PAGES ? await duckdbPageBits(c, asked) : await duckdbPerPage(c, asked);
-    let nfRows: Record<string, unknown>[] = [];
-    if (nf.list.length > 0) {
-      const w = `w AS (SELECT visitor, path, (ts >= ${int(windows.after.from)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${windowDays(windows)} AND path IN (${nf.all.map(quote).join(', ')})),
-        addr(page, path) AS (VALUES ${values(nf.list)})`;
-      nfRows = await rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
-        UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
-    }
-    return result(windows, pages.length, viewRows, nfRows);
-  });
+  const byBits = views.list.length > 0 && pages.length <= MAX_BIT_PAGES;
+  const [first, ids] = await Promise.all([
+    db.readers.use((c) => duckdbFirst(c, pk, at, beforeOpens(at, days, now))),
+    byBits ? db.rows(`SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`) : [],
+  ]);
+  const windows = equalWindows(at, days, now, first);
+  if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
+  const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
+  const asked: ViewsAsked = { pk, pages: pages.length, views, windows, pending, ownHosts, sources: rulesOf(rules).sources };
+  const none = Promise.resolve([]);
+  const [viewRows, nfRows] = await Promise.all([
+    views.list.length === 0 ? none : db.readers.use((c) => (byBits ? duckdbPageBits(c, asked, ids) : duckdbPerPage(c, asked))),
+    nf.list.length === 0 ? none : db.readers.use((c) => duckdbNotFound(c, pk, windows, nf)),
+  ]);
+  return result(windows, pages.length, viewRows, nfRows);
+}
+
+/** DuckDB: distinct not-found visitors on the old addresses per (page, side), and in total. */
+function duckdbNotFound(c: DuckDBConnection, pk: number, windows: EqualWindows, nf: ReturnType<typeof pairs>): Promise<Record<string, unknown>[]> {
+  const w = `w AS (SELECT visitor, path, (ts >= ${int(windows.after.from)})::INTEGER AS after FROM not_found WHERE project_key = ${int(pk)} AND cls <= ${LAST_VISITOR_CODE} AND ${windowDays(windows)} AND path IN (${nf.all.map(quote).join(', ')})),
+    addr(page, path) AS (VALUES ${values(nf.list)})`;
+  return rowsOf(c, `WITH ${w} SELECT page, after, count(DISTINCT visitor) AS not_found FROM w JOIN addr USING (path) GROUP BY page, after
+    UNION ALL SELECT -1 AS page, after, count(DISTINCT visitor) AS not_found FROM w GROUP BY after`);
 }
 
 /**
@@ -215,13 +226,12 @@ function duckdbFromAi(sources: readonly SourceRule[], host: string): string {
  * visitors seen off the busiest address are grouped so; the others are counted per side from that
  * address's first rows (its links). The windows are whole days, read from the day tables (`daily` for
  * visitors and views, `daily_path_keys` for humans from AI answers, the hosts classed at query time)
- * and, for the rows not compacted yet, from `events`. The path ids are literals, so the scans filter
- * by them.
+ * and, for the rows not compacted yet, from `events`. The path ids (`ids`, the pages' addresses'
+ * rows of `paths`) are literals, so the scans filter by them.
  */
-async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, pending, ownHosts, sources }: ViewsAsked): Promise<Record<string, unknown>[]> {
+async function duckdbPageBits(c: DuckDBConnection, { pk, pages, views, windows, pending, ownHosts, sources }: ViewsAsked, ids: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
   const bitsOf = new Map<string, bigint>();
   for (const [i, a] of views.list) bitsOf.set(a, (bitsOf.get(a) ?? 0n) | (1n << BigInt(i)));
-  const ids = await rowsOf(c, `SELECT path_id, path FROM paths WHERE project_key = ${int(pk)} AND path IN (${views.all.map(quote).join(', ')})`);
   if (ids.length === 0) return [];
   const pageBits = new Map(ids.map((r) => [num(r.path_id), bitsOf.get(String(r.path)) ?? 0n]));
   // A row's page bits on its side: those of its address, shifted by 32 after the merge.
