@@ -1,6 +1,7 @@
 // Builds everything a Folio process runs from one Config: store, services, workers.
 import { statSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
+import { logDestination } from './log-destination.ts';
 import type { Config } from './config.ts';
 import { isReady, openStore, type Store } from './store/database.ts';
 import { ApiKeyStore } from './store/api-keys.ts';
@@ -72,10 +73,13 @@ export interface Services {
 }
 
 export function createLogger(config: Config): Logger {
-  return pino({
-    level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.token', '*.secret', '*.setupToken'], censor: '[redacted]' },
-  });
+  return pino(
+    {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.apiKey', '*.token', '*.secret', '*.setupToken'], censor: '[redacted]' },
+    },
+    logDestination(),
+  );
 }
 
 /** Warns when others may read the data directory (made before Folio created it 0700). */
