@@ -1,7 +1,7 @@
 // Builds everything a Folio process runs from one Config: store, services, workers.
 import { statSync } from 'node:fs';
 import pino, { type Logger } from 'pino';
-import { logDestination } from './log-destination.ts';
+import { logDestination } from './util/log-destination.ts';
 import type { Config } from './config.ts';
 import { isReady, openStore, type Store } from './store/database.ts';
 import { ApiKeyStore } from './store/api-keys.ts';

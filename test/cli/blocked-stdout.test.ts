@@ -6,7 +6,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startProcess } from '../helpers/process.ts';
 import { tempDir } from '../helpers/server.ts';
-import { LOG_BLOCKED_MS } from '../../src/log-destination.ts';
+import { LOG_BLOCKED_MS } from '../../src/util/log-destination.ts';
 
 const dir = tempDir('folio-blocked-stdout-');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

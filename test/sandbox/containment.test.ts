@@ -128,7 +128,8 @@ describe.skipIf(!HAS_BWRAP)('build sandbox containment (needs bubblewrap)', () =
     const r = await build(`: ${marker}; b() { b & b & sleep 8; }; b; exit 1`, 20).finally(() => clearInterval(sampler));
     expect(r.report.status).toBe('failed');
     // The bomb met the limit (64 here, and bwrap's own processes) instead of the machine running out of processes.
-    expect(most).toBeGreaterThan(8);
+    // (Seen once in a whole-suite run: the build failed within 77 ms and no process of the bomb was seen; its report says why.)
+    expect(most, JSON.stringify(r.report).slice(0, 2000)).toBeGreaterThan(8);
     expect(most).toBeLessThanOrEqual(66);
     expect(processesWith(marker)).toBe(0);
     // The machine can still start processes.
