@@ -27,14 +27,24 @@ export function logDestination(fd = 1, blockedMs = LOG_BLOCKED_MS): pino.Destina
       return Date.now() - blockedSince < blockedMs;
     },
   });
+  // Whether a write failed for another reason than a full pipe (a terminal that has gone: EIO).
+  let broken = false;
   // A retry reports a write of 0 bytes: only bytes written mean the reader is back.
   dest.on('write', (n: number) => {
-    if (n > 0) blockedSince = null;
+    if (n > 0) {
+      blockedSince = null;
+      broken = false;
+    }
   });
-  dest.on('error', () => {});
-  // The flush on exit throws once the retries are given up: the lines held are dropped, the exit goes on.
+  dest.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EAGAIN' && err.code !== 'EBUSY') broken = true;
+  });
+  // The flush on exit retries any other error forever (sonic-boom 4), so it is skipped once a write
+  // has failed so; and it throws once the retries of a full pipe are given up. Either way the lines
+  // held are dropped and the exit goes on.
   const flushSync = dest.flushSync.bind(dest);
   dest.flushSync = () => {
+    if (broken) return;
     try {
       flushSync();
     } catch {
