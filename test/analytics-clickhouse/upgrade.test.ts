@@ -148,6 +148,36 @@ async function setVersion(engine: ClickHouseEngine, db: string, version: number)
   await engine.exec(`INSERT INTO ${db}.schema_version VALUES ${Array.from({ length: version }, (_, i) => `(${i + 1}, 'v${i + 1}', 0)`).join(', ')}`);
 }
 
+/** Writes `events` in inserts of 350 (several parts), then folds them. */
+async function writeFolded(engine: ClickHouseEngine, events: Parameters<ClickHouseEngine['write']>[0]): Promise<void> {
+  for (let s = 0; s < events.length; s += 350) await engine.write(events.slice(s, s + 350));
+  await engine.compact();
+}
+
+/**
+ * Opens the downgraded store twice, as a migration's first run and its retry after a failure: each
+ * time the store is at LATEST_VERSION, `round` checks it, then `downgrade` undoes the migration again.
+ */
+async function migratedTwice(
+  open: (db: string) => Promise<ClickHouseEngine>,
+  database: string,
+  migration: number,
+  downgrade: (engine: ClickHouseEngine, database: string) => Promise<void>,
+  round: (engine: ClickHouseEngine, db: string, label: string, first: boolean) => Promise<void>,
+): Promise<void> {
+  for (const [label, first] of [[`after migration ${migration}`, true], [`after migration ${migration} ran a second time`, false]] as const) {
+    const engine = await open(database);
+    try {
+      const db = ident(database).text;
+      expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
+      await round(engine, db, label, first);
+      await downgrade(engine, database);
+    } finally {
+      await engine.close();
+    }
+  }
+}
+
 describe.each(BACKENDS)('$name: a version-4 database (before the first-seen key rows)', ({ skip, open, drop }) => {
   if (skip) return void it.skip(`skipped: this suite ${NEEDS}`);
   const database = freshName('folio_chup5');
@@ -158,30 +188,22 @@ describe.each(BACKENDS)('$name: a version-4 database (before the first-seen key 
     const late = generate(22, 500, 0, DAYS);
     const both = [...early.ref, ...late.ref];
     const writer = await open(database);
-    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
-    await writer.compact();
+    await writeFolded(writer, early.events);
     await writer.write(late.events); // written, not folded: the migration folds them too
     await downgradeToV4(writer, database);
     await writer.close();
 
-    for (const round of ['after migration 5', 'after migration 5 ran a second time']) {
-      const engine = await open(database);
-      try {
-        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${ident(database).text}.schema_version`))[0].v)).toBe(LATEST_VERSION);
-        expect(Number((await engine.sql(`SELECT sum(sign) AS n FROM ${ident(database).text}.seen_keys`))[0].n)).toBeGreaterThan(100);
-        await check(engine, both, `${round}, late rows not folded`);
-        const more = generate(23, 300, 2, 2);
-        await engine.write(more.events);
-        await check(engine, [...both, ...more.ref], `${round}, new rows not folded`);
-        await engine.compact();
-        await check(engine, [...both, ...more.ref], `${round}, folded`);
-        both.push(...more.ref);
-        // Again from version 4: a migration retried after a failure (daily_agents is rebuilt, not summed twice).
-        await downgradeToV4(engine, database);
-      } finally {
-        await engine.close();
-      }
-    }
+    // Run again from version 4: a migration retried after a failure (daily_agents is rebuilt, not summed twice).
+    await migratedTwice(open, database, 5, downgradeToV4, async (engine, db, round) => {
+      expect(Number((await engine.sql(`SELECT sum(sign) AS n FROM ${db}.seen_keys`))[0].n)).toBeGreaterThan(100);
+      await check(engine, both, `${round}, late rows not folded`);
+      const more = generate(23, 300, 2, 2);
+      await engine.write(more.events);
+      await check(engine, [...both, ...more.ref], `${round}, new rows not folded`);
+      await engine.compact();
+      await check(engine, [...both, ...more.ref], `${round}, folded`);
+      both.push(...more.ref);
+    });
   }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
 });
 
@@ -195,32 +217,23 @@ describe.each(BACKENDS)('$name: a version-5 database (before the first-seen key 
     const late = generate(32, 500, 0, DAYS);
     const both = [...early.ref, ...late.ref];
     const writer = await open(database);
-    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
-    await writer.compact();
+    await writeFolded(writer, early.events);
     await downgradeToV5(writer, database);
     await writer.write(late.events); // written by a version-5 store, not folded: key rows without a path
     await writer.close();
 
-    for (const round of ['after migration 6', 'after migration 6 ran a second time']) {
-      const engine = await open(database);
-      try {
-        const db = ident(database).text;
-        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
-        expect(Number((await engine.sql(`SELECT sum(sign) AS n FROM ${db}.seen_path_keys`))[0].n)).toBeGreaterThan(100);
-        if (round === 'after migration 6') expect(Number((await engine.sql(`SELECT count() AS n FROM ${db}.pending_keys WHERE path IS NULL`))[0].n)).toBeGreaterThan(0);
-        await check(engine, both, `${round}, late rows not folded`);
-        const more = generate(33, 300, 2, 2);
-        await engine.write(more.events);
-        await check(engine, [...both, ...more.ref], `${round}, new rows not folded`);
-        await engine.compact();
-        await check(engine, [...both, ...more.ref], `${round}, folded`);
-        both.push(...more.ref);
-        // Again from version 5: a migration retried after a failure.
-        await downgradeToV5(engine, database);
-      } finally {
-        await engine.close();
-      }
-    }
+    // Run again from version 5: a migration retried after a failure.
+    await migratedTwice(open, database, 6, downgradeToV5, async (engine, db, round, first) => {
+      expect(Number((await engine.sql(`SELECT sum(sign) AS n FROM ${db}.seen_path_keys`))[0].n)).toBeGreaterThan(100);
+      if (first) expect(Number((await engine.sql(`SELECT count() AS n FROM ${db}.pending_keys WHERE path IS NULL`))[0].n)).toBeGreaterThan(0);
+      await check(engine, both, `${round}, late rows not folded`);
+      const more = generate(33, 300, 2, 2);
+      await engine.write(more.events);
+      await check(engine, [...both, ...more.ref], `${round}, new rows not folded`);
+      await engine.compact();
+      await check(engine, [...both, ...more.ref], `${round}, folded`);
+      both.push(...more.ref);
+    });
   }, 240_000); // two rounds of migrations, folds and checks: chdb on 2 shared cores takes over a minute
 });
 
@@ -234,31 +247,22 @@ describe.each(BACKENDS)('$name: a version-6 database (before the keys per day)',
     const late = generate(42, 500, 0, DAYS);
     const both = [...early.ref, ...late.ref];
     const writer = await open(database);
-    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
-    await writer.compact();
+    await writeFolded(writer, early.events);
     await writer.write(late.events); // written, not folded: the next fold adds their keys
     await downgradeToV6(writer, database);
     await writer.close();
 
-    for (const round of ['after migration 7', 'after migration 7 ran a second time']) {
-      const engine = await open(database);
-      try {
-        const db = ident(database).text;
-        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
-        // The folded hosts are there before any fold of this version runs.
-        expect(Number((await engine.sql(`SELECT count() AS n FROM ${db}.day_keys WHERE kind = 1`))[0].n)).toBeGreaterThan(0);
-        await check(engine, both, `${round}, late rows not folded`);
-        const more = generate(43, 300, 2, 2);
-        await engine.write(more.events);
-        await engine.compact();
-        await check(engine, [...both, ...more.ref], `${round}, folded`);
-        both.push(...more.ref);
-        // Again from version 6: a migration retried after a failure copies the same keys again.
-        await downgradeToV6(engine, database);
-      } finally {
-        await engine.close();
-      }
-    }
+    // Run again from version 6: a migration retried after a failure copies the same keys again.
+    await migratedTwice(open, database, 7, downgradeToV6, async (engine, db, round) => {
+      // The folded hosts are there before any fold of this version runs.
+      expect(Number((await engine.sql(`SELECT count() AS n FROM ${db}.day_keys WHERE kind = 1`))[0].n)).toBeGreaterThan(0);
+      await check(engine, both, `${round}, late rows not folded`);
+      const more = generate(43, 300, 2, 2);
+      await engine.write(more.events);
+      await engine.compact();
+      await check(engine, [...both, ...more.ref], `${round}, folded`);
+      both.push(...more.ref);
+    });
   }, 240_000);
 });
 
@@ -271,31 +275,22 @@ describe.each(BACKENDS)('$name: a version-7 database (before the agents views pe
     const early = generate(51, 700, 0, 3); // days 0-2, stored before the views per path
     const both = [...early.ref];
     const writer = await open(database);
-    for (let s = 0; s < early.events.length; s += 350) await writer.write(early.events.slice(s, s + 350));
-    await writer.compact();
+    await writeFolded(writer, early.events);
     await downgradeToV7(writer, database);
     await writer.close();
 
-    for (const round of ['after migration 8', 'after migration 8 ran a second time']) {
-      const engine = await open(database);
-      try {
-        const db = ident(database).text;
-        expect(Number((await engine.sql(`SELECT max(version) AS v FROM ${db}.schema_version`))[0].v)).toBe(LATEST_VERSION);
-        await check(engine, both, `${round}, days stored before`);
-        const more = generate(round === 'after migration 8' ? 53 : 54, 500, 2, 4); // day 2 mixed, days 3-5 new
-        await engine.write(more.events);
-        await engine.compact();
-        both.push(...more.ref);
-        // The new days' views are in the table; the mixed day's sums there fall short of daily_agents'.
-        const perDay = await engine.sql(`SELECT toUInt32(date) - toUInt32(toDate('${new Date(START).toISOString().slice(0, 10)}')) AS day, sum(views) AS n FROM ${db}.agent_path_views GROUP BY day ORDER BY day`);
-        expect(perDay.map((r) => Number(r.day)).filter((d) => d < 2)).toEqual([]);
-        expect(perDay.some((r) => Number(r.day) >= 3 && Number(r.n) > 0)).toBe(true);
-        await check(engine, both, `${round}, old, mixed and new days`);
-        // Again from version 7: the views per path are gone, every day is read from events.
-        await downgradeToV7(engine, database);
-      } finally {
-        await engine.close();
-      }
-    }
+    // Run again from version 7: the views per path are gone, every day is read from events.
+    await migratedTwice(open, database, 8, downgradeToV7, async (engine, db, round, first) => {
+      await check(engine, both, `${round}, days stored before`);
+      const more = generate(first ? 53 : 54, 500, 2, 4); // day 2 mixed, days 3-5 new
+      await engine.write(more.events);
+      await engine.compact();
+      both.push(...more.ref);
+      // The new days' views are in the table; the mixed day's sums there fall short of daily_agents'.
+      const perDay = await engine.sql(`SELECT toUInt32(date) - toUInt32(toDate('${new Date(START).toISOString().slice(0, 10)}')) AS day, sum(views) AS n FROM ${db}.agent_path_views GROUP BY day ORDER BY day`);
+      expect(perDay.map((r) => Number(r.day)).filter((d) => d < 2)).toEqual([]);
+      expect(perDay.some((r) => Number(r.day) >= 3 && Number(r.n) > 0)).toBe(true);
+      await check(engine, both, `${round}, old, mixed and new days`);
+    });
   }, 240_000);
 });
