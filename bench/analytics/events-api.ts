@@ -5,10 +5,12 @@
 // each Folio round runs on a fresh server and data directory. After each Folio round the stored
 // visitors are checked against plain Sets of the events sent. The server's CPU time (all threads, from
 // /proc/<pid>/stat, start-up left out, the last compaction waited for) is reported per event.
-// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR] [--mix]
+// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR] [--mix [--mix-parts P]]
 //   --tree DIR   run Folio from another checkout (e.g. the code before a change, with node_modules linked)
 //   --mix        random sessions as they are and with the mix of a real site: 2% of the views not found
 //                (status 404) and 1 in 3 sessions referred (an outside site, or the site's own pages)
+//   --mix-parts  all (default), not-found or referred: that part of the mix only; none: the same bodies
+//                on both sides, a control that shows how far this machine's noise moves the ratio
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -19,7 +21,8 @@ import { ProjectsService } from '../../src/admin/projects.ts';
 import { ApiKeyStore } from '../../src/store/api-keys.ts';
 import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { tempDir } from '../../test/helpers/server.ts';
-import { generateTraffic, ipOf, rng, timeOrder, USER_AGENTS, type Traffic } from './generate.ts';
+import { generateTraffic, timeOrder, USER_AGENTS, type Traffic } from './generate.ts';
+import { bodies, mixParts, notFoundView, pairedRatios, randomSessions, SITE } from './mix.ts';
 
 const { values } = parseArgs({
   options: {
@@ -28,6 +31,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     tree: { type: 'string' },
     mix: { type: 'boolean', default: false },
+    'mix-parts': { type: 'string' },
   },
 });
 const EVENTS = Number(values.events);
@@ -35,8 +39,8 @@ const CLIENTS = Number(values.clients);
 const ROUNDS = Number(values.rounds);
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const TREE = values.tree ? path.resolve(values.tree) : ROOT;
-const DAY = 86_400_000;
 const RULES = ClassificationRules.load();
+const PARTS = mixParts(values['mix-parts']);
 /** Longer than the server's compaction timer (analytics/maintenance.ts) plus a compaction. */
 const COMPACTION_WAIT_MS = 15_000;
 
@@ -72,64 +76,12 @@ function start(script: string, args: string[], env: Record<string, string>, cwd:
   });
 }
 
-/** The site the bench's project serves (its own pages refer to each other). */
-const SITE = 'https://docs.example.com';
-const OUTSIDE = ['https://www.google.com/', 'https://chatgpt.com/', 'https://news.ycombinator.com/item?id=4242', 'https://github.com/acme/docs'];
-
-/** The mix: 2% of views not found (every 50th), and 1 in 3 sessions (visitor and day) referred. */
-const notFoundView = (k: number) => k % 50 === 0;
-function referrerOf(t: Traffic, k: number): string | undefined {
-  const session = Math.imul(t.visitor[k], 2654435761) ^ Math.floor(t.ts[k] / DAY);
-  if ((session >>> 0) % 3 !== 0) return undefined;
-  // Half the referred sessions come from outside, half click on from another of the site's pages.
-  return (session >>> 2) % 2 === 0 ? OUTSIDE[(session >>> 3) % OUTSIDE.length] : `${SITE}${t.paths[(t.path[k] + 1) % t.paths.length]}`;
-}
-
-/** The bodies of one arrival order: 1,000 events each, ISO timestamps, IP + user agent (with `mix`, statuses and referrers). */
-function bodies(t: Traffic, order: Uint32Array, mix = false): string[] {
-  const out: string[] = [];
-  for (let s = 0; s < order.length; s += 1000) {
-    const events = [];
-    for (let j = s; j < Math.min(order.length, s + 1000); j++) {
-      const k = order[j];
-      const e: Record<string, unknown> = { timestamp: new Date(t.ts[k]).toISOString(), path: t.paths[t.path[k]], userAgent: USER_AGENTS[t.ua[k]], ip: ipOf(t.visitor[k]) };
-      if (mix) {
-        const r = referrerOf(t, k);
-        if (r !== undefined) e.referrer = r;
-        if (notFoundView(k)) e.status = 404;
-      }
-      events.push(e);
-    }
-    out.push(JSON.stringify({ events }));
-  }
-  return out;
-}
-
 /** CPU seconds of a process so far, all its threads (live and exited): utime + stime of /proc/<pid>/stat. */
 function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // Fields 14 and 15 of the file (utime, stime) in clock ticks (USER_HZ, 100 on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** Sessions (a visitor's views of one day, in time order) in random order across the whole window. */
-function randomSessions(t: Traffic): Uint32Array {
-  const byTime = timeOrder(t);
-  const sessions = new Map<string, number[]>();
-  for (const k of byTime) {
-    const id = `${t.visitor[k]}:${Math.floor(t.ts[k] / DAY)}`;
-    let s = sessions.get(id);
-    if (!s) sessions.set(id, (s = []));
-    s.push(k);
-  }
-  const list = [...sessions.values()];
-  const r = rng(99);
-  for (let i = list.length - 1; i > 0; i--) {
-    const j = Math.floor(r() * (i + 1));
-    [list[i], list[j]] = [list[j], list[i]];
-  }
-  return Uint32Array.from(list.flat());
 }
 
 /** Posts every body with CLIENTS concurrent keep-alive clients; events per second. */
@@ -158,7 +110,7 @@ function expectedTotals(t: Traffic, mix = false): { human: number; ai: number; t
   const h = new Set<number>();
   const a = new Set<number>();
   for (let k = 0; k < t.n; k++) {
-    if (mix && notFoundView(k)) continue;
+    if (mix && notFoundView(PARTS, k)) continue;
     const c = RULES.classify(USER_AGENTS[t.ua[k]], t.paths[t.path[k]]).class;
     // The visitor id is a keyed hash of IP + user agent: one identity per (visitor, user agent).
     const id = t.visitor[k] * 64 + t.ua[k];
@@ -197,10 +149,10 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 const traffic = generateTraffic({ events: EVENTS, days: 30, seed: 1 });
 const random = randomSessions(traffic);
-const MIXED = 'random sessions, 2% not found, 1 in 3 sessions referred';
+const MIXED = { all: 'random sessions, 2% not found, 1 in 3 sessions referred', 'not-found': 'random sessions, 2% not found', referred: 'random sessions, 1 in 3 sessions referred', none: 'random sessions again (control)' }[PARTS];
 // With --mix: plain random sessions against the same sessions with the mix (the ratio is what counts).
 const orders: Record<string, string[]> = values.mix
-  ? { 'random sessions, 30 days': bodies(traffic, random), [MIXED]: bodies(traffic, random, true) }
+  ? { 'random sessions, 30 days': bodies(traffic, random), [MIXED]: bodies(traffic, random, PARTS) }
   : { 'time-ordered': bodies(traffic, timeOrder(traffic)), 'random sessions, 30 days': bodies(traffic, random) };
 const want = (name: string) => JSON.stringify(expectedTotals(traffic, name === MIXED));
 const bare = await start(path.join(ROOT, 'bench/fixtures/bare-events-server.ts'), [], {}, ROOT);
@@ -233,8 +185,8 @@ for (const [name, r] of Object.entries(results)) {
 if (values.mix) {
   const plain = median(results['random sessions, 30 days'].cpu);
   const mixed = median(results[MIXED].cpu);
-  const notFound = traffic.n > 0 ? Math.ceil(traffic.n / 50) : 0;
-  console.log(`mix / plain server CPU per event: ${(mixed / plain).toFixed(2)}×; extra per not-found view if it all went there: ${(((mixed - plain) * traffic.n) / notFound).toFixed(1)} µs`);
+  const pairs = pairedRatios(results['random sessions, 30 days'].cpu, results[MIXED].cpu);
+  console.log(`mix / plain server CPU per event: ${(mixed / plain).toFixed(2)}× (medians); by the pairs of rounds ${pairs.median.toFixed(2)}× (${pairs.min.toFixed(2)}–${pairs.max.toFixed(2)})`);
   // The mix's bodies are larger (a referrer on every view of a referred session, a status): CPU per
   // byte received tells a view that costs more than its bytes from one that only carries more.
   const bytes = (list: string[]) => list.reduce((a, b) => a + Buffer.byteLength(b), 0);
