@@ -305,12 +305,11 @@ export function prepareRecord(raw: unknown, w: Wire, projectId: string, rules: C
   } else {
     visitor = visitorId !== undefined ? ids.fromGiven(visitorId) : ids.fromIpAndAgent(ip!, userAgent);
   }
-  const event: PendingEvent = { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey, notFound };
   // A not-found view also keeps the identity the server derives from the address (collect: the
   // request's; events and log lines: the given one), which a client-chosen visitorId cannot multiply.
   // (Without a given id on a server-side way in, that is the visitor id itself: no second lookup.)
-  if (notFound) event.derivedVisitor = ip === undefined ? null : visitorId === undefined && w.source !== SOURCE.script ? visitor : ids.fromIpAndAgent(ip, userAgent);
-  return event;
+  const derivedVisitor = !notFound || ip === undefined ? null : visitorId === undefined && w.source !== SOURCE.script ? visitor : ids.fromIpAndAgent(ip, userAgent);
+  return { projectId, ts, path, visitor, cls: CLASS_CODE[c.class], agent: c.agent, referrer, source: w.source, importKey, notFound, derivedVisitor };
 }
 
 /** prepareRecord for a batch: good events and the rejections by index. */
