@@ -16,6 +16,7 @@ import { VisitorIds } from '../../src/analytics/identity.ts';
 import { EVENTS_WIRE, prepareBatch } from '../../src/analytics/pipeline.ts';
 import { dropOwnReferrers, ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
+import type { StoredEvent } from '../../src/analytics/engine.ts';
 import type { PendingEvent } from '../../src/analytics/writer.ts';
 import { generateTraffic } from './generate.ts';
 import { bodies, mixParts, pairedRatios, randomSessions, SITE } from './mix.ts';
@@ -70,7 +71,11 @@ async function round(list: string[]): Promise<Record<Step, number>> {
           write.push(...good);
         });
       }
-      await step('write', () => engine.write(write.map((e) => ({ ...e, group: 0 }))));
+      await step('write', () => {
+        // Tagged in place, as the group-commit writer does: no copy per event.
+        for (const e of write) (e as StoredEvent).group = 0;
+        return engine.write(write as StoredEvent[]);
+      });
     }
     await step('compact', () => engine.compact());
   } finally {
