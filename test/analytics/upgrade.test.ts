@@ -54,7 +54,7 @@ describe('a store written before migration 5 (first-seen rows per referring host
   it('backfills them from the compacted events, and the referrers and AI-companies reports stay exact', async () => {
     const file = path.join(dir, 'analytics.duckdb');
     // A version-4 store: what this engine writes, less the tables migrations 5 and 6 add (the rest is the same layout).
-    const { both } = await writeOlderStore(file, ['DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
+    const { both } = await writeOlderStore(file, [...UNDO_7, 'DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -78,7 +78,7 @@ describe('a store written before migration 6 (first-seen rows per path, referrin
     const file = path.join(dir, 'analytics.duckdb');
     const pathKeys = 'SELECT * FROM daily_path_keys ORDER BY ALL';
     // A version-5 store: what this engine writes, less the table migration 6 adds.
-    const { both, kept } = await writeOlderStore(file, ['DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version = 6'], pathKeys);
+    const { both, kept } = await writeOlderStore(file, [...UNDO_7, 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 6'], pathKeys);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -94,6 +94,14 @@ describe('a store written before migration 6 (first-seen rows per path, referrin
     }
   });
 });
+
+/** Migration 7 undone on a store without not-found views in `events_raw`: the tables get their old names back. */
+const UNDO_7 = [
+  'DROP VIEW events',
+  'DROP VIEW not_found',
+  'ALTER TABLE events_raw RENAME TO events',
+  'ALTER TABLE not_found_stored RENAME TO not_found',
+];
 
 /** Early views (compacted) and late views for earlier days (not compacted). */
 function stored() {

@@ -10,7 +10,7 @@ import { DuckDbReads } from './reads.ts';
 import { migrate } from './schema.ts';
 import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
-import { appendNotFound, NOT_FOUND_STAGE, notFoundRows } from './not-found.ts';
+import { NOT_FOUND_STAGE, notFoundRows } from './not-found.ts';
 import { Serial } from '../../../util/serial.ts';
 
 export class AnalyticsLockedError extends CodedError {
@@ -89,7 +89,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     const engine = new DuckDbEngine(instance, writer, readers);
     await engine.dict.load(writer);
     await engine.pending.count(writer);
-    engine.nextSeq = Number((await writer.runAndReadAll('SELECT coalesce(max(seq), 0) + 1 FROM events')).getRows()[0][0]);
+    engine.nextSeq = Number((await writer.runAndReadAll('SELECT coalesce(max(seq), 0) + 1 FROM events_raw')).getRows()[0][0]);
     return engine;
   }
 
@@ -104,10 +104,10 @@ export class DuckDbEngine implements AnalyticsEngine {
   write(events: StoredEvent[]): Promise<WriteOutcome> {
     return this.writes.run(async () => {
       const views = events.filter((e) => !e.notFound);
-      // Not-found views go into the page views' transaction (one of their own cost ~50× a view: issue 34).
+      // Not-found views go into the page views' transaction and table (one of their own cost ~50× a view: issue 34).
       const missing = views.length < events.length ? notFoundRows(this.dict, events.filter((e) => e.notFound)) : null;
       const rows = await rowsOfEvents(this.writer, this.dict, views);
-      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing ? (w, d) => appendNotFound(w, missing, d) : undefined);
+      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing);
       return { duplicates };
     });
   }
@@ -116,7 +116,7 @@ export class DuckDbEngine implements AnalyticsEngine {
     return this.writes.run(async () => {
       const missing = batch.notFound?.length ? notFoundRows(this.dict, batch.notFound) : null;
       const rows = await rowsOfImport(this.writer, this.dict, batch);
-      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing ? (w, d) => appendNotFound(w, missing, d) : undefined);
+      const duplicates = await writeRows(this.writer, this.pending, rows, this.nextSeq++, missing);
       return { duplicates: duplicates.get(0) ?? 0 };
     });
   }

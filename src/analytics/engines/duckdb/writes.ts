@@ -1,8 +1,9 @@
-// Writes to the DuckDB store. Each write gets the next sequence number (`events.seq`); the rows above
+// Writes to the DuckDB store. Each write gets the next sequence number (`events_raw.seq`); the rows above
 // the compacted sequence (compaction_state) are the ones not folded into the day tables yet. Rows
-// without import keys are appended straight into `events`; keyed imports are staged (connection-local
-// temp table) so their duplicates can be dropped in the same transaction that records `import_keys`.
-// Compaction folds the new rows into the first-seen day tables; retention deletes whole days.
+// without import keys are appended straight into `events_raw` (not-found views with them, see
+// not-found.ts); keyed imports are staged (connection-local temp table) so their duplicates can be
+// dropped in the same transaction that records `import_keys`. Compaction folds the new rows into the
+// first-seen day tables and moves the not-found rows to their own table; retention deletes whole days.
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
@@ -10,6 +11,7 @@ import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE } from '../../engine.ts';
 import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
+import { appendNotFound, moveNotFound, notFoundHost, NOT_FOUND_CLS, type NotFoundRows } from './not-found.ts';
 
 /** Columns in order, declared once: the types of an appender's chunks, and each column's number by name. */
 function columns<C extends Record<string, DuckDBType>>(declared: C): { types: DuckDBType[]; at: Record<keyof C, number> } {
@@ -25,7 +27,7 @@ export const STAGE_TABLE = `CREATE OR REPLACE TEMP TABLE stage (${Object.entries
   .map(([name, type]) => `${name} ${type}`)
   .join(', ')})`;
 
-/** The `events` table's columns, as its migrations made them (appended to directly). */
+/** The `events_raw` table's columns, as its migrations made them (appended to directly). */
 const EVENTS = columns({ project_key: INTEGER, ts: BIGINT, day: INTEGER, path_id: INTEGER, visitor: BIGINT, cls: UTINYINT, agent: VARCHAR, referrer: VARCHAR, source: UTINYINT, seq: BIGINT });
 
 /** The columns a view has in both the stage and `events` (ts is typed apart: a DOUBLE staged, a BIGINT stored). */
@@ -137,19 +139,16 @@ export async function rowsOfImport(writer: DuckDBConnection, dict: Dictionaries,
   };
 }
 
-/** More rows of the same write (not-found views), appended inside its transaction before the commit; adds duplicates by group. */
-export type AlsoInTransaction = (writer: DuckDBConnection, duplicates: Map<number, number>) => Promise<void>;
-
 /**
- * Stages the rows (connection-local temp table), then moves them in one transaction, `also` in the
- * same one. Returns duplicates by group.
+ * Stores the rows and the write's not-found views (`missing`) in one transaction. Returns duplicates by
+ * group. Rows with import keys are staged first (connection-local temp table) and their repeats dropped.
  */
-export async function writeRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number, also?: AlsoInTransaction): Promise<Map<number, number>> {
+export async function writeRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number, missing: NotFoundRows | null): Promise<Map<number, number>> {
   const duplicates = new Map<number, number>();
   const n = rows.n;
-  if (n === 0 && !also) return duplicates;
+  if (n === 0 && (missing === null || missing.kept.length === 0)) return duplicates;
   if (!hasKeys(rows)) {
-    await appendRows(writer, pending, rows, seq, async () => also?.(writer, duplicates));
+    await appendRows(writer, pending, rows, seq, missing, duplicates);
     return duplicates;
   }
   let minDay = Infinity;
@@ -200,8 +199,8 @@ export async function writeRows(writer: DuckDBConnection, pending: PendingRows, 
         for (const [g, d] of perGroup) if (d > 0) duplicates.set(g, d);
         await writer.run('INSERT INTO import_keys SELECT project_key, day, ikey FROM stage WHERE ikey IS NOT NULL');
       }
-      await writer.run(`INSERT INTO events SELECT project_key, ts::BIGINT, day, path_id, visitor, cls, agent, referrer, source, ${int(seq)} FROM stage`);
-      await also?.(writer, duplicates);
+      await writer.run(`INSERT INTO events_raw SELECT project_key, ts::BIGINT, day, path_id, visitor, cls, agent, referrer, source, ${int(seq)} FROM stage`);
+      if (missing !== null) await appendNotFound(writer, missing, duplicates);
       // Pending rows per project (an upper bound: duplicates are counted too), known before the commit
       // so a concurrent query never skips rows that are about to be visible.
       countPending(pending, rows);
@@ -249,18 +248,21 @@ function countPending(pending: PendingRows, rows: StageRows): void {
 }
 
 /**
- * Rows without import keys (the events API, collect): appended straight into `events` in one
- * transaction, with `also` (the write's not-found views). A small group commit then pays no INSERT …
- * SELECT (~3 ms each on 1,000 rows, more than the rows themselves) and no second transaction.
+ * Rows without import keys (the events API, collect): appended straight into `events_raw` in one
+ * transaction, with the write's unkeyed not-found views in the same appender. A small group commit then
+ * pays no INSERT … SELECT (~3 ms each on 1,000 rows, more than the rows themselves), no second
+ * transaction, and no second table's flush and commit for its not-found views (issue 34).
  */
-async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number, also: () => Promise<void>): Promise<void> {
-  const n = rows.n;
+async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: StageRows, seq: number, missing: NotFoundRows | null, duplicates: Map<number, number>): Promise<void> {
+  const inline = missing !== null && !missing.keyed ? missing : null;
   await writer.run('BEGIN TRANSACTION');
   try {
-    if (n > 0) await appendEvents(writer, rows, seq);
-    await also();
-    // Known before the commit, so a concurrent query never skips rows that are about to be visible.
+    await appendEvents(writer, rows, inline, seq);
+    if (missing !== null && missing.keyed) await appendNotFound(writer, missing, duplicates);
+    // Known before the commit, so a concurrent query never skips rows that are about to be visible
+    // (not-found rows count too: they tell compaction that there is something to move).
     countPending(pending, rows);
+    inline?.keys.forEach((pk) => pending.add(pk, 1));
     await writer.run('COMMIT');
   } catch (err) {
     await writer.run('ROLLBACK').catch(() => {});
@@ -268,24 +270,48 @@ async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: 
   }
 }
 
-/** The rows into `events` through one appender (inside the caller's transaction). */
-async function appendEvents(writer: DuckDBConnection, rows: StageRows, seq: number): Promise<void> {
+/** The rows and the not-found rows into `events_raw` through one appender (inside the caller's transaction). */
+async function appendEvents(writer: DuckDBConnection, rows: StageRows, missing: NotFoundRows | null, seq: number): Promise<void> {
   const n = rows.n;
-  const ap = await writer.createAppender('events');
+  const m = missing?.kept.length ?? 0;
+  if (n + m === 0) return;
+  const ap = await writer.createAppender('events_raw');
   try {
+    const c = EVENTS.at;
     for (let off = 0; off < n; off += CHUNK_ROWS) {
       const end = Math.min(n, off + CHUNK_ROWS);
       const f = new ChunkFiller(EVENTS.types, end - off);
-      const c = EVENTS.at;
       f.int64FromNumbers(c.ts, rows.ts.subarray(off, end));
       fillView(f, c, rows, off, end);
       f.int64Constant(c.seq, BigInt(seq));
       ap.appendDataChunk(f.chunk);
     }
+    for (let off = 0; off < m; off += CHUNK_ROWS) {
+      const end = Math.min(m, off + CHUNK_ROWS);
+      ap.appendDataChunk(notFoundChunk(missing!, off, end, seq));
+    }
     ap.flushSync();
   } finally {
     ap.closeSync();
   }
+}
+
+/** Not-found rows off..end as an `events_raw` chunk, in the encoding not-found.ts reads them with. */
+function notFoundChunk(missing: NotFoundRows, off: number, end: number, seq: number) {
+  const rows = missing.kept.slice(off, end);
+  const c = EVENTS.at;
+  const f = new ChunkFiller(EVENTS.types, rows.length);
+  f.copy(c.project_key, Int32Array.from(missing.keys.slice(off, end)));
+  f.copy(c.ts, BigInt64Array.from(rows, (e) => BigInt(e.ts)));
+  f.copy(c.day, Int32Array.from(rows, (e) => Math.floor(e.ts / DAY_MS)));
+  f.copy(c.path_id, Int32Array.from(missing.pathIds.slice(off, end)));
+  f.copy(c.visitor, BigInt64Array.from(rows, (e) => e.visitor));
+  f.copy(c.cls, Uint8Array.from(rows, (e) => e.cls | NOT_FOUND_CLS));
+  f.strings(c.agent, (j) => (rows[j].derivedVisitor == null ? null : String(rows[j].derivedVisitor)));
+  f.strings(c.referrer, (j) => notFoundHost(rows[j]));
+  f.copy(c.source, Uint8Array.from(rows, (e) => e.source));
+  f.int64Constant(c.seq, BigInt(seq));
+  return f.chunk;
 }
 
 /** The first-seen tables fold() keeps, and each one's key (besides project_key). */
@@ -326,6 +352,7 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
     const written = `${UNCOMPACTED} AND seq <= ${int(upTo)}`;
     await foldKeys(w, written);
     await w.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(written)}`);
+    await moveNotFound(w, written);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
     await w.run('COMMIT');
     pending.clear();
@@ -416,7 +443,7 @@ export async function deleteBefore(w: DuckDBConnection, pending: PendingRows, da
   const d = int(day);
   await w.run('BEGIN TRANSACTION');
   try {
-    for (const t of ['events', ...Object.keys(FIRST_SEEN), 'daily_agents', 'import_keys', 'not_found']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
+    for (const t of ['events_raw', ...Object.keys(FIRST_SEEN), 'daily_agents', 'import_keys', 'not_found_stored']) await w.run(`DELETE FROM ${t} WHERE day < ${d}`);
     // Links to deleted days become "first seen" so ranges starting before the cut-off stay exact.
     for (const t of Object.keys(FIRST_SEEN)) {
       for (const c of ['prev_h', 'prev_a', 'prev_t']) await w.run(`UPDATE ${t} SET ${c} = NULL WHERE ${c} < ${d}`);
