@@ -2,7 +2,7 @@
 // with its page views, compaction moves them into `not_found_stored`, and the `not_found` view reads
 // both. The not-found report answers exactly as plain Sets at every step (written, compacted, written
 // again, reopened, retention), the `events` view never holds one, keyed repeats still count once, and
-// a write of only not-found views is kept and moved like the rest.
+// a write of only not-found views is kept and moved like the rest, also after a reopen.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -124,6 +124,16 @@ describe('not-found views in the DuckDB store', () => {
     const kept = await engine.sql(`SELECT min(day) AS d FROM not_found`);
     expect(Number(kept[0].d)).toBeGreaterThanOrEqual(Math.floor(D0 / DAY) + 4);
     await check(engine, everything, 'after retention', 4);
+
+    // Reopened with only not-found views waiting: they count as work, so the next compaction moves them.
+    const late = generate(7, 300, [8, 9]).map((e) => ({ ...e, notFound: true }));
+    await engine.write(late);
+    await engine.close();
+    engine = await DuckDbEngine.open({ file, readConnections: 1 });
+    expect(engine.pendingRows()).toBe(late.filter((e) => e.cls <= CLASS_CODE.ai).length);
+    await engine.compact();
+    expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(0);
+    await check(engine, [...everything, ...late], 'reopened with only not-found views waiting, then compacted', 4);
     await engine.close();
   });
 

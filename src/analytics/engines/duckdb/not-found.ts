@@ -12,16 +12,13 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import { storedReferrerHost, type StoredEvent } from '../../engine.ts';
 import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import { num, rows as rowsOf, type Dictionaries } from './state.ts';
+import { NOT_FOUND_CLS, num, rows as rowsOf, type Dictionaries } from './state.ts';
 
 /** The table as migration 3 created it (shipped: never edited; migration 7 renamed it `not_found_stored`). */
 export const NOT_FOUND_TABLE = `CREATE TABLE not_found (project_key INTEGER NOT NULL, ts BIGINT NOT NULL, day INTEGER NOT NULL, path VARCHAR NOT NULL,
   visitor BIGINT NOT NULL, cls UTINYINT NOT NULL, referrer_host VARCHAR, import_key BIGINT, grp INTEGER)`;
 /** Migration 4: the server-derived identity (keyed hash of address and user agent); rows stored before it read NULL and count in no derived total. */
 export const NOT_FOUND_DERIVED_VISITOR = `ALTER TABLE not_found ADD COLUMN derived_visitor BIGINT`;
-
-/** Added to a not-found row's class code in `events_raw` (class codes are below it). */
-export const NOT_FOUND_CLS = 128;
 
 /** The columns of `not_found` (the view) and `not_found_stored`, in order. */
 const NOT_FOUND_COLUMNS = 'project_key, ts, day, path, visitor, cls, referrer_host, import_key, grp, derived_visitor';

@@ -153,14 +153,22 @@ export const KEY_ROWS = (cond: string) => `SELECT project_key, day, path_id, kin
 export const AGENT_VIEW_ROWS = (cond: string) => `SELECT project_key, day, path_id, agent, cls, count(*)::INTEGER AS views FROM events
   WHERE ${cond} AND cls IN (${AGENT_VIEW_CLASSES}) AND agent IS NOT NULL GROUP BY ALL`;
 
-/** Rows not compacted yet, in total and per project key (over-estimates are harmless: queries then also read them). */
+/** Added to a not-found view's class code in `events_raw` (not-found.ts): class codes are below it. */
+export const NOT_FOUND_CLS = 128;
+
+/**
+ * Rows not compacted yet: page views of visitors, and not-found views still in `events_raw` (the
+ * compaction moves them). In total and per project key; over-estimates are harmless (queries then
+ * also read them).
+ */
 export class PendingRows {
   total = 0;
   readonly byProject = new Map<number, number>();
 
   async count(c: DuckDBConnection): Promise<void> {
     this.clear();
-    for (const r of await rows(c, `SELECT project_key, count(*) AS n FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND seq > (SELECT seq FROM compaction_state) GROUP BY project_key`)) {
+    const pending = `(cls <= ${LAST_VISITOR_CODE} OR cls >= ${NOT_FOUND_CLS}) AND seq > (SELECT seq FROM compaction_state)`;
+    for (const r of await rows(c, `SELECT project_key, count(*) AS n FROM events_raw WHERE ${pending} GROUP BY project_key`)) {
       this.byProject.set(num(r.project_key), num(r.n));
       this.total += num(r.n);
     }

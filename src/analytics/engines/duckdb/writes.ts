@@ -9,9 +9,9 @@ import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE } from '../../engine.ts';
-import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PendingRows } from './state.ts';
+import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
-import { appendNotFound, moveNotFound, notFoundHost, NOT_FOUND_CLS, type NotFoundRows } from './not-found.ts';
+import { appendNotFound, moveNotFound, notFoundHost, type NotFoundRows } from './not-found.ts';
 
 /** Columns in order, declared once: the types of an appender's chunks, and each column's number by name. */
 function columns<C extends Record<string, DuckDBType>>(declared: C): { types: DuckDBType[]; at: Record<keyof C, number> } {
