@@ -7,12 +7,12 @@
 // In `events_raw` a not-found row is told apart by its class (NOT_FOUND_CLS added), its path is in the
 // paths dictionary and its server-derived identity is `agent` as decimal text (a not-found row has no
 // agent). Columns of their own would cost every page view: two more (NULL) columns made each row's
-// write ~0.25 µs dearer, a sixth of a write's CPU (issue 34's notes).
+// write ~0.25 µs dearer, a sixth of a write's CPU (docs/benchmarks-analytics.md).
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import { storedReferrerHost, type StoredEvent } from '../../engine.ts';
 import { LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import { NOT_FOUND_CLS, num, rows as rowsOf, type Dictionaries } from './state.ts';
+import { NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries } from './state.ts';
 
 /** The table as migration 3 created it (shipped: never edited; migration 7 renamed it `not_found_stored`). */
 export const NOT_FOUND_TABLE = `CREATE TABLE not_found (project_key INTEGER NOT NULL, ts BIGINT NOT NULL, day INTEGER NOT NULL, path VARCHAR NOT NULL,
@@ -24,19 +24,24 @@ export const NOT_FOUND_DERIVED_VISITOR = `ALTER TABLE not_found ADD COLUMN deriv
 const NOT_FOUND_COLUMNS = 'project_key, ts, day, path, visitor, cls, referrer_host, import_key, grp, derived_visitor';
 
 /**
- * Migration 7's views (shipped: never edited, rawNotFound included). Not-found rows in `events_raw`
+ * Migration 7's views (shipped: never edited, rawNotFound and rawRows included). Not-found rows in `events_raw`
  * are never compacted (compaction moves them in the transaction that advances compaction_state), so
  * the seq bound is exact and lets DuckDB skip the compacted row groups.
  */
 export const RAW_VIEWS = [
   `CREATE VIEW events AS SELECT * FROM events_raw WHERE cls < ${NOT_FOUND_CLS}`,
-  `CREATE VIEW not_found AS SELECT ${NOT_FOUND_COLUMNS} FROM not_found_stored UNION ALL ${rawNotFound('seq > (SELECT seq FROM compaction_state)')}`,
+  `CREATE VIEW not_found AS SELECT ${NOT_FOUND_COLUMNS} FROM not_found_stored UNION ALL ${rawNotFound(UNCOMPACTED)}`,
 ];
 
-/** The not-found rows of `events_raw` matching `cond`, as `not_found` rows. */
+/** The not-found rows of `events_raw` matching `cond` (a condition on its columns). */
+function rawRows(cond: string): string {
+  return `cls >= ${NOT_FOUND_CLS} AND ${cond}`;
+}
+
+/** Those rows as `not_found` rows. */
 function rawNotFound(cond: string): string {
   return `SELECT r.project_key, r.ts, r.day, p.path, r.visitor, r.cls - ${NOT_FOUND_CLS}, r.referrer, NULL::BIGINT, NULL::INTEGER, r.agent::BIGINT
-    FROM events_raw r JOIN paths p ON p.path_id = r.path_id AND p.project_key = r.project_key WHERE r.cls >= ${NOT_FOUND_CLS} AND r.${cond}`;
+    FROM (SELECT * FROM events_raw WHERE ${rawRows(cond)}) r JOIN paths p ON p.path_id = r.path_id AND p.project_key = r.project_key`;
 }
 
 /** The staging table of keyed rows (connection-local), made once when the engine opens. */
@@ -64,9 +69,6 @@ export function notFoundRows(dict: Dictionaries, events: StoredEvent[]): NotFoun
   return { kept, keys, pathIds: keyed ? [] : kept.map((e, i) => dict.pathId(keys[i], e.path)), keyed };
 }
 
-/** The referring host a not-found row stores. */
-export const notFoundHost = (e: StoredEvent): string | null => storedReferrerHost(e.referrer);
-
 /**
  * Appends keyed rows inside the caller's open transaction: staged, keyed repeats (a batch sent again
  * with its Idempotency-Key, a log line imported again) dropped and counted into `duplicates` by group,
@@ -88,7 +90,7 @@ export async function appendNotFound(w: DuckDBConnection, rows: NotFoundRows, du
 /** Moves the not-found rows of the events matching `written` into `not_found_stored` (inside the compaction's transaction). */
 export async function moveNotFound(w: DuckDBConnection, written: string): Promise<void> {
   await w.run(`INSERT INTO not_found_stored ${rawNotFound(written)}`);
-  await w.run(`DELETE FROM events_raw WHERE cls >= ${NOT_FOUND_CLS} AND ${written}`);
+  await w.run(`DELETE FROM events_raw WHERE ${rawRows(written)}`);
 }
 
 /** One appender for the rows, in the table's column order. */
@@ -102,7 +104,7 @@ async function appendToStage(w: DuckDBConnection, rows: NotFoundRows): Promise<v
       ap.appendVarchar(e.path);
       ap.appendBigInt(e.visitor);
       ap.appendUTinyInt(e.cls);
-      const host = notFoundHost(e);
+      const host = storedReferrerHost(e.referrer);
       if (host === null) ap.appendNull();
       else ap.appendVarchar(host);
       if (e.importKey === null) ap.appendNull();

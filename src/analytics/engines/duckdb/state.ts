@@ -167,7 +167,7 @@ export class PendingRows {
 
   async count(c: DuckDBConnection): Promise<void> {
     this.clear();
-    const pending = `(cls <= ${LAST_VISITOR_CODE} OR cls >= ${NOT_FOUND_CLS}) AND seq > (SELECT seq FROM compaction_state)`;
+    const pending = `(cls <= ${LAST_VISITOR_CODE} OR cls >= ${NOT_FOUND_CLS}) AND ${UNCOMPACTED}`;
     for (const r of await rows(c, `SELECT project_key, count(*) AS n FROM events_raw WHERE ${pending} GROUP BY project_key`)) {
       this.byProject.set(num(r.project_key), num(r.n));
       this.total += num(r.n);

@@ -8,10 +8,10 @@ import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
-import { SOURCE } from '../../engine.ts';
+import { SOURCE, storedReferrerHost } from '../../engine.ts';
 import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
-import { appendNotFound, moveNotFound, notFoundHost, type NotFoundRows } from './not-found.ts';
+import { appendNotFound, moveNotFound, type NotFoundRows } from './not-found.ts';
 
 /** Columns in order, declared once: the types of an appender's chunks, and each column's number by name. */
 function columns<C extends Record<string, DuckDBType>>(declared: C): { types: DuckDBType[]; at: Record<keyof C, number> } {
@@ -308,7 +308,7 @@ function notFoundChunk(missing: NotFoundRows, off: number, end: number, seq: num
   f.copy(c.visitor, BigInt64Array.from(rows, (e) => e.visitor));
   f.copy(c.cls, Uint8Array.from(rows, (e) => e.cls | NOT_FOUND_CLS));
   f.strings(c.agent, (j) => (rows[j].derivedVisitor == null ? null : String(rows[j].derivedVisitor)));
-  f.strings(c.referrer, (j) => notFoundHost(rows[j]));
+  f.strings(c.referrer, (j) => storedReferrerHost(rows[j].referrer));
   f.copy(c.source, Uint8Array.from(rows, (e) => e.source));
   f.int64Constant(c.seq, BigInt(seq));
   return f.chunk;
