@@ -42,4 +42,24 @@ describe.each(BACKENDS)('$name: referrers and AI companies over the first-seen l
       await drop(store);
     }
   });
+
+  it.skipIf(skip)('count a visitor once on a day whose views were compacted in two batches', async () => {
+    const store = freshName('folio_keys_same_day');
+    const engine = await open(store);
+    try {
+      // Every visitor of the last day has views in both batches: a second row of the same day per key.
+      const first = generate(7, 300, DAYS - 1, 1);
+      await engine.write(first.events);
+      await engine.compact();
+      const second = generate(8, 300, DAYS - 1, 1);
+      await engine.write(second.events);
+      const both = [...first.ref, ...second.ref];
+      await check(engine, both, 'second batch not compacted yet');
+      await engine.compact();
+      await check(engine, both, 'second batch compacted');
+    } finally {
+      await engine.close();
+      await drop(store);
+    }
+  });
 });

@@ -103,8 +103,8 @@ export async function duckdbFromEvents(db: DuckDbReads, pk: number, range: Range
 /**
  * DuckDB, whole days [d1, d2): per host, the filtered counts of the first-seen rows (daily_keys,
  * kind host); per class, the keys' first rows in range grouped per visitor with a bit pair per
- * class, so a visitor sent by two hosts of one class counts once; per day, the humans of daily_site (one row per day and
- * visitor) and the distinct humans among the ai_assistant hosts' rows. Rows not compacted yet are
+ * class, so a visitor sent by two hosts of one class counts once; per day, the humans of daily_site (each
+ * visitor's first human row of the day) and the distinct humans among the ai_assistant hosts' rows. Rows not compacted yet are
  * added: per host and per day as keys the compacted rows lack, in the distinct counts as they are.
  */
 async function duckdbFirstSeen(
@@ -150,11 +150,13 @@ async function duckdbFirstSeen(
     UNION ALL ${SOURCE_CLASSES.map((c, i) => `SELECT 1, 0, NULL, ${quote(c)}, h${i}, a${i}, t${i} FROM per_class`).join(' UNION ALL ')}
     ORDER BY part, pos`;
   const siteFresh = `SELECT day, visitor, mask FROM (${NEW_ROWS}) WHERE ${p} AND ${dc}`;
+  // A visitor's first human row of each day: a key has a second row on a day whose views were
+  // compacted twice (the fold appends it, linked to the first), so rows alone would count it twice.
+  const dayHumans = `SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')} AND (prev_h IS NULL OR prev_h < day)) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day`;
   const humans = pending
     ? `WITH ${newKeyCtes({ scope: 'site_', fresh: siteFresh, compacted: `SELECT day, visitor, mask FROM daily_site WHERE ${p} AND ${dc}`, key: ['day', 'visitor'], group: ['day'] })}
-       SELECT day, sum(humans)::BIGINT AS humans FROM (SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day
-         UNION ALL SELECT day, human FROM new_site_counts) GROUP BY day`
-    : `SELECT day, count(*) FILTER (WHERE ${HAS_HUMAN('mask')}) AS humans FROM daily_site WHERE ${p} AND ${dc} GROUP BY day`;
+       SELECT day, sum(humans)::BIGINT AS humans FROM (${dayHumans} UNION ALL SELECT day, human FROM new_site_counts) GROUP BY day`
+    : dayHumans;
   const humanRows = `SELECT day, k, visitor FROM daily_keys WHERE ${hostRows} AND ${HAS_HUMAN('mask')}
     ${pending ? `UNION ALL SELECT day, k, visitor FROM (${fresh}) WHERE ${HAS_HUMAN('mask')}` : ''}`;
   const fromAi = `WITH r AS (${humanRows}), hs AS MATERIALIZED (SELECT k, ${duckdbSourceOf('k', sources)} AS source FROM (${keysOf('r')}))
