@@ -16,6 +16,7 @@ import { VisitorIds } from '../../src/analytics/identity.ts';
 import { EVENTS_WIRE, prepareBatch } from '../../src/analytics/pipeline.ts';
 import { dropOwnReferrers, ownHostsOf } from '../../src/analytics/own-hosts.ts';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
+import { duckdbPathHosts } from '../../src/analytics/reports/referrers.ts';
 import type { StoredEvent } from '../../src/analytics/engine.ts';
 import type { PendingEvent } from '../../src/analytics/writer.ts';
 import { generateTraffic } from './generate.ts';
@@ -57,7 +58,7 @@ async function round(list: string[]): Promise<Record<Step, number>> {
     return out;
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'folio-bench-ingest-mix-'));
-  const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb') });
+  const engine = await DuckDbEngine.open({ file: path.join(dir, 'analytics.duckdb'), pathHosts: duckdbPathHosts(rules.sources) });
   try {
     const ids = new VisitorIds('bench-secret-0123456789abcdef');
     const now = Date.now();

@@ -7,6 +7,7 @@
 // path, answers checked identical), are timed in the same run as the visitors query. So is the
 // job-impact report for a job of 5 pages merged mid-range (jobImpactAsked below), checked against the
 // same counts by one plain COUNT(DISTINCT) query per page (job-impact-naive.ts).
+// Last, the store is opened again with other lists' AI assistants: the refold of its per-path host rows.
 // Usage: node bench/analytics/query.ts --events 10000000 [--runs 5]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,10 @@ import { aiCompanies } from '../../src/analytics/reports/ai-companies.ts';
 import { jobImpact } from '../../src/analytics/reports/job-impact.ts';
 import { jobImpactAsked, naiveJobImpact } from './job-impact.ts';
 import { loadEngine } from './loaded.ts';
+import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
+import { ALL_PATH_HOSTS, type PathHosts } from '../../src/analytics/engines/duckdb/state.ts';
+import { duckdbPathHosts } from '../../src/analytics/reports/referrers.ts';
+import { KEY_KIND } from '../../src/analytics/traffic-class.ts';
 import { notFound } from '../../src/analytics/reports/not-found.ts';
 import { referrers } from '../../src/analytics/reports/referrers.ts';
 import { visitors } from '../../src/analytics/reports/visitors.ts';
@@ -132,6 +137,28 @@ try {
   }
   console.log(`\npeak RSS ${mib(process.resourceUsage().maxRSS * 1024)}`);
   await engine.close();
+  await reopenings(path.join(dir, 'analytics.duckdb'));
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/**
+ * What an operator who edits the lists' AI assistants meets: the next open folds the per-path host
+ * rows again (path-hosts.ts). Timed beside an open with the same lists, which folds nothing.
+ */
+async function reopenings(file: string): Promise<void> {
+  const choices: [string, PathHosts][] = [
+    ['the same lists', duckdbPathHosts(RULES.sources)],
+    ['every host (refold)', ALL_PATH_HOSTS],
+    ['the AI assistants again (refold)', duckdbPathHosts(RULES.sources)],
+  ];
+  console.log('\nopening the store, by the referring hosts kept per path:');
+  for (const [label, pathHosts] of choices) {
+    const t0 = performance.now();
+    const engine = await DuckDbEngine.open({ file, pathHosts });
+    const s = (performance.now() - t0) / 1000;
+    const rows = (await engine.sql(`SELECT count(*) AS n FROM daily_path_keys WHERE kind = ${KEY_KIND.host}`))[0].n;
+    await engine.close();
+    console.log(`  ${label}: ${s.toFixed(1)} s, ${Number(rows).toLocaleString('en-US')} host rows per path`);
+  }
 }

@@ -6,6 +6,7 @@ import { openStore } from '../store/database.ts';
 import { ProjectStore, projectView } from '../store/projects.ts';
 import { analyticsFile } from './index.ts';
 import { AnalyticsLockedError, DuckDbEngine } from './engines/duckdb/index.ts';
+import { duckdbPathHosts } from './reports/referrers.ts';
 import type { AnalyticsEngine } from './engine.ts';
 import { ClassificationRules } from './classify.ts';
 import { ImportError } from './import-error.ts';
@@ -41,7 +42,7 @@ async function openEngine(projectId: string): Promise<{ engine: AnalyticsEngine;
     }
   }
   try {
-    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1 }), secret: config.secret, rules, own };
+    return { engine: await DuckDbEngine.open({ file: analyticsFile(config), readConnections: 1, pathHosts: duckdbPathHosts(rules.sources) }), secret: config.secret, rules, own };
   } catch (err) {
     if (err instanceof AnalyticsLockedError) throw new ImportError(err.message);
     throw err;

@@ -11,6 +11,7 @@ import type { TSchema } from 'typebox';
 import type { AnalyticsEngine } from './engine.ts';
 import type { Report, ReportParams } from './reports/report.ts';
 import { DuckDbEngine, migrateDuckDb } from './engines/duckdb/index.ts';
+import { duckdbPathHosts } from './reports/referrers.ts';
 import { VisitorIds } from './identity.ts';
 import { importNdjson, type ImportResult } from './bulk.ts';
 import { ClassificationRules } from './classify.ts';
@@ -116,8 +117,8 @@ export async function migrateAnalytics(config: Config): Promise<{ store: string;
 }
 
 /** The engine of this deployment: ClickHouse when CLICKHOUSE_URL is set, else the DuckDB file in the data dir. */
-async function openEngine(config: Config, dialect: StoreDialect): Promise<AnalyticsEngine> {
-  if (!config.clickhouseUrl) return DuckDbEngine.open({ file: analyticsFile(config) });
+async function openEngine(config: Config, dialect: StoreDialect, rules: ClassificationRules): Promise<AnalyticsEngine> {
+  if (!config.clickhouseUrl) return DuckDbEngine.open({ file: analyticsFile(config), pathHosts: duckdbPathHosts(rules.sources) });
   const { createClickHouseEngine } = await import('./engines/clickhouse/index.ts');
   // Folds of a shared ClickHouse database must not overlap: one at a time across the deployment.
   return createClickHouseEngine(config.clickhouseUrl, { foldLock: (fn) => dialect.exclusively('folio analytics fold', fn) });
@@ -150,7 +151,7 @@ function logImports(engine: AnalyticsEngine, config: Config, rules: Classificati
 export async function createAnalytics(deps: AnalyticsDeps): Promise<Analytics> {
   const { config, log } = deps;
   const rules = ClassificationRules.load(config.analytics.agentsFile);
-  const engine = await openEngine(config, deps.dialect);
+  const engine = await openEngine(config, deps.dialect, rules);
   const ids = new VisitorIds(config.secret);
   const maintenance = await startMaintenance(engine, config, log);
   const writer = new GroupCommitWriter(engine, {

@@ -5,13 +5,15 @@
 import { copyFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
+import { DuckDbEngine, type DuckDbOptions } from '../../src/analytics/engines/duckdb/index.ts';
 import { LATEST_VERSION } from '../../src/analytics/engines/duckdb/schema.ts';
 import { tempDir } from '../helpers/server.ts';
 import { FIXTURE, fixtureEvents, UPGRADE_RANGES } from './fixture-v0.ts';
 import { reference, runPathReport } from './helpers.ts';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { check, DAYS, generate } from '../analytics-clickhouse/keys-reference.ts';
+import { check, DAYS, generate, RULES } from '../analytics-clickhouse/keys-reference.ts';
+import { duckdbPathHosts } from '../../src/analytics/reports/referrers.ts';
+import { KEY_KIND } from '../../src/analytics/traffic-class.ts';
 
 describe('a store written before versioning', () => {
   const dir = tempDir('folio-upgrade-');
@@ -54,7 +56,7 @@ describe('a store written before migration 5 (first-seen rows per referring host
   it('backfills them from the compacted events, and the referrers and AI-companies reports stay exact', async () => {
     const file = path.join(dir, 'analytics.duckdb');
     // A version-4 store: what this engine writes, less the tables migrations 5 and 6 add (the rest is the same layout).
-    const { both } = await writeOlderStore(file, [...UNDO_7, 'DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
+    const { both } = await writeOlderStore(file, [...UNDO_8, ...UNDO_7, 'DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -78,7 +80,7 @@ describe('a store written before migration 6 (first-seen rows per path, referrin
     const file = path.join(dir, 'analytics.duckdb');
     const pathKeys = 'SELECT * FROM daily_path_keys ORDER BY ALL';
     // A version-5 store: what this engine writes, less the table migration 6 adds.
-    const { both, kept } = await writeOlderStore(file, [...UNDO_7, 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 6'], pathKeys);
+    const { both, kept } = await writeOlderStore(file, [...UNDO_8, ...UNDO_7, 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 6'], pathKeys);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -95,6 +97,38 @@ describe('a store written before migration 6 (first-seen rows per path, referrin
   });
 });
 
+describe('a store written before migration 8 (the referring hosts kept per path)', () => {
+  const dir = tempDir('folio-upgrade-v8-');
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps only the AI assistants\' rows per path when the service opens it, the rows a compaction makes, and stays exact', async () => {
+    const file = path.join(dir, 'analytics.duckdb');
+    const hostRows = `SELECT * FROM daily_path_keys WHERE kind = ${KEY_KIND.host} ORDER BY ALL`;
+    const service = { readConnections: 1, pathHosts: duckdbPathHosts(RULES.sources) };
+    // What a store kept from the start makes of the same writes (early compacted, late not yet).
+    const direct = await writeStore(path.join(dir, 'direct.duckdb'), service);
+    const want = await direct.sql(hostRows);
+    await direct.close();
+    // A version-7 store: every host's rows per path, as each store kept them before.
+    const { both } = await writeOlderStore(file, [...UNDO_8, 'DELETE FROM schema_version WHERE version >= 8']);
+    const upgraded = await DuckDbEngine.open({ file, ...service });
+    try {
+      expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
+      expect(await upgraded.sql(hostRows)).toEqual(want);
+      const hosts = (await upgraded.sql(`SELECT DISTINCT k FROM (${hostRows}) ORDER BY k`)).map((r) => r.k);
+      expect(hosts).toEqual(['chat.openai.com', 'chatgpt.com', 'claude.ai', 'www.perplexity.ai']);
+      await check(upgraded, both, 'after migration 8, late rows not compacted');
+      await upgraded.compact();
+      await check(upgraded, both, 'after migration 8 and a compaction');
+    } finally {
+      await upgraded.close();
+    }
+  });
+});
+
+/** Migration 8 undone: its table goes. */
+const UNDO_8 = ['DROP TABLE path_hosts'];
+
 /** Migration 7 undone on a store without not-found views in `events_raw`: the tables get their old names back. */
 const UNDO_7 = [
   'DROP VIEW events',
@@ -110,16 +144,23 @@ function stored() {
   return { early, late, both: [...early.ref, ...late.ref] };
 }
 
+/** A store with stored()'s early views compacted and its late ones not yet. */
+async function writeStore(file: string, opts: Omit<DuckDbOptions, 'file'>): Promise<DuckDbEngine> {
+  const { early, late } = stored();
+  const engine = await DuckDbEngine.open({ file, ...opts });
+  for (let s = 0; s < early.events.length; s += 350) await engine.write(early.events.slice(s, s + 350));
+  await engine.compact();
+  await engine.write(late.events);
+  return engine;
+}
+
 /**
  * Writes stored() with this engine, reads `before` (the rows to compare after the upgrade), then makes
  * the store an older version by `undo` (the rest of the layout is the same).
  */
 async function writeOlderStore(file: string, undo: string[], before?: string) {
-  const { early, late, both } = stored();
-  const engine = await DuckDbEngine.open({ file, readConnections: 1 });
-  for (let s = 0; s < early.events.length; s += 350) await engine.write(early.events.slice(s, s + 350));
-  await engine.compact();
-  await engine.write(late.events);
+  const { both } = stored();
+  const engine = await writeStore(file, { readConnections: 1 });
   const kept = before === undefined ? [] : await engine.sql(before);
   await engine.close();
   const instance = await DuckDBInstance.create(file);

@@ -23,7 +23,7 @@ import { firstDay, foldState, hostsMatching, type FoldState } from './first-seen
 import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { NO_OWN_HOSTS, type OwnHosts } from '../own-hosts.ts';
 import type { Range } from '../dates.ts';
-import { clickhouseHost, clickhouseNotOwn, duckdbHost, duckdbNotOwn, quote } from './referrers.ts';
+import { clickhouseHost, clickhouseNotOwn, duckdbHost, duckdbNotOwn, needPathHosts, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 export interface CompanyRow {
@@ -134,6 +134,7 @@ async function duckdbPerPath(
   limit: number,
   offset: number,
 ): Promise<AiCompaniesReport> {
+  needPathHosts(db, rules.sources);
   const p = `project_key = ${int(pk)}`;
   const dc = dayCond(days);
   const first = firstIn(days.d1);

@@ -20,7 +20,7 @@ import { pathKeyRows } from '../engines/clickhouse/keys.ts';
 import { foldState, hostsMatching } from './first-seen-clickhouse.ts';
 import { keysOf } from './first-seen.ts';
 import { inList, join, raw, sql, SqlDate, type Sql } from '../engines/clickhouse/sql.ts';
-import { clickhouseNotOwn, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, quote } from './referrers.ts';
+import { clickhouseNotOwn, clickhouseSourceOf, duckdbHost, duckdbNotOwn, duckdbSourceOf, needPathHosts, quote } from './referrers.ts';
 import { rulesOf, type Report, type ReportParams } from './report.ts';
 
 /** One page's addresses: where its views count, and where its not-found visitors do. */
@@ -168,6 +168,7 @@ async function duckdb(db: DuckDbReads, { projectId, pages, at, days, now, ownHos
   if (!windows || pages.length === 0) return result(windows, pages.length, [], []);
   const pending = (db.pending.byProject.get(pk) ?? 0) > 0;
   const asked: ViewsAsked = { pk, pages: pages.length, views, windows, pending, ownHosts, sources: rulesOf(rules).sources };
+  needPathHosts(db, asked.sources);
   const none = Promise.resolve([]);
   const [viewRows, nfRows] = await Promise.all([
     views.list.length === 0 ? none : db.readers.use((c) => (byBits ? duckdbPageBits(c, asked, ids) : duckdbPerPage(c, asked))),

@@ -8,7 +8,7 @@ import { PagedQuery, ReferrersResponse } from '../../contracts/analytics.ts';
 import { SOURCE_CLASSES, type SourceClass, type SourceRule } from '../referrer-sources.ts';
 import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../traffic-class.ts';
 import { dayCond, HAS_AI, HAS_HUMAN, tsCond, type DuckDbReads } from '../engines/duckdb/reads.ts';
-import { int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED } from '../engines/duckdb/state.ts';
+import { ALL_PATH_HOSTS, int, KEY_ROWS, NEW_ROWS, num, rows as rowsOf, STORED_HOST, UNCOMPACTED, type PathHosts } from '../engines/duckdb/state.ts';
 import { splitRange } from '../dates.ts';
 import { firstIn, keysOf, newKeyCtes } from './first-seen.ts';
 import { dayCond as chDayCond, HAS_BIT, tsCond as chTsCond, type ClickHouseReads } from '../engines/clickhouse/reads.ts';
@@ -53,6 +53,24 @@ export const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
 export function duckdbSourceOf(host: string, sources: readonly SourceRule[]): string {
   const cases = sources.map((r) => `WHEN ${host} = ${quote(r.host)} OR ${host} LIKE ${quote(`%.${r.host}`)} THEN ${quote(r.category)}`);
   return cases.length ? `CASE ${cases.join(' ')} ELSE 'other' END` : `'other'`;
+}
+
+/**
+ * DuckDB: the referring hosts whose rows per path are kept for these lists: the AI assistants' (the
+ * only hosts a report reads per path). The analytics service opens the engine with it (state.ts).
+ */
+export function duckdbPathHosts(sources: readonly SourceRule[]): PathHosts {
+  return {
+    key: JSON.stringify({ ai_assistant: sources.map((r) => [r.host, r.category]) }),
+    keeps: (col) => `${duckdbSourceOf(col, sources)} = 'ai_assistant'`,
+  };
+}
+
+/** Throws unless the store keeps the rows per path of every host these lists class as an AI assistant. */
+export function needPathHosts(db: DuckDbReads, sources: readonly SourceRule[]): void {
+  const kept = db.pathHosts.key;
+  if (kept === ALL_PATH_HOSTS.key || kept === duckdbPathHosts(sources).key) return;
+  throw new Error('This DuckDB store keeps referring hosts per path for other lists than the ones this report was asked with: open the engine with the same rules (duckdbPathHosts).');
 }
 
 const DUCKDB_COUNTS = `count(DISTINCT visitor) FILTER (WHERE cls = ${HUMAN_BIT}) AS human, count(DISTINCT visitor) FILTER (WHERE cls = ${AI_BIT}) AS ai, count(DISTINCT visitor) AS total`;

@@ -8,7 +8,8 @@ import type { AnalyticsEngine, ImportColumns, StoredEvent, WriteOutcome } from '
 import type { Report, ReportParams } from '../../reports/report.ts';
 import { DuckDbReads } from './reads.ts';
 import { migrate } from './schema.ts';
-import { Dictionaries, PendingRows, Pool, type Row } from './state.ts';
+import { ALL_PATH_HOSTS, Dictionaries, PendingRows, Pool, type PathHosts, type Row } from './state.ts';
+import { settlePathHosts } from './path-hosts.ts';
 import { compact, deleteBefore, rowsOfEvents, rowsOfImport, STAGE_TABLE, writeRows } from './writes.ts';
 import { NOT_FOUND_STAGE, notFoundRows } from './not-found.ts';
 import { Serial } from '../../../util/serial.ts';
@@ -25,6 +26,8 @@ export interface DuckDbOptions {
   readConnections?: number;
   threads?: number;
   memoryLimit?: string;
+  /** The referring hosts kept per path (state.ts); default every host. The analytics service keeps its lists' AI assistants. */
+  pathHosts?: PathHosts;
 }
 
 /** Opens the DuckDB file; a lock held by another process is an AnalyticsLockedError. */
@@ -66,10 +69,13 @@ export class DuckDbEngine implements AnalyticsEngine {
   /** The sequence number of the next write. */
   private nextSeq = 1;
 
-  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[]) {
+  private readonly pathHosts: PathHosts;
+
+  private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[], pathHosts: PathHosts) {
     const dict = new Dictionaries();
     const pending = new PendingRows();
-    this.reads = new DuckDbReads(new Pool(readers), dict, pending);
+    this.reads = new DuckDbReads(new Pool(readers), dict, pending, pathHosts);
+    this.pathHosts = pathHosts;
     this.dict = dict;
     this.pending = pending;
     this.instance = instance;
@@ -82,11 +88,13 @@ export class DuckDbEngine implements AnalyticsEngine {
     const instance = await openInstance(opts);
     const writer = await instance.connect();
     await migrate(writer);
+    const pathHosts = opts.pathHosts ?? ALL_PATH_HOSTS;
+    await settlePathHosts(writer, pathHosts);
     await writer.run(STAGE_TABLE);
     await writer.run(NOT_FOUND_STAGE);
     const readers: DuckDBConnection[] = [];
     for (let i = 0; i < (opts.readConnections ?? 4); i++) readers.push(await instance.connect());
-    const engine = new DuckDbEngine(instance, writer, readers);
+    const engine = new DuckDbEngine(instance, writer, readers, pathHosts);
     await engine.dict.load(writer);
     await engine.pending.count(writer);
     engine.nextSeq = Number((await writer.runAndReadAll('SELECT coalesce(max(seq), 0) + 1 FROM events_raw')).getRows()[0][0]);
@@ -122,7 +130,7 @@ export class DuckDbEngine implements AnalyticsEngine {
   }
 
   compact(): Promise<void> {
-    return this.writes.run(() => compact(this.writer, this.pending, this.nextSeq - 1));
+    return this.writes.run(() => compact(this.writer, this.pending, this.nextSeq - 1, this.pathHosts));
   }
 
   deleteBefore(day: number): Promise<void> {

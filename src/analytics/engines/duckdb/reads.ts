@@ -1,7 +1,7 @@
 // What the reports' DuckDB SQL runs on (src/analytics/reports/): the read connections, the project
 // and path dictionaries, the rows not compacted yet (NEW_ROWS, state.ts), and the range conditions.
 import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
-import { int, rows as rowsOf, type Dictionaries, type PendingRows, type Pool, type Row } from './state.ts';
+import { int, rows as rowsOf, type Dictionaries, type PathHosts, type PendingRows, type Pool, type Row } from './state.ts';
 
 /** Rows of visitors (humans and AI), not other bots. */
 export const IS_VISITOR = `cls <= ${LAST_VISITOR_CODE}`;
@@ -34,11 +34,14 @@ export class DuckDbReads {
   readonly readers: Pool;
   readonly dict: Dictionaries;
   readonly pending: PendingRows;
+  /** The referring hosts `daily_path_keys` keeps rows of. */
+  readonly pathHosts: PathHosts;
 
-  constructor(readers: Pool, dict: Dictionaries, pending: PendingRows) {
+  constructor(readers: Pool, dict: Dictionaries, pending: PendingRows, pathHosts: PathHosts) {
     this.readers = readers;
     this.dict = dict;
     this.pending = pending;
+    this.pathHosts = pathHosts;
   }
 
   /** The project's key; undefined when it has stored nothing (every report is then empty). */

@@ -25,9 +25,11 @@
 //               not-found views here too (encoded as not-found.ts says), so it touches one table;
 //               compaction moves them to `not_found_stored` (the old `not_found`), and the view
 //               `not_found` reads both.
+//   path_hosts  (v8) which referring hosts daily_path_keys keeps rows of (PathHosts' key): the service
+//               keeps the AI assistants' of its lists; a store opened with another choice refolds them.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fold, FIRST_SEEN, foldKeys, FOLD_TEMPS } from './writes.ts';
-import { AGENT_VIEW_ROWS, KEY_ROWS } from './state.ts';
+import { AGENT_VIEW_ROWS, ALL_PATH_HOSTS, KEY_ROWS } from './state.ts';
 import { NOT_FOUND_DERIVED_VISITOR, NOT_FOUND_TABLE, RAW_VIEWS } from './not-found.ts';
 
 export interface DuckDbMigration {
@@ -113,7 +115,7 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
     async up(c) {
       await c.run(`CREATE TABLE daily_path_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, kind UTINYINT NOT NULL,
         k VARCHAR NOT NULL, visitor BIGINT NOT NULL, mask UTINYINT NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`);
-      await foldKeys(c, 'seq <= (SELECT seq FROM compaction_state)', ['daily_path_keys']);
+      await foldKeys(c, KEY_ROWS('seq <= (SELECT seq FROM compaction_state)'), ['daily_path_keys'], ALL_PATH_HOSTS);
       for (const t of FOLD_TEMPS) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
     },
   },
@@ -128,6 +130,13 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
       'ALTER TABLE not_found RENAME TO not_found_stored',
       ...RAW_VIEWS,
     ),
+  },
+  {
+    // daily_path_keys keeps the host rows of the hosts a PathHosts choice names (state.ts); the choice
+    // its rows were folded for is recorded here. None yet: the next open settles it (path-hosts.ts).
+    version: 8,
+    name: 'the referring hosts kept per path',
+    up: statements('CREATE TABLE path_hosts (choice VARCHAR NOT NULL)'),
   },
 ];
 

@@ -149,6 +149,23 @@ export const KEY_ROWS = (cond: string) => `SELECT project_key, day, path_id, kin
   ) WHERE k IS NOT NULL`;
 
 
+/**
+ * Which referring hosts keep rows per path in `daily_path_keys` (agents always do). The reports read
+ * a host's rows per path only when the lists class it as an AI assistant (AI companies per path, the
+ * job impact's humans from AI answers), so the analytics service keeps just those (issue 34: the
+ * other hosts' rows cost compaction work and were never read); `key` names the choice, so a store
+ * folded for another one refolds its rows when it opens (path-hosts.ts). The default keeps every
+ * host: exact for any lists.
+ */
+export interface PathHosts {
+  /** The choice, as stored beside the rows ('*': every host). */
+  readonly key: string;
+  /** A condition on a host column (SQL) that is true for the hosts kept. */
+  keeps(col: string): string;
+}
+
+export const ALL_PATH_HOSTS: PathHosts = { key: '*', keeps: () => 'true' };
+
 /** Views of events matching `cond` per (project, day, path, agent, class), as `daily_agents` rows. */
 export const AGENT_VIEW_ROWS = (cond: string) => `SELECT project_key, day, path_id, agent, cls, count(*)::INTEGER AS views FROM events
   WHERE ${cond} AND cls IN (${AGENT_VIEW_CLASSES}) AND agent IS NOT NULL GROUP BY ALL`;

@@ -4,12 +4,12 @@
 // not-found.ts); keyed imports are staged (connection-local temp table) so their duplicates can be
 // dropped in the same transaction that records `import_keys`. Compaction folds the new rows into the
 // first-seen day tables and moves the not-found rows to their own table; retention deletes whole days.
-import { AI_BIT, HUMAN_BIT, LAST_VISITOR_CODE } from '../../traffic-class.ts';
+import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE, storedReferrerHost } from '../../engine.ts';
-import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PendingRows } from './state.ts';
+import { AGENT_VIEW_ROWS, ALL_PATH_HOSTS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PathHosts, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
 import { appendNotFound, moveNotFound, type NotFoundRows } from './not-found.ts';
 
@@ -327,22 +327,32 @@ export type FirstSeenTable = keyof typeof FIRST_SEEN;
 export const KEY_TABLES = ['daily_keys', 'daily_path_keys'] as const;
 
 /**
- * Folds the key rows of the events matching `cond` into `tables` (of KEY_TABLES): the rows are made
- * once (a temp table, c_keys, dropped by the caller) and folded into each.
+ * Folds key rows (`keyRows`: KEY_ROWS of some events, or some of them) into `tables` (of KEY_TABLES):
+ * the rows are made once (a temp table, c_keys, dropped by the caller) and folded into each;
+ * `daily_path_keys` takes the agents' rows and the rows of the hosts `pathHosts` keeps, each host
+ * tested once (c_path_hosts).
  */
-export async function foldKeys(w: DuckDBConnection, cond: string, tables: readonly (typeof KEY_TABLES)[number][] = KEY_TABLES): Promise<void> {
-  await w.run(`CREATE OR REPLACE TEMP TABLE c_keys AS ${KEY_ROWS(cond)}`);
-  for (const t of tables) await fold(w, t, [...FIRST_SEEN[t]], false, 'SELECT * FROM temp.c_keys');
+export async function foldKeys(w: DuckDBConnection, keyRows: string, tables: readonly (typeof KEY_TABLES)[number][], pathHosts: PathHosts): Promise<void> {
+  await w.run(`CREATE OR REPLACE TEMP TABLE c_keys AS ${keyRows}`);
+  for (const t of tables) {
+    let rows = 'SELECT * FROM temp.c_keys';
+    if (t === 'daily_path_keys' && pathHosts.key !== ALL_PATH_HOSTS.key) {
+      // any_value: grouped first, so the test runs once per host (a filter on a DISTINCT is pushed below it, onto every row).
+      await w.run(`CREATE OR REPLACE TEMP TABLE c_path_hosts AS SELECT k FROM (SELECT any_value(k) AS k FROM temp.c_keys WHERE kind = ${KEY_KIND.host} GROUP BY k) WHERE ${pathHosts.keeps('k')}`);
+      rows += ` WHERE kind = ${KEY_KIND.agent} OR k IN (SELECT k FROM temp.c_path_hosts)`;
+    }
+    await fold(w, t, [...FIRST_SEEN[t]], false, rows);
+  }
 }
 
 /** The temp tables a compaction (or a migration's fold) leaves behind. */
-export const FOLD_TEMPS = ['c_span', 'c_stored', 'c_new', 'c_last', 'c_late', 'c_keys'];
+export const FOLD_TEMPS = ['c_span', 'c_stored', 'c_new', 'c_last', 'c_late', 'c_keys', 'c_path_hosts'];
 
 /**
  * Folds the rows written up to sequence `upTo` into the first-seen tables (daily, daily_site,
- * daily_keys, daily_path_keys) and the agents' view sums (one transaction).
+ * daily_keys, daily_path_keys: the hosts of `pathHosts`) and the agents' view sums (one transaction).
  */
-export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number): Promise<void> {
+export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: number, pathHosts: PathHosts): Promise<void> {
   if (pending.total === 0) return;
   await w.run('BEGIN TRANSACTION');
   try {
@@ -350,7 +360,7 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
     await fold(w, 'daily', ['path_id', 'visitor'], true, source);
     await fold(w, 'daily_site', ['visitor'], false, source);
     const written = `${UNCOMPACTED} AND seq <= ${int(upTo)}`;
-    await foldKeys(w, written);
+    await foldKeys(w, KEY_ROWS(written), KEY_TABLES, pathHosts);
     await w.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(written)}`);
     await moveNotFound(w, written);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
