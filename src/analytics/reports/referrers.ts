@@ -62,7 +62,7 @@ export function duckdbSourceOf(host: string, sources: readonly SourceRule[]): st
 export function duckdbPathHosts(sources: readonly SourceRule[]): PathHosts {
   return {
     key: JSON.stringify({ ai_assistant: sources.map((r) => [r.host, r.category]) }),
-    keeps: (col) => `${duckdbSourceOf(col, sources)} = 'ai_assistant'`,
+    kept: (hostRows) => `SELECT k FROM (${keysOf(hostRows)}) WHERE ${duckdbSourceOf('k', sources)} = 'ai_assistant'`,
   };
 }
 

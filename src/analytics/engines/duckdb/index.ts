@@ -69,13 +69,10 @@ export class DuckDbEngine implements AnalyticsEngine {
   /** The sequence number of the next write. */
   private nextSeq = 1;
 
-  private readonly pathHosts: PathHosts;
-
   private constructor(instance: DuckDBInstance, writer: DuckDBConnection, readers: DuckDBConnection[], pathHosts: PathHosts) {
     const dict = new Dictionaries();
     const pending = new PendingRows();
     this.reads = new DuckDbReads(new Pool(readers), dict, pending, pathHosts);
-    this.pathHosts = pathHosts;
     this.dict = dict;
     this.pending = pending;
     this.instance = instance;
@@ -130,7 +127,7 @@ export class DuckDbEngine implements AnalyticsEngine {
   }
 
   compact(): Promise<void> {
-    return this.writes.run(() => compact(this.writer, this.pending, this.nextSeq - 1, this.pathHosts));
+    return this.writes.run(() => compact(this.writer, this.pending, this.nextSeq - 1, this.reads.pathHosts));
   }
 
   deleteBefore(day: number): Promise<void> {

@@ -6,7 +6,7 @@
 // any read or write.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { KEY_KIND } from '../../traffic-class.ts';
-import { KEY_ROWS, rows, type PathHosts } from './state.ts';
+import { COMPACTED, KEY_ROWS, rows, type PathHosts } from './state.ts';
 import { FOLD_TEMPS, foldKeys } from './writes.ts';
 
 /** Makes the store's per-path host rows those of `pathHosts` (nothing to do when they are). */
@@ -18,8 +18,7 @@ export async function settlePathHosts(w: DuckDBConnection, pathHosts: PathHosts)
     await w.run(`DELETE FROM daily_path_keys WHERE kind = ${KEY_KIND.host}`);
     // The host rows of the compacted events only: the agents' rows stay as they are, and the rows not
     // compacted yet are folded by the next compaction (with this choice).
-    const compacted = 'seq <= (SELECT seq FROM compaction_state)';
-    await foldKeys(w, `SELECT * FROM (${KEY_ROWS(compacted)}) WHERE kind = ${KEY_KIND.host}`, ['daily_path_keys'], pathHosts);
+    await foldKeys(w, `SELECT * FROM (${KEY_ROWS(COMPACTED)}) WHERE kind = ${KEY_KIND.host}`, ['daily_path_keys'], pathHosts);
     await w.run('DELETE FROM path_hosts');
     await w.run('INSERT INTO path_hosts VALUES ($1)', [pathHosts.key]);
     await w.run('COMMIT');

@@ -29,7 +29,7 @@
 //               keeps the AI assistants' of its lists; a store opened with another choice refolds them.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { fold, FIRST_SEEN, foldKeys, FOLD_TEMPS } from './writes.ts';
-import { AGENT_VIEW_ROWS, ALL_PATH_HOSTS, KEY_ROWS } from './state.ts';
+import { AGENT_VIEW_ROWS, ALL_PATH_HOSTS, COMPACTED, KEY_ROWS } from './state.ts';
 import { NOT_FOUND_DERIVED_VISITOR, NOT_FOUND_TABLE, RAW_VIEWS } from './not-found.ts';
 
 export interface DuckDbMigration {
@@ -101,9 +101,8 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
         visitor BIGINT NOT NULL, mask UTINYINT NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`);
       await c.run(`CREATE TABLE daily_agents (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, agent VARCHAR NOT NULL,
         cls UTINYINT NOT NULL, views INTEGER NOT NULL)`);
-      const compacted = 'seq <= (SELECT seq FROM compaction_state)';
-      await fold(c, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(compacted));
-      await c.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(compacted)}`);
+      await fold(c, 'daily_keys', [...FIRST_SEEN.daily_keys], false, KEY_ROWS(COMPACTED));
+      await c.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(COMPACTED)}`);
       for (const t of FOLD_TEMPS) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
     },
   },
@@ -115,7 +114,7 @@ export const MIGRATIONS: readonly DuckDbMigration[] = [
     async up(c) {
       await c.run(`CREATE TABLE daily_path_keys (project_key INTEGER NOT NULL, day INTEGER NOT NULL, path_id INTEGER NOT NULL, kind UTINYINT NOT NULL,
         k VARCHAR NOT NULL, visitor BIGINT NOT NULL, mask UTINYINT NOT NULL, prev_h INTEGER, prev_a INTEGER, prev_t INTEGER)`);
-      await foldKeys(c, KEY_ROWS('seq <= (SELECT seq FROM compaction_state)'), ['daily_path_keys'], ALL_PATH_HOSTS);
+      await foldKeys(c, KEY_ROWS(COMPACTED), ['daily_path_keys'], ALL_PATH_HOSTS);
       for (const t of FOLD_TEMPS) await c.run(`DROP TABLE IF EXISTS temp.${t}`);
     },
   },

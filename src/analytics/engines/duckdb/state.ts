@@ -130,6 +130,9 @@ export const NEW_ROWS = `SELECT project_key, day, path_id, visitor, cls AS mask,
 /** The events not compacted yet (a condition on `events`). */
 export const UNCOMPACTED = 'seq > (SELECT seq FROM compaction_state)';
 
+/** The events compacted already (a condition on `events`). */
+export const COMPACTED = 'seq <= (SELECT seq FROM compaction_state)';
+
 /**
  * The referring host of a stored view (NULL for none). Stored referrers are hosts; rows written
  * before that kept the whole URL, read for its host here (as storedReferrerHost does).
@@ -160,11 +163,11 @@ export const KEY_ROWS = (cond: string) => `SELECT project_key, day, path_id, kin
 export interface PathHosts {
   /** The choice, as stored beside the rows ('*': every host). */
   readonly key: string;
-  /** A condition on a host column (SQL) that is true for the hosts kept. */
-  keeps(col: string): string;
+  /** The hosts kept among `hostRows` (SQL rows with a host column `k`), each tested once; null: every host. */
+  kept(hostRows: string): string | null;
 }
 
-export const ALL_PATH_HOSTS: PathHosts = { key: '*', keeps: () => 'true' };
+export const ALL_PATH_HOSTS: PathHosts = { key: '*', kept: () => null };
 
 /** Views of events matching `cond` per (project, day, path, agent, class), as `daily_agents` rows. */
 export const AGENT_VIEW_ROWS = (cond: string) => `SELECT project_key, day, path_id, agent, cls, count(*)::INTEGER AS views FROM events

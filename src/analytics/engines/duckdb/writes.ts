@@ -9,7 +9,7 @@ import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type
 import { DAY_MS } from '../../dates.ts';
 import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE, storedReferrerHost } from '../../engine.ts';
-import { AGENT_VIEW_ROWS, ALL_PATH_HOSTS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PathHosts, type PendingRows } from './state.ts';
+import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PathHosts, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
 import { appendNotFound, moveNotFound, type NotFoundRows } from './not-found.ts';
 
@@ -336,9 +336,9 @@ export async function foldKeys(w: DuckDBConnection, keyRows: string, tables: rea
   await w.run(`CREATE OR REPLACE TEMP TABLE c_keys AS ${keyRows}`);
   for (const t of tables) {
     let rows = 'SELECT * FROM temp.c_keys';
-    if (t === 'daily_path_keys' && pathHosts.key !== ALL_PATH_HOSTS.key) {
-      // any_value: grouped first, so the test runs once per host (a filter on a DISTINCT is pushed below it, onto every row).
-      await w.run(`CREATE OR REPLACE TEMP TABLE c_path_hosts AS SELECT k FROM (SELECT any_value(k) AS k FROM temp.c_keys WHERE kind = ${KEY_KIND.host} GROUP BY k) WHERE ${pathHosts.keeps('k')}`);
+    const kept = t === 'daily_path_keys' ? pathHosts.kept(`temp.c_keys WHERE kind = ${KEY_KIND.host}`) : null;
+    if (kept !== null) {
+      await w.run(`CREATE OR REPLACE TEMP TABLE c_path_hosts AS ${kept}`);
       rows += ` WHERE kind = ${KEY_KIND.agent} OR k IN (SELECT k FROM temp.c_path_hosts)`;
     }
     await fold(w, t, [...FIRST_SEEN[t]], false, rows);
