@@ -5,12 +5,14 @@
 // each Folio round runs on a fresh server and data directory. After each Folio round the stored
 // visitors are checked against plain Sets of the events sent. The server's CPU time (all threads, from
 // /proc/<pid>/stat, start-up left out, the last compaction waited for) is reported per event.
-// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR] [--mix [--mix-parts P]]
+// Usage: node bench/analytics/events-api.ts [--events 500000] [--clients 4] [--rounds 3] [--tree DIR] [--mix [--mix-parts P] [--referred-views V]]
 //   --tree DIR   run Folio from another checkout (e.g. the code before a change, with node_modules linked)
 //   --mix        random sessions as they are and with the mix of a real site: 2% of the views not found
 //                (status 404) and 1 in 3 sessions referred (an outside site, or the site's own pages)
 //   --mix-parts  all (default), not-found or referred: that part of the mix only; none: the same bodies
 //                on both sides, a control that shows how far this machine's noise moves the ratio
+//   --referred-views  first (default): a referred session's landing view carries the referrer, as
+//                browsers and Folio's script send it; every: all its views do (a worst case)
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +24,7 @@ import { ApiKeyStore } from '../../src/store/api-keys.ts';
 import { ClassificationRules } from '../../src/analytics/classify.ts';
 import { tempDir } from '../../test/helpers/server.ts';
 import { generateTraffic, timeOrder, USER_AGENTS, type Traffic } from './generate.ts';
-import { bodies, mixParts, notFoundView, pairedRatios, randomSessions, SITE } from './mix.ts';
+import { bodies, mixParts, referredViews, notFoundView, pairedRatios, randomSessions, SITE } from './mix.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     tree: { type: 'string' },
     mix: { type: 'boolean', default: false },
     'mix-parts': { type: 'string' },
+    'referred-views': { type: 'string' },
   },
 });
 const EVENTS = Number(values.events);
@@ -41,6 +44,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const TREE = values.tree ? path.resolve(values.tree) : ROOT;
 const RULES = ClassificationRules.load();
 const PARTS = mixParts(values['mix-parts']);
+const VIEWS = referredViews(values['referred-views']);
 /** Longer than the server's compaction timer (analytics/maintenance.ts) plus a compaction. */
 const COMPACTION_WAIT_MS = 15_000;
 
@@ -152,7 +156,7 @@ const random = randomSessions(traffic);
 const MIXED = { all: 'random sessions, 2% not found, 1 in 3 sessions referred', 'not-found': 'random sessions, 2% not found', referred: 'random sessions, 1 in 3 sessions referred', none: 'random sessions again (control)' }[PARTS];
 // With --mix: plain random sessions against the same sessions with the mix (the ratio is what counts).
 const orders: Record<string, string[]> = values.mix
-  ? { 'random sessions, 30 days': bodies(traffic, random), [MIXED]: bodies(traffic, random, PARTS) }
+  ? { 'random sessions, 30 days': bodies(traffic, random), [MIXED]: bodies(traffic, random, PARTS, VIEWS) }
   : { 'time-ordered': bodies(traffic, timeOrder(traffic)), 'random sessions, 30 days': bodies(traffic, random) };
 const want = (name: string) => JSON.stringify(expectedTotals(traffic, name === MIXED));
 const bare = await start(path.join(ROOT, 'bench/fixtures/bare-events-server.ts'), [], {}, ROOT);
@@ -176,7 +180,7 @@ try {
 } finally {
   await bare.stop();
 }
-console.log(`\n${fmt(EVENTS)} events per round in bodies of 1,000, ${CLIENTS} clients, median of ${ROUNDS} alternating rounds, Node ${process.version}${TREE !== ROOT ? `, Folio from ${TREE}` : ''}`);
+console.log(`\n${fmt(EVENTS)} events per round in bodies of 1,000, ${CLIENTS} clients, median of ${ROUNDS} alternating rounds, Node ${process.version}${values.mix ? `, referrer on ${VIEWS === 'first' ? 'a referred session\'s landing view' : 'every view of a referred session'}` : ''}${TREE !== ROOT ? `, Folio from ${TREE}` : ''}`);
 console.log('| arrival order | bare Fastify events/s | Folio events/s | Folio / bare | server CPU µs/event |');
 console.log('|---|---:|---:|---:|---:|');
 for (const [name, r] of Object.entries(results)) {
@@ -187,7 +191,7 @@ if (values.mix) {
   const mixed = median(results[MIXED].cpu);
   const pairs = pairedRatios(results['random sessions, 30 days'].cpu, results[MIXED].cpu);
   console.log(`mix / plain server CPU per event: ${(mixed / plain).toFixed(2)}× (medians); by the pairs of rounds ${pairs.median.toFixed(2)}× (${pairs.min.toFixed(2)}–${pairs.max.toFixed(2)})`);
-  // The mix's bodies are larger (a referrer on every view of a referred session, a status): CPU per
+  // The mix's bodies are larger (a referrer on a referred session's views, a status): CPU per
   // byte received tells a view that costs more than its bytes from one that only carries more.
   const bytes = (list: string[]) => list.reduce((a, b) => a + Buffer.byteLength(b), 0);
   const sizes = [bytes(orders['random sessions, 30 days']), bytes(orders[MIXED])];

@@ -6,7 +6,7 @@
 // makes them (~1,930 events per write in events-api.ts with 4 clients); one compaction of everything.
 // Rounds alternate plain / mix, each on a fresh store; the extra per step is the median of the pairs.
 // No HTTP: the server bench shows the whole, this one tells its steps apart with less noise.
-// Usage: node bench/analytics/ingest-mix.ts [--events 300000] [--rounds 5] [--mix-parts all|not-found|referred|none] [--bodies-per-write 2]
+// Usage: node bench/analytics/ingest-mix.ts [--events 300000] [--rounds 5] [--mix-parts all|not-found|referred|none] [--referred-views first|every] [--bodies-per-write 2]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import { duckdbPathHosts } from '../../src/analytics/reports/referrers.ts';
 import type { StoredEvent } from '../../src/analytics/engine.ts';
 import type { PendingEvent } from '../../src/analytics/writer.ts';
 import { generateTraffic } from './generate.ts';
-import { bodies, mixParts, pairedRatios, randomSessions, SITE } from './mix.ts';
+import { bodies, mixParts, referredViews, pairedRatios, randomSessions, SITE } from './mix.ts';
 import { median } from './compare.ts';
 
 const { values } = parseArgs({
@@ -28,19 +28,21 @@ const { values } = parseArgs({
     events: { type: 'string', default: '300000' },
     rounds: { type: 'string', default: '5' },
     'mix-parts': { type: 'string' },
+    'referred-views': { type: 'string' },
     'bodies-per-write': { type: 'string', default: '2' },
   },
 });
 const N = Number(values.events);
 const ROUNDS = Number(values.rounds);
 const PARTS = mixParts(values['mix-parts']);
+const VIEWS = referredViews(values['referred-views']);
 const PER_WRITE = Number(values['bodies-per-write']);
 const STEPS = ['parse', 'prepare', 'write', 'compact'] as const;
 type Step = (typeof STEPS)[number];
 
 const traffic = generateTraffic({ events: N, days: 30, seed: 1 });
 const order = randomSessions(traffic);
-const sides = { plain: bodies(traffic, order), mix: bodies(traffic, order, PARTS) };
+const sides = { plain: bodies(traffic, order), mix: bodies(traffic, order, PARTS, VIEWS) };
 const rules = ClassificationRules.load();
 const own = ownHostsOf([SITE]);
 const cpuMs = () => {
@@ -95,7 +97,7 @@ for (let r = 1; r <= ROUNDS; r++) {
   }
 }
 const total = (x: Record<Step, number>) => STEPS.reduce((a, s) => a + x[s], 0);
-console.log(`\n${N.toLocaleString('en-US')} events, ${PER_WRITE * 1000} per write, mix parts: ${PARTS}, median of ${ROUNDS} alternating rounds, Node ${process.version}`);
+console.log(`\n${N.toLocaleString('en-US')} events, ${PER_WRITE * 1000} per write, mix parts: ${PARTS}, referred views: ${VIEWS}, median of ${ROUNDS} alternating rounds, Node ${process.version}`);
 console.log('| step | plain µs/event | mix µs/event | mix − plain (median of pairs) |');
 console.log('|---|---:|---:|---:|');
 for (const s of [...STEPS, 'total'] as const) {

@@ -1,6 +1,7 @@
 // The events API bodies the ingest benchmarks post or parse: generated traffic as `POST …/events`
 // bodies of 1,000 events, and "the mix of a real site" (2% of views not found, 1 in 3 sessions
-// referred), whole or in parts, so each part's cost can be told apart (events-api.ts, ingest-mix.ts).
+// referred: its landing view carries the referrer), whole or in parts, so each part's cost can be
+// told apart (events-api.ts, ingest-mix.ts).
 import { ipOf, rng, timeOrder, USER_AGENTS, type Traffic } from './generate.ts';
 
 const DAY = 86_400_000;
@@ -25,7 +26,21 @@ export function mixParts(value: string | undefined): MixParts {
 /** 2% of views are not found (every 50th). */
 export const notFoundView = (parts: MixParts, k: number) => (parts === 'all' || parts === 'not-found') && k % 50 === 0;
 
-/** 1 in 3 sessions (visitor and day) are referred: every view of such a session carries the referrer. */
+/**
+ * Which views of a referred session carry its referrer: `first`, its landing view, as browsers send it
+ * (a later view's Referer is the site's own page) and as Folio's script does (once per page load, so a
+ * single-page site's later views carry none); `every`, every view of it (as if each page were opened
+ * from the referring site): a worst case.
+ */
+export type ReferredViews = 'first' | 'every';
+
+export function referredViews(value: string | undefined): ReferredViews {
+  if (value === undefined) return 'first';
+  if (value !== 'first' && value !== 'every') throw new Error('--referred-views: first or every');
+  return value;
+}
+
+/** 1 in 3 sessions (visitor and day) are referred. */
 function referrerOf(parts: MixParts, t: Traffic, k: number): string | undefined {
   if (parts !== 'all' && parts !== 'referred') return undefined;
   const session = Math.imul(t.visitor[k], 2654435761) ^ Math.floor(t.ts[k] / DAY);
@@ -34,16 +49,24 @@ function referrerOf(parts: MixParts, t: Traffic, k: number): string | undefined 
   return (session >>> 2) % 2 === 0 ? OUTSIDE[(session >>> 3) % OUTSIDE.length] : `${SITE}${t.paths[(t.path[k] + 1) % t.paths.length]}`;
 }
 
-/** The bodies of one arrival order: 1,000 events each, ISO timestamps, IP + user agent (with `parts`, statuses and referrers). */
-export function bodies(t: Traffic, order: Uint32Array, parts?: MixParts): string[] {
+/**
+ * The bodies of one arrival order: 1,000 events each, ISO timestamps, IP + user agent (with `parts`,
+ * statuses and referrers on the views `views` says). Both arrival orders keep a session's views in
+ * time order, so a session's first view in `order` is its landing view.
+ */
+export function bodies(t: Traffic, order: Uint32Array, parts?: MixParts, views: ReferredViews = 'first'): string[] {
   const out: string[] = [];
+  const landed = new Set<number>();
   for (let s = 0; s < order.length; s += 1000) {
     const events = [];
     for (let j = s; j < Math.min(order.length, s + 1000); j++) {
       const k = order[j];
       const e: Record<string, unknown> = { timestamp: new Date(t.ts[k]).toISOString(), path: t.paths[t.path[k]], userAgent: USER_AGENTS[t.ua[k]], ip: ipOf(t.visitor[k]) };
       if (parts !== undefined) {
-        const r = referrerOf(parts, t, k);
+        const session = t.visitor[k] * 65_536 + Math.floor(t.ts[k] / DAY);
+        const landing = !landed.has(session);
+        if (landing) landed.add(session);
+        const r = landing || views === 'every' ? referrerOf(parts, t, k) : undefined;
         if (r !== undefined) e.referrer = r;
         if (notFoundView(parts, k)) e.status = 404;
       }
