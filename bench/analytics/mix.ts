@@ -14,14 +14,17 @@ const OUTSIDE = ['https://www.google.com/', 'https://chatgpt.com/', 'https://new
  * Which parts of the mix the bodies carry: both, one of them, or none (then the mix's bodies equal the
  * plain ones: a control run that shows the bench's own noise).
  */
-export type MixParts = 'all' | 'not-found' | 'referred' | 'none';
-export const MIX_PARTS: readonly MixParts[] = ['all', 'not-found', 'referred', 'none'];
+export const MIX_PARTS = ['all', 'not-found', 'referred', 'none'] as const;
+export type MixParts = (typeof MIX_PARTS)[number];
 
-export function mixParts(value: string | undefined): MixParts {
-  if (value === undefined) return 'all';
-  if (!(MIX_PARTS as readonly string[]).includes(value)) throw new Error(`--mix-parts: one of ${MIX_PARTS.join(', ')}`);
-  return value as MixParts;
+/** A command-line choice among `allowed` (the first when not given). */
+function choice<T extends string>(flag: string, allowed: readonly T[], value: string | undefined): T {
+  if (value === undefined) return allowed[0];
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`${flag}: one of ${allowed.join(', ')}`);
+  return value as T;
 }
+
+export const mixParts = (value: string | undefined): MixParts => choice('--mix-parts', MIX_PARTS, value);
 
 /** 2% of views are not found (every 50th). */
 export const notFoundView = (parts: MixParts, k: number) => (parts === 'all' || parts === 'not-found') && k % 50 === 0;
@@ -32,13 +35,10 @@ export const notFoundView = (parts: MixParts, k: number) => (parts === 'all' || 
  * single-page site's later views carry none); `every`, every view of it (as if each page were opened
  * from the referring site): a worst case.
  */
-export type ReferredViews = 'first' | 'every';
+export const REFERRED_VIEWS = ['first', 'every'] as const;
+export type ReferredViews = (typeof REFERRED_VIEWS)[number];
 
-export function referredViews(value: string | undefined): ReferredViews {
-  if (value === undefined) return 'first';
-  if (value !== 'first' && value !== 'every') throw new Error('--referred-views: first or every');
-  return value;
-}
+export const referredViews = (value: string | undefined): ReferredViews => choice('--referred-views', REFERRED_VIEWS, value);
 
 /** 1 in 3 sessions (visitor and day) are referred. */
 function referrerOf(parts: MixParts, t: Traffic, k: number): string | undefined {
