@@ -1,12 +1,16 @@
-// Where the DuckDB store keeps not-found views (migration 7): a write appends them into `events_raw`
-// with its page views, compaction moves them into `not_found_stored`, and the `not_found` view reads
+// Where the DuckDB store keeps not-found views (migrations 7 and 9): a write appends them into
+// `events_raw` with its page views and they stay there (compaction does not touch them); keyed ones go
+// to `not_found_stored`, as those a compaction moved before migration 9 are; the `not_found` view reads
 // both. The not-found report answers exactly as plain Sets at every step (written, compacted, written
-// again, reopened, retention), the `events` view never holds one, keyed repeats still count once, and
-// a write of only not-found views is kept and moved like the rest, also after a reopen.
+// again, reopened, retention, upgraded), the `events` view never holds one, keyed repeats still count
+// once, and a write of only not-found views is kept without being work for compaction.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { DuckDbEngine } from '../../src/analytics/engines/duckdb/index.ts';
+import { RAW_VIEWS } from '../../src/analytics/engines/duckdb/not-found.ts';
+import { LATEST_VERSION } from '../../src/analytics/engines/duckdb/schema.ts';
 import { SOURCE, type StoredEvent } from '../../src/analytics/engine.ts';
 import { notFound } from '../../src/analytics/reports/not-found.ts';
 import { CLASS_CODE } from '../../src/analytics/traffic-class.ts';
@@ -61,6 +65,9 @@ function notFoundReference(events: StoredEvent[], fromDay = 0) {
   return { totals: counts(kept), paths: paths.sort((a, b) => a.path.localeCompare(b.path)) };
 }
 
+/** How many of `events` are kept as not-found views (bots' are dropped). */
+const keptCount = (events: StoredEvent[]) => events.filter((e) => e.notFound && e.cls <= CLASS_CODE.ai).length;
+
 const asRef = (events: StoredEvent[]): RefEvent[] =>
   events.filter((e) => !e.notFound).map((e) => ({ ts: e.ts, path: e.path, visitor: String(e.visitor), cls: e.cls === CLASS_CODE.human ? 'human' : e.cls === CLASS_CODE.ai ? 'ai' : 'none' }));
 
@@ -93,17 +100,18 @@ describe('not-found views in the DuckDB store', () => {
     await check(engine, first, 'written, not compacted');
 
     await engine.compact();
-    expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(0);
-    expect(await n(engine, 'SELECT count(*) AS n FROM not_found_stored')).toBe(first.filter((e) => e.notFound && e.cls <= CLASS_CODE.ai).length);
+    expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(keptCount(first));
+    expect(await n(engine, 'SELECT count(*) AS n FROM not_found_stored')).toBe(0);
     await check(engine, first, 'compacted');
 
     // Some stored, some not yet: both halves are read once each.
     const second = generate(2, 600, [2, 8]);
     await engine.write(second);
-    // A write of not-found views only: kept, and counted as work for the next compaction.
+    // A write of not-found views only: kept, and no work for compaction.
     const onlyMissing = generate(3, 200, [7, 8]).map((e) => ({ ...e, notFound: true, derivedVisitor: null }));
+    const pending = engine.pendingRows();
     await engine.write(onlyMissing);
-    expect(engine.pendingRows()).toBeGreaterThan(0);
+    expect(engine.pendingRows()).toBe(pending);
     const all = [...first, ...second, ...onlyMissing];
     await check(engine, all, 'half compacted');
     await engine.close();
@@ -115,7 +123,7 @@ describe('not-found views in the DuckDB store', () => {
     await engine.write(third);
     const everything = [...all, ...third];
     await engine.compact();
-    expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(0);
+    expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(keptCount(everything));
     await check(engine, everything, 'reopened, written and compacted');
 
     // Retention deletes both places' rows of the days before the cut-off.
@@ -125,15 +133,15 @@ describe('not-found views in the DuckDB store', () => {
     expect(Number(kept[0].d)).toBeGreaterThanOrEqual(Math.floor(D0 / DAY) + 4);
     await check(engine, everything, 'after retention', 4);
 
-    // Reopened with only not-found views waiting: they count as work, so the next compaction moves them.
+    // Reopened after a write of only not-found views: read at once, nothing for compaction to do.
     const late = generate(7, 300, [8, 9]).map((e) => ({ ...e, notFound: true }));
     await engine.write(late);
     await engine.close();
     engine = await DuckDbEngine.open({ file, readConnections: 1 });
-    expect(engine.pendingRows()).toBe(late.filter((e) => e.cls <= CLASS_CODE.ai).length);
+    expect(engine.pendingRows()).toBe(0);
+    await check(engine, [...everything, ...late], 'reopened after a write of only not-found views', 4);
     await engine.compact();
-    expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(0);
-    await check(engine, [...everything, ...late], 'reopened with only not-found views waiting, then compacted', 4);
+    await check(engine, [...everything, ...late], 'reopened after a write of only not-found views, then compacted', 4);
     await engine.close();
   });
 
@@ -147,6 +155,49 @@ describe('not-found views in the DuckDB store', () => {
       await check(engine, batch, 'keyed, sent twice');
       await engine.compact();
       await check(engine, batch, 'keyed, compacted');
+    } finally {
+      await engine.close();
+    }
+  });
+  it('reads a store whose compactions moved them (before migration 9) exactly, and moves nothing more', async () => {
+    const older = path.join(dir, 'v8.duckdb');
+    const early = generate(8, 800, [0, 5]);
+    const late = generate(9, 400, [3, 7]);
+    let engine = await DuckDbEngine.open({ file: older, readConnections: 1 });
+    await engine.write(early);
+    await engine.compact();
+    await engine.write(late);
+    await engine.close();
+    // What a version-8 store holds: the compacted not-found views moved (as its compaction did), the
+    // later ones still in events_raw, and migration 7's view, which reads the uncompacted ones only.
+    const instance = await DuckDBInstance.create(older);
+    const c = await instance.connect();
+    const compacted = 'cls >= 128 AND seq <= (SELECT seq FROM compaction_state)';
+    for (const q of [
+      `INSERT INTO not_found_stored SELECT r.project_key, r.ts, r.day, p.path, r.visitor, r.cls - 128, r.referrer, NULL, NULL, r.agent::BIGINT
+         FROM events_raw r JOIN paths p ON p.path_id = r.path_id AND p.project_key = r.project_key WHERE ${compacted}`,
+      `DELETE FROM events_raw WHERE ${compacted}`,
+      'DROP VIEW not_found',
+      RAW_VIEWS[1],
+      'DELETE FROM schema_version WHERE version >= 9',
+    ]) {
+      await c.run(q);
+    }
+    c.closeSync();
+    instance.closeSync();
+
+    engine = await DuckDbEngine.open({ file: older, readConnections: 1 });
+    try {
+      expect(await n(engine, 'SELECT max(version) AS n FROM schema_version')).toBe(LATEST_VERSION);
+      expect(await n(engine, 'SELECT count(*) AS n FROM not_found_stored')).toBe(keptCount(early));
+      expect(await n(engine, 'SELECT count(*) AS n FROM events_raw WHERE cls >= 128')).toBe(keptCount(late));
+      await check(engine, [...early, ...late], 'upgraded');
+      await engine.compact();
+      const more = generate(10, 300, [6, 8]);
+      await engine.write(more);
+      await engine.compact();
+      expect(await n(engine, 'SELECT count(*) AS n FROM not_found_stored')).toBe(keptCount(early));
+      await check(engine, [...early, ...late, ...more], 'upgraded, written and compacted');
     } finally {
       await engine.close();
     }

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDbEngine, type DuckDbOptions } from '../../src/analytics/engines/duckdb/index.ts';
 import { LATEST_VERSION } from '../../src/analytics/engines/duckdb/schema.ts';
+import { RAW_VIEWS } from '../../src/analytics/engines/duckdb/not-found.ts';
 import { tempDir } from '../helpers/server.ts';
 import { FIXTURE, fixtureEvents, UPGRADE_RANGES } from './fixture-v0.ts';
 import { reference, runPathReport } from './helpers.ts';
@@ -56,7 +57,7 @@ describe('a store written before migration 5 (first-seen rows per referring host
   it('backfills them from the compacted events, and the referrers and AI-companies reports stay exact', async () => {
     const file = path.join(dir, 'analytics.duckdb');
     // A version-4 store: what this engine writes, less the tables migrations 5 and 6 add (the rest is the same layout).
-    const { both } = await writeOlderStore(file, [...UNDO_8, ...UNDO_7, 'DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
+    const { both } = await writeOlderStore(file, [...UNDO_9, ...UNDO_8, ...UNDO_7, 'DROP TABLE daily_keys', 'DROP TABLE daily_agents', 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 5']);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -80,7 +81,7 @@ describe('a store written before migration 6 (first-seen rows per path, referrin
     const file = path.join(dir, 'analytics.duckdb');
     const pathKeys = 'SELECT * FROM daily_path_keys ORDER BY ALL';
     // A version-5 store: what this engine writes, less the table migration 6 adds.
-    const { both, kept } = await writeOlderStore(file, [...UNDO_8, ...UNDO_7, 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 6'], pathKeys);
+    const { both, kept } = await writeOlderStore(file, [...UNDO_9, ...UNDO_8, ...UNDO_7, 'DROP TABLE daily_path_keys', 'DELETE FROM schema_version WHERE version >= 6'], pathKeys);
     const upgraded = await DuckDbEngine.open({ file, readConnections: 1 });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -110,7 +111,7 @@ describe('a store written before migration 8 (the referring hosts kept per path)
     const want = await direct.sql(hostRows);
     await direct.close();
     // A version-7 store: every host's rows per path, as each store kept them before.
-    const { both } = await writeOlderStore(file, [...UNDO_8, 'DELETE FROM schema_version WHERE version >= 8']);
+    const { both } = await writeOlderStore(file, [...UNDO_9, ...UNDO_8, 'DELETE FROM schema_version WHERE version >= 8']);
     const upgraded = await DuckDbEngine.open({ file, ...service });
     try {
       expect(Number((await upgraded.sql('SELECT max(version) AS v FROM schema_version'))[0].v)).toBe(LATEST_VERSION);
@@ -125,6 +126,9 @@ describe('a store written before migration 8 (the referring hosts kept per path)
     }
   });
 });
+
+/** Migration 9 undone: migration 7's not-found view again (these stores hold no not-found views). */
+const UNDO_9 = ['DROP VIEW not_found', RAW_VIEWS[1]];
 
 /** Migration 8 undone: its table goes. */
 const UNDO_8 = ['DROP TABLE path_hosts'];

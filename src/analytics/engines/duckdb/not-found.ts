@@ -1,8 +1,11 @@
 // Not-found views on DuckDB (they are never page views); the report reading them is
 // src/analytics/reports/not-found.ts. A write appends its unkeyed not-found views into `events_raw`
 // with its page views (migration 7): a second table in the write cost an appender flush and a commit
-// of its own, ~1.5 ms per write (docs/benchmarks-analytics.md, issue 34). Compaction moves them into
-// `not_found_stored`; the view `not_found` reads both.
+// of its own, ~1.5 ms per write (docs/benchmarks-analytics.md, issue 34). They stay there (migration
+// 9): compaction used to move them into `not_found_stored`, and deleting those scattered rows from
+// `events_raw` made the compactions and checkpoints after it dearer, several page views' worth per
+// not-found view (docs/benchmarks-analytics.md, issue 34). Keyed not-found views (imports) go to `not_found_stored` so their repeats can
+// be dropped; the view `not_found` reads both.
 //
 // In `events_raw` a not-found row is told apart by its class (NOT_FOUND_CLS added), its path is in the
 // paths dictionary and its server-derived identity is `agent` as decimal text (a not-found row has no
@@ -24,14 +27,20 @@ export const NOT_FOUND_DERIVED_VISITOR = `ALTER TABLE not_found ADD COLUMN deriv
 const NOT_FOUND_COLUMNS = 'project_key, ts, day, path, visitor, cls, referrer_host, import_key, grp, derived_visitor';
 
 /**
- * Migration 7's views (shipped: never edited, rawNotFound and rawRows included). Not-found rows in `events_raw`
- * are never compacted (compaction moves them in the transaction that advances compaction_state), so
- * the seq bound is exact and lets DuckDB skip the compacted row groups.
+ * Migration 7's views (shipped: never edited, rawNotFound and rawRows included). Then not-found rows in
+ * `events_raw` were never compacted (compaction moved them in the transaction that advanced
+ * compaction_state), so the seq bound was exact.
  */
 export const RAW_VIEWS = [
   `CREATE VIEW events AS SELECT * FROM events_raw WHERE cls < ${NOT_FOUND_CLS}`,
   `CREATE VIEW not_found AS SELECT ${NOT_FOUND_COLUMNS} FROM not_found_stored UNION ALL ${rawNotFound(UNCOMPACTED)}`,
 ];
+
+/**
+ * Migration 9's view: the not-found rows stay in `events_raw` (none is moved any more), so the view
+ * reads all of them. Rows moved before it are in `not_found_stored` and no longer in `events_raw`.
+ */
+export const NOT_FOUND_IN_PLACE = `CREATE OR REPLACE VIEW not_found AS SELECT ${NOT_FOUND_COLUMNS} FROM not_found_stored UNION ALL ${rawNotFound('TRUE')}`;
 
 /** The not-found rows of `events_raw` matching `cond` (a condition on its columns). */
 function rawRows(cond: string): string {
@@ -85,12 +94,6 @@ export async function appendNotFound(w: DuckDBConnection, rows: NotFoundRows, du
   } finally {
     await w.run('DELETE FROM temp.not_found_stage');
   }
-}
-
-/** Moves the not-found rows of the events matching `written` into `not_found_stored` (inside the compaction's transaction). */
-export async function moveNotFound(w: DuckDBConnection, written: string): Promise<void> {
-  await w.run(`INSERT INTO not_found_stored ${rawNotFound(written)}`);
-  await w.run(`DELETE FROM events_raw WHERE ${rawRows(written)}`);
 }
 
 /** One appender for the rows, in the table's column order. */

@@ -177,9 +177,8 @@ export const AGENT_VIEW_ROWS = (cond: string) => `SELECT project_key, day, path_
 export const NOT_FOUND_CLS = 128;
 
 /**
- * Rows not compacted yet: page views of visitors, and not-found views still in `events_raw` (the
- * compaction moves them). In total and per project key; over-estimates are harmless (queries then
- * also read them).
+ * Rows not compacted yet: page views of visitors (not-found views need no compaction). In total and
+ * per project key; over-estimates are harmless (queries then also read them).
  */
 export class PendingRows {
   total = 0;
@@ -187,8 +186,7 @@ export class PendingRows {
 
   async count(c: DuckDBConnection): Promise<void> {
     this.clear();
-    const pending = `(cls <= ${LAST_VISITOR_CODE} OR cls >= ${NOT_FOUND_CLS}) AND ${UNCOMPACTED}`;
-    for (const r of await rows(c, `SELECT project_key, count(*) AS n FROM events_raw WHERE ${pending} GROUP BY project_key`)) {
+    for (const r of await rows(c, `SELECT project_key, count(*) AS n FROM events WHERE cls <= ${LAST_VISITOR_CODE} AND ${UNCOMPACTED} GROUP BY project_key`)) {
       this.byProject.set(num(r.project_key), num(r.n));
       this.total += num(r.n);
     }

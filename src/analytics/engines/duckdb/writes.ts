@@ -3,7 +3,7 @@
 // without import keys are appended straight into `events_raw` (not-found views with them, see
 // not-found.ts); keyed imports are staged (connection-local temp table) so their duplicates can be
 // dropped in the same transaction that records `import_keys`. Compaction folds the new rows into the
-// first-seen day tables and moves the not-found rows to their own table; retention deletes whole days.
+// first-seen day tables (the not-found rows stay where they are, see not-found.ts); retention deletes whole days.
 import { AI_BIT, HUMAN_BIT, KEY_KIND, LAST_VISITOR_CODE } from '../../traffic-class.ts';
 import { BIGINT, DOUBLE, INTEGER, UTINYINT, VARCHAR, type DuckDBConnection, type DuckDBType } from '@duckdb/node-api';
 import { DAY_MS } from '../../dates.ts';
@@ -11,7 +11,7 @@ import type { ImportColumns, StoredEvent } from '../../engine.ts';
 import { SOURCE, storedReferrerHost } from '../../engine.ts';
 import { AGENT_VIEW_ROWS, int, KEY_ROWS, NEW_ROWS, NOT_FOUND_CLS, num, rows as rowsOf, UNCOMPACTED, type Dictionaries, type PathHosts, type PendingRows } from './state.ts';
 import { ChunkFiller, CHUNK_ROWS } from './columns.ts';
-import { appendNotFound, moveNotFound, type NotFoundRows } from './not-found.ts';
+import { appendNotFound, type NotFoundRows } from './not-found.ts';
 
 /** Columns in order, declared once: the types of an appender's chunks, and each column's number by name. */
 function columns<C extends Record<string, DuckDBType>>(declared: C): { types: DuckDBType[]; at: Record<keyof C, number> } {
@@ -259,10 +259,8 @@ async function appendRows(writer: DuckDBConnection, pending: PendingRows, rows: 
   try {
     await appendEvents(writer, rows, inline, seq);
     if (missing !== null && missing.keyed) await appendNotFound(writer, missing, duplicates);
-    // Known before the commit, so a concurrent query never skips rows that are about to be visible
-    // (not-found rows count too: they tell compaction that there is something to move).
+    // Known before the commit, so a concurrent query never skips rows that are about to be visible.
     countPending(pending, rows);
-    inline?.keys.forEach((pk) => pending.add(pk, 1));
     await writer.run('COMMIT');
   } catch (err) {
     await writer.run('ROLLBACK').catch(() => {});
@@ -362,7 +360,6 @@ export async function compact(w: DuckDBConnection, pending: PendingRows, upTo: n
     const written = `${UNCOMPACTED} AND seq <= ${int(upTo)}`;
     await foldKeys(w, KEY_ROWS(written), KEY_TABLES, pathHosts);
     await w.run(`INSERT INTO daily_agents ${AGENT_VIEW_ROWS(written)}`);
-    await moveNotFound(w, written);
     await w.run(`UPDATE compaction_state SET seq = ${int(upTo)}`);
     await w.run('COMMIT');
     pending.clear();
