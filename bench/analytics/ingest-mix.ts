@@ -3,10 +3,15 @@
 // (process.cpuUsage: all threads, so DuckDB's own count too). The steps: JSON.parse of the bodies; the
 // records' checks, classification and identities (prepareBatch, and dropping the site's own
 // referrers as ingest does); the DuckDB writes, several bodies per write as the server's group commit
-// makes them (~1,930 events per write in events-api.ts with 4 clients); one compaction of everything.
+// makes them (~1,930 events per write in events-api.ts with 4 clients); one compaction of everything;
+// the store's closing checkpoint. DuckDB checkpoints its write-ahead log whenever it passes 16 MiB, so
+// without that last step a round's total would depend on where the threshold happened to fall: a
+// side left with 15 MiB of log not checkpointed looked ~400 ms cheaper per 1M events than one whose
+// compaction crossed it (docs/benchmarks-analytics.md, issue 34, "a checkpoint at the boundary").
 // Rounds alternate plain / mix, each on a fresh store; the extra per step is the median of the pairs.
 // No HTTP: the server bench shows the whole, this one tells its steps apart with less noise.
-// Usage: node bench/analytics/ingest-mix.ts [--events 300000] [--rounds 5] [--mix-parts all|not-found|referred|none] [--referred-views first|every] [--bodies-per-write 2]
+// Usage: node bench/analytics/ingest-mix.ts [--events 300000] [--rounds 5] [--mix-parts all|not-found|referred|none] [--referred-views first|every] [--bodies-per-write 2] [--compact-every N]
+//   --compact-every N  also compact after every N events written (the server compacts every 10 s: ~800,000 events at its pace)
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,6 +35,7 @@ const { values } = parseArgs({
     'mix-parts': { type: 'string' },
     'referred-views': { type: 'string' },
     'bodies-per-write': { type: 'string', default: '2' },
+    'compact-every': { type: 'string', default: '0' },
   },
 });
 const N = Number(values.events);
@@ -37,7 +43,8 @@ const ROUNDS = Number(values.rounds);
 const PARTS = mixParts(values['mix-parts']);
 const VIEWS = referredViews(values['referred-views']);
 const PER_WRITE = Number(values['bodies-per-write']);
-const STEPS = ['parse', 'prepare', 'write', 'compact'] as const;
+const COMPACT_EVERY = Number(values['compact-every']);
+const STEPS = ['parse', 'prepare', 'write', 'compact', 'checkpoint'] as const;
 type Step = (typeof STEPS)[number];
 
 const traffic = generateTraffic({ events: N, days: 30, seed: 1 });
@@ -52,7 +59,7 @@ const cpuMs = () => {
 
 /** One round on a fresh store: CPU µs per event of each step. */
 async function round(list: string[]): Promise<Record<Step, number>> {
-  const ms: Record<Step, number> = { parse: 0, prepare: 0, write: 0, compact: 0 };
+  const ms: Record<Step, number> = { parse: 0, prepare: 0, write: 0, compact: 0, checkpoint: 0 };
   const step = async <T>(name: Step, fn: () => T | Promise<T>): Promise<T> => {
     const c0 = cpuMs();
     const out = await fn();
@@ -79,8 +86,12 @@ async function round(list: string[]): Promise<Record<Step, number>> {
         for (const e of write) (e as StoredEvent).group = 0;
         return engine.write(write as StoredEvent[]);
       });
+      const written = Math.min(list.length, b + PER_WRITE) * 1000;
+      if (COMPACT_EVERY > 0 && Math.floor(written / COMPACT_EVERY) > Math.floor((written - PER_WRITE * 1000) / COMPACT_EVERY)) await step('compact', () => engine.compact());
     }
     await step('compact', () => engine.compact());
+    // Closing checkpoints what is left of the write-ahead log (and frees the store: a few ms).
+    await step('checkpoint', () => engine.close());
   } finally {
     await engine.close();
     rmSync(dir, { recursive: true, force: true });
@@ -97,7 +108,7 @@ for (let r = 1; r <= ROUNDS; r++) {
   }
 }
 const total = (x: Record<Step, number>) => STEPS.reduce((a, s) => a + x[s], 0);
-console.log(`\n${N.toLocaleString('en-US')} events, ${PER_WRITE * 1000} per write, mix parts: ${PARTS}, referred views: ${VIEWS}, median of ${ROUNDS} alternating rounds, Node ${process.version}`);
+console.log(`\n${N.toLocaleString('en-US')} events, ${PER_WRITE * 1000} per write, ${COMPACT_EVERY > 0 ? `compacted every ${COMPACT_EVERY.toLocaleString('en-US')} events and at the end` : 'compacted at the end'}, mix parts: ${PARTS}, referred views: ${VIEWS}, median of ${ROUNDS} alternating rounds, Node ${process.version}`);
 console.log('| step | plain µs/event | mix µs/event | mix − plain (median of pairs) |');
 console.log('|---|---:|---:|---:|');
 for (const s of [...STEPS, 'total'] as const) {
