@@ -2,10 +2,10 @@
 // src/analytics/reports/not-found.ts. A write appends its unkeyed not-found views into `events_raw`
 // with its page views (migration 7): a second table in the write cost an appender flush and a commit
 // of its own, ~1.5 ms per write (docs/benchmarks-analytics.md, issue 34). They stay there (migration
-// 9): compaction used to move them into `not_found_stored`, and deleting those scattered rows from
-// `events_raw` made the compactions and checkpoints after it dearer, several page views' worth per
-// not-found view (docs/benchmarks-analytics.md, issue 34). Keyed not-found views (imports) go to `not_found_stored` so their repeats can
-// be dropped; the view `not_found` reads both.
+// 9): compaction used to move them into `not_found_stored`, and the scattered rows it deleted from
+// `events_raw` made every checkpoint after it dearer, ~38 µs per not-found view, five page views'
+// worth (same document). Keyed not-found views (imports) go to `not_found_stored`, where their
+// repeats are dropped; the view `not_found` reads both.
 //
 // In `events_raw` a not-found row is told apart by its class (NOT_FOUND_CLS added), its path is in the
 // paths dictionary and its server-derived identity is `agent` as decimal text (a not-found row has no
