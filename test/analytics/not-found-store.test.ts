@@ -159,6 +159,7 @@ describe('not-found views in the DuckDB store', () => {
       await engine.close();
     }
   });
+
   it('reads a store whose compactions moved them (before migration 9) exactly, and moves nothing more', async () => {
     const older = path.join(dir, 'v8.duckdb');
     const early = generate(8, 800, [0, 5]);
